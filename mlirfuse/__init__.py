@@ -1,0 +1,1 @@
+"""mlirfuse: a fusion compiler for PyTorch on MLIR."""

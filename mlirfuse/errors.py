@@ -1,0 +1,21 @@
+"""Exceptions mlirfuse raises for user mistakes; each message names the problem."""
+
+
+class MlirfuseError(Exception):
+    """Base class: a problem with what the user gave mlirfuse, not a bug in it."""
+
+
+class PipelineError(MlirfuseError):
+    """An unknown pass, a malformed pipeline string or a bad pass option."""
+
+
+class UnsupportedModelError(MlirfuseError):
+    """The model could not be exported, imported or run by mlirfuse."""
+
+
+class InputMismatchError(MlirfuseError):
+    """Call-time inputs differ from the example inputs the model was compiled for."""
+
+
+class CompilationError(MlirfuseError):
+    """A pass or the verifier rejected the IR; carries MLIR's diagnostics."""

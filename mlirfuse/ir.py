@@ -1,0 +1,113 @@
+"""The one module that imports torch-mlir's MLIR Python bindings.
+
+Everything else in mlirfuse imports `ir`, `rewrite`, `passmanager` from here,
+so a change of binding package (upstream `mlir`, a different torch-mlir
+build) is a one-file change.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from torch_mlir import ir, passmanager, rewrite  # noqa: F401  (re-exported)
+from torch_mlir.dialects import ext, func  # noqa: F401
+from torch_mlir.dialects import torch as torch_dialect
+
+__all__ = [
+    "ir", "rewrite", "passmanager", "ext", "func", "make_context", "TensorType", "tensor_type",
+    "constant_value", "is_constant", "NO_CONSTANT", "parent_name", "defining_op", "result_index",
+]
+
+
+def make_context() -> ir.Context:
+    """A context with the `torch`, upstream and `fusion` dialects loaded."""
+    ctx = ir.Context()
+    torch_dialect.register_dialect(ctx)
+    from mlirfuse.dialect import load_fusion_dialect
+
+    load_fusion_dialect(ctx)
+    return ctx
+
+
+# torch-mlir's dtype spellings inside `!torch.vtensor<[...],dtype>`.
+_TORCH_DTYPES = {
+    "f32": "float32", "f16": "float16", "bf16": "bfloat16", "f64": "float64",
+    "si64": "int64", "si32": "int32", "si16": "int16", "si8": "int8", "ui8": "uint8",
+    "i1": "bool",
+}
+_VTENSOR = re.compile(r"^!torch\.vtensor<\[([^\]]*)\],([a-z0-9]+)>$")
+
+
+@dataclass(frozen=True)
+class TensorType:
+    """Static facts of a `!torch.vtensor` type: shape (None for `?`) and dtype name."""
+
+    shape: tuple[int | None, ...]
+    dtype: str  # a torch dtype name, e.g. "float32"
+
+    @property
+    def is_static(self) -> bool:
+        return all(d is not None for d in self.shape)
+
+    @property
+    def numel(self) -> int:
+        n = 1
+        for d in self.shape:
+            n *= d
+        return n
+
+
+def tensor_type(t: ir.Type) -> TensorType | None:
+    """Parse a `!torch.vtensor<[d0,d1],dtype>`; None for any other type."""
+    m = _VTENSOR.match(str(t))
+    if not m or m.group(2) not in _TORCH_DTYPES:
+        return None
+    dims = m.group(1)
+    shape = tuple(None if d == "?" else int(d) for d in dims.split(",")) if dims else ()
+    return TensorType(shape, _TORCH_DTYPES[m.group(2)])
+
+
+_NO_CONSTANT = object()
+
+
+def constant_value(value: ir.Value):
+    """The Python value of a `torch.constant.*` result, or `NO_CONSTANT`."""
+    owner = value.owner
+    if not isinstance(owner, ir.OpView):
+        return _NO_CONSTANT
+    name = owner.operation.name
+    if not name.startswith("torch.constant."):
+        return _NO_CONSTANT
+    if name == "torch.constant.none":
+        return None
+    attr = owner.attributes["value"]
+    if name == "torch.constant.int":
+        return ir.IntegerAttr(attr).value
+    if name == "torch.constant.float":
+        return ir.FloatAttr(attr).value
+    if name == "torch.constant.bool":
+        return ir.BoolAttr(attr).value
+    return ir.StringAttr(attr).value  # str, device
+
+
+NO_CONSTANT = _NO_CONSTANT
+
+
+def is_constant(value: ir.Value) -> bool:
+    return constant_value(value) is not _NO_CONSTANT
+
+
+def parent_name(op) -> str | None:
+    parent = op.operation.parent
+    return parent.name if parent is not None else None
+
+
+def defining_op(value: ir.Value) -> ir.Operation | None:
+    """The operation that defines `value`; None for a block argument."""
+    owner = value.owner
+    return owner.operation if isinstance(owner, (ir.OpView, ir.Operation)) else None
+
+
+def result_index(value: ir.Value) -> int:
+    return ir.OpResult(value).result_number

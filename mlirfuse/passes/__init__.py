@@ -1,0 +1,33 @@
+"""The pass registry: pass name -> where its class lives (imported lazily).
+
+A name here is a flag of `mlirfuse-opt` and an element of `--pass-pipeline`;
+the lit file testing it is `test/lit/Transforms/<name>.mlir`.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+PASSES: dict[str, str] = {
+    "fusion-fuse-elementwise": "mlirfuse.passes.fuse_elementwise:FuseElementwise",
+    "fusion-canonicalize": "mlirfuse.passes.canonicalize:Canonicalize",
+    "fusion-outline": "mlirfuse.passes.outline:Outline",
+}
+
+
+def default_pipeline() -> list[str]:
+    """Everything before Triton emission, as one straight line of named steps."""
+    return [
+        "fusion-fuse-elementwise",  # group maximal chains of elementwise ops
+        "fusion-canonicalize",  # CSE/DCE inside groups; tidy group operands and results
+        "fusion-outline",  # one fusion.kernel per structural class, groups become launches
+    ]
+
+
+# Pipelines usable as one element of --pass-pipeline; each expands to its passes.
+PIPELINES = {"mlirfuse-pipeline": default_pipeline}
+
+
+def get_pass_class(name: str):
+    module, cls = PASSES[name].split(":")
+    return getattr(importlib.import_module(module), cls)

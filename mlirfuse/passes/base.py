@@ -1,0 +1,109 @@
+"""What a pass is, and the one adapter between Python patterns and MLIR's drivers.
+
+A pass is a small frozen dataclass: `name` is its flag, its fields are its
+options, its docstring is its documentation (`mlirfuse-opt --list-passes`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from typing import Callable, ClassVar
+
+from mlirfuse.errors import PipelineError
+from mlirfuse.ir import ir, rewrite
+
+
+@dataclasses.dataclass(frozen=True)
+class ModulePass:
+    name: ClassVar[str] = ""
+
+    def apply(self, module: ir.Operation) -> None:
+        raise NotImplementedError
+
+    @classmethod
+    def from_options(cls, options: dict[str, str]) -> "ModulePass":
+        """Build the pass from `{key=value}` pipeline options, checking each."""
+        fields = {f.name: f for f in dataclasses.fields(cls)}
+        values = {}
+        for key, text in options.items():
+            if key not in fields:
+                known = ", ".join(fields) or "none"
+                raise PipelineError(f"pass '{cls.name}' has no option '{key}' (options: {known})")
+            values[key] = _parse_option(cls.name, key, fields[key].type, text)
+        return cls(**values)
+
+
+def _parse_option(pass_name: str, key: str, type_name, text: str):
+    type_name = type_name if isinstance(type_name, str) else type_name.__name__
+    try:
+        if type_name == "bool":
+            if text not in ("true", "false", "1", "0"):
+                raise ValueError(text)
+            return text in ("true", "1")
+        if type_name == "int":
+            return int(text)
+        if type_name == "float":
+            return float(text)
+        return text
+    except ValueError:
+        raise PipelineError(
+            f"option '{key}' of pass '{pass_name}' expects {type_name}, got '{text}'"
+        ) from None
+
+
+def pattern(fn: Callable[..., bool]):
+    """Adapt `fn(op, rewriter) -> bool` ("True: I rewrote it") to the bindings.
+
+    MLIR's Python drivers read a falsy return as success and `True` as "no
+    match"; patterns here read naturally instead.
+    """
+
+    @functools.wraps(fn)
+    def adapted(op, rewriter):
+        return not fn(op, rewriter)
+
+    return adapted
+
+
+def apply_patterns(op: ir.Operation, patterns: list[tuple[object, Callable]]) -> None:
+    """Run `(root, fn)` patterns to a fixpoint with the greedy driver.
+
+    Folding, constant CSE and region simplification are off so that ops the
+    patterns do not match stay exactly as they were.
+    """
+    patterns_set = rewrite.RewritePatternSet()
+    for root, fn in patterns:
+        patterns_set.add(root, fn)
+    config = rewrite.GreedyRewriteConfig()
+    config.enable_folding = False
+    config.enable_constant_cse = False
+    config.region_simplification_level = rewrite.GreedySimplifyRegionLevel.DISABLED
+    config.max_iterations = 1000
+    rewrite.apply_patterns_and_fold_greedily(op, patterns_set.freeze(), config)
+
+
+def clone_ops_into(ops, block: ir.Block, mapping: dict) -> None:
+    """Clone `ops` to the end of `block`, rewiring operands through `mapping`.
+
+    `mapping` (old value -> new value) is extended with each clone's results.
+    """
+    ip = ir.InsertionPoint(block)
+    for op in ops:
+        clone = op.clone(ip=ip)
+        for i, operand in enumerate(clone.operands):
+            if operand in mapping:
+                clone.operands[i] = mapping[operand]
+        for old, new in zip(op.results, clone.results):
+            mapping[old] = new
+
+
+def block_ops(block: ir.Block) -> tuple[list, object]:
+    """The ops of a block and its terminator, separately."""
+    ops = list(block.operations)
+    return ops[:-1], ops[-1]
+
+
+def body_ops(region_op) -> tuple[list, object]:
+    """The ops of a group/kernel body and its terminator, separately."""
+    return block_ops(region_op.regions[0].blocks[0])

@@ -1,0 +1,125 @@
+"""fusion-canonicalize: put every fusion.group into its canonical form.
+
+Inside the body: scalar constants that come in as operands are cloned in,
+dead ops are erased and common subexpressions merged. On the op: duplicate
+operands are merged and results nobody uses are dropped. The canonical form
+is what deduplication compares, so two groups computing the same thing
+print the same.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from mlirfuse.dialect import build_group, build_yield
+from mlirfuse.ir import defining_op, ir, is_constant
+from mlirfuse.passes.base import ModulePass, apply_patterns, block_ops, body_ops, pattern
+
+
+def _inline_constants(block: ir.Block, inputs: list[ir.Value]) -> bool:
+    """Clone constant operands into the body; their block args lose all uses."""
+    changed = False
+    first = block.operations[0]
+    for arg, value in zip(block.arguments, inputs):
+        if is_constant(value) and list(arg.uses):
+            clone = defining_op(value).clone(ip=ir.InsertionPoint(first))
+            arg.replace_all_uses_with(clone.results[0])
+            changed = True
+    return changed
+
+
+def _merge_duplicate_args(block: ir.Block, inputs: list[ir.Value]) -> bool:
+    changed = False
+    first_arg = {}
+    for arg, value in zip(block.arguments, inputs):
+        if value in first_arg:
+            if list(arg.uses):
+                arg.replace_all_uses_with(first_arg[value])
+                changed = True
+        else:
+            first_arg[value] = arg
+    return changed
+
+
+def _erase_dead_ops(block: ir.Block) -> bool:
+    changed = False
+    ops, _ = block_ops(block)
+    for op in reversed(ops):
+        if not any(list(r.uses) for r in op.results):
+            op.operation.erase()
+            changed = True
+    return changed
+
+
+def _eliminate_common_subexpressions(block: ir.Block) -> bool:
+    """Merge ops with the same name, operands, attributes and result types."""
+    changed = False
+    seen = {}
+    ops, _ = block_ops(block)
+    for op in ops:
+        key = (
+            op.operation.name,
+            tuple(op.operands),
+            tuple(sorted((a, str(op.attributes[a])) for a in op.attributes)),
+            tuple(str(r.type) for r in op.results),
+        )
+        if key in seen:
+            for old, new in zip(op.results, seen[key].results):
+                old.replace_all_uses_with(new)
+            op.operation.erase()
+            changed = True
+        else:
+            seen[key] = op
+    return changed
+
+
+@pattern
+def canonicalize_group(group, rewriter) -> bool:
+    """Tidy one group's body, then rebuild it without dead operands and results."""
+    block = group.regions[0].blocks[0]
+    inputs = list(group.operands)
+    changed = _inline_constants(block, inputs)
+    changed |= _merge_duplicate_args(block, inputs)
+    changed |= _eliminate_common_subexpressions(block)
+    changed |= _erase_dead_ops(block)
+
+    keep_args = [i for i, arg in enumerate(block.arguments) if list(arg.uses)]
+    keep_results = [i for i, r in enumerate(group.results) if list(r.uses)]
+    if len(keep_args) == len(inputs) and len(keep_results) == len(group.results):
+        return changed
+    if not keep_results:
+        rewriter.erase_op(group)
+        return True
+
+    new = build_group(
+        [inputs[i] for i in keep_args],
+        [group.results[i].type for i in keep_results],
+        kind=group.attributes["kind"].value,
+        loc=group.location,
+        ip=ir.InsertionPoint(group),
+    )
+    new_block = new.regions[0].blocks[0]
+    for i, arg in zip(keep_args, new_block.arguments):
+        block.arguments[i].replace_all_uses_with(arg)
+    ops, terminator = body_ops(group)
+    new_yield = build_yield([terminator.operands[i] for i in keep_results], ip=ir.InsertionPoint(new_block))
+    for op in ops:
+        op.operation.move_before(new_yield)
+    for i, r in zip(keep_results, new.results):
+        group.results[i].replace_all_uses_with(r)
+    rewriter.erase_op(group)
+    return True
+
+
+@dataclasses.dataclass(frozen=True)
+class Canonicalize(ModulePass):
+    """Canonicalize fusion.group ops: inline scalar constants, CSE and DCE in bodies, merge duplicate operands, drop unused results.
+
+    Upstream `cse` and `canonicalize` also run on modules holding groups; this
+    pass adds what they do not know about group operands and results.
+    """
+
+    name = "fusion-canonicalize"
+
+    def apply(self, module: ir.Operation) -> None:
+        apply_patterns(module, [("fusion.group", canonicalize_group)])

@@ -1,0 +1,75 @@
+"""fusion-outline: deduplicate groups into module-level kernels.
+
+Each `fusion.group` body moves into a `fusion.kernel` symbol and the group
+becomes a `fusion.launch` of it. Two groups whose bodies print the same once
+values are renumbered (canonical form: generic, local scope, no locations)
+share one kernel, so each structural class is compiled once.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+
+from mlirfuse.dialect import build_kernel, build_launch
+from mlirfuse.ir import ir
+from mlirfuse.passes.base import ModulePass
+
+
+def canonical_form(kernel) -> str:
+    """The text two kernels share exactly when they compute the same thing."""
+    state = kernel.operation.get_asm(print_generic_op_form=True, use_local_scope=True, enable_debug_info=False)
+    return re.sub(r'sym_name = "[^"]*"', 'sym_name = ""', state)
+
+
+def kernel_name(kernel, index: int) -> str:
+    """fused_<first ops>_<n>, like Inductor's names: readable in traces."""
+    ops = [op.operation.name.split(".")[2] for op in kernel.regions[0].blocks[0].operations if op.operation.name.startswith("torch.aten.")]
+    stem = "_".join(dict.fromkeys(ops))[:40].strip("_") or "copy"
+    return f"fused_{stem}_{index}"
+
+
+@dataclasses.dataclass(frozen=True)
+class Outline(ModulePass):
+    """Outline each fusion.group into a fusion.kernel symbol and call it with fusion.launch; structurally identical groups share one kernel."""
+
+    name = "fusion-outline"
+
+    def apply(self, module: ir.Operation) -> None:
+        body = module.regions[0].blocks[0]
+        groups = [op for op in _walk(module) if op.operation.name == "fusion.group"]
+        if not groups:
+            return
+        anchor = body.operations[0]
+        existing = [op for op in body.operations if op.operation.name == "fusion.kernel"]
+        by_form = {canonical_form(k): k.attributes["sym_name"].value for k in existing}
+        count = len(existing)
+        for group in groups:
+            kernel = build_kernel("", group.attributes["kind"].value, loc=group.location, ip=ir.InsertionPoint(anchor))
+            group.regions[0].blocks[0].append_to(kernel.regions[0])  # move, not copy
+            form = canonical_form(kernel)
+            name = by_form.get(form)
+            if name is None:
+                name = kernel_name(kernel, count)
+                count += 1
+                kernel.attributes["sym_name"] = ir.StringAttr.get(name)
+                by_form[form] = name
+            else:
+                kernel.operation.erase()
+            launch = build_launch(
+                name, list(group.operands), [r.type for r in group.results], loc=group.location, ip=ir.InsertionPoint(group)
+            )
+            for old, new in zip(group.results, launch.results):
+                old.replace_all_uses_with(new)
+            group.operation.erase()
+
+
+def _walk(op: ir.Operation) -> list:
+    found = []
+
+    def visit(o):
+        found.append(o.opview)
+        return ir.WalkResult.ADVANCE
+
+    op.walk(visit)
+    return found

@@ -1,0 +1,123 @@
+"""Turn a textual pass pipeline into a PassManager mixing our passes and upstream ones.
+
+MLIR's textual pipeline parser knows only C++-registered passes, so the
+pipeline string is split here: each top-level element that names one of our
+passes (or pipelines) becomes a Python pass, everything else is handed to
+MLIR as text (`cse`, `canonicalize`, `func.func(cse)` ...).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import traceback
+
+from mlirfuse.errors import MlirfuseError, PipelineError
+from mlirfuse.ir import ir, passmanager
+from mlirfuse.passes import PASSES, PIPELINES, get_pass_class
+
+
+def split_top_level(text: str) -> list[str]:
+    """Split `a, b{x=1}, func.func(c, d)` at commas outside brackets."""
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        if ch in "({":
+            depth += 1
+        elif ch in ")}":
+            depth -= 1
+            if depth < 0:
+                raise PipelineError(f"unbalanced ')' or '}}' in pass pipeline '{text}'")
+        elif ch == "," and depth == 0:
+            parts.append(text[start:i].strip())
+            start = i + 1
+    if depth != 0:
+        raise PipelineError(f"unbalanced '(' or '{{' in pass pipeline '{text}'")
+    parts.append(text[start:].strip())
+    return [p for p in parts if p]
+
+
+def parse_element(element: str) -> tuple[str, dict[str, str]]:
+    """`name{k=v k2=v2}` -> (name, {k: v, k2: v2})."""
+    if "{" not in element:
+        return element, {}
+    if not element.endswith("}"):
+        raise PipelineError(f"malformed options in '{element}'")
+    name, _, body = element[:-1].partition("{")
+    options = {}
+    for item in body.split():
+        key, eq, value = item.partition("=")
+        if not eq:
+            raise PipelineError(f"option '{item}' of pass '{name}' must be key=value")
+        options[key] = value
+    return name.strip(), options
+
+
+def parse_pipeline(text: str) -> list[tuple[str, dict[str, str] | str]]:
+    """A pipeline string -> [("ours", name, options) | ("mlir", text)] steps."""
+    text = text.strip()
+    if text.startswith("builtin.module(") and text.endswith(")"):
+        text = text[len("builtin.module(") : -1]
+    steps = []
+    for element in split_top_level(text):
+        name, options = parse_element(element)
+        if name in PIPELINES:
+            if options:
+                raise PipelineError(f"pipeline '{name}' takes no options")
+            steps.extend(("ours", n, {}) for n in PIPELINES[name]())
+        elif name in PASSES:
+            steps.append(("ours", name, options))
+        else:
+            steps.append(("mlir", element, None))
+    return steps
+
+
+def _python_pass(instance):
+    def run(op, pass_):
+        try:
+            with op.context, ir.Location.unknown(op.context):
+                instance.apply(op)
+        except MlirfuseError as e:
+            op.location.emit_error(f"{instance.name}: {e}")
+            pass_.signal_pass_failure()
+        except Exception as e:  # a bug in a pass: report it as a located error, not a crash
+            if os.environ.get("MLIRFUSE_DEBUG"):
+                traceback.print_exc(file=sys.stderr)
+            op.location.emit_error(f"internal error in pass '{instance.name}': {type(e).__name__}: {e}")
+            pass_.signal_pass_failure()
+
+    run.__name__ = instance.name
+    return run
+
+
+def build_pass_manager(
+    pipeline: str | list[str],
+    context: ir.Context,
+    *,
+    print_ir_after_all: bool = False,
+    timing: bool = False,
+    after_each=None,
+) -> passmanager.PassManager:
+    """A PassManager for `pipeline` (text, or a list of pass names).
+
+    `after_each(module_op, name)`, if given, runs after every pass; the
+    analysis checker hooks in here.
+    """
+    steps = parse_pipeline(pipeline if isinstance(pipeline, str) else ",".join(pipeline))
+    with context:
+        pm = passmanager.PassManager("builtin.module")
+        for kind, what, options in steps:
+            if kind == "ours":
+                instance = get_pass_class(what).from_options(options)
+                pm.add(_python_pass(instance), name=what, argument=what, description=type(instance).__doc__ or "")
+            else:
+                try:
+                    pm.add(what)
+                except ValueError as e:
+                    raise PipelineError(f"unknown pass or malformed pipeline element '{what}': {e}") from None
+            if after_each is not None:
+                pm.add(lambda op, pass_, name=what: after_each(op, name), name=f"after-{what}")
+        if print_ir_after_all:
+            pm.enable_ir_printing(print_after_all=True)
+        if timing:
+            pm.enable_timing()
+    return pm
