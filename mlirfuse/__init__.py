@@ -1,1 +1,21 @@
-"""mlirfuse: a fusion compiler for PyTorch on MLIR."""
+"""mlirfuse: a fusion compiler for PyTorch on MLIR.
+
+    import mlirfuse
+    cm = mlirfuse.compile(model, (x,))
+    y = cm(x)
+"""
+
+from mlirfuse.errors import (  # noqa: F401
+    CompilationError,
+    InputMismatchError,
+    MlirfuseError,
+    PipelineError,
+    UnsupportedModelError,
+)
+
+
+def compile(model, example_inputs, **options):
+    """Compile an nn.Module; see `mlirfuse.compiler.compile`."""
+    from mlirfuse.compiler import compile as _compile
+
+    return _compile(model, example_inputs, **options)

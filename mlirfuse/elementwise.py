@@ -154,7 +154,7 @@ RULES: dict[str, Rule] = {
     "torch.aten.reciprocal": _unary("1.0 / {0}"),
     "torch.aten.sigmoid": _unary("tl.sigmoid({0})"),
     "torch.aten.tanh": Rule("arith", lambda a, c: _tanh(a[0]), float_only=True),
-    "torch.aten.sign": _unary("tl.where({0} > 0, 1.0, tl.where({0} < 0, -1.0, {0} * 0.0))"),
+    "torch.aten.sign": Rule("arith", lambda a, c: f"tl.where({a[0]} > 0, 1, tl.where({a[0]} < 0, -1, {a[0]} * 0))", float_only=True),
     "torch.aten.silu": _unary("{0} * tl.sigmoid({0})"),
     "torch.aten.gelu": Rule(
         "arith", _gelu, constant_args=(1,), float_only=True,

@@ -1,0 +1,117 @@
+"""`mlirfuse.compile`: nn.Module -> a callable running fused Triton kernels.
+
+    cm = mlirfuse.compile(model, example_inputs)
+    cm(*inputs)      # what model(*inputs) returns
+    cm.stats         # aten_ops, groups, kernels, launches, unfused_ops
+    cm.mlir          # the final IR
+    cm.kernels       # kernel name -> TritonKernel (source included)
+
+Inference only: calls run under `torch.no_grad()`.
+"""
+
+from __future__ import annotations
+
+from mlirfuse.runtime.kernels import choose_triton_mode
+
+choose_triton_mode()  # must precede torch.export, which imports triton
+
+import torch  # noqa: E402
+from torch.utils import _pytree as pytree  # noqa: E402
+
+from mlirfuse.errors import CompilationError  # noqa: E402, InputMismatchError
+from mlirfuse.frontend.importer import ImportedProgram, import_module
+from mlirfuse.ir import ir
+from mlirfuse.passes import default_pipeline
+from mlirfuse.passes.pipeline import build_pass_manager
+from mlirfuse.runtime.program import Program
+
+
+def count_aten_ops(module: ir.Module) -> int:
+    """torch ops that compute something: constants and list construction excluded."""
+    count = 0
+
+    def visit(op):
+        nonlocal count
+        if op.name.startswith(("torch.aten.", "torch.prims.")) or op.name == "torch.operator":
+            count += 1
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit)
+    return count
+
+
+def run_pipeline(module: ir.Module, context: ir.Context, pipeline=None) -> None:
+    pm = build_pass_manager(pipeline or default_pipeline(), context)
+    try:
+        pm.run(module.operation)
+    except ir.MLIRError as e:
+        raise CompilationError(f"the fusion pipeline failed: {e}") from None
+
+
+class CompiledModule:
+    def __init__(self, model: torch.nn.Module, imported: ImportedProgram, pipeline=None):
+        self.model = model
+        self.imported = imported
+        aten_ops = count_aten_ops(imported.module)
+        run_pipeline(imported.module, imported.context, pipeline)
+        self.mlir = str(imported.module)
+        func = next(op for op in imported.module.body.operations if op.operation.name == "func.func")
+        self.program = Program(func, imported.module)
+        self.kernels = self.program.kernels
+        steps = self.program.steps
+        self.stats = {
+            "aten_ops": aten_ops,
+            "groups": sum(1 for s in steps if s.kind == "launch"),
+            "kernels": len(self.kernels),
+            "launches": sum(1 for s in steps if s.kind == "launch"),
+            "unfused_ops": sum(1 for s in steps if s.kind == "aten"),
+        }
+
+    def _check_inputs(self, flat: list) -> None:
+        meta = self.imported.input_meta
+        if len(flat) != len(meta):
+            raise InputMismatchError(f"expected {len(meta)} inputs (as in the example), got {len(flat)}")
+        for i, (x, m) in enumerate(zip(flat, meta)):
+            if isinstance(m, tuple):
+                if not isinstance(x, torch.Tensor):
+                    raise InputMismatchError(f"input {i}: expected a tensor, got {type(x).__name__}")
+                got = (tuple(x.shape), x.dtype, x.device)
+                if got != m:
+                    raise InputMismatchError(
+                        f"input {i}: compiled for shape {list(m[0])} {m[1]} on {m[2]}, "
+                        f"got shape {list(got[0])} {got[1]} on {got[2]}; recompile for new shapes"
+                    )
+            elif x != m:
+                raise InputMismatchError(f"input {i}: compiled for the value {m!r}, got {x!r}")
+
+    def __call__(self, *inputs):
+        flat, _ = pytree.tree_flatten((inputs, {}))
+        self._check_inputs(flat)
+        arguments = []
+        for kind, what in self.imported.bindings:
+            if kind == "param":
+                arguments.append(self.model.get_parameter(what))
+            elif kind == "buffer":
+                arguments.append(self.model.get_buffer(what))
+            elif kind == "constant":
+                arguments.append(what)
+            else:
+                arguments.append(flat[what])
+        with torch.no_grad():
+            results = self.program.run(arguments)
+            outputs = []
+            for (kind, what), value in zip(self.imported.results, results):
+                if kind == "output":
+                    outputs.append(value)
+                elif kind == "buffer":
+                    self.model.get_buffer(what).copy_(value)
+                else:
+                    flat[what].copy_(value)
+        return pytree.tree_unflatten(outputs, self.imported.out_spec)
+
+
+def compile(model: torch.nn.Module, example_inputs, *, pipeline=None) -> CompiledModule:
+    """Compile `model` for inputs shaped like `example_inputs` (a tuple)."""
+    if isinstance(example_inputs, torch.Tensor):
+        example_inputs = (example_inputs,)
+    return CompiledModule(model, import_module(model, tuple(example_inputs)), pipeline)

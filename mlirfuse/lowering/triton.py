@@ -1,0 +1,202 @@
+"""fusion.kernel -> Triton source.
+
+The generated kernel reads like a hand-written one:
+
+    pid -> offsets -> mask -> index per dim -> loads -> one `tmpN = ...` per op -> stores
+
+A pointwise kernel runs over one iteration space (the shape of its results,
+which are written contiguously). Every input is addressed through its own
+strides in that space, so broadcasting (stride 0) and non-contiguous inputs
+need no copies. f16/bf16 values are computed in f32 and rounded on store.
+
+This module only writes text; it never imports triton (see
+`mlirfuse.runtime.kernels` for why that matters).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from mlirfuse.elementwise import RULES, TRITON_DTYPES, compute_dtype, literal, promote, SCALAR_TYPES
+from mlirfuse.errors import MlirfuseError
+from mlirfuse.ir import NO_CONSTANT, TensorType, constant_value, ir, tensor_type
+from mlirfuse.passes.base import block_ops
+
+
+class LoweringError(MlirfuseError):
+    """A fusion.kernel holds something the Triton lowering cannot express."""
+
+
+@dataclass(frozen=True)
+class TritonKernel:
+    """A kernel's source and what the runtime needs to launch it."""
+
+    name: str
+    source: str
+    inputs: tuple[TensorType, ...]
+    outputs: tuple[TensorType, ...]
+    scalars: tuple[float, ...]  # values of the c0, c1 ... parameters (constants with no literal)
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.outputs[0].shape
+
+
+@dataclass
+class _Value:
+    text: str
+    dtype: str  # compute dtype name
+
+
+def _cast(v: _Value, dtype: str) -> str:
+    if v.dtype == dtype:
+        return v.text
+    if dtype == "bool":
+        return f"({v.text} != 0)"
+    return f"{v.text}.to({TRITON_DTYPES[dtype]})"
+
+
+class _Emitter:
+    def __init__(self, name: str, block: ir.Block):
+        self.name = name
+        self.block = block
+        self.lines: list[str] = []
+        self.env: dict[ir.Value, _Value] = {}
+        self.consts: dict[ir.Value, object] = {}
+        self.scalars: list[float] = []
+        self.count = 0
+
+    def tmp(self, expr: str, dtype: str, comment: str) -> _Value:
+        name = f"tmp{self.count}"
+        self.count += 1
+        self.lines.append(f"{name} = {expr}  # {comment}")
+        return _Value(name, dtype)
+
+    def scalar_text(self, value) -> str:
+        text = literal(value)
+        if text is not None:
+            return text
+        if isinstance(value, float):  # inf / nan: passed in as a kernel argument
+            self.scalars.append(value)
+            return f"c{len(self.scalars) - 1}"
+        return repr(value)
+
+    def emit_op(self, op) -> None:
+        name = op.operation.name
+        if name.startswith("torch.constant."):
+            self.consts[op.results[0]] = constant_value(op.results[0])
+            return
+        rule = RULES.get(name)
+        if rule is None:
+            raise LoweringError(f"kernel @{self.name}: no Triton lowering for '{name}'")
+        result = tensor_type(op.results[0].type)
+        consts, tensors = [], {}
+        for i, operand in enumerate(op.operands):
+            if operand in self.env:
+                tensors[i] = self.env[operand]
+                consts.append(None)
+            else:
+                consts.append(self.consts.get(operand, constant_value(operand)))
+        target = self._target_dtype(rule, result, tensors, consts)
+        args = []
+        for i, c in enumerate(consts):
+            if i in tensors:
+                want = "bool" if (rule.kind == "logical" or (rule.kind == "select" and i == rule.cond)) else target
+                args.append(tensors[i].text if rule.kind == "cast" else _cast(tensors[i], want))
+            else:
+                args.append(self.scalar_text(c))
+        expr = rule.emit(args, consts)
+        out_dtype = compute_dtype(result.dtype)
+        if rule.kind == "cast":
+            expr = _cast(_Value(expr, tensors[0].dtype), result.dtype)
+            if result.dtype != out_dtype:  # round through f16/bf16 as eager does
+                expr = f"{expr}.to({TRITON_DTYPES[out_dtype]})"
+        elif rule.recast:
+            expr = f"({expr}).to({TRITON_DTYPES[out_dtype]})"
+        self.env[op.results[0]] = self.tmp(expr, out_dtype, name)
+
+    def _target_dtype(self, rule, result: TensorType, tensors: dict, consts: list) -> str:
+        if rule.kind in ("arith", "select"):
+            return compute_dtype(result.dtype)
+        if rule.kind == "compare":
+            dtype = promote([t.dtype for t in tensors.values()])
+            if dtype not in ("float32", "float64") and any(isinstance(c, float) for c in consts):
+                dtype = "float32"
+            return compute_dtype(dtype)
+        return result.dtype
+
+
+def lower_kernel(kernel) -> TritonKernel:
+    """Emit the Triton source of one `fusion.kernel`."""
+    name = kernel.attributes["sym_name"].value
+    block = kernel.regions[0].blocks[0]
+    ops, terminator = block_ops(block)
+    inputs = [tensor_type(a.type) for a in block.arguments]
+    outputs = [tensor_type(v.type) for v in terminator.operands]
+    if any(t is None or not t.is_static for t in inputs + outputs):
+        raise LoweringError(f"kernel @{name}: every argument and result must be a statically shaped tensor")
+    shape = outputs[0].shape
+    if any(t.shape != shape for t in outputs):
+        raise LoweringError(f"kernel @{name}: results have different shapes; a pointwise kernel has one iteration space")
+    rank = len(shape)
+
+    em = _Emitter(name, block)
+    index = _index_lines(rank)
+    for i, (arg, t) in enumerate(zip(block.arguments, inputs)):
+        offset = " + ".join(f"x{d} * in{i}_st{d}" for d in range(len(shape))) or "xindex * 0"
+        value = em.tmp(f"tl.load(in{i} + ({offset}), mask=xmask)", t.dtype, f"load %arg{i}")
+        if compute_dtype(t.dtype) != t.dtype:
+            value = em.tmp(f"{value.text}.to(tl.float32)", "float32", "compute in f32")
+        em.env[arg] = value
+    for op in ops:
+        em.emit_op(op)
+    stores = []
+    for j, (v, t) in enumerate(zip(terminator.operands, outputs)):
+        value = em.env.get(v)
+        if value is None:  # a yielded constant: fill the output with it
+            text = f"tl.full([XBLOCK], {em.scalar_text(constant_value(v))}, {TRITON_DTYPES[t.dtype]})"
+        else:
+            text = _cast(value, t.dtype)
+        stores.append(f"tl.store(out{j} + xindex, {text}, mask=xmask)")
+
+    params = [f"in{i}" for i in range(len(inputs))] + [f"out{j}" for j in range(len(outputs))]
+    params += [f"c{k}" for k in range(len(em.scalars))]
+    params += ["xnumel"] + [f"s{d}" for d in range(1, rank)]
+    params += [f"in{i}_st{d}" for i in range(len(inputs)) for d in range(rank)]
+    body = ["xoffset = tl.program_id(0) * XBLOCK", "xindex = xoffset + tl.arange(0, XBLOCK)", "xmask = xindex < xnumel"]
+    body += index + em.lines + stores
+    source = "\n".join(
+        [
+            f"# Generated by mlirfuse from fusion.kernel @{name}; do not edit.",
+            f"# Iteration space {list(shape)}; inputs are addressed through their strides in it.",
+            "import triton",
+            "import triton.language as tl",
+            "",
+            "",
+            "@triton.jit",
+            f"def {name}({', '.join(params + ['XBLOCK: tl.constexpr'])}):",
+            *("    " + line for line in body),
+            "",
+        ]
+    )
+    return TritonKernel(name, source, tuple(inputs), tuple(outputs), tuple(em.scalars))
+
+
+def _index_lines(rank: int) -> list[str]:
+    """xindex -> x0 ... x{rank-1}, the row-major coordinates in the iteration space."""
+    if rank == 0:
+        return []
+    if rank == 1:
+        return ["x0 = xindex"]
+    lines = []
+    for d in range(rank - 1, -1, -1):
+        inner = " * ".join(f"s{k}" for k in range(d + 1, rank))
+        quotient = f"(xindex // ({inner}))" if inner else "xindex"
+        if d == 0:
+            lines.append(f"x0 = xindex // ({inner})")
+        else:
+            lines.append(f"x{d} = {quotient} % s{d}")
+    return lines
+
+
+__all__ = ["lower_kernel", "TritonKernel", "LoweringError", "SCALAR_TYPES", "NO_CONSTANT"]

@@ -1,0 +1,143 @@
+"""The kernel cache and launcher.
+
+Generated sources are written to real `.py` files (Triton reads kernel
+source with `inspect`) under the cache directory, named by a hash of the
+source and the Triton version, never by kernel names or paths. A file is
+written to a temporary name and renamed into place, so an interrupted write
+never leaves a corrupt entry.
+
+Triton runs in one of two modes per process: compiled (CUDA tensors) or
+interpreted (`TRITON_INTERPRET=1`, CPU tensors). The mode must be chosen
+before `triton` is first imported, and once the interpreter has run it
+patches `triton.language` so `triton.compile` no longer works in that
+process; ahead-of-time compilation therefore runs in worker subprocesses.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+from mlirfuse.errors import MlirfuseError
+from mlirfuse.lowering.triton import TritonKernel
+
+_LOADED: dict[str, object] = {}
+
+
+def cache_dir() -> Path:
+    root = os.environ.get("MLIRFUSE_CACHE_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")), "mlirfuse"
+    )
+    path = Path(root) / "kernels"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def choose_triton_mode() -> None:
+    """Before anything imports triton (torch.export does): interpret unless CUDA is here.
+
+    Called when `mlirfuse.compiler` is imported. A user who wants the other
+    mode sets TRITON_INTERPRET themselves before importing torch.
+    """
+    if "triton" in sys.modules or "TRITON_INTERPRET" in os.environ:
+        return
+    import torch
+
+    if not torch.cuda.is_available():
+        os.environ["TRITON_INTERPRET"] = "1"
+    os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
+
+
+def import_triton(interpret: bool):
+    """Import triton in the mode this process needs; refuse a mode switch."""
+    if "triton" not in sys.modules:
+        if interpret:
+            os.environ["TRITON_INTERPRET"] = "1"
+        os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
+    import triton
+
+    interpreting = os.environ.get("TRITON_INTERPRET") == "1"
+    if interpret and not interpreting:
+        raise MlirfuseError(
+            "CPU tensors need the Triton interpreter, but triton was imported before mlirfuse "
+            "without TRITON_INTERPRET=1; set TRITON_INTERPRET=1 before importing triton (or torch._inductor)"
+        )
+    return triton
+
+
+def source_key(source: str) -> str:
+    import triton
+
+    return hashlib.sha256(f"{triton.__version__}\n{source}".encode()).hexdigest()[:24]
+
+
+def write_source(kernel: TritonKernel) -> Path:
+    """The cached `.py` file holding `kernel`'s source, written if missing."""
+    path = cache_dir() / f"{kernel.name}_{source_key(kernel.source)}.py"
+    if not path.exists() or path.read_text() != kernel.source:
+        fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+        with os.fdopen(fd, "w") as f:
+            f.write(kernel.source)
+        os.replace(tmp, path)
+    return path
+
+
+def load(kernel: TritonKernel, interpret: bool):
+    """The `@triton.jit` function for `kernel`, imported from its cache file."""
+    import_triton(interpret)
+    path = write_source(kernel)
+    key = path.stem
+    if key not in _LOADED:
+        spec = importlib.util.spec_from_file_location(f"mlirfuse_kernels.{key}", path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        _LOADED[key] = getattr(module, kernel.name)
+    return _LOADED[key]
+
+
+def block_size(numel: int, interpret: bool) -> int:
+    # The interpreter pays per program, not per element: use big blocks there.
+    cap = 8192 if interpret else 1024
+    size = 1
+    while size < numel and size < cap:
+        size *= 2
+    return max(size, 16)
+
+
+class Launcher:
+    """Runs one TritonKernel on torch tensors."""
+
+    def __init__(self, kernel: TritonKernel):
+        import torch
+
+        self.kernel = kernel
+        self.shape = kernel.shape
+        self.numel = 1
+        for d in self.shape:
+            self.numel *= d
+        self.out_dtypes = [getattr(torch, t.dtype) for t in kernel.outputs]
+        self._fn = None
+        self._interpret = None
+
+    def __call__(self, *inputs):
+        import torch
+
+        device = inputs[0].device if inputs else torch.device("cpu")
+        outputs = [torch.empty(self.shape, dtype=dt, device=device) for dt in self.out_dtypes]
+        if self.numel == 0:
+            return outputs
+        interpret = device.type != "cuda"
+        if self._fn is None or self._interpret != interpret:
+            self._fn = load(self.kernel, interpret)
+            self._interpret = interpret
+        strides = []
+        for t in inputs:
+            strides.extend(t.expand(self.shape).stride())
+        xblock = block_size(self.numel, interpret)
+        grid = ((self.numel + xblock - 1) // xblock,)
+        self._fn[grid](*inputs, *outputs, *self.kernel.scalars, self.numel, *self.shape[1:], *strides, XBLOCK=xblock)
+        return outputs

@@ -1,0 +1,158 @@
+"""Run a compiled `forward` function: ATen for unfused ops, Triton for launches.
+
+The function's ops are turned once into a flat list of steps over numbered
+slots (no IR is touched per call). Constants and lists of constants are
+evaluated at build time.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+import torch
+
+from mlirfuse.dialect import find_kernel
+from mlirfuse.elementwise import SCALAR_TYPES
+from mlirfuse.errors import UnsupportedModelError
+from mlirfuse.ir import NO_CONSTANT, constant_value, ir
+from mlirfuse.lowering.triton import TritonKernel, lower_kernel
+from mlirfuse.runtime.kernels import Launcher
+
+_LAYOUTS = {0: torch.strided, 1: torch.sparse_coo}
+_MEMORY_FORMATS = {0: torch.contiguous_format, 1: torch.preserve_format, 2: torch.channels_last, 3: torch.channels_last_3d}
+
+
+@dataclass
+class Step:
+    fn: Callable
+    args: list  # ("slot", i) | ("const", value) | ("list", [...])
+    kwargs: dict
+    outs: list[int]
+    kind: str  # "aten" | "launch" | "list"
+    name: str
+
+
+def aten_overload(op_name: str):
+    """`torch.aten.add.Tensor` -> torch.ops.aten.add.Tensor; no overload -> .default."""
+    parts = op_name.split(".")
+    namespace, name = parts[1], parts[2]
+    overload = parts[3] if len(parts) > 3 else "default"
+    try:
+        return getattr(getattr(getattr(torch.ops, namespace), name), overload)
+    except (AttributeError, RuntimeError):
+        raise UnsupportedModelError(f"no ATen operator for '{op_name}'") from None
+
+
+def _convert(type_name: str, value):
+    """torch-mlir passes dtypes, layouts and memory formats as ints; ATen wants enums."""
+    if not isinstance(value, int) or isinstance(value, bool):
+        return value
+    if "ScalarType" in type_name:
+        return getattr(torch, SCALAR_TYPES[value])
+    if "Layout" in type_name:
+        return _LAYOUTS[value]
+    if "MemoryFormat" in type_name:
+        return _MEMORY_FORMATS[value]
+    return value
+
+
+class Program:
+    """The steps of one func.func, ready to run on torch values."""
+
+    def __init__(self, func_op, module: ir.Module):
+        self.slots: dict[ir.Value, int] = {}
+        self.steps: list[Step] = []
+        self.kernels: dict[str, TritonKernel] = {}
+        self._launchers: dict[str, Launcher] = {}
+        self._lists: dict[ir.Value, list] = {}  # ListConstruct results, built per call from their items
+        block = func_op.regions[0].blocks[0]
+        self.num_args = len(block.arguments)
+        for arg in block.arguments:
+            self._slot(arg)
+        for op in block.operations:
+            self._add(op, module)
+
+    def _slot(self, value: ir.Value) -> int:
+        if value not in self.slots:
+            self.slots[value] = len(self.slots)
+        return self.slots[value]
+
+    def _arg(self, value: ir.Value):
+        const = constant_value(value)
+        if const is not NO_CONSTANT:
+            return ("const", const)
+        if value in self._lists:
+            return ("list", self._lists[value])
+        return ("slot", self.slots[value])
+
+    def _add(self, op, module) -> None:
+        name = op.operation.name
+        if name.startswith("torch.constant."):
+            return
+        if name == "torch.prim.ListConstruct":
+            self._lists[op.results[0]] = [self._arg(v) for v in op.operands]
+            return
+        if name == "func.return":
+            self.returns = [self._arg(v) for v in op.operands]
+            return
+        if name == "torch.vtensor.literal":
+            self.steps.append(Step(lambda t=_literal(op): t, [], {}, [self._slot(op.results[0])], "const", name))
+            return
+        if name == "fusion.launch":
+            kernel_name = op.attributes["kernel"].value
+            if kernel_name not in self.kernels:
+                self.kernels[kernel_name] = lower_kernel(find_kernel(op.operation, kernel_name))
+                self._launchers[kernel_name] = Launcher(self.kernels[kernel_name])
+            args = [self._arg(v) for v in op.operands]
+            outs = [self._slot(r) for r in op.results]
+            self.steps.append(Step(self._launchers[kernel_name], args, {}, outs, "launch", kernel_name))
+            return
+        if name == "torch.operator":
+            target = op.attributes["name"].value
+            overload = aten_overload("torch." + target)
+        elif name.startswith(("torch.aten.", "torch.prims.")):
+            overload = aten_overload(name)
+        else:
+            raise UnsupportedModelError(f"mlirfuse cannot run '{name}' (at {op.location})")
+        schema = overload._schema
+        args, kwargs = [], {}
+        if len(schema.arguments) != len(op.operands):
+            raise UnsupportedModelError(f"'{name}' has {len(op.operands)} operands but its ATen schema has {len(schema.arguments)}")
+        for schema_arg, value in zip(schema.arguments, op.operands):
+            arg = self._arg(value)
+            if arg[0] == "const":
+                arg = ("const", _convert(str(schema_arg.type), arg[1]))
+            if schema_arg.kwarg_only:
+                kwargs[schema_arg.name] = arg
+            else:
+                args.append(arg)
+        outs = [self._slot(r) for r in op.results]
+        self.steps.append(Step(overload, args, kwargs, outs, "aten", name))
+
+    def run(self, arguments: list) -> list:
+        env = list(arguments) + [None] * (len(self.slots) - len(arguments))
+
+        def value(arg):
+            kind, v = arg
+            if kind == "slot":
+                return env[v]
+            if kind == "const":
+                return v
+            return [value(a) for a in v]
+
+        for step in self.steps:
+            result = step.fn(*[value(a) for a in step.args], **{k: value(a) for k, a in step.kwargs.items()})
+            if len(step.outs) == 1 and step.kind != "launch":
+                env[step.outs[0]] = result
+            else:
+                for slot, r in zip(step.outs, result):
+                    env[slot] = r
+        return [value(a) for a in self.returns]
+
+
+def _literal(op) -> torch.Tensor:
+    attr = op.attributes["value"]
+    array = np.array(ir.DenseElementsAttr(attr))
+    return torch.from_numpy(array.copy())
