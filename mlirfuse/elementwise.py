@@ -202,6 +202,7 @@ RULES: dict[str, Rule] = {
     },
     # boolean logic
     "torch.aten.logical_not": Rule("logical", lambda a, c: f"{a[0]} == 0"),
+    "torch.aten.bitwise_not": Rule("arith", lambda a, c: f"~{a[0]}"),
     "torch.aten.logical_and": _binary("{0} & {1}", "logical"),
     "torch.aten.logical_or": _binary("{0} | {1}", "logical"),
     "torch.aten.logical_xor": _binary("{0} ^ {1}", "logical"),
@@ -224,8 +225,6 @@ RULES: dict[str, Rule] = {
     ),
     "torch.aten._to_copy": Rule("cast", lambda a, c: a[0], constant_args=(1, 2, 3, 4, 5, 6), check=_to_copy_check),
     "torch.aten.clone": Rule("arith", lambda a, c: a[0], constant_args=(1,)),
-    "torch.aten.alias": Rule("arith", lambda a, c: a[0]),
-    "torch.aten.detach": Rule("arith", lambda a, c: a[0]),
 }
 
 

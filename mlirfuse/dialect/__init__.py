@@ -1,16 +1,13 @@
-"""The `fusion` dialect, defined in Python through `torch_mlir.dialects.ext`."""
+"""The `fusion` dialect: ops, builders and verifier."""
 
 from mlirfuse.dialect.fusion import (  # noqa: F401
     GROUP_KINDS,
-    Fusion,
-    GroupOp,
+    OPS,
     build_group,
     build_kernel,
     build_launch,
     build_yield,
     find_kernel,
-    KernelOp,
-    LaunchOp,
-    YieldOp,
     load_fusion_dialect,
+    verify_fusion_ops,
 )

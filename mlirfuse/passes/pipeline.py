@@ -89,6 +89,18 @@ def _python_pass(instance):
     return run
 
 
+def _verify_after(pass_name: str):
+    """The fusion ops' verifier (see mlirfuse.dialect.fusion) as a pass."""
+
+    def run(op, pass_):
+        from mlirfuse.dialect import verify_fusion_ops
+
+        if not verify_fusion_ops(op):
+            pass_.signal_pass_failure()
+
+    return run
+
+
 def build_pass_manager(
     pipeline: str | list[str],
     context: ir.Context,
@@ -114,6 +126,7 @@ def build_pass_manager(
                     pm.add(what)
                 except ValueError as e:
                     raise PipelineError(f"unknown pass or malformed pipeline element '{what}': {e}") from None
+            pm.add(_verify_after(what), name=f"verify-fusion-ops")
             if after_each is not None:
                 pm.add(lambda op, pass_, name=what: after_each(op, name), name=f"after-{what}")
         if print_ir_after_all:

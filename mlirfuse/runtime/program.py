@@ -94,6 +94,10 @@ class Program:
         if name == "torch.prim.ListConstruct":
             self._lists[op.results[0]] = [self._arg(v) for v in op.operands]
             return
+        if name == "torch.prim.ListUnpack":
+            outs = [self._slot(r) for r in op.results]
+            self.steps.append(Step(lambda xs: xs, [self._arg(op.operands[0])], {}, outs, "list", name))
+            return
         if name == "func.return":
             self.returns = [self._arg(v) for v in op.operands]
             return
@@ -144,7 +148,7 @@ class Program:
 
         for step in self.steps:
             result = step.fn(*[value(a) for a in step.args], **{k: value(a) for k, a in step.kwargs.items()})
-            if len(step.outs) == 1 and step.kind != "launch":
+            if len(step.outs) == 1 and step.kind not in ("launch", "list"):
                 env[step.outs[0]] = result
             else:
                 for slot, r in zip(step.outs, result):

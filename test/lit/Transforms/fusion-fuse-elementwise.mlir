@@ -1,0 +1,351 @@
+// RUN: mlirfuse-opt %s --split-input-file --fusion-fuse-elementwise | filecheck %s
+
+// A chain of elementwise ops becomes one group; the scalar constants it reads
+// are cloned into the body and the chain leaves nothing behind outside.
+
+// CHECK-LABEL: func.func @fuse_chain
+// CHECK-SAME:    (%[[A:.+]]: !torch.vtensor<[4,16],f32>, %[[B:.+]]: !torch.vtensor<[4,16],f32>)
+// CHECK-NOT:     torch.aten
+// CHECK:         %[[G:.+]] = "fusion.group"(%[[A]], %[[B]]) ({
+// CHECK-NEXT:    ^bb0(%[[X:.+]]: !torch.vtensor<[4,16],f32>, %[[Y:.+]]: !torch.vtensor<[4,16],f32>):
+// CHECK-NEXT:      %[[MUL:.+]] = torch.aten.mul.Tensor %[[X]], %[[Y]]
+// CHECK-NEXT:      %[[ONE:.+]] = torch.constant.float 1.000000e+00
+// CHECK-NEXT:      %[[ALPHA:.+]] = torch.constant.int 1
+// CHECK-NEXT:      %[[ADD:.+]] = torch.aten.add.Scalar %[[MUL]], %[[ONE]], %[[ALPHA]]
+// CHECK-NEXT:      %[[RELU:.+]] = torch.aten.relu %[[ADD]]
+// CHECK-NEXT:      %[[TANH:.+]] = torch.aten.tanh %[[RELU]]
+// CHECK-NEXT:      %[[SIG:.+]] = torch.aten.sigmoid %[[TANH]]
+// CHECK-NEXT:      "fusion.yield"(%[[SIG]]) : (!torch.vtensor<[4,16],f32>) -> ()
+// CHECK-NEXT:    }) {kind = "pointwise"} : (!torch.vtensor<[4,16],f32>, !torch.vtensor<[4,16],f32>) -> !torch.vtensor<[4,16],f32>
+// CHECK-NEXT:    return %[[G]] : !torch.vtensor<[4,16],f32>
+func.func @fuse_chain(%arg0: !torch.vtensor<[4,16],f32>, %arg1: !torch.vtensor<[4,16],f32>) -> !torch.vtensor<[4,16],f32> {
+  %int1 = torch.constant.int 1
+  %0 = torch.aten.mul.Tensor %arg0, %arg1 : !torch.vtensor<[4,16],f32>, !torch.vtensor<[4,16],f32> -> !torch.vtensor<[4,16],f32>
+  %float1 = torch.constant.float 1.000000e+00
+  %1 = torch.aten.add.Scalar %0, %float1, %int1 : !torch.vtensor<[4,16],f32>, !torch.float, !torch.int -> !torch.vtensor<[4,16],f32>
+  %2 = torch.aten.relu %1 : !torch.vtensor<[4,16],f32> -> !torch.vtensor<[4,16],f32>
+  %3 = torch.aten.tanh %2 : !torch.vtensor<[4,16],f32> -> !torch.vtensor<[4,16],f32>
+  %4 = torch.aten.sigmoid %3 : !torch.vtensor<[4,16],f32> -> !torch.vtensor<[4,16],f32>
+  return %4 : !torch.vtensor<[4,16],f32>
+}
+
+// -----
+
+// A [16] operand broadcast against [4,16] joins the group with its own type.
+
+// CHECK-LABEL: func.func @fuse_broadcast
+// CHECK-SAME:    (%[[A:.+]]: !torch.vtensor<[4,16],f32>, %[[BIAS:.+]]: !torch.vtensor<[16],f32>)
+// CHECK:         %[[G:.+]] = "fusion.group"(%[[A]], %[[BIAS]]) ({
+// CHECK-NEXT:    ^bb0(%[[X:.+]]: !torch.vtensor<[4,16],f32>, %[[Y:.+]]: !torch.vtensor<[16],f32>):
+// CHECK:           %[[ADD:.+]] = torch.aten.add.Tensor %[[X]], %[[Y]], %{{.+}} : !torch.vtensor<[4,16],f32>, !torch.vtensor<[16],f32>, !torch.int -> !torch.vtensor<[4,16],f32>
+// CHECK-NEXT:      %[[APPROX:.+]] = torch.constant.str "none"
+// CHECK-NEXT:      %[[GELU:.+]] = torch.aten.gelu %[[ADD]], %[[APPROX]]
+// CHECK-NEXT:      "fusion.yield"(%[[GELU]])
+// CHECK-NEXT:    }) {kind = "pointwise"} : (!torch.vtensor<[4,16],f32>, !torch.vtensor<[16],f32>) -> !torch.vtensor<[4,16],f32>
+// CHECK-NEXT:    return %[[G]]
+func.func @fuse_broadcast(%arg0: !torch.vtensor<[4,16],f32>, %arg1: !torch.vtensor<[16],f32>) -> !torch.vtensor<[4,16],f32> {
+  %int1 = torch.constant.int 1
+  %0 = torch.aten.add.Tensor %arg0, %arg1, %int1 : !torch.vtensor<[4,16],f32>, !torch.vtensor<[16],f32>, !torch.int -> !torch.vtensor<[4,16],f32>
+  %str = torch.constant.str "none"
+  %1 = torch.aten.gelu %0, %str : !torch.vtensor<[4,16],f32>, !torch.str -> !torch.vtensor<[4,16],f32>
+  return %1 : !torch.vtensor<[4,16],f32>
+}
+
+// -----
+
+// Scalar operands are constants cloned into the body, never group operands.
+
+// CHECK-LABEL: func.func @fuse_scalar_operands
+// CHECK-SAME:    (%[[A:.+]]: !torch.vtensor<[8],f32>)
+// CHECK:         %[[G:.+]] = "fusion.group"(%[[A]]) ({
+// CHECK-NEXT:    ^bb0(%[[X:.+]]: !torch.vtensor<[8],f32>):
+// CHECK-NEXT:      %[[TWO:.+]] = torch.constant.float 2.000000e+00
+// CHECK-NEXT:      %[[MUL:.+]] = torch.aten.mul.Scalar %[[X]], %[[TWO]]
+// CHECK-NEXT:      %[[HALF:.+]] = torch.constant.float 5.000000e-01
+// CHECK-NEXT:      %[[ALPHA:.+]] = torch.constant.int 1
+// CHECK-NEXT:      %[[SUB:.+]] = torch.aten.sub.Scalar %[[MUL]], %[[HALF]], %[[ALPHA]]
+// CHECK-NEXT:      %[[EXP:.+]] = torch.constant.int 2
+// CHECK-NEXT:      %[[POW:.+]] = torch.aten.pow.Tensor_Scalar %[[SUB]], %[[EXP]]
+// CHECK-NEXT:      "fusion.yield"(%[[POW]])
+// CHECK-NEXT:    }) {kind = "pointwise"} : (!torch.vtensor<[8],f32>) -> !torch.vtensor<[8],f32>
+// CHECK-NEXT:    return %[[G]]
+func.func @fuse_scalar_operands(%arg0: !torch.vtensor<[8],f32>) -> !torch.vtensor<[8],f32> {
+  %float2 = torch.constant.float 2.000000e+00
+  %0 = torch.aten.mul.Scalar %arg0, %float2 : !torch.vtensor<[8],f32>, !torch.float -> !torch.vtensor<[8],f32>
+  %float5 = torch.constant.float 5.000000e-01
+  %int1 = torch.constant.int 1
+  %1 = torch.aten.sub.Scalar %0, %float5, %int1 : !torch.vtensor<[8],f32>, !torch.float, !torch.int -> !torch.vtensor<[8],f32>
+  %int2 = torch.constant.int 2
+  %2 = torch.aten.pow.Tensor_Scalar %1, %int2 : !torch.vtensor<[8],f32>, !torch.int -> !torch.vtensor<[8],f32>
+  return %2 : !torch.vtensor<[8],f32>
+}
+
+// -----
+
+// dtype conversions are elementwise: f16 -> f32 -> exp -> f16 is one group.
+
+// CHECK-LABEL: func.func @fuse_casts
+// CHECK-SAME:    (%[[A:.+]]: !torch.vtensor<[8],f16>)
+// CHECK:         %[[G:.+]] = "fusion.group"(%[[A]]) ({
+// CHECK-NEXT:    ^bb0(%[[X:.+]]: !torch.vtensor<[8],f16>):
+// CHECK-NEXT:      %[[F32:.+]] = torch.constant.int 6
+// CHECK-NEXT:      %[[UP:.+]] = torch.prims.convert_element_type %[[X]], %[[F32]] : !torch.vtensor<[8],f16>, !torch.int -> !torch.vtensor<[8],f32>
+// CHECK-NEXT:      %[[EXP:.+]] = torch.aten.exp %[[UP]]
+// CHECK-NEXT:      %[[F16:.+]] = torch.constant.int 5
+// CHECK:           %[[DOWN:.+]] = torch.aten._to_copy %[[EXP]], %[[F16]], {{.+}} -> !torch.vtensor<[8],f16>
+// CHECK-NEXT:      "fusion.yield"(%[[DOWN]]) : (!torch.vtensor<[8],f16>) -> ()
+// CHECK-NEXT:    }) {kind = "pointwise"} : (!torch.vtensor<[8],f16>) -> !torch.vtensor<[8],f16>
+// CHECK-NEXT:    return %[[G]]
+func.func @fuse_casts(%arg0: !torch.vtensor<[8],f16>) -> !torch.vtensor<[8],f16> {
+  %int6 = torch.constant.int 6
+  %0 = torch.prims.convert_element_type %arg0, %int6 : !torch.vtensor<[8],f16>, !torch.int -> !torch.vtensor<[8],f32>
+  %1 = torch.aten.exp %0 : !torch.vtensor<[8],f32> -> !torch.vtensor<[8],f32>
+  %int5 = torch.constant.int 5
+  %none = torch.constant.none
+  %false = torch.constant.bool false
+  %2 = torch.aten._to_copy %1, %int5, %none, %none, %none, %false, %none : !torch.vtensor<[8],f32>, !torch.int, !torch.none, !torch.none, !torch.none, !torch.bool, !torch.none -> !torch.vtensor<[8],f16>
+  return %2 : !torch.vtensor<[8],f16>
+}
+
+// -----
+
+// A bool mask computed in the group feeds a where in the same group.
+
+// CHECK-LABEL: func.func @fuse_where_compare
+// CHECK-SAME:    (%[[A:.+]]: !torch.vtensor<[8],f32>, %[[B:.+]]: !torch.vtensor<[8],f32>)
+// CHECK:         %[[G:.+]] = "fusion.group"(%[[A]], %[[B]]) ({
+// CHECK-NEXT:    ^bb0(%[[X:.+]]: !torch.vtensor<[8],f32>, %[[Y:.+]]: !torch.vtensor<[8],f32>):
+// CHECK-NEXT:      %[[GT:.+]] = torch.aten.gt.Tensor %[[X]], %[[Y]] : {{.+}} -> !torch.vtensor<[8],i1>
+// CHECK-NEXT:      %[[SEL:.+]] = torch.aten.where.self %[[GT]], %[[X]], %[[Y]]
+// CHECK-NEXT:      %[[NEG:.+]] = torch.aten.neg %[[SEL]]
+// CHECK-NEXT:      "fusion.yield"(%[[NEG]])
+// CHECK-NEXT:    }) {kind = "pointwise"}
+// CHECK-NEXT:    return %[[G]]
+func.func @fuse_where_compare(%arg0: !torch.vtensor<[8],f32>, %arg1: !torch.vtensor<[8],f32>) -> !torch.vtensor<[8],f32> {
+  %0 = torch.aten.gt.Tensor %arg0, %arg1 : !torch.vtensor<[8],f32>, !torch.vtensor<[8],f32> -> !torch.vtensor<[8],i1>
+  %1 = torch.aten.where.self %0, %arg0, %arg1 : !torch.vtensor<[8],i1>, !torch.vtensor<[8],f32>, !torch.vtensor<[8],f32> -> !torch.vtensor<[8],f32>
+  %2 = torch.aten.neg %1 : !torch.vtensor<[8],f32> -> !torch.vtensor<[8],f32>
+  return %2 : !torch.vtensor<[8],f32>
+}
+
+// -----
+
+// A residual add reads a function argument next to the fused producer.
+
+// CHECK-LABEL: func.func @fuse_residual
+// CHECK-SAME:    (%[[A:.+]]: !torch.vtensor<[8],f32>, %[[B:.+]]: !torch.vtensor<[8],f32>)
+// CHECK:         %[[G:.+]] = "fusion.group"(%[[A]], %[[B]]) ({
+// CHECK-NEXT:    ^bb0(%[[X:.+]]: !torch.vtensor<[8],f32>, %[[Y:.+]]: !torch.vtensor<[8],f32>):
+// CHECK-NEXT:      %[[EXP:.+]] = torch.aten.exp %[[X]]
+// CHECK-NEXT:      %[[ALPHA:.+]] = torch.constant.int 1
+// CHECK-NEXT:      %[[ADD:.+]] = torch.aten.add.Tensor %[[EXP]], %[[Y]], %[[ALPHA]]
+// CHECK-NEXT:      "fusion.yield"(%[[ADD]])
+// CHECK-NEXT:    }) {kind = "pointwise"}
+// CHECK-NEXT:    return %[[G]]
+func.func @fuse_residual(%arg0: !torch.vtensor<[8],f32>, %arg1: !torch.vtensor<[8],f32>) -> !torch.vtensor<[8],f32> {
+  %int1 = torch.constant.int 1
+  %0 = torch.aten.exp %arg0 : !torch.vtensor<[8],f32> -> !torch.vtensor<[8],f32>
+  %1 = torch.aten.add.Tensor %0, %arg1, %int1 : !torch.vtensor<[8],f32>, !torch.vtensor<[8],f32>, !torch.int -> !torch.vtensor<[8],f32>
+  return %1 : !torch.vtensor<[8],f32>
+}
+
+// -----
+
+// linear is not elementwise: it stays outside, splitting the pointwise ops
+// before and after it into two groups.
+
+// CHECK-LABEL: func.func @fuse_around_matmul
+// CHECK-SAME:    (%[[A:.+]]: !torch.vtensor<[4,8],f32>, %[[W:.+]]: !torch.vtensor<[16,8],f32>, %[[BIAS:.+]]: !torch.vtensor<[16],f32>)
+// CHECK:         %[[PRO:.+]] = "fusion.group"(%[[A]]) ({
+// CHECK:           torch.aten.relu
+// CHECK-NEXT:      torch.aten.neg
+// CHECK-NEXT:      "fusion.yield"
+// CHECK-NEXT:    }) {kind = "pointwise"} : (!torch.vtensor<[4,8],f32>) -> !torch.vtensor<[4,8],f32>
+// CHECK-NEXT:    %[[MM:.+]] = torch.aten.linear %[[PRO]], %[[W]], %[[BIAS]]
+// CHECK-NEXT:    %[[EPI:.+]] = "fusion.group"(%[[MM]]) ({
+// CHECK:           torch.aten.sigmoid
+// CHECK-NEXT:      torch.aten.exp
+// CHECK-NEXT:      "fusion.yield"
+// CHECK-NEXT:    }) {kind = "pointwise"} : (!torch.vtensor<[4,16],f32>) -> !torch.vtensor<[4,16],f32>
+// CHECK-NEXT:    return %[[EPI]]
+func.func @fuse_around_matmul(%arg0: !torch.vtensor<[4,8],f32>, %w: !torch.vtensor<[16,8],f32>, %b: !torch.vtensor<[16],f32>) -> !torch.vtensor<[4,16],f32> {
+  %0 = torch.aten.relu %arg0 : !torch.vtensor<[4,8],f32> -> !torch.vtensor<[4,8],f32>
+  %1 = torch.aten.neg %0 : !torch.vtensor<[4,8],f32> -> !torch.vtensor<[4,8],f32>
+  %2 = torch.aten.linear %1, %w, %b : !torch.vtensor<[4,8],f32>, !torch.vtensor<[16,8],f32>, !torch.vtensor<[16],f32> -> !torch.vtensor<[4,16],f32>
+  %3 = torch.aten.sigmoid %2 : !torch.vtensor<[4,16],f32> -> !torch.vtensor<[4,16],f32>
+  %4 = torch.aten.exp %3 : !torch.vtensor<[4,16],f32> -> !torch.vtensor<[4,16],f32>
+  return %4 : !torch.vtensor<[4,16],f32>
+}
+
+// -----
+
+// exp is also read by mv outside the chain: it is fused and exported as a
+// second group result, which mv then reads.
+
+// CHECK-LABEL: func.func @fuse_multi_use_producer
+// CHECK-SAME:    (%[[A:.+]]: !torch.vtensor<[8],f32>, %[[W:.+]]: !torch.vtensor<[8,8],f32>)
+// CHECK:         %[[G:.+]]:2 = "fusion.group"(%[[A]]) ({
+// CHECK-NEXT:    ^bb0(%[[X:.+]]: !torch.vtensor<[8],f32>):
+// CHECK-NEXT:      %[[EXP:.+]] = torch.aten.exp %[[X]]
+// CHECK-NEXT:      %[[NEG:.+]] = torch.aten.neg %[[EXP]]
+// CHECK-NEXT:      "fusion.yield"(%[[NEG]], %[[EXP]]) : (!torch.vtensor<[8],f32>, !torch.vtensor<[8],f32>) -> ()
+// CHECK-NEXT:    }) {kind = "pointwise"} : (!torch.vtensor<[8],f32>) -> (!torch.vtensor<[8],f32>, !torch.vtensor<[8],f32>)
+// CHECK-NEXT:    %[[MV:.+]] = torch.aten.mv %[[W]], %[[G]]#1
+// CHECK-NEXT:    return %[[G]]#0, %[[MV]]
+func.func @fuse_multi_use_producer(%arg0: !torch.vtensor<[8],f32>, %w: !torch.vtensor<[8,8],f32>) -> (!torch.vtensor<[8],f32>, !torch.vtensor<[8],f32>) {
+  %0 = torch.aten.exp %arg0 : !torch.vtensor<[8],f32> -> !torch.vtensor<[8],f32>
+  %1 = torch.aten.neg %0 : !torch.vtensor<[8],f32> -> !torch.vtensor<[8],f32>
+  %2 = torch.aten.mv %w, %0 : !torch.vtensor<[8,8],f32>, !torch.vtensor<[8],f32> -> !torch.vtensor<[8],f32>
+  return %1, %2 : !torch.vtensor<[8],f32>, !torch.vtensor<[8],f32>
+}
+
+// -----
+
+// exp reaches add both directly and through mm: one group holding exp and
+// add would have to run both before and after mm.
+
+// CHECK-LABEL: func.func @no_fuse_cycle
+// CHECK-SAME:    (%[[A:.+]]: !torch.vtensor<[8,8],f32>)
+// CHECK:         %[[PRO:.+]] = "fusion.group"(%[[A]]) ({
+// CHECK-NEXT:    ^bb0(%[[X:.+]]: !torch.vtensor<[8,8],f32>):
+// CHECK-NEXT:      %[[EXP:.+]] = torch.aten.exp %[[X]]
+// CHECK-NEXT:      "fusion.yield"(%[[EXP]])
+// CHECK-NEXT:    }) {kind = "pointwise"}
+// CHECK-NEXT:    %[[MM:.+]] = torch.aten.mm %[[PRO]], %[[PRO]]
+// CHECK-NEXT:    %[[CON:.+]] = "fusion.group"(%[[PRO]], %[[MM]]) ({
+// CHECK-NOT:       torch.aten.exp
+// CHECK:           torch.aten.add.Tensor
+// CHECK-NEXT:      "fusion.yield"
+// CHECK-NEXT:    }) {kind = "pointwise"}
+// CHECK-NEXT:    return %[[CON]]
+func.func @no_fuse_cycle(%arg0: !torch.vtensor<[8,8],f32>) -> !torch.vtensor<[8,8],f32> {
+  %int1 = torch.constant.int 1
+  %0 = torch.aten.exp %arg0 : !torch.vtensor<[8,8],f32> -> !torch.vtensor<[8,8],f32>
+  %1 = torch.aten.mm %0, %0 : !torch.vtensor<[8,8],f32>, !torch.vtensor<[8,8],f32> -> !torch.vtensor<[8,8],f32>
+  %2 = torch.aten.add.Tensor %0, %1, %int1 : !torch.vtensor<[8,8],f32>, !torch.vtensor<[8,8],f32>, !torch.int -> !torch.vtensor<[8,8],f32>
+  return %2 : !torch.vtensor<[8,8],f32>
+}
+
+// -----
+
+// exp is [16] and also returned, so exporting it from a group iterating
+// over [4,16] is refused: a kernel writes all results over one space.
+
+// CHECK-LABEL: func.func @no_fuse_different_iteration_space
+// CHECK-SAME:    (%[[A:.+]]: !torch.vtensor<[4,16],f32>, %[[B:.+]]: !torch.vtensor<[16],f32>)
+// CHECK:         %[[PRO:.+]] = "fusion.group"(%[[B]]) ({
+// CHECK:           torch.aten.exp
+// CHECK-NEXT:      "fusion.yield"
+// CHECK-NEXT:    }) {kind = "pointwise"} : (!torch.vtensor<[16],f32>) -> !torch.vtensor<[16],f32>
+// CHECK-NEXT:    %[[CON:.+]] = "fusion.group"(%[[A]], %[[PRO]]) ({
+// CHECK-NOT:       torch.aten.exp
+// CHECK:           torch.aten.add.Tensor
+// CHECK-NEXT:      "fusion.yield"
+// CHECK-NEXT:    }) {kind = "pointwise"} : (!torch.vtensor<[4,16],f32>, !torch.vtensor<[16],f32>) -> !torch.vtensor<[4,16],f32>
+// CHECK-NEXT:    return %[[CON]], %[[PRO]]
+func.func @no_fuse_different_iteration_space(%arg0: !torch.vtensor<[4,16],f32>, %arg1: !torch.vtensor<[16],f32>) -> (!torch.vtensor<[4,16],f32>, !torch.vtensor<[16],f32>) {
+  %int1 = torch.constant.int 1
+  %0 = torch.aten.exp %arg1 : !torch.vtensor<[16],f32> -> !torch.vtensor<[16],f32>
+  %1 = torch.aten.add.Tensor %arg0, %0, %int1 : !torch.vtensor<[4,16],f32>, !torch.vtensor<[16],f32>, !torch.int -> !torch.vtensor<[4,16],f32>
+  return %1, %0 : !torch.vtensor<[4,16],f32>, !torch.vtensor<[16],f32>
+}
+
+// -----
+
+// softmax is a reduction, not an elementwise op: left exactly as it was.
+
+// CHECK-LABEL: func.func @no_fuse_unsupported_op
+// CHECK-SAME:    (%[[A:.+]]: !torch.vtensor<[4,16],f32>)
+// CHECK-NOT:     fusion.group
+// CHECK:         %[[DIM:.+]] = torch.constant.int 1
+// CHECK-NEXT:    %[[NONE:.+]] = torch.constant.none
+// CHECK-NEXT:    %[[SM:.+]] = torch.aten.softmax.int %[[A]], %[[DIM]], %[[NONE]]
+// CHECK-NEXT:    return %[[SM]]
+func.func @no_fuse_unsupported_op(%arg0: !torch.vtensor<[4,16],f32>) -> !torch.vtensor<[4,16],f32> {
+  %int1 = torch.constant.int 1
+  %none = torch.constant.none
+  %0 = torch.aten.softmax.int %arg0, %int1, %none : !torch.vtensor<[4,16],f32>, !torch.int, !torch.none -> !torch.vtensor<[4,16],f32>
+  return %0 : !torch.vtensor<[4,16],f32>
+}
+
+// -----
+
+// view and transpose change the iteration space: they stay outside and each
+// elementwise op between them gets its own group.
+
+// CHECK-LABEL: func.func @no_fuse_shape_change
+// CHECK:         %[[G0:.+]] = "fusion.group"
+// CHECK-NOT:       torch.aten.view
+// CHECK:           torch.aten.exp
+// CHECK-NEXT:      "fusion.yield"
+// CHECK-NEXT:    }) {kind = "pointwise"} : (!torch.vtensor<[4,16],f32>) -> !torch.vtensor<[4,16],f32>
+// CHECK:         %[[V0:.+]] = torch.aten.view %[[G0]], %{{.+}} -> !torch.vtensor<[64],f32>
+// CHECK-NEXT:    %[[G1:.+]] = "fusion.group"(%[[V0]]) ({
+// CHECK:           torch.aten.neg
+// CHECK-NEXT:      "fusion.yield"
+// CHECK-NEXT:    }) {kind = "pointwise"} : (!torch.vtensor<[64],f32>) -> !torch.vtensor<[64],f32>
+// CHECK:         %[[V1:.+]] = torch.aten.view %[[G1]], %{{.+}} -> !torch.vtensor<[4,16],f32>
+// CHECK:         %[[T:.+]] = torch.aten.transpose.int %[[V1]], %{{.+}} -> !torch.vtensor<[16,4],f32>
+// CHECK-NEXT:    %[[G2:.+]] = "fusion.group"(%[[T]]) ({
+// CHECK:           torch.aten.relu
+// CHECK-NEXT:      "fusion.yield"
+// CHECK-NEXT:    }) {kind = "pointwise"} : (!torch.vtensor<[16,4],f32>) -> !torch.vtensor<[16,4],f32>
+// CHECK-NEXT:    return %[[G2]]
+func.func @no_fuse_shape_change(%arg0: !torch.vtensor<[4,16],f32>) -> !torch.vtensor<[16,4],f32> {
+  %0 = torch.aten.exp %arg0 : !torch.vtensor<[4,16],f32> -> !torch.vtensor<[4,16],f32>
+  %int64 = torch.constant.int 64
+  %1 = torch.prim.ListConstruct %int64 : (!torch.int) -> !torch.list<int>
+  %2 = torch.aten.view %0, %1 : !torch.vtensor<[4,16],f32>, !torch.list<int> -> !torch.vtensor<[64],f32>
+  %3 = torch.aten.neg %2 : !torch.vtensor<[64],f32> -> !torch.vtensor<[64],f32>
+  %int4 = torch.constant.int 4
+  %int16 = torch.constant.int 16
+  %4 = torch.prim.ListConstruct %int4, %int16 : (!torch.int, !torch.int) -> !torch.list<int>
+  %5 = torch.aten.view %3, %4 : !torch.vtensor<[64],f32>, !torch.list<int> -> !torch.vtensor<[4,16],f32>
+  %int0 = torch.constant.int 0
+  %int1 = torch.constant.int 1
+  %6 = torch.aten.transpose.int %5, %int0, %int1 : !torch.vtensor<[4,16],f32>, !torch.int, !torch.int -> !torch.vtensor<[16,4],f32>
+  %7 = torch.aten.relu %6 : !torch.vtensor<[16,4],f32> -> !torch.vtensor<[16,4],f32>
+  return %7 : !torch.vtensor<[16,4],f32>
+}
+
+// -----
+
+// Kernels are specialized to static shapes: a `?` dimension is left alone.
+
+// CHECK-LABEL: func.func @no_fuse_dynamic_shape
+// CHECK-SAME:    (%[[A:.+]]: !torch.vtensor<[?,16],f32>)
+// CHECK-NOT:     fusion.group
+// CHECK:         %[[EXP:.+]] = torch.aten.exp %[[A]]
+// CHECK-NEXT:    %[[NEG:.+]] = torch.aten.neg %[[EXP]]
+// CHECK-NEXT:    return %[[NEG]]
+func.func @no_fuse_dynamic_shape(%arg0: !torch.vtensor<[?,16],f32>) -> !torch.vtensor<[?,16],f32> {
+  %0 = torch.aten.exp %arg0 : !torch.vtensor<[?,16],f32> -> !torch.vtensor<[?,16],f32>
+  %1 = torch.aten.neg %0 : !torch.vtensor<[?,16],f32> -> !torch.vtensor<[?,16],f32>
+  return %1 : !torch.vtensor<[?,16],f32>
+}
+
+// -----
+
+// A scalar known only at run time cannot be baked into a kernel.
+
+// CHECK-LABEL: func.func @no_fuse_nonconstant_scalar
+// CHECK-SAME:    (%[[A:.+]]: !torch.vtensor<[8],f32>, %[[S:.+]]: !torch.float)
+// CHECK-NOT:     fusion.group
+// CHECK:         %[[MUL:.+]] = torch.aten.mul.Scalar %[[A]], %[[S]]
+// CHECK-NEXT:    return %[[MUL]]
+func.func @no_fuse_nonconstant_scalar(%arg0: !torch.vtensor<[8],f32>, %arg1: !torch.float) -> !torch.vtensor<[8],f32> {
+  %0 = torch.aten.mul.Scalar %arg0, %arg1 : !torch.vtensor<[8],f32>, !torch.float -> !torch.vtensor<[8],f32>
+  return %0 : !torch.vtensor<[8],f32>
+}
+
+// -----
+
+// exp is fused for floating operands only.
+
+// CHECK-LABEL: func.func @no_fuse_integer_operand
+// CHECK-NOT:     fusion.group
+// CHECK:         torch.aten.exp %{{.+}} : !torch.vtensor<[8],si64> -> !torch.vtensor<[8],f32>
+func.func @no_fuse_integer_operand(%arg0: !torch.vtensor<[8],si64>) -> !torch.vtensor<[8],f32> {
+  %0 = torch.aten.exp %arg0 : !torch.vtensor<[8],si64> -> !torch.vtensor<[8],f32>
+  return %0 : !torch.vtensor<[8],f32>
+}

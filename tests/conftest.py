@@ -1,0 +1,30 @@
+"""Shared setup: Triton's interpreter on CPU and a private kernel cache.
+
+The environment is set at import time, before torch or mlirfuse is imported:
+`mlirfuse.compiler` picks the Triton mode when it is first imported.
+"""
+
+import os
+import shutil
+import tempfile
+
+os.environ.setdefault("TRITON_INTERPRET", "1")
+os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
+# Kernels written by this session must not leak into (or be served from) ~/.cache.
+_OWN_CACHE = None
+if not os.environ.get("MLIRFUSE_CACHE_DIR"):
+    _OWN_CACHE = tempfile.mkdtemp(prefix="mlirfuse-test-cache-")
+    os.environ["MLIRFUSE_CACHE_DIR"] = _OWN_CACHE
+
+import pytest  # noqa: E402
+import torch  # noqa: E402
+
+
+def pytest_sessionfinish(session, exitstatus):
+    if _OWN_CACHE is not None:
+        shutil.rmtree(_OWN_CACHE, ignore_errors=True)
+
+
+@pytest.fixture(autouse=True)
+def _seed():
+    torch.manual_seed(0)
