@@ -12,6 +12,7 @@ import os
 import sys
 import traceback
 
+from mlirfuse.dialect import verify_fusion_ops
 from mlirfuse.errors import MlirfuseError, PipelineError
 from mlirfuse.ir import ir, passmanager
 from mlirfuse.passes import PASSES, PIPELINES, get_pass_class
@@ -76,6 +77,9 @@ def _python_pass(instance):
         try:
             with op.context, ir.Location.unknown(op.context):
                 instance.apply(op)
+                # The fusion ops' verifier (see mlirfuse.dialect.fusion) after each of our passes.
+                if not verify_fusion_ops(op):
+                    pass_.signal_pass_failure()
         except MlirfuseError as e:
             op.location.emit_error(f"{instance.name}: {e}")
             pass_.signal_pass_failure()
@@ -86,18 +90,6 @@ def _python_pass(instance):
             pass_.signal_pass_failure()
 
     run.__name__ = instance.name
-    return run
-
-
-def _verify_after(pass_name: str):
-    """The fusion ops' verifier (see mlirfuse.dialect.fusion) as a pass."""
-
-    def run(op, pass_):
-        from mlirfuse.dialect import verify_fusion_ops
-
-        if not verify_fusion_ops(op):
-            pass_.signal_pass_failure()
-
     return run
 
 
@@ -126,7 +118,6 @@ def build_pass_manager(
                     pm.add(what)
                 except ValueError as e:
                     raise PipelineError(f"unknown pass or malformed pipeline element '{what}': {e}") from None
-            pm.add(_verify_after(what), name=f"verify-fusion-ops")
             if after_each is not None:
                 pm.add(lambda op, pass_, name=what: after_each(op, name), name=f"after-{what}")
         if print_ir_after_all:

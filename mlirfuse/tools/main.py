@@ -1,8 +1,9 @@
 """mlirfuse: the main CLI.
 
-    mlirfuse demo [--out DIR]    compile the bundled transformer block, print
-                                 the fusion report, write IR and Triton
-                                 sources, run it and compare with eager
+    mlirfuse demo [--out DIR] [--aot SM]
+        compile the bundled transformer block, print the fusion report,
+        write IR and Triton sources, run it (Triton interpreter on CPU) and
+        compare with eager, then compile the kernels ahead of time for sm_SM
 """
 
 from __future__ import annotations
@@ -14,8 +15,6 @@ from pathlib import Path
 
 def fusion_report(cm) -> str:
     """The table the README explains: totals, then one row per kernel."""
-    from mlirfuse.ir import ir
-
     s = cm.stats
     lines = [
         "mlirfuse fusion report",
@@ -48,11 +47,10 @@ def fusion_report(cm) -> str:
             unfused[step.name] = unfused.get(step.name, 0) + 1
     lines.append("")
     lines.append("  unfused: " + (", ".join(f"{n.removeprefix('torch.')} x{c}" for n, c in unfused.items()) or "none"))
-    _ = ir
     return "\n".join(lines)
 
 
-def demo(out: Path) -> int:
+def demo(out: Path, arch: int) -> int:
     import mlirfuse
     import torch
     from mlirfuse.models import TinyBlock, demo_inputs
@@ -77,6 +75,15 @@ def demo(out: Path) -> int:
     err = (got - want).abs().max().item()
     ok = torch.allclose(got, want, rtol=1e-5, atol=1e-5)
     print(f"max abs error vs eager PyTorch: {err:.3e} ({'ok' if ok else 'MISMATCH'})")
+
+    if arch:
+        from mlirfuse.runtime.aot import compile_kernels
+
+        compiled = compile_kernels(list(cm.kernels.values()), arch=arch)
+        for c in compiled:
+            (kernels / f"{c.name}.sm{arch}.cubin").write_bytes(c.cubin)
+        size = sum(len(c.cubin) for c in compiled)
+        print(f"AOT-compiled {len(compiled)} kernels for sm_{arch} ({size // 1024} KiB of cubin) under {kernels}/")
     return 0 if ok else 1
 
 
@@ -85,9 +92,10 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     d = sub.add_parser("demo", help="compile, report, run and check the bundled transformer block")
     d.add_argument("--out", type=Path, default=Path("demo-out"), help="folder for the IR and Triton sources")
+    d.add_argument("--aot", type=int, default=90, metavar="SM", help="also compile the kernels for sm_SM (0: skip)")
     args = parser.parse_args(argv)
     if args.command == "demo":
-        return demo(args.out)
+        return demo(args.out, args.aot)
     return 1
 
 

@@ -1,0 +1,101 @@
+"""Ahead-of-time compilation of generated kernels for real GPUs, no GPU needed.
+
+`triton.compile(ASTSource(...), target=GPUTarget("cuda", arch, 32))` turns a
+kernel into a cubin on any machine. It cannot run in a process where the
+Triton interpreter has run (the interpreter patches `triton.language`), so
+each kernel compiles in a worker subprocess; several workers run at once.
+
+    python -m mlirfuse.runtime.aot KERNEL.py NAME SIGNATURE_JSON ARCH OUT.cubin
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from mlirfuse.errors import MlirfuseError
+from mlirfuse.lowering.triton import TritonKernel
+
+POINTER_TYPES = {
+    "float32": "*fp32", "float16": "*fp16", "bfloat16": "*bf16", "float64": "*fp64",
+    "int64": "*i64", "int32": "*i32", "int16": "*i16", "int8": "*i8", "uint8": "*u8", "bool": "*i1",
+}
+BLOCK = 1024
+
+
+@dataclass(frozen=True)
+class CompiledKernel:
+    name: str
+    arch: int
+    cubin: bytes
+
+
+def signature(kernel: TritonKernel) -> dict[str, str]:
+    """Triton's signature for the kernel's parameters, in order."""
+    sig = {}
+    for i, t in enumerate(kernel.inputs):
+        sig[f"in{i}"] = POINTER_TYPES[t.dtype]
+    for j, t in enumerate(kernel.outputs):
+        sig[f"out{j}"] = POINTER_TYPES[t.dtype]
+    for k in range(len(kernel.scalars)):
+        sig[f"c{k}"] = "fp32"
+    numel = 1
+    for d in kernel.shape:
+        numel *= d
+    index = "i64" if numel >= 2**31 else "i32"
+    sig["xnumel"] = index
+    for d in range(1, len(kernel.shape)):
+        sig[f"s{d}"] = index
+    for i in range(len(kernel.inputs)):
+        for d in range(len(kernel.shape)):
+            sig[f"in{i}_st{d}"] = index
+    sig["XBLOCK"] = "constexpr"
+    return sig
+
+
+def compile_kernels(kernels: list[TritonKernel], arch: int = 90, jobs: int | None = None) -> list[CompiledKernel]:
+    """Compile each kernel to a cubin for sm_<arch>, in parallel worker processes."""
+    from mlirfuse.runtime.kernels import write_source
+
+    def one(kernel: TritonKernel) -> CompiledKernel:
+        path = write_source(kernel)
+        with tempfile.TemporaryDirectory() as tmp:
+            out = Path(tmp) / "kernel.cubin"
+            env = dict(os.environ)
+            env.pop("TRITON_INTERPRET", None)
+            env.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
+            proc = subprocess.run(
+                [sys.executable, "-m", "mlirfuse.runtime.aot", str(path), kernel.name, json.dumps(signature(kernel)), str(arch), str(out)],
+                capture_output=True, text=True, env=env,
+            )
+            if proc.returncode != 0:
+                raise MlirfuseError(f"Triton could not compile @{kernel.name} for sm_{arch}:\n{proc.stderr[-4000:]}")
+            return CompiledKernel(kernel.name, arch, out.read_bytes())
+
+    with ThreadPoolExecutor(max_workers=jobs or os.cpu_count() or 1) as pool:
+        return list(pool.map(one, kernels))
+
+
+def _worker(path: str, name: str, sig_json: str, arch: str, out: str) -> None:
+    import importlib.util
+
+    import triton
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+
+    spec = importlib.util.spec_from_file_location(f"mlirfuse_aot_{name}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    source = ASTSource(fn=getattr(module, name), signature=json.loads(sig_json), constexprs={"XBLOCK": BLOCK})
+    compiled = triton.compile(source, target=GPUTarget("cuda", int(arch), 32))
+    Path(out).write_bytes(compiled.asm["cubin"])
+
+
+if __name__ == "__main__":
+    _worker(*sys.argv[1:6])
