@@ -18,7 +18,7 @@ choose_triton_mode()  # must precede torch.export, which imports triton
 import torch  # noqa: E402
 from torch.utils import _pytree as pytree  # noqa: E402
 
-from mlirfuse.errors import CompilationError  # noqa: E402, InputMismatchError
+from mlirfuse.errors import CompilationError, InputMismatchError  # noqa: E402
 from mlirfuse.frontend.importer import ImportedProgram, import_module
 from mlirfuse.ir import ir
 from mlirfuse.passes import default_pipeline

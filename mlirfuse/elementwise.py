@@ -154,7 +154,8 @@ RULES: dict[str, Rule] = {
     "torch.aten.reciprocal": _unary("1.0 / {0}"),
     "torch.aten.sigmoid": _unary("tl.sigmoid({0})"),
     "torch.aten.tanh": Rule("arith", lambda a, c: _tanh(a[0]), float_only=True),
-    "torch.aten.sign": Rule("arith", lambda a, c: f"tl.where({a[0]} > 0, 1, tl.where({a[0]} < 0, -1, {a[0]} * 0))", float_only=True),
+    # eager's sign(nan) is 0
+    "torch.aten.sign": Rule("arith", lambda a, c: f"tl.where({a[0]} > 0, 1, tl.where({a[0]} < 0, -1, 0))", float_only=True),
     "torch.aten.silu": _unary("{0} * tl.sigmoid({0})"),
     "torch.aten.gelu": Rule(
         "arith", _gelu, constant_args=(1,), float_only=True,
@@ -206,6 +207,12 @@ RULES: dict[str, Rule] = {
     "torch.aten.logical_and": _binary("{0} & {1}", "logical"),
     "torch.aten.logical_or": _binary("{0} | {1}", "logical"),
     "torch.aten.logical_xor": _binary("{0} ^ {1}", "logical"),
+    "torch.aten.__and__.Tensor": _binary("{0} & {1}"),
+    "torch.aten.__or__.Tensor": _binary("{0} | {1}"),
+    "torch.aten.__xor__.Tensor": _binary("{0} ^ {1}"),
+    "torch.aten.bitwise_and.Tensor": _binary("{0} & {1}"),
+    "torch.aten.bitwise_or.Tensor": _binary("{0} | {1}"),
+    "torch.aten.bitwise_xor.Tensor": _binary("{0} ^ {1}"),
     # selection
     "torch.aten.where.self": Rule("select", lambda a, c: f"tl.where({a[0]}, {a[1]}, {a[2]})", tensor_args=(0, 1, 2)),
     "torch.aten.where.ScalarOther": Rule(
@@ -213,6 +220,9 @@ RULES: dict[str, Rule] = {
     ),
     "torch.aten.where.ScalarSelf": Rule(
         "select", lambda a, c: f"tl.where({a[0]}, {a[1]}, {a[2]})", constant_args=(1,), tensor_args=(0, 2)
+    ),
+    "torch.aten.where.Scalar": Rule(
+        "select", lambda a, c: f"tl.where({a[0]}, {a[1]}, {a[2]})", constant_args=(1, 2), tensor_args=(0,)
     ),
     "torch.aten.masked_fill.Scalar": Rule(
         "select", lambda a, c: f"tl.where({a[1]}, {a[2]}, {a[0]})", constant_args=(2,), cond=1, tensor_args=(0, 1)

@@ -165,17 +165,21 @@ LOGICAL = [
     case("logical_and_float", torch.logical_and, grid(2), A + "logical_and"),
 ]
 
+def masked(n: int = 1):
+    """A bool mask and `n` float tensors."""
+    return lambda: (torch.rand(SHAPE) > 0.5,) + tuple(torch.randn(SHAPE) for _ in range(n))
+
+
 SELECT = [
-    case("where_tensor", lambda x, y: torch.where(x > 0, x, y), randn(2), A + "where.self"),
-    case("where_bool_input", torch.where, lambda: (torch.rand(SHAPE) > 0.5, torch.randn(SHAPE), torch.randn(SHAPE)),
-         A + "where.self"),
-    case("where_scalar_other", lambda x: torch.where(x > 0, x, 0.5), randn(), A + "where.ScalarOther"),
-    case("where_scalar_self", lambda x: torch.where(x > 0, -0.5, x), randn(), A + "where.ScalarSelf"),
-    case("where_scalars", lambda x: torch.where(x > 0, 1.0, 0.0), randn(), A + "where"),
-    case("masked_fill", lambda x: x.masked_fill(x < 0, 0.0), randn(), A + "masked_fill.Scalar"),
-    case("masked_fill_mask_input", lambda x, m: x.masked_fill(m, 2.0),
-         lambda: (torch.randn(SHAPE), torch.rand(SHAPE) > 0.5), A + "masked_fill.Scalar"),
-    case("masked_fill_neg_inf", lambda x: x.masked_fill(x > 0.5, float("-inf")), randn(), A + "masked_fill.Scalar"),
+    case("where_tensor", torch.where, masked(2), A + "where.self"),
+    case("where_scalar_other", lambda m, x: torch.where(m, x, 0.5), masked(), A + "where.ScalarOther"),
+    case("where_scalar_self", lambda m, y: torch.where(m, -0.5, y), masked(), A + "where.ScalarSelf"),
+    case("where_scalars", lambda m: torch.where(m, 1.0, 0.0), masked(0), A + "where"),
+    case("masked_fill", lambda m, x: x.masked_fill(m, 2.0), masked(), A + "masked_fill.Scalar"),
+    case("masked_fill_neg_inf", lambda m, x: x.masked_fill(m, float("-inf")), masked(), A + "masked_fill.Scalar"),
+    # The usual spelling: the mask is computed from the value it selects from.
+    case("where_from_own_mask", lambda x, y: torch.where(x > 0, x, y), randn(2), A + "where.self"),
+    case("masked_fill_from_own_mask", lambda x: x.masked_fill(x < 0, 0.0), randn(), A + "masked_fill.Scalar"),
 ]
 
 CASTS = [
@@ -240,21 +244,35 @@ def test_mixed_precision_promotes():
 @pytest.mark.parametrize("dtype", [torch.int32, torch.int64], ids=str)
 def test_integer_arithmetic(dtype):
     a, b = ints(dtype, 2)()
-    cm = compile_and_compare(
-        lambda a, b: torch.maximum(torch.relu(a + 2 * b - 3) * a, -b.abs()) + torch.neg(a), (a, b)
-    )
+    cm = compile_and_compare(lambda a, b: torch.neg(torch.relu(torch.add(a, b, alpha=2) - 3).abs() * 5), (a, b))
     assert cm(a, b).dtype == dtype
 
 
-def test_integer_alpha_and_scalar_ops():
-    a, b = ints(torch.int32, 2)()
-    compile_and_compare(lambda a, b: torch.sub(torch.add(a, b, alpha=3), 7) * 5, (a, b))
+@pytest.mark.parametrize("dtype", [torch.int32, torch.int64], ids=str)
+def test_integer_binary_ops(dtype):
+    a, b = ints(dtype, 2)()
+    compile_and_compare(lambda a, b: (torch.maximum(a, b), torch.minimum(a, b), a * b, a - b), (a, b))
 
 
 def test_int32_int64_promotion():
     a, b = ints(torch.int32)()[0], ints(torch.int64)()[0]
-    cm = compile_and_compare(lambda a, b: a * b + a, (a, b))
+    cm = compile_and_compare(lambda a, b: torch.relu(a * b - 2), (a, b))
     assert cm(a, b).dtype == torch.int64
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=str)
+def test_half_compared_with_python_float(dtype):
+    # Eager rounds the scalar to the tensor's dtype before comparing, so a
+    # tensor holding round(0.1) equals 0.1; the values sit exactly on the
+    # rounded scalars to make any difference visible.
+    x = torch.tensor([0.1, 0.2, 0.3, 1 / 3, 0.7] * 4, dtype=dtype).view(4, 5)
+    compile_and_compare(lambda x: (x == 0.1, x > 0.1, x <= 0.3, x >= 1 / 3), (x,))
+
+
+def test_integer_tensor_with_float_scalar():
+    a = ints(torch.int64)()[0]
+    cm = compile_and_compare(lambda a: (a * 0.5, a / 2), (a,))
+    assert all(t.dtype == torch.float32 for t in cm(a))
 
 
 def test_integer_true_division_gives_float():
@@ -266,18 +284,26 @@ def test_integer_true_division_gives_float():
 
 def test_integer_compared_with_float_scalar():
     a = ints(torch.int32)()[0]
-    compile_and_compare(lambda a: (a > 0.5) | (a == -2), (a,))
+    compile_and_compare(lambda a: (a > 0.5, a == -2, a <= -1.5), (a,))
 
 
 def test_bool_outputs():
     x, y = torch.randn(SHAPE), torch.randn(SHAPE)
-    cm = compile_and_compare(lambda x, y: (x > 0) & (y < 0) | ~(x <= y), (x, y))
+    cm = compile_and_compare(lambda x, y: torch.logical_not(~(x <= y)), (x, y))
     assert cm(x, y).dtype == torch.bool
 
 
-def test_bool_and_float_outputs_from_one_chain():
-    x = torch.randn(SHAPE)
-    compile_and_compare(lambda x: (torch.relu(x) * 2, torch.relu(x) > 0.5), (x,))
+def test_bool_operators():
+    # `&`, `|` and `~` on bool tensors are how masks are usually written.
+    a, b = torch.rand(SHAPE) > 0.5, torch.rand(SHAPE) > 0.5
+    compile_and_compare(lambda a, b: (a & b, a | b, ~a), (a, b))
+
+
+def test_bool_xor_operator_runs():
+    # `^` imports as a generic `torch.operator "torch.aten.__xor__.Tensor"`;
+    # fused or not, the compiled module must run it.
+    a, b = torch.rand(SHAPE) > 0.5, torch.rand(SHAPE) > 0.5
+    compile_and_compare(lambda a, b: a ^ b, (a, b), fused=False)
 
 
 # --- layouts and broadcasting -------------------------------------------------------------------
@@ -297,7 +323,7 @@ def test_noncontiguous_input_at_call_time(kind):
     y = torch.randn(SHAPE)
     assert not x.is_contiguous()
     # Compiled for contiguous inputs; the kernel addresses inputs through their strides.
-    model_fn = lambda x, y: torch.tanh(x * y) - x  # noqa: E731
+    model_fn = lambda x, y: torch.tanh(x * y) - 0.5  # noqa: E731
     cm = compile_and_compare(model_fn, (x.contiguous(), y))
     torch.testing.assert_close(cm(x, y), model_fn(x, y))
 
@@ -309,12 +335,12 @@ def test_noncontiguous_example_input():
 
 def test_broadcast_vector_against_matrix():
     v, m = torch.randn(16), torch.randn(4, 16)
-    compile_and_compare(lambda v, m: torch.relu(v + m) * v, (v, m), op=A + "add.Tensor")
+    compile_and_compare(lambda v, m: torch.relu(v + m) * 2, (v, m), op=A + "add.Tensor")
 
 
 def test_broadcast_zero_dim_tensor():
     s, m = torch.tensor(1.5), torch.randn(4, 16)
-    compile_and_compare(lambda s, m: torch.sigmoid(m * s) - s, (s, m), op=A + "mul.Tensor")
+    compile_and_compare(lambda s, m: torch.sigmoid(m * s) - 1, (s, m), op=A + "mul.Tensor")
 
 
 def test_zero_dim_only():

@@ -46,9 +46,16 @@ def export(model: torch.nn.Module, example_inputs: tuple) -> ExportedProgram:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             program = torch.export.export(model, tuple(example_inputs), strict=False)
-            return program.run_decompositions({})
+            program = program.run_decompositions({})
     except Exception as e:
         raise UnsupportedModelError(f"torch.export could not trace {type(model).__name__}: {e}") from e
+    # Export checks dtypes after casts with _assert_tensor_metadata; the IR's
+    # types already say the same, and the op computes nothing.
+    graph = program.graph_module.graph
+    for node in list(graph.nodes):
+        if node.op == "call_function" and node.target is torch.ops.aten._assert_tensor_metadata.default:
+            graph.erase_node(node)
+    return program
 
 
 def import_program(program: ExportedProgram, func_name: str = "forward") -> ImportedProgram:

@@ -98,6 +98,8 @@ class _Emitter:
             else:
                 consts.append(self.consts.get(operand, constant_value(operand)))
         target = self._target_dtype(rule, result, tensors, consts)
+        if rule.kind == "compare":
+            consts = _round_scalars(consts, promote([tensor_type(op.operands[i].type).dtype for i in tensors]))
         args = []
         for i, c in enumerate(consts):
             if i in tensors:
@@ -124,6 +126,17 @@ class _Emitter:
                 dtype = "float32"
             return compute_dtype(dtype)
         return result.dtype
+
+
+def _round_scalars(consts: list, dtype: str) -> list:
+    """Eager compares an f16/bf16 tensor with a Python float rounded to that dtype."""
+    if dtype not in ("float16", "bfloat16"):
+        return consts
+    import torch
+
+    return [
+        float(torch.tensor(c, dtype=getattr(torch, dtype)).item()) if isinstance(c, float) else c for c in consts
+    ]
 
 
 def lower_kernel(kernel) -> TritonKernel:

@@ -2,7 +2,8 @@
 
 Inside the body: scalar constants that come in as operands are cloned in,
 dead ops are erased and common subexpressions merged. On the op: duplicate
-operands are merged and results nobody uses are dropped. The canonical form
+operands are merged and results nobody uses are dropped. Between groups:
+two groups with the same operands and body are merged. The canonical form
 is what deduplication compares, so two groups computing the same thing
 print the same.
 """
@@ -113,7 +114,7 @@ def canonicalize_group(group, rewriter) -> bool:
 
 @dataclasses.dataclass(frozen=True)
 class Canonicalize(ModulePass):
-    """Canonicalize fusion.group ops: inline scalar constants, CSE and DCE in bodies, merge duplicate operands, drop unused results.
+    """Canonicalize fusion.group ops: inline scalar constants, CSE and DCE in bodies, merge duplicate operands, drop unused results, merge identical groups.
 
     Upstream `cse` and `canonicalize` also run on modules holding groups; this
     pass adds what they do not know about group operands and results.
@@ -123,3 +124,36 @@ class Canonicalize(ModulePass):
 
     def apply(self, module: ir.Operation) -> None:
         apply_patterns(module, [("fusion.group", canonicalize_group)])
+        merge_identical_groups(module)
+
+
+def merge_identical_groups(module: ir.Operation) -> None:
+    """Groups with the same operands and the same canonical body compute the same values.
+
+    Upstream `cse` would do this for a Pure op; the fusion ops are
+    unregistered (see mlirfuse.dialect.fusion), so it is done here.
+    """
+    from mlirfuse.passes.outline import canonical_form
+
+    blocks = []
+
+    def visit(op):
+        if op.name == "fusion.group":
+            block = op.block
+            if block not in blocks:
+                blocks.append(block)
+        return ir.WalkResult.ADVANCE
+
+    module.walk(visit)
+    for block in blocks:
+        seen = {}
+        for op in list(block.operations):
+            if op.operation.name != "fusion.group":
+                continue
+            key = (tuple(op.operands), canonical_form(op))
+            if key in seen:
+                for old, new in zip(op.results, seen[key].results):
+                    old.replace_all_uses_with(new)
+                op.operation.erase()
+            else:
+                seen[key] = op

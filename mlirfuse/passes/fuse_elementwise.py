@@ -73,6 +73,11 @@ def why_not_merge(producer, consumer) -> str | None:
     return None
 
 
+def _defined_by(value: ir.Value, op) -> bool:
+    owner = defining_op(value)
+    return owner is not None and owner == op.operation
+
+
 def _used_outside(value: ir.Value, consumer) -> bool:
     return any(use.owner.operation != consumer.operation for use in value.uses)
 
@@ -94,7 +99,7 @@ def _dependents_between(producer, consumer) -> tuple[list, bool]:
         if not started:
             continue
         if op.operation == consumer.operation:
-            cycle = any(v in tainted and defining_op(v) != producer.operation for v in consumer.operands)
+            cycle = any(v in tainted and not _defined_by(v, producer) for v in consumer.operands)
             return dependents, cycle
         if any(v in tainted for v in op.operands):
             dependents.append(op)
@@ -105,7 +110,7 @@ def _dependents_between(producer, consumer) -> tuple[list, bool]:
 def _merge(producer, consumer, rewriter) -> None:
     dependents, _ = _dependents_between(producer, consumer)
     inputs: list[ir.Value] = []
-    for v in list(producer.operands) + [v for v in consumer.operands if defining_op(v) != producer.operation]:
+    for v in list(producer.operands) + [v for v in consumer.operands if not _defined_by(v, producer)]:
         if v not in inputs:
             inputs.append(v)
     exported = [r for r in producer.results if _used_outside(r, consumer)]
@@ -121,7 +126,7 @@ def _merge(producer, consumer, rewriter) -> None:
 
     c_ops, c_yield = body_ops(consumer)
     for old, v in zip(consumer.regions[0].blocks[0].arguments, consumer.operands):
-        mapping[old] = produced[result_index(v)] if defining_op(v) == producer.operation else arg_of[v]
+        mapping[old] = produced[result_index(v)] if _defined_by(v, producer) else arg_of[v]
     clone_ops_into(c_ops, block, mapping)
     build_yield(
         [mapping[v] for v in c_yield.operands] + [produced[result_index(r)] for r in exported],

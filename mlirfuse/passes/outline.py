@@ -16,10 +16,20 @@ from mlirfuse.ir import ir
 from mlirfuse.passes.base import ModulePass
 
 
+_SSA_NAME = re.compile(r"%[A-Za-z0-9_.$-]+")
+
+
 def canonical_form(kernel) -> str:
-    """The text two kernels share exactly when they compute the same thing."""
-    state = kernel.operation.get_asm(print_generic_op_form=True, use_local_scope=True, enable_debug_info=False)
-    return re.sub(r'sym_name = "[^"]*"', 'sym_name = ""', state)
+    """The text two kernels share exactly when they compute the same thing.
+
+    Generic form without locations, the symbol name blanked, and SSA names
+    renumbered in order of appearance (the printer numbers values by their
+    position in the whole module, so identical bodies print different names).
+    """
+    text = kernel.operation.get_asm(print_generic_op_form=True, use_local_scope=True, enable_debug_info=False)
+    text = re.sub(r'sym_name = "[^"]*"', 'sym_name = ""', text)
+    names: dict[str, str] = {}
+    return _SSA_NAME.sub(lambda m: names.setdefault(m.group(0), f"%v{len(names)}"), text)
 
 
 def kernel_name(kernel, index: int) -> str:

@@ -115,7 +115,7 @@ class Program:
             return
         if name == "torch.operator":
             target = op.attributes["name"].value
-            overload = aten_overload("torch." + target)
+            overload = aten_overload(target if target.startswith("torch.") else "torch." + target)
         elif name.startswith(("torch.aten.", "torch.prims.")):
             overload = aten_overload(name)
         else:
@@ -148,6 +148,8 @@ class Program:
 
         for step in self.steps:
             result = step.fn(*[value(a) for a in step.args], **{k: value(a) for k, a in step.kwargs.items()})
+            if not step.outs:
+                continue
             if len(step.outs) == 1 and step.kind not in ("launch", "list"):
                 env[step.outs[0]] = result
             else:

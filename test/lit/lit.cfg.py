@@ -1,4 +1,4 @@
-# Lit configuration for mlirfuse: `lit test/lit` from the repository root.
+# Lit configuration for mlirfuse: `lit -v test/lit` from the repository root.
 #
 # Tools come from the Python environment that runs lit (the virtualenv's bin
 # directory), so `mlirfuse-opt`, `filecheck` and `%PYTHON` always agree.
@@ -9,7 +9,9 @@ import sys
 import lit.formats
 
 config.name = "mlirfuse"
-config.test_format = lit.formats.ShTest(execute_external=True)
+# lit's internal shell: it has `not` built in, and lit 23 refuses
+# execute_external=True (deprecated, removed in lit 24) unless forced.
+config.test_format = lit.formats.ShTest(execute_external=False)
 config.suffixes = [".mlir", ".py"]
 config.excludes = ["lit.cfg.py", "Output", "__pycache__"]
 
@@ -24,9 +26,3 @@ for name in ("HOME", "MLIRFUSE_CACHE_DIR", "TRITON_INTERPRET"):
         config.environment[name] = os.environ[name]
 
 config.substitutions.append(("%PYTHON", sys.executable))
-
-# Lit's external shell has no builtin `not` (LLVM ships it as a binary);
-# a `not` word (not part of a path or name) runs Inputs/not.py instead.
-config.excludes.append("Inputs")
-not_py = os.path.join(os.path.dirname(__file__), "Inputs", "not.py")
-config.substitutions.append((r"(?<![\w./-])not(?=\s)", "%s %s" % (sys.executable, not_py)))

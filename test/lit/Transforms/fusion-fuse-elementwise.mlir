@@ -8,10 +8,10 @@
 // CHECK-NOT:     torch.aten
 // CHECK:         %[[G:.+]] = "fusion.group"(%[[A]], %[[B]]) ({
 // CHECK-NEXT:    ^bb0(%[[X:.+]]: !torch.vtensor<[4,16],f32>, %[[Y:.+]]: !torch.vtensor<[4,16],f32>):
-// CHECK-NEXT:      %[[MUL:.+]] = torch.aten.mul.Tensor %[[X]], %[[Y]]
-// CHECK-NEXT:      %[[ONE:.+]] = torch.constant.float 1.000000e+00
-// CHECK-NEXT:      %[[ALPHA:.+]] = torch.constant.int 1
-// CHECK-NEXT:      %[[ADD:.+]] = torch.aten.add.Scalar %[[MUL]], %[[ONE]], %[[ALPHA]]
+// CHECK-DAG:       %[[MUL:.+]] = torch.aten.mul.Tensor %[[X]], %[[Y]]
+// CHECK-DAG:       %[[ONE:.+]] = torch.constant.float 1.000000e+00
+// CHECK-DAG:       %[[ALPHA:.+]] = torch.constant.int 1
+// CHECK:           %[[ADD:.+]] = torch.aten.add.Scalar %[[MUL]], %[[ONE]], %[[ALPHA]]
 // CHECK-NEXT:      %[[RELU:.+]] = torch.aten.relu %[[ADD]]
 // CHECK-NEXT:      %[[TANH:.+]] = torch.aten.tanh %[[RELU]]
 // CHECK-NEXT:      %[[SIG:.+]] = torch.aten.sigmoid %[[TANH]]
@@ -59,13 +59,13 @@ func.func @fuse_broadcast(%arg0: !torch.vtensor<[4,16],f32>, %arg1: !torch.vtens
 // CHECK-SAME:    (%[[A:.+]]: !torch.vtensor<[8],f32>)
 // CHECK:         %[[G:.+]] = "fusion.group"(%[[A]]) ({
 // CHECK-NEXT:    ^bb0(%[[X:.+]]: !torch.vtensor<[8],f32>):
-// CHECK-NEXT:      %[[TWO:.+]] = torch.constant.float 2.000000e+00
-// CHECK-NEXT:      %[[MUL:.+]] = torch.aten.mul.Scalar %[[X]], %[[TWO]]
-// CHECK-NEXT:      %[[HALF:.+]] = torch.constant.float 5.000000e-01
-// CHECK-NEXT:      %[[ALPHA:.+]] = torch.constant.int 1
-// CHECK-NEXT:      %[[SUB:.+]] = torch.aten.sub.Scalar %[[MUL]], %[[HALF]], %[[ALPHA]]
-// CHECK-NEXT:      %[[EXP:.+]] = torch.constant.int 2
-// CHECK-NEXT:      %[[POW:.+]] = torch.aten.pow.Tensor_Scalar %[[SUB]], %[[EXP]]
+// CHECK-DAG:       %[[TWO:.+]] = torch.constant.float 2.000000e+00
+// CHECK-DAG:       %[[HALF:.+]] = torch.constant.float 5.000000e-01
+// CHECK-DAG:       %[[ALPHA:.+]] = torch.constant.int 1
+// CHECK-DAG:       %[[EXP:.+]] = torch.constant.int 2
+// CHECK-DAG:       %[[MUL:.+]] = torch.aten.mul.Scalar %[[X]], %[[TWO]]
+// CHECK-DAG:       %[[SUB:.+]] = torch.aten.sub.Scalar %[[MUL]], %[[HALF]], %[[ALPHA]]
+// CHECK:           %[[POW:.+]] = torch.aten.pow.Tensor_Scalar %[[SUB]], %[[EXP]]
 // CHECK-NEXT:      "fusion.yield"(%[[POW]])
 // CHECK-NEXT:    }) {kind = "pointwise"} : (!torch.vtensor<[8],f32>) -> !torch.vtensor<[8],f32>
 // CHECK-NEXT:    return %[[G]]
@@ -88,10 +88,10 @@ func.func @fuse_scalar_operands(%arg0: !torch.vtensor<[8],f32>) -> !torch.vtenso
 // CHECK-SAME:    (%[[A:.+]]: !torch.vtensor<[8],f16>)
 // CHECK:         %[[G:.+]] = "fusion.group"(%[[A]]) ({
 // CHECK-NEXT:    ^bb0(%[[X:.+]]: !torch.vtensor<[8],f16>):
-// CHECK-NEXT:      %[[F32:.+]] = torch.constant.int 6
-// CHECK-NEXT:      %[[UP:.+]] = torch.prims.convert_element_type %[[X]], %[[F32]] : !torch.vtensor<[8],f16>, !torch.int -> !torch.vtensor<[8],f32>
-// CHECK-NEXT:      %[[EXP:.+]] = torch.aten.exp %[[UP]]
-// CHECK-NEXT:      %[[F16:.+]] = torch.constant.int 5
+// CHECK-DAG:       %[[F32:.+]] = torch.constant.int 6
+// CHECK-DAG:       %[[F16:.+]] = torch.constant.int 5
+// CHECK-DAG:       %[[UP:.+]] = torch.prims.convert_element_type %[[X]], %[[F32]] : !torch.vtensor<[8],f16>, !torch.int -> !torch.vtensor<[8],f32>
+// CHECK-DAG:       %[[EXP:.+]] = torch.aten.exp %[[UP]]
 // CHECK:           %[[DOWN:.+]] = torch.aten._to_copy %[[EXP]], %[[F16]], {{.+}} -> !torch.vtensor<[8],f16>
 // CHECK-NEXT:      "fusion.yield"(%[[DOWN]]) : (!torch.vtensor<[8],f16>) -> ()
 // CHECK-NEXT:    }) {kind = "pointwise"} : (!torch.vtensor<[8],f16>) -> !torch.vtensor<[8],f16>
@@ -136,9 +136,9 @@ func.func @fuse_where_compare(%arg0: !torch.vtensor<[8],f32>, %arg1: !torch.vten
 // CHECK-SAME:    (%[[A:.+]]: !torch.vtensor<[8],f32>, %[[B:.+]]: !torch.vtensor<[8],f32>)
 // CHECK:         %[[G:.+]] = "fusion.group"(%[[A]], %[[B]]) ({
 // CHECK-NEXT:    ^bb0(%[[X:.+]]: !torch.vtensor<[8],f32>, %[[Y:.+]]: !torch.vtensor<[8],f32>):
-// CHECK-NEXT:      %[[EXP:.+]] = torch.aten.exp %[[X]]
-// CHECK-NEXT:      %[[ALPHA:.+]] = torch.constant.int 1
-// CHECK-NEXT:      %[[ADD:.+]] = torch.aten.add.Tensor %[[EXP]], %[[Y]], %[[ALPHA]]
+// CHECK-DAG:       %[[EXP:.+]] = torch.aten.exp %[[X]]
+// CHECK-DAG:       %[[ALPHA:.+]] = torch.constant.int 1
+// CHECK:           %[[ADD:.+]] = torch.aten.add.Tensor %[[EXP]], %[[Y]], %[[ALPHA]]
 // CHECK-NEXT:      "fusion.yield"(%[[ADD]])
 // CHECK-NEXT:    }) {kind = "pointwise"}
 // CHECK-NEXT:    return %[[G]]
@@ -196,6 +196,55 @@ func.func @fuse_multi_use_producer(%arg0: !torch.vtensor<[8],f32>, %w: !torch.vt
   %0 = torch.aten.exp %arg0 : !torch.vtensor<[8],f32> -> !torch.vtensor<[8],f32>
   %1 = torch.aten.neg %0 : !torch.vtensor<[8],f32> -> !torch.vtensor<[8],f32>
   %2 = torch.aten.mv %w, %0 : !torch.vtensor<[8,8],f32>, !torch.vtensor<[8],f32> -> !torch.vtensor<[8],f32>
+  return %1, %2 : !torch.vtensor<[8],f32>, !torch.vtensor<[8],f32>
+}
+
+// -----
+
+// mv reads exp and sits between exp and its fused consumer: the merged group
+// takes neg's place, so mv (and softmax, which reads mv) move after it.
+
+// CHECK-LABEL: func.func @fuse_producer_used_in_between
+// CHECK-SAME:    (%[[A:.+]]: !torch.vtensor<[8],f32>, %[[W:.+]]: !torch.vtensor<[8,8],f32>)
+// CHECK-NOT:     torch.aten.mv
+// CHECK:         %[[G:.+]]:2 = "fusion.group"(%[[A]]) ({
+// CHECK:           %[[EXP:.+]] = torch.aten.exp
+// CHECK-NEXT:      %[[NEG:.+]] = torch.aten.neg %[[EXP]]
+// CHECK-NEXT:      "fusion.yield"(%[[NEG]], %[[EXP]])
+// CHECK-NEXT:    }) {kind = "pointwise"}
+// CHECK-NEXT:    %[[MV:.+]] = torch.aten.mv %[[W]], %[[G]]#1
+// CHECK-NEXT:    %[[SM:.+]] = torch.aten.softmax.int %[[MV]]
+// CHECK-NEXT:    return %[[G]]#0, %[[SM]]
+func.func @fuse_producer_used_in_between(%arg0: !torch.vtensor<[8],f32>, %w: !torch.vtensor<[8,8],f32>) -> (!torch.vtensor<[8],f32>, !torch.vtensor<[8],f32>) {
+  %int0 = torch.constant.int 0
+  %none = torch.constant.none
+  %0 = torch.aten.exp %arg0 : !torch.vtensor<[8],f32> -> !torch.vtensor<[8],f32>
+  %1 = torch.aten.mv %w, %0 : !torch.vtensor<[8,8],f32>, !torch.vtensor<[8],f32> -> !torch.vtensor<[8],f32>
+  %2 = torch.aten.softmax.int %1, %int0, %none : !torch.vtensor<[8],f32>, !torch.int, !torch.none -> !torch.vtensor<[8],f32>
+  %3 = torch.aten.neg %0 : !torch.vtensor<[8],f32> -> !torch.vtensor<[8],f32>
+  return %3, %2 : !torch.vtensor<[8],f32>, !torch.vtensor<[8],f32>
+}
+
+// -----
+
+// Two elementwise consumers of one producer end up in one group; exp is not
+// exported because all its users are inside.
+
+// CHECK-LABEL: func.func @fuse_two_consumers
+// CHECK-SAME:    (%[[A:.+]]: !torch.vtensor<[8],f32>)
+// CHECK-NEXT:    %[[G:.+]]:2 = "fusion.group"(%[[A]]) ({
+// CHECK-NEXT:    ^bb0(%[[X:.+]]: !torch.vtensor<[8],f32>):
+// CHECK-NEXT:      %[[EXP:.+]] = torch.aten.exp %[[X]]
+// CHECK-DAG:       %[[SIN:.+]] = torch.aten.sin %[[EXP]]
+// CHECK-DAG:       %[[NEG:.+]] = torch.aten.neg %[[EXP]]
+// CHECK:           "fusion.yield"(%[[NEG]], %[[SIN]]) : (!torch.vtensor<[8],f32>, !torch.vtensor<[8],f32>) -> ()
+// CHECK-NEXT:    }) {kind = "pointwise"}
+// CHECK-NOT:     "fusion.group"
+// CHECK-NEXT:    return %[[G]]#0, %[[G]]#1
+func.func @fuse_two_consumers(%arg0: !torch.vtensor<[8],f32>) -> (!torch.vtensor<[8],f32>, !torch.vtensor<[8],f32>) {
+  %0 = torch.aten.exp %arg0 : !torch.vtensor<[8],f32> -> !torch.vtensor<[8],f32>
+  %1 = torch.aten.neg %0 : !torch.vtensor<[8],f32> -> !torch.vtensor<[8],f32>
+  %2 = torch.aten.sin %0 : !torch.vtensor<[8],f32> -> !torch.vtensor<[8],f32>
   return %1, %2 : !torch.vtensor<[8],f32>, !torch.vtensor<[8],f32>
 }
 

@@ -1,0 +1,66 @@
+# RUN: %PYTHON %s | filecheck %s
+
+# Real importer output, not hand-written IR: a Linear + GELU + residual block
+# goes through torch_mlir.fx.export_and_import, then through the mlirfuse
+# pipeline built programmatically, as an embedding compiler would run it.
+
+import os
+
+# Interpret mode must be chosen before triton (pulled in by torch) is imported.
+os.environ["TRITON_INTERPRET"] = "1"
+
+import torch  # noqa: E402
+from torch_mlir import fx  # noqa: E402
+
+from mlirfuse.ir import ir, make_context  # noqa: E402
+from mlirfuse.passes.pipeline import build_pass_manager  # noqa: E402
+
+
+class Block(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.linear = torch.nn.Linear(16, 16)
+        self.act = torch.nn.GELU()
+
+    def forward(self, x):
+        return self.act(self.linear(x)) + x
+
+
+torch.manual_seed(0)
+imported = fx.export_and_import(Block().eval(), torch.randn(4, 16), func_name="block")
+# The weights are dense_resource literals; elide their bytes when printing.
+print(imported.operation.get_asm(large_resource_limit=16))
+
+# CHECK-LABEL: func.func @block(%arg0: !torch.vtensor<[4,16],f32>) -> !torch.vtensor<[4,16],f32>
+# CHECK:         torch.aten.mm %arg0
+# CHECK:         torch.aten.gelu
+# CHECK:         torch.aten.add.Tensor %{{.+}}, %arg0
+# CHECK-NOT:     fusion.
+
+# The imported module lives in torch-mlir's own context; mlirfuse works in a
+# context of its own (torch + fusion dialects), so the module crosses as text.
+print("// ----- after mlirfuse-pipeline")
+ctx = make_context()
+with ctx, ir.Location.unknown():
+    module = ir.Module.parse(str(imported))
+    pm = build_pass_manager("builtin.module(mlirfuse-pipeline)", ctx)
+    pm.run(module.operation)
+    print(module.operation.get_asm(large_resource_limit=16))
+
+# The epilogue (bias add, GELU, residual add) is one kernel reading the
+# matmul's result and the block's input; the matmul stays a torch op.
+# CHECK-LABEL: // ----- after mlirfuse-pipeline
+# CHECK:         "fusion.kernel"() ({
+# CHECK-NOT:       torch.aten.mm
+# CHECK:           torch.aten.gelu
+# CHECK-NOT:       torch.aten.mm
+# CHECK:           torch.aten.add.Tensor
+# CHECK-NOT:       torch.aten.mm
+# CHECK:         }) {kind = "pointwise", sym_name = "[[KERNEL:fused_[a-z_]+_[0-9]+]]"} : () -> ()
+# CHECK-LABEL: func.func @block(%arg0: !torch.vtensor<[4,16],f32>) -> !torch.vtensor<[4,16],f32>
+# CHECK-NOT:     torch.aten.gelu
+# CHECK:         %[[MM:.+]] = torch.aten.mm %arg0
+# CHECK-NOT:     torch.aten.gelu
+# CHECK:         %[[OUT:.+]] = "fusion.launch"(%[[MM]], {{.*}}%arg0{{.*}}) {kernel = @[[KERNEL]]}
+# CHECK-NOT:     torch.aten.gelu
+# CHECK:         return %[[OUT]]

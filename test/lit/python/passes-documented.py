@@ -1,0 +1,36 @@
+# RUN: %PYTHON %s | filecheck %s
+
+# Every registered pass has a docstring, is listed with it by
+# `mlirfuse-opt --list-passes`, and has its own lit file named after it.
+
+import os
+import subprocess
+import sys
+
+from mlirfuse.passes import PASSES, get_pass_class
+
+here = os.path.dirname(os.path.abspath(__file__))
+listing = subprocess.run(
+    [os.path.join(os.path.dirname(sys.executable), "mlirfuse-opt"), "--list-passes"],
+    capture_output=True, text=True, check=True,
+).stdout
+
+for name in PASSES:
+    doc = (get_pass_class(name).__doc__ or "").strip()
+    first = doc.splitlines()[0] if doc else ""
+    lit_file = os.path.join(here, "..", "Transforms", f"{name}.mlir")
+    print(
+        f"{name}: doc={'yes' if first else 'MISSING'}"
+        f" listed={'yes' if first and f'--{name}' in listing and first in listing else 'NO'}"
+        f" lit={'yes' if os.path.exists(lit_file) else 'MISSING'}"
+    )
+print(f"{len(PASSES)} passes checked")
+
+# CHECK-NOT: MISSING
+# CHECK-NOT: =NO
+# CHECK: fusion-fuse-elementwise: doc=yes listed=yes lit=yes
+# CHECK: fusion-canonicalize: doc=yes listed=yes lit=yes
+# CHECK: fusion-outline: doc=yes listed=yes lit=yes
+# CHECK-NOT: MISSING
+# CHECK-NOT: =NO
+# CHECK: {{[0-9]+}} passes checked
