@@ -10,7 +10,7 @@ import torch
 
 import mlirfuse
 from mlirfuse.runtime.aot import compile_kernels, signature
-from tests.helpers import Lambda
+from helpers import Lambda
 
 
 def _kernels():
