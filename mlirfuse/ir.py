@@ -17,6 +17,7 @@ from torch_mlir.dialects import torch as torch_dialect
 __all__ = [
     "ir", "rewrite", "passmanager", "ext", "func", "make_context", "TensorType", "tensor_type",
     "constant_value", "is_constant", "NO_CONSTANT", "parent_name", "defining_op", "result_index",
+    "vtensor_type", "TorchBuilder",
 ]
 
 
@@ -111,3 +112,46 @@ def defining_op(value: ir.Value) -> ir.Operation | None:
 
 def result_index(value: ir.Value) -> int:
     return ir.OpResult(value).result_number
+
+
+_TORCH_MLIR_DTYPES = {v: k for k, v in _TORCH_DTYPES.items()}
+
+
+def vtensor_type(shape, dtype: str) -> ir.Type:
+    """`!torch.vtensor<[d0,d1],dtype>` for a shape and a torch dtype name."""
+    dims = ",".join(str(d) for d in shape)
+    return ir.Type.parse(f"!torch.vtensor<[{dims}],{_TORCH_MLIR_DTYPES[dtype]}>")
+
+
+class TorchBuilder:
+    """Builds torch-dialect ops at an insertion point: constants, lists and ATen ops."""
+
+    def __init__(self, ip: ir.InsertionPoint, loc: ir.Location):
+        self.ip = ip
+        self.loc = loc
+
+    def _create(self, name, operands, result_types, attributes=None):
+        return ir.Operation.create(
+            name, results=list(result_types), operands=list(operands), attributes=attributes or {}, loc=self.loc, ip=self.ip
+        )
+
+    def int(self, value: int) -> ir.Value:
+        attr = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), value)
+        return self._create("torch.constant.int", [], [ir.Type.parse("!torch.int")], {"value": attr}).results[0]
+
+    def float(self, value: float) -> ir.Value:
+        attr = ir.FloatAttr.get(ir.F64Type.get(), value)
+        return self._create("torch.constant.float", [], [ir.Type.parse("!torch.float")], {"value": attr}).results[0]
+
+    def bool(self, value: bool) -> ir.Value:
+        return self._create("torch.constant.bool", [], [ir.Type.parse("!torch.bool")], {"value": ir.BoolAttr.get(value)}).results[0]
+
+    def none(self) -> ir.Value:
+        return self._create("torch.constant.none", [], [ir.Type.parse("!torch.none")]).results[0]
+
+    def int_list(self, values) -> ir.Value:
+        items = [self.int(v) for v in values]
+        return self._create("torch.prim.ListConstruct", items, [ir.Type.parse("!torch.list<int>")]).results[0]
+
+    def op(self, name: str, operands, shape, dtype: str) -> ir.Value:
+        return self._create(name, operands, [vtensor_type(shape, dtype)]).results[0]

@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib
 
 PASSES: dict[str, str] = {
+    "fusion-decompose": "mlirfuse.passes.decompose:Decompose",
     "fusion-fuse-elementwise": "mlirfuse.passes.fuse_elementwise:FuseElementwise",
     "fusion-canonicalize": "mlirfuse.passes.canonicalize:Canonicalize",
     "fusion-outline": "mlirfuse.passes.outline:Outline",
@@ -18,6 +19,7 @@ PASSES: dict[str, str] = {
 def default_pipeline() -> list[str]:
     """Everything before Triton emission, as one straight line of named steps."""
     return [
+        "fusion-decompose",  # softmax, layer_norm, ... into reductions and elementwise ops
         "fusion-fuse-elementwise",  # group maximal chains of elementwise ops
         "fusion-canonicalize",  # CSE/DCE inside groups; tidy group operands and results
         "fusion-outline",  # one fusion.kernel per structural class, groups become launches

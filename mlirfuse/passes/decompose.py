@@ -1,0 +1,284 @@
+"""fusion-decompose: composite normalizations into reductions and pointwise ops.
+
+The FX import keeps `softmax`, `log_softmax`, `layer_norm`,
+`native_layer_norm`, `rms_norm`, `var`/`std`/`var_mean`/`std_mean` and
+`logsumexp` whole (we do not run torch-mlir's Python decompositions: they
+cost seconds on big graphs). This pass rewrites each into `amax`/`sum`/`mean`
+reductions (always keepdim, so results broadcast back over the reduced
+axes) and elementwise ops, the form `fusion-fuse-elementwise` turns into one
+reduction kernel. Variance is two-pass: mean, then the mean of squared
+deviations, which is numerically sound without Welford.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+from mlirfuse.elementwise import SCALAR_TYPES
+from mlirfuse.ir import NO_CONSTANT, TorchBuilder, constant_value, ir, tensor_type
+from mlirfuse.passes.base import ModulePass, apply_patterns, pattern
+
+_DTYPE_CODES = {v: k for k, v in SCALAR_TYPES.items()}
+
+
+class _Builder(TorchBuilder):
+    """TorchBuilder plus the handful of ATen ops the decompositions use, shape-aware."""
+
+    def __init__(self, op):
+        super().__init__(ir.InsertionPoint(op), op.location)
+
+    def binary(self, name, a, b, shape, dtype):
+        operands = [a, b] + ([self.int(1)] if name in ("torch.aten.add.Tensor", "torch.aten.sub.Tensor") else [])
+        return self.op(name, operands, shape, dtype)
+
+    def unary(self, name, a, shape, dtype):
+        return self.op(name, [a], shape, dtype)
+
+    def add_scalar(self, a, value: float, shape, dtype):
+        return self.op("torch.aten.add.Scalar", [a, self.float(value), self.int(1)], shape, dtype)
+
+    def reduce(self, name, x, dims, shape, dtype, keepdim=True):
+        reduced = _reduced_shape(shape, dims, keepdim)
+        operands = [x, self.int_list(dims), self.bool(keepdim)]
+        if name != "torch.aten.amax":
+            operands.append(self.none())
+        return self.op(name, operands, reduced, dtype), reduced
+
+    def convert(self, x, shape, dtype):
+        return self.op("torch.prims.convert_element_type", [x, self.int(_DTYPE_CODES[dtype])], shape, dtype)
+
+
+def _reduced_shape(shape, dims, keepdim):
+    if keepdim:
+        return tuple(1 if i in dims else d for i, d in enumerate(shape))
+    return tuple(d for i, d in enumerate(shape) if i not in dims)
+
+
+def _dims(value, rank: int) -> list[int] | None:
+    """A dim operand (int, list of ints or None = all) as sorted non-negative dims."""
+    const = constant_value(value)
+    if const is NO_CONSTANT:
+        owner = value.owner
+        if isinstance(owner, ir.OpView) and owner.operation.name == "torch.prim.ListConstruct":
+            const = [constant_value(v) for v in owner.operands]
+            if any(c is NO_CONSTANT or not isinstance(c, int) for c in const):
+                return None
+        else:
+            return None
+    if const is None:
+        return list(range(rank))
+    if isinstance(const, int):
+        const = [const]
+    if rank == 0:
+        return []
+    dims = sorted({d % rank for d in const})
+    return dims if dims or rank == 0 else list(range(rank))
+
+
+def _static(*values):
+    types = [tensor_type(v.type) for v in values]
+    if any(t is None or not t.is_static for t in types):
+        return None
+    return types
+
+
+def _softmax(op, rewriter, log: bool) -> bool:
+    x = op.operands[0]
+    out = tensor_type(op.results[0].type)
+    (xt,) = _static(x) or [None]
+    if xt is None or out is None:
+        return False
+    dims = _dims(op.operands[1], len(xt.shape))
+    if dims is None or len(dims) != (1 if xt.shape else 0):
+        return False
+    b = _Builder(op)
+    shape, dtype = xt.shape, out.dtype
+    if dtype != xt.dtype:
+        x = b.convert(x, shape, dtype)
+    m, rshape = b.reduce("torch.aten.amax", x, dims, shape, dtype)
+    d = b.binary("torch.aten.sub.Tensor", x, m, shape, dtype)
+    e = b.unary("torch.aten.exp", d, shape, dtype)
+    s, _ = b.reduce("torch.aten.sum.dim_IntList", e, dims, shape, dtype)
+    if log:
+        ls = b.unary("torch.aten.log", s, rshape, dtype)
+        result = b.binary("torch.aten.sub.Tensor", d, ls, shape, dtype)
+    else:
+        result = b.binary("torch.aten.div.Tensor", e, s, shape, dtype)
+    rewriter.replace_op(op, [result])
+    return True
+
+
+@pattern
+def decompose_softmax(op, rewriter) -> bool:
+    """softmax(x) = exp(x - amax(x)) / sum(exp(x - amax(x)))."""
+    name = op.operation.name
+    if name in ("torch.aten._softmax", "torch.aten._log_softmax"):
+        # half_to_float: the result type already says f32.
+        return _softmax(op, rewriter, log=name.endswith("log_softmax"))
+    return _softmax(op, rewriter, log=name.startswith("torch.aten.log_softmax"))
+
+
+def _layer_norm(op, rewriter, rms: bool) -> bool:
+    x = op.operands[0]
+    types = _static(x)
+    if types is None:
+        return False
+    xt = types[0]
+    normalized = _dims_list(op.operands[1])
+    if normalized is None:
+        return False
+    rank = len(xt.shape)
+    dims = list(range(rank - len(normalized), rank))
+    weight = op.operands[2]
+    if rms:
+        bias, eps = None, constant_value(op.operands[3])
+        if eps is None:
+            import torch
+
+            eps = torch.finfo(getattr(torch, xt.dtype)).eps
+    else:
+        bias, eps = op.operands[3], constant_value(op.operands[4])
+    if not isinstance(eps, float) and not isinstance(eps, int):
+        return False
+    out = tensor_type(op.results[0].type)
+    b = _Builder(op)
+    shape, dtype = xt.shape, xt.dtype
+    if rms:
+        sq = b.binary("torch.aten.mul.Tensor", x, x, shape, dtype)
+        ms, rshape = b.reduce("torch.aten.mean.dim", sq, dims, shape, dtype)
+        rstd = b.unary("torch.aten.rsqrt", b.add_scalar(ms, float(eps), rshape, dtype), rshape, dtype)
+        y = b.binary("torch.aten.mul.Tensor", x, rstd, shape, dtype)
+        mean = None
+    else:
+        mean, rshape = b.reduce("torch.aten.mean.dim", x, dims, shape, dtype)
+        xc = b.binary("torch.aten.sub.Tensor", x, mean, shape, dtype)
+        sq = b.binary("torch.aten.mul.Tensor", xc, xc, shape, dtype)
+        var, _ = b.reduce("torch.aten.mean.dim", sq, dims, shape, dtype)
+        rstd = b.unary("torch.aten.rsqrt", b.add_scalar(var, float(eps), rshape, dtype), rshape, dtype)
+        y = b.binary("torch.aten.mul.Tensor", xc, rstd, shape, dtype)
+    if constant_value(weight) is NO_CONSTANT:
+        y = b.binary("torch.aten.mul.Tensor", y, weight, shape, dtype)
+    if bias is not None and constant_value(bias) is NO_CONSTANT:
+        y = b.binary("torch.aten.add.Tensor", y, bias, shape, dtype)
+    if out.dtype != dtype:
+        y = b.convert(y, shape, out.dtype)
+    results = [y]
+    if len(op.results) == 3:  # native_layer_norm: (y, mean, rstd)
+        for value, result in ((mean, op.results[1]), (rstd, op.results[2])):
+            want = tensor_type(result.type)
+            if want.shape != rshape:
+                return False
+            results.append(value if want.dtype == dtype else b.convert(value, rshape, want.dtype))
+    rewriter.replace_op(op, results)
+    return True
+
+
+def _dims_list(value) -> list[int] | None:
+    owner = value.owner
+    if isinstance(owner, ir.OpView) and owner.operation.name == "torch.prim.ListConstruct":
+        items = [constant_value(v) for v in owner.operands]
+        if all(isinstance(i, int) and not isinstance(i, bool) for i in items):
+            return items
+    return None
+
+
+@pattern
+def decompose_layer_norm(op, rewriter) -> bool:
+    """layer_norm(x) = (x - mean) * rsqrt(mean((x - mean)^2) + eps) * w + b."""
+    return _layer_norm(op, rewriter, rms=False)
+
+
+@pattern
+def decompose_rms_norm(op, rewriter) -> bool:
+    """rms_norm(x) = x * rsqrt(mean(x^2) + eps) * w."""
+    return _layer_norm(op, rewriter, rms=True)
+
+
+@pattern
+def decompose_variance(op, rewriter) -> bool:
+    """var = sum((x - mean)^2) / max(N - correction, 0); std = sqrt(var)."""
+    name = op.operation.name
+    x = op.operands[0]
+    types = _static(x)
+    if types is None:
+        return False
+    xt = types[0]
+    dims = _dims(op.operands[1], len(xt.shape))
+    correction = constant_value(op.operands[2])
+    keepdim = constant_value(op.operands[3])
+    if dims is None or correction is NO_CONSTANT or not isinstance(keepdim, bool):
+        return False
+    correction = 1 if correction is None else correction
+    n = math.prod(xt.shape[d] for d in dims)
+    b = _Builder(op)
+    shape, dtype = xt.shape, tensor_type(op.results[0].type).dtype
+    mean, rshape = b.reduce("torch.aten.mean.dim", x, dims, shape, dtype)
+    xc = b.binary("torch.aten.sub.Tensor", x, mean, shape, dtype)
+    sq = b.binary("torch.aten.mul.Tensor", xc, xc, shape, dtype)
+    total, out_shape = b.reduce("torch.aten.sum.dim_IntList", sq, dims, shape, dtype, keepdim)
+    divisor = max(n - correction, 0)
+    var = b.op("torch.aten.div.Scalar", [total, b.float(float(divisor)) if not isinstance(divisor, int) else b.int(divisor)], out_shape, dtype)
+    result = b.unary("torch.aten.sqrt", var, out_shape, dtype) if "std" in name else var
+    if name.endswith("_mean.correction"):
+        mean_out = mean if keepdim else b.reduce("torch.aten.mean.dim", x, dims, shape, dtype, False)[0]
+        rewriter.replace_op(op, [result, mean_out])
+    else:
+        rewriter.replace_op(op, [result])
+    return True
+
+
+@pattern
+def decompose_logsumexp(op, rewriter) -> bool:
+    """logsumexp(x) = log(sum(exp(x - m))) + m, m = amax(x) with infinities replaced by 0."""
+    x = op.operands[0]
+    types = _static(x)
+    if types is None:
+        return False
+    xt = types[0]
+    dims = _dims(op.operands[1], len(xt.shape))
+    keepdim = constant_value(op.operands[2])
+    out = tensor_type(op.results[0].type)
+    if dims is None or not isinstance(keepdim, bool) or out.dtype != xt.dtype:
+        return False
+    b = _Builder(op)
+    shape, dtype = xt.shape, xt.dtype
+    m, rshape = b.reduce("torch.aten.amax", x, dims, shape, dtype)
+    inf = b.op("torch.aten.eq.Scalar", [b.unary("torch.aten.abs", m, rshape, dtype), b.float(math.inf)], rshape, "bool")
+    m = b.op("torch.aten.where.ScalarSelf", [inf, b.float(0.0), m], rshape, dtype)
+    e = b.unary("torch.aten.exp", b.binary("torch.aten.sub.Tensor", x, m, shape, dtype), shape, dtype)
+    s, _ = b.reduce("torch.aten.sum.dim_IntList", e, dims, shape, dtype)
+    result = b.binary("torch.aten.add.Tensor", b.unary("torch.aten.log", s, rshape, dtype), m, rshape, dtype)
+    if not keepdim:
+        result = b.op("torch.aten.view", [result, b.int_list(out.shape)], out.shape, dtype)
+    rewriter.replace_op(op, [result])
+    return True
+
+
+PATTERNS = [
+    ("torch.aten.softmax.int", decompose_softmax),
+    ("torch.aten._softmax", decompose_softmax),
+    ("torch.aten.log_softmax.int", decompose_softmax),
+    ("torch.aten._log_softmax", decompose_softmax),
+    ("torch.aten.layer_norm", decompose_layer_norm),
+    ("torch.aten.native_layer_norm", decompose_layer_norm),
+    ("torch.aten.rms_norm", decompose_rms_norm),
+    ("torch.aten.var.correction", decompose_variance),
+    ("torch.aten.std.correction", decompose_variance),
+    ("torch.aten.var_mean.correction", decompose_variance),
+    ("torch.aten.std_mean.correction", decompose_variance),
+    ("torch.aten.logsumexp", decompose_logsumexp),
+]
+
+
+@dataclasses.dataclass(frozen=True)
+class Decompose(ModulePass):
+    """Decompose softmax, log_softmax, layer_norm, native_layer_norm, rms_norm, var/std(_mean) and logsumexp into keepdim reductions and elementwise ops.
+
+    Ops with dynamic shapes or non-constant dims stay whole.
+    """
+
+    name = "fusion-decompose"
+
+    def apply(self, module: ir.Operation) -> None:
+        apply_patterns(module, PATTERNS)

@@ -1,0 +1,179 @@
+"""Reductions against eager PyTorch on PyTorch's own OpInfo sample inputs.
+
+Every entry of `mlirfuse.reductions.OPINFO_SUPPORTED` ("name" or
+"name.variant") is looked up in `op_db`; each of its sample inputs is wrapped
+in a module whose forward calls `opinfo.op` (tensors as forward inputs, the
+rest captured as constants), compiled with mlirfuse, run, and compared with
+eager under `torch.testing.assert_close`'s default tolerances for the dtype.
+A few ops outside the list check that unfused reductions still run through
+ATen and match.
+
+One test per (op, dtype): it runs every chosen sample and fails once with a
+summary naming each failing sample (shape, args, kwargs, error).
+"""
+
+from __future__ import annotations
+
+import sys
+import warnings
+
+import pytest
+import torch
+from torch.testing._internal.common_methods_invocations import op_db
+from torch.utils import _pytree as pytree
+
+import mlirfuse
+from helpers import unfused_ops
+from mlirfuse.reductions import OPINFO_SUPPORTED
+
+# Reductions mlirfuse does not fuse: they must still run (through ATen) and match.
+UNSUPPORTED = ("prod", "argmax", "cumsum")
+DTYPES = (torch.float32, torch.bfloat16)
+# The interpreter makes every sample cost a compile (~0.2-1 s): take at most
+# this many per (op, dtype), spread over the OpInfo's list so that every
+# rank, dim/keepdim form and the large-value cases are reached.
+MAX_SAMPLES = 6
+MAX_NUMEL = 4096
+EXPORT_FAILED = "torch.export could not trace"
+
+
+def _key(opinfo) -> str:
+    return f"{opinfo.name}.{opinfo.variant_test_name}" if opinfo.variant_test_name else opinfo.name
+
+
+OPINFOS = {_key(o): o for o in op_db}
+
+
+def _cases(names):
+    return [
+        pytest.param(name, dtype, id=f"{name}-{str(dtype).removeprefix('torch.')}")
+        for name in names
+        for dtype in DTYPES
+    ]
+
+
+def _spread(items: list, k: int) -> list:
+    """At most `k` items, evenly spaced, first and last included."""
+    if len(items) <= k:
+        return items
+    return [items[round(i * (len(items) - 1) / (k - 1))] for i in range(k)]
+
+
+def _describe(value) -> str:
+    if isinstance(value, torch.Tensor):
+        return f"Tensor{list(value.shape)}:{str(value.dtype).removeprefix('torch.')}"
+    if isinstance(value, tuple):
+        return "(" + ", ".join(_describe(v) for v in value) + ("," if len(value) == 1 else "") + ")"
+    if isinstance(value, list):
+        return "[" + ", ".join(_describe(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k}={_describe(v)}" for k, v in value.items()) + "}"
+    return repr(value)
+
+
+def describe_sample(index: int, sample) -> str:
+    return f"#{index} input={_describe(sample.input)} args={_describe(list(sample.args))} kwargs={_describe(sample.kwargs)}"
+
+
+class OpCall(torch.nn.Module):
+    """forward(*tensors) = op(input, *args, **kwargs), with the sample's tensors as inputs.
+
+    Every tensor leaf of (input, args, kwargs) becomes a forward input, in
+    order; everything else is a constant of the module.
+    """
+
+    def __init__(self, op, sample):
+        super().__init__()
+        self.op = op
+        leaves, self.spec = pytree.tree_flatten((sample.input, sample.args, sample.kwargs))
+        self.is_tensor = [isinstance(leaf, torch.Tensor) for leaf in leaves]
+        self.constants = [None if t else leaf for t, leaf in zip(self.is_tensor, leaves)]
+        self.inputs = tuple(leaf for leaf in leaves if isinstance(leaf, torch.Tensor))
+
+    def forward(self, *tensors):
+        supplied = iter(tensors)
+        leaves = [next(supplied) if t else c for t, c in zip(self.is_tensor, self.constants)]
+        x, args, kwargs = pytree.tree_unflatten(leaves, self.spec)
+        return self.op(x, *args, **kwargs)
+
+
+def _as_tuple(out) -> tuple:
+    return tuple(out) if isinstance(out, (tuple, list)) else (out,)
+
+
+def run_sample(opinfo, sample) -> mlirfuse.compiler.CompiledModule:
+    """Compile one sample, run it, compare every output with eager; raises on a mismatch."""
+    model = OpCall(opinfo.op, sample)
+    expected = _as_tuple(model(*(t.clone() for t in model.inputs)))
+    cm = mlirfuse.compile(model, model.inputs)
+    actual = _as_tuple(cm(*(t.clone() for t in model.inputs)))
+    assert len(actual) == len(expected), f"{len(actual)} outputs, eager gives {len(expected)}"
+    for i, (a, e) in enumerate(zip(actual, expected)):
+        torch.testing.assert_close(a, e, equal_nan=True, msg=lambda m, i=i: f"output {i}: {m}")
+    return cm
+
+
+def _first_lines(error: BaseException, limit: int = 400) -> str:
+    text = f"{type(error).__name__}: {error}".strip().replace("\n\n", "\n")
+    text = " | ".join(line.strip() for line in text.splitlines() if line.strip())
+    return text if len(text) <= limit else text[:limit] + " ..."
+
+
+def check_opinfo(name: str, dtype: torch.dtype, *, expect_unfused: bool = False) -> None:
+    opinfo = OPINFOS[name]
+    if dtype not in opinfo.supported_dtypes("cpu"):
+        pytest.skip(f"{name} does not support {dtype} on cpu")
+    samples = [
+        (i, s)
+        for i, s in enumerate(opinfo.sample_inputs("cpu", dtype, requires_grad=False))
+        if not isinstance(s.input, torch.Tensor) or s.input.numel() <= MAX_NUMEL
+    ]
+    failures, skipped, ran = [], [], 0
+    for index, sample in _spread(samples, MAX_SAMPLES):
+        where = describe_sample(index, sample)
+        try:
+            cm = run_sample(opinfo, sample)
+        except mlirfuse.UnsupportedModelError as e:
+            if not str(e).startswith(EXPORT_FAILED):
+                failures.append(f"{where}\n    {_first_lines(e)}")
+            else:
+                skipped.append(f"{where}\n    {_first_lines(e, 200)}")
+            continue
+        except Exception as e:  # noqa: BLE001 - every other error is reported per sample
+            failures.append(f"{where}\n    {_first_lines(e)}")
+            continue
+        ran += 1
+        if expect_unfused and not any(opinfo.name in op for op in unfused_ops(cm)):
+            failures.append(f"{where}\n    {opinfo.name} is not among the unfused ATen ops: {unfused_ops(cm)}")
+    if failures:
+        lines = [f"{name} [{dtype}]: {len(failures)} of {ran + len(failures) + len(skipped)} samples failed"]
+        lines += failures
+        if skipped:
+            lines.append(f"skipped ({EXPORT_FAILED}):")
+            lines += skipped
+        pytest.fail("\n".join(lines), pytrace=False)
+    if skipped and not ran:
+        pytest.skip(f"{EXPORT_FAILED} any sample of {name}: " + skipped[0].splitlines()[1].strip())
+    for s in skipped:
+        warnings.warn(f"{name} [{dtype}] sample skipped, {s}", stacklevel=1)
+
+
+def test_print_supported_ops(capsys):
+    """The list resolves to op_db entries; it is shown on the terminal even without -s."""
+    unknown = [name for name in OPINFO_SUPPORTED + UNSUPPORTED if name not in OPINFOS]
+    assert not unknown, f"not in op_db: {unknown}"
+    assert not set(UNSUPPORTED) & set(OPINFO_SUPPORTED), "an 'unsupported' op is now in OPINFO_SUPPORTED"
+    text = "mlirfuse.reductions.OPINFO_SUPPORTED: " + ", ".join(OPINFO_SUPPORTED)
+    print(text)
+    with capsys.disabled():
+        sys.stderr.write(f"\n{text}\n")
+
+
+@pytest.mark.parametrize("name, dtype", _cases(OPINFO_SUPPORTED))
+def test_supported_reduction_matches_eager(name, dtype):
+    check_opinfo(name, dtype)
+
+
+@pytest.mark.parametrize("name, dtype", _cases(UNSUPPORTED))
+def test_unsupported_reduction_runs_unfused(name, dtype):
+    check_opinfo(name, dtype, expect_unfused=True)
