@@ -28,3 +28,89 @@ OPINFO_SUPPORTED = (
     "std_mean.unbiased",
     "logsumexp",
 )
+
+from dataclasses import dataclass  # noqa: E402
+
+from mlirfuse.elementwise import FLOAT_DTYPES  # noqa: E402
+from mlirfuse.ir import NO_CONSTANT, constant_value, ir, tensor_type  # noqa: E402
+
+# op name -> (combine, dims operand or None for "all", keepdim operand or None for False)
+REDUCTIONS = {
+    "torch.aten.sum.dim_IntList": ("sum", 1, 2),
+    "torch.aten.sum": ("sum", None, None),
+    "torch.aten.mean.dim": ("mean", 1, 2),
+    "torch.aten.mean": ("mean", None, None),
+    "torch.aten.amax": ("max", 1, 2),
+    "torch.aten.amin": ("min", 1, 2),
+    "torch.aten.max": ("max", None, None),
+    "torch.aten.min": ("min", None, None),
+}
+
+
+@dataclass(frozen=True)
+class Reduction:
+    """What a reduction op computes: `combine` over `dims` of an input shaped `shape`."""
+
+    combine: str  # sum | mean | max | min
+    shape: tuple[int, ...]
+    dims: tuple[int, ...]
+    keepdim: bool
+    dtype: str  # result dtype
+
+    @property
+    def rnumel(self) -> int:
+        n = 1
+        for d in self.dims:
+            n *= self.shape[d]
+        return n
+
+    @property
+    def keepdim_shape(self) -> tuple[int, ...]:
+        return tuple(1 if i in self.dims else d for i, d in enumerate(self.shape))
+
+
+def _int_list(value) -> list[int] | None:
+    const = constant_value(value)
+    if const is None:
+        return None
+    if isinstance(const, int) and not isinstance(const, bool):
+        return [const]
+    owner = value.owner
+    if isinstance(owner, ir.OpView) and owner.operation.name == "torch.prim.ListConstruct":
+        items = [constant_value(v) for v in owner.operands]
+        if all(isinstance(i, int) and not isinstance(i, bool) for i in items):
+            return items
+    return None
+
+
+def reduction(op) -> Reduction | str:
+    """The Reduction `op` computes, or the reason mlirfuse does not fuse it."""
+    name = op.operation.name
+    combine, dims_at, keep_at = REDUCTIONS[name]
+    if len(op.results) != 1:
+        return "has more than one result"
+    x, out = tensor_type(op.operands[0].type), tensor_type(op.results[0].type)
+    if x is None or out is None or not x.is_static or not out.is_static:
+        return "operand or result is not a statically shaped tensor"
+    rank = len(x.shape)
+    if dims_at is None:
+        dims = list(range(rank))
+    else:
+        listed = _int_list(op.operands[dims_at])
+        if constant_value(op.operands[dims_at]) is None:
+            listed = []
+        if listed is None:
+            return "reduction dims are not constant"
+        dims = sorted({d % rank for d in listed}) if rank else []
+        if not dims:
+            dims = list(range(rank))
+    keepdim = False if keep_at is None else constant_value(op.operands[keep_at])
+    if not isinstance(keepdim, bool):
+        return "keepdim is not constant"
+    if combine in ("max", "min") and x.dtype not in FLOAT_DTYPES:
+        return "max/min are fused for floating types only"
+    if out.dtype not in FLOAT_DTYPES and combine == "mean":
+        return "mean of a non-float result"
+    if any(x.shape[d] == 0 for d in dims) and combine in ("max", "min"):
+        return "max/min over an empty dimension is an error in eager"
+    return Reduction(combine, x.shape, tuple(dims), keepdim, out.dtype)

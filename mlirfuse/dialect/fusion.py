@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from mlirfuse.ir import ir
 
-GROUP_KINDS = ("pointwise",)
+GROUP_KINDS = ("pointwise", "reduction", "persistent-reduction")
 OPS = ("fusion.group", "fusion.yield", "fusion.kernel", "fusion.launch")
 
 

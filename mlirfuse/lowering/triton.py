@@ -36,10 +36,16 @@ class TritonKernel:
     inputs: tuple[TensorType, ...]
     outputs: tuple[TensorType, ...]
     scalars: tuple[float, ...]  # values of the c0, c1 ... parameters (constants with no literal)
+    params: tuple[str, ...] = ()
+    kind: str = "pointwise"
+    # Reduction kernels: the shape every input broadcasts into, and the reduced dims.
+    space: tuple[int, ...] = ()
+    reduced: tuple[int, ...] = ()
 
     @property
     def shape(self) -> tuple[int, ...]:
-        return self.outputs[0].shape
+        """The iteration space: the results' shape (pointwise) or the reduced input's (reduction)."""
+        return self.space if self.kind != "pointwise" else self.outputs[0].shape
 
 
 @dataclass
@@ -86,14 +92,20 @@ class _Emitter:
         if name.startswith("torch.constant."):
             self.consts[op.results[0]] = constant_value(op.results[0])
             return
+        self.env[op.results[0]] = self.pointwise(op, self.env.get)
+
+    def pointwise(self, op, operand_value) -> _Value:
+        """One `tmpN = ...` line for an elementwise op; `operand_value(v)` gives tensor operands."""
+        name = op.operation.name
         rule = RULES.get(name)
         if rule is None:
             raise LoweringError(f"kernel @{self.name}: no Triton lowering for '{name}'")
         result = tensor_type(op.results[0].type)
         consts, tensors = [], {}
         for i, operand in enumerate(op.operands):
-            if operand in self.env:
-                tensors[i] = self.env[operand]
+            value = None if _is_constant_like(operand) else operand_value(operand)
+            if value is not None:
+                tensors[i] = value
                 consts.append(None)
             else:
                 consts.append(self.consts.get(operand, constant_value(operand)))
@@ -115,7 +127,7 @@ class _Emitter:
                 expr = f"{expr}.to({TRITON_DTYPES[out_dtype]})"
         elif rule.recast:
             expr = f"({expr}).to({TRITON_DTYPES[out_dtype]})"
-        self.env[op.results[0]] = self.tmp(expr, out_dtype, name)
+        return self.tmp(expr, out_dtype, name)
 
     def _target_dtype(self, rule, result: TensorType, tensors: dict, consts: list) -> str:
         if rule.kind in ("arith", "select"):
@@ -126,6 +138,11 @@ class _Emitter:
                 dtype = "float32"
             return compute_dtype(dtype)
         return result.dtype
+
+
+def _is_constant_like(value: ir.Value) -> bool:
+    owner = value.owner
+    return isinstance(owner, ir.OpView) and owner.operation.name.startswith(("torch.constant.", "torch.prim.ListConstruct"))
 
 
 def _round_scalars(consts: list, dtype: str) -> list:
@@ -141,6 +158,11 @@ def _round_scalars(consts: list, dtype: str) -> list:
 
 def lower_kernel(kernel) -> TritonKernel:
     """Emit the Triton source of one `fusion.kernel`."""
+    kind = ir.StringAttr(kernel.attributes["kind"]).value
+    if kind != "pointwise":
+        from mlirfuse.lowering.reduction import lower_reduction
+
+        return lower_reduction(kernel, persistent=kind == "persistent-reduction")
     name = kernel.attributes["sym_name"].value
     block = kernel.regions[0].blocks[0]
     ops, terminator = block_ops(block)
@@ -192,7 +214,7 @@ def lower_kernel(kernel) -> TritonKernel:
             "",
         ]
     )
-    return TritonKernel(name, source, tuple(inputs), tuple(outputs), tuple(em.scalars))
+    return TritonKernel(name, source, tuple(inputs), tuple(outputs), tuple(em.scalars), tuple(params))
 
 
 def _index_lines(rank: int) -> list[str]:

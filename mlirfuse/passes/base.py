@@ -27,9 +27,10 @@ class ModulePass:
         fields = {f.name: f for f in dataclasses.fields(cls)}
         values = {}
         for key, text in options.items():
+            key = key.replace("-", "_")  # flags are kebab-case, fields snake_case
             if key not in fields:
-                known = ", ".join(fields) or "none"
-                raise PipelineError(f"pass '{cls.name}' has no option '{key}' (options: {known})")
+                known = ", ".join(f.replace("_", "-") for f in fields) or "none"
+                raise PipelineError(f"pass '{cls.name}' has no option '{key.replace('_', '-')}' (options: {known})")
             values[key] = _parse_option(cls.name, key, fields[key].type, text)
         return cls(**values)
 

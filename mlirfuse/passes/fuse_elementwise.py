@@ -1,15 +1,25 @@
-"""fusion-fuse-elementwise: maximal producer->consumer groups of elementwise ops.
+"""fusion-fuse-elementwise: maximal producer->consumer groups of elementwise ops and reductions.
 
 Two patterns reach the fixpoint together:
 
-1. `wrap_elementwise` puts each fusible torch op (see `mlirfuse.elementwise`)
-   alone into a `fusion.group`, with the constants it reads cloned inside.
+1. `wrap_elementwise` puts each fusible torch op (see `mlirfuse.elementwise`
+   and `mlirfuse.reductions`) alone into a `fusion.group` (kind `pointwise`
+   or `reduction`), with the constants it reads cloned inside.
 2. `merge_producer` merges a group into a consumer group. A producer result
    that is also used outside the consumer becomes an extra result of the
    merged group. A merge is refused when it would create a cycle (another
-   path runs from the producer to the consumer through an op outside both)
-   or when an exported result's shape differs from the consumer's iteration
-   space (the kernel writes every result over one iteration space).
+   path runs from the producer to the consumer through an op outside both),
+   or when the two do not share an iteration space:
+
+   - pointwise + pointwise: exported results must have the consumer's shape;
+   - with a reduction: every reduction of the merged group reduces the same
+     axes of the same shape S; every pointwise op's shape broadcasts into S
+     (prologue: full shape; epilogue on reduced values: the keepdim shape);
+     a reduction's result without keepdim may only leave the group.
+
+Finally reduction groups whose rows fit one block (`persistent-max`
+elements) become `persistent-reduction` groups: the kernel keeps the row in
+registers instead of looping over it.
 
 Ops that cannot be fused are never touched.
 """
@@ -19,42 +29,73 @@ from __future__ import annotations
 import dataclasses
 
 from mlirfuse.dialect import build_group, build_yield
-from mlirfuse.elementwise import fusible, is_tensor
-from mlirfuse.elementwise import RULES
+from mlirfuse.elementwise import RULES, fusible, is_tensor
 from mlirfuse.ir import defining_op, ir, is_constant, parent_name, result_index, tensor_type
+from mlirfuse.reductions import REDUCTIONS, Reduction, reduction
 from mlirfuse.passes.base import ModulePass, apply_patterns, body_ops, clone_ops_into, pattern
 
 
 @pattern
 def wrap_elementwise(op, rewriter) -> bool:
     """A lone fusible op becomes a one-op pointwise group."""
-    if parent_name(op) in ("fusion.group", "fusion.kernel") or not fusible(op):
+    if parent_name(op) in ("fusion.group", "fusion.kernel"):
+        return False
+    if op.operation.name in REDUCTIONS:
+        if not isinstance(reduction(op), Reduction):
+            return False
+        kind = "reduction"
+    elif fusible(op):
+        kind = "pointwise"
+    else:
         return False
     inputs = []
     for v in op.operands:
-        if not is_constant(v) and v not in inputs:
+        if not _constant_like(v) and v not in inputs:
             inputs.append(v)
-    group = build_group(inputs, [r.type for r in op.results], loc=op.location, ip=ir.InsertionPoint(op))
+    group = build_group(inputs, [r.type for r in op.results], kind=kind, loc=op.location, ip=ir.InsertionPoint(op))
     block = group.regions[0].blocks[0]
     mapping = dict(zip(inputs, block.arguments))
-    constants = [v.owner for v in op.operands if is_constant(v)]
+    constants = []
+    for v in op.operands:
+        if _constant_like(v):
+            constants.extend(v.owner.operands[i].owner for i in range(len(v.owner.operands)))
+            constants.append(v.owner)
     clone_ops_into(_unique(constants) + [op], block, mapping)
     build_yield([mapping[r] for r in op.results], ip=ir.InsertionPoint(block))
     rewriter.replace_op(op, list(group.results))
     return True
 
 
+def _constant_like(value: ir.Value) -> bool:
+    """A constant, or a list of constants (reduction dims): cloned into groups, never an operand."""
+    if is_constant(value):
+        return True
+    owner = defining_op(value)
+    return (
+        owner is not None
+        and owner.name == "torch.prim.ListConstruct"
+        and all(is_constant(v) for v in owner.operands)
+    )
+
+
+FUSIBLE_KINDS = ("pointwise", "reduction")
+
+
+def _kind(group) -> str:
+    return ir.StringAttr(group.attributes["kind"]).value
+
+
 @pattern
 def merge_producer(consumer, rewriter) -> bool:
-    """Merge the first pointwise group that feeds `consumer` into it, if legal."""
-    if consumer.attributes["kind"].value != "pointwise":
+    """Merge the first group that feeds `consumer` into it, if legal."""
+    if _kind(consumer) not in FUSIBLE_KINDS:
         return False
     for operand in consumer.operands:
         producer = defining_op(operand)
         if producer is None or producer.name != "fusion.group":
             continue
         producer = producer.opview
-        if producer.attributes["kind"].value != "pointwise" or producer.operation.block != consumer.operation.block:
+        if _kind(producer) not in FUSIBLE_KINDS or producer.operation.block != consumer.operation.block:
             continue
         if why_not_merge(producer, consumer) is None:
             _merge(producer, consumer, rewriter)
@@ -62,15 +103,72 @@ def merge_producer(consumer, rewriter) -> bool:
     return False
 
 
+def group_reduction(group) -> Reduction | None:
+    """The (shared) reduction a reduction group computes; None for pointwise groups."""
+    for op in group.regions[0].blocks[0].operations:
+        if op.operation.name in REDUCTIONS:
+            return reduction(op)
+    return None
+
+
+def _broadcasts_into(shape, target) -> bool:
+    if len(shape) > len(target):
+        return False
+    return all(d == t or d == 1 for d, t in zip(reversed(shape), reversed(target)))
+
+
+def _row_shaped(shape, red: Reduction) -> bool:
+    """Constant along the reduced axes once broadcast into the reduction's shape."""
+    offset = len(red.shape) - len(shape)
+    return _broadcasts_into(shape, red.shape) and all(
+        shape[d - offset] == 1 for d in red.dims if d - offset >= 0
+    )
+
+
 def why_not_merge(producer, consumer) -> str | None:
     """None if `producer` may merge into `consumer`; otherwise the reason."""
-    iteration = tensor_type(consumer.results[0].type).shape
-    for result in producer.results:
-        if _used_outside(result, consumer) and tensor_type(result.type).shape != iteration:
-            return "different iteration space"
     if _dependents_between(producer, consumer)[1]:
         return "cycle"
+    p_red, c_red = group_reduction(producer), group_reduction(consumer)
+    exported = [r for r in producer.results if _used_outside(r, consumer)]
+    if p_red is None and c_red is None:
+        iteration = tensor_type(consumer.results[0].type).shape
+        if any(tensor_type(r.type).shape != iteration for r in exported):
+            return "different iteration space"
+        return None
+    if p_red is not None and c_red is not None and (p_red.shape, p_red.dims) != (c_red.shape, c_red.dims):
+        return "reductions over different axes"
+    red = p_red or c_red
+    pointwise = consumer if c_red is None else producer if p_red is None else None
+    if pointwise is not None and not _broadcasts_into(tensor_type(pointwise.results[0].type).shape, red.shape):
+        return "different iteration space"
+    for r in list(exported) + list(consumer.results):
+        shape = tensor_type(r.type).shape
+        if shape != red.shape and not _row_shaped(shape, red) and not _is_reduction_result(r):
+            return "different iteration space"
+    for r in producer.results:
+        if _is_reduction_result(r) and any(u.owner.operation == consumer.operation for u in r.uses):
+            owner = _yielded_op(producer, r)
+            if not _keepdim(owner):
+                return "reduction result used without keepdim"
     return None
+
+
+def _yielded_op(group, result):
+    """The op inside `group` whose value the group yields as `result`."""
+    _, terminator = body_ops(group)
+    return defining_op(terminator.operands[result_index(result)])
+
+
+def _is_reduction_result(result) -> bool:
+    group = defining_op(result).opview
+    owner = _yielded_op(group, result)
+    return owner is not None and owner.name in REDUCTIONS
+
+
+def _keepdim(op) -> bool:
+    red = reduction(op.opview)
+    return isinstance(red, Reduction) and (red.keepdim or len(red.dims) == 0)
 
 
 def _defined_by(value: ir.Value, op) -> bool:
@@ -115,7 +213,8 @@ def _merge(producer, consumer, rewriter) -> None:
             inputs.append(v)
     exported = [r for r in producer.results if _used_outside(r, consumer)]
     result_types = [r.type for r in consumer.results] + [r.type for r in exported]
-    group = build_group(inputs, result_types, loc=consumer.location, ip=ir.InsertionPoint(consumer))
+    kind = "reduction" if "reduction" in (_kind(producer), _kind(consumer)) else "pointwise"
+    group = build_group(inputs, result_types, kind=kind, loc=consumer.location, ip=ir.InsertionPoint(consumer))
     block = group.regions[0].blocks[0]
     arg_of = dict(zip(inputs, block.arguments))
 
@@ -157,20 +256,35 @@ def _unique(ops: list) -> list:
 
 @dataclasses.dataclass(frozen=True)
 class FuseElementwise(ModulePass):
-    """Group maximal producer->consumer chains of elementwise torch ops into fusion.group ops.
+    """Group maximal producer->consumer chains of elementwise ops and reductions into fusion.group ops.
 
     Unary and binary math (with broadcasting and scalar operands), casts,
-    comparisons, where/masked_fill, clamp and activations (relu, gelu, silu, ...).
+    comparisons, where/masked_fill, clamp and activations (relu, gelu, silu, ...);
+    sum/mean/amax/amin with their pointwise prologue and epilogue.
     A producer used outside the chain is exported as an extra group result;
     merges that would create a cycle are refused.
+    Options: persistent-max (rows up to this many elements stay in registers).
     """
 
     name = "fusion-fuse-elementwise"
 
+    persistent_max: int = 4096
+
     def apply(self, module: ir.Operation) -> None:
-        patterns = [(name, wrap_elementwise) for name in RULES]
+        patterns = [(name, wrap_elementwise) for name in list(RULES) + list(REDUCTIONS)]
         patterns.append(("fusion.group", merge_producer))
         apply_patterns(module, patterns)
+        self._mark_persistent(module)
+
+    def _mark_persistent(self, module: ir.Operation) -> None:
+        def visit(op):
+            if op.name == "fusion.group" and _kind(op) == "reduction":
+                red = group_reduction(op.opview)
+                if red.rnumel <= self.persistent_max:
+                    op.attributes["kind"] = ir.StringAttr.get("persistent-reduction")
+            return ir.WalkResult.ADVANCE
+
+        module.walk(visit)
 
 
 __all__ = ["FuseElementwise", "why_not_merge", "is_tensor"]

@@ -16,6 +16,7 @@ process; ahead-of-time compilation therefore runs in worker subprocesses.
 from __future__ import annotations
 
 import hashlib
+import math
 import importlib.util
 import os
 import sys
@@ -108,6 +109,13 @@ def block_size(numel: int, interpret: bool) -> int:
     return max(size, 16)
 
 
+def _pow2_at_least(n: int) -> int:
+    size = 1
+    while size < n:
+        size *= 2
+    return size
+
+
 class Launcher:
     """Runs one TritonKernel on torch tensors."""
 
@@ -116,19 +124,33 @@ class Launcher:
 
         self.kernel = kernel
         self.shape = kernel.shape
-        self.numel = 1
-        for d in self.shape:
-            self.numel *= d
+        self.out_shapes = [t.shape for t in kernel.outputs]
         self.out_dtypes = [getattr(torch, t.dtype) for t in kernel.outputs]
+        self.numel = math.prod(self.shape)
+        self.rnumel = math.prod(self.shape[d] for d in kernel.reduced)
+        self.xnumel = self.numel // self.rnumel if self.rnumel else math.prod(
+            d for i, d in enumerate(self.shape) if i not in kernel.reduced
+        )
         self._fn = None
         self._interpret = None
+
+    def blocks(self, interpret: bool) -> dict:
+        if self.kernel.kind == "pointwise":
+            return {"XBLOCK": block_size(self.numel, interpret)}
+        budget = 16384 if interpret else 4096  # elements per program
+        if self.kernel.kind == "persistent-reduction":
+            rblock = max(2, _pow2_at_least(self.rnumel))
+        else:
+            rblock = 2048 if interpret else 1024
+        xblock = max(1, min(_pow2_at_least(self.xnumel), budget // rblock))
+        return {"XBLOCK": xblock, "RBLOCK": rblock}
 
     def __call__(self, *inputs):
         import torch
 
         device = inputs[0].device if inputs else torch.device("cpu")
-        outputs = [torch.empty(self.shape, dtype=dt, device=device) for dt in self.out_dtypes]
-        if self.numel == 0:
+        outputs = [torch.empty(s, dtype=dt, device=device) for s, dt in zip(self.out_shapes, self.out_dtypes)]
+        if self.numel == 0 and self.kernel.kind == "pointwise":
             return outputs
         interpret = device.type != "cuda"
         if self._fn is None or self._interpret != interpret:
@@ -137,7 +159,14 @@ class Launcher:
         strides = []
         for t in inputs:
             strides.extend(t.expand(self.shape).stride())
-        xblock = block_size(self.numel, interpret)
-        grid = ((self.numel + xblock - 1) // xblock,)
-        self._fn[grid](*inputs, *outputs, *self.kernel.scalars, self.numel, *self.shape[1:], *strides, XBLOCK=xblock)
+        blocks = self.blocks(interpret)
+        if self.kernel.kind == "pointwise":
+            sizes = [self.numel, *self.shape[1:]]
+            grid = ((self.numel + blocks["XBLOCK"] - 1) // blocks["XBLOCK"],)
+        else:
+            if self.xnumel == 0:
+                return outputs
+            sizes = [self.xnumel, self.rnumel, *self.shape]
+            grid = ((self.xnumel + blocks["XBLOCK"] - 1) // blocks["XBLOCK"],)
+        self._fn[grid](*inputs, *outputs, *self.kernel.scalars, *sizes, *strides, **blocks)
         return outputs

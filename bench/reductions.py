@@ -1,0 +1,229 @@
+"""Kernel counts of mlirfuse and Inductor (CPU) on models built around reductions.
+
+    python bench/reductions.py              # print the table, append it to bench/RESULTS.md
+    python bench/reductions.py --no-write   # print only
+
+For each model: mlirfuse's stats (ATen ops imported, Triton launches, ATen
+ops left unfused), Inductor's generated kernels and extern calls, and the
+largest absolute difference between mlirfuse's output and eager PyTorch.
+mlirfuse's kernels run in the Triton interpreter on CPU; Inductor on CPU
+generates C++ and is not affected by TRITON_INTERPRET.
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("TRITON_INTERPRET", "1")  # before torch/triton are imported
+os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
+
+import argparse  # noqa: E402
+import datetime  # noqa: E402
+import math  # noqa: E402
+import platform  # noqa: E402
+import re  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import torch  # noqa: E402
+import triton  # noqa: E402
+from torch import nn  # noqa: E402
+from torch.nn import functional as F  # noqa: E402
+
+import mlirfuse  # noqa: E402
+
+RESULTS = Path(__file__).resolve().parent / "RESULTS.md"
+
+
+class SoftmaxMatmul(nn.Module):
+    def __init__(self, k: int = 128, n: int = 256):
+        super().__init__()
+        self.w = nn.Parameter(torch.randn(k, n) / math.sqrt(k))
+
+    def forward(self, x):
+        return torch.softmax(x @ self.w, dim=-1)
+
+
+class AddLayerNorm(nn.Module):
+    def __init__(self, d: int = 256):
+        super().__init__()
+        self.ln = nn.LayerNorm(d)
+
+    def forward(self, x, residual):
+        return self.ln(x + residual)
+
+
+class MLPBlock(nn.Module):
+    def __init__(self, d: int = 256, hidden: int = 1024):
+        super().__init__()
+        self.ln = nn.LayerNorm(d)
+        self.fc1 = nn.Linear(d, hidden)
+        self.fc2 = nn.Linear(hidden, d)
+
+    def forward(self, x):
+        return x + self.fc2(F.gelu(self.fc1(self.ln(x))))
+
+
+class GPT2Block(nn.Module):
+    """Pre-LN GPT-2 block; attention spelled out in torch ops, as nanoGPT does."""
+
+    def __init__(self, d: int = 256, n_heads: int = 4, max_seq: int = 128):
+        super().__init__()
+        self.n_heads = n_heads
+        self.ln1 = nn.LayerNorm(d)
+        self.qkv = nn.Linear(d, 3 * d)
+        self.proj = nn.Linear(d, d)
+        self.ln2 = nn.LayerNorm(d)
+        self.fc = nn.Linear(d, 4 * d)
+        self.fc_proj = nn.Linear(4 * d, d)
+        causal = torch.tril(torch.ones(max_seq, max_seq)).view(1, 1, max_seq, max_seq)
+        self.register_buffer("causal", causal, persistent=False)
+
+    def attention(self, x):
+        b, t, d = x.shape
+        h = self.n_heads
+        q, k, v = self.qkv(x).split(d, dim=2)
+        q = q.view(b, t, h, d // h).transpose(1, 2)
+        k = k.view(b, t, h, d // h).transpose(1, 2)
+        v = v.view(b, t, h, d // h).transpose(1, 2)
+        att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(d // h))
+        att = att.masked_fill(self.causal[:, :, :t, :t] == 0, float("-inf"))
+        att = F.softmax(att, dim=-1)
+        y = (att @ v).transpose(1, 2).contiguous().view(b, t, d)
+        return self.proj(y)
+
+    def forward(self, x):
+        x = x + self.attention(self.ln1(x))
+        return x + self.fc_proj(F.gelu(self.fc(self.ln2(x)), approximate="tanh"))
+
+
+# name -> () -> (model, inputs); built after torch.manual_seed(0).
+MODELS = {
+    "softmax(x @ w) [64,128]x[128,256]": lambda: (SoftmaxMatmul(), (torch.randn(64, 128),)),
+    "layernorm(x + residual) [64,256]": lambda: (AddLayerNorm(), (torch.randn(64, 256), torch.randn(64, 256))),
+    "MLP block d=256 h=1024 [2,128,256]": lambda: (MLPBlock(), (torch.randn(2, 128, 256),)),
+    "GPT-2 block d=256 4 heads [2,128,256]": lambda: (GPT2Block(), (torch.randn(2, 128, 256),)),
+}
+
+COLUMNS = (
+    "model",
+    "mlirfuse aten_ops",
+    "mlirfuse launches",
+    "mlirfuse unfused_ops",
+    "mlirfuse launches+unfused",
+    "inductor kernels",
+    "inductor extern calls",
+    "inductor total",
+    "max abs err vs eager",
+)
+
+
+def _flat(out) -> list[torch.Tensor]:
+    return list(out) if isinstance(out, (tuple, list)) else [out]
+
+
+def measure_mlirfuse(model: nn.Module, inputs: tuple) -> dict:
+    with torch.no_grad():
+        expected = _flat(model(*inputs))
+    cm = mlirfuse.compile(model, inputs)
+    actual = _flat(cm(*inputs))
+    err = max((a.float() - e.float()).abs().max().item() for a, e in zip(actual, expected))
+    return {**cm.stats, "err": err}
+
+
+# Inductor's output code (CPU) defines each generated kernel once at module
+# level, as `cpp_fused_<ops>_<n> = async_compile.cpp_pybinding([...], r'''...`
+# (older releases: `async_compile.cpp(`; GPU: `async_compile.triton(`), and
+# `call()` invokes it once per launch. We count those definitions. Extern
+# calls are the code lines of `call()` that call a library kernel,
+# `extern_kernels.<mm|addmm|bmm|...>(`, or fall back to an ATen op,
+# `aten.<op>(` / `torch.ops.aten.<op>(`; comments (which also list ATen op
+# names) are stripped first, and buffer allocation helpers are not counted.
+_KERNEL_DEF = re.compile(r"^(\w+) = async_compile\.(?:cpp_pybinding|cpp|triton)\(", re.MULTILINE)
+_EXTERN_CALL = re.compile(r"(?:\bextern_kernels|(?:\btorch\.ops\.)?\baten)\.[\w.]+\(")
+
+
+def count_inductor(code: str) -> tuple[int, int]:
+    """(generated kernels, extern/ATen calls) in one module of Inductor output code."""
+    kernels = len(_KERNEL_DEF.findall(code))
+    _, _, call_body = code.partition("def call(")
+    call_body = call_body.split("\ndef ", 1)[0]  # up to the next top-level function
+    lines = (line.split("#", 1)[0] for line in call_body.splitlines())
+    externs = sum(len(_EXTERN_CALL.findall(line)) for line in lines)
+    return kernels, externs
+
+
+def measure_inductor(model: nn.Module, inputs: tuple) -> dict:
+    from torch._inductor.utils import run_and_get_code
+
+    torch._dynamo.reset()
+    # A cache hit could skip code generation; compile every time so the code is seen.
+    with torch.no_grad(), torch._inductor.config.patch(fx_graph_cache=False):
+        compiled = torch.compile(model, backend="inductor")
+        _, codes = run_and_get_code(compiled, *inputs)
+    counts = [count_inductor(code) for code in codes]
+    return {"kernels": sum(k for k, _ in counts), "externs": sum(e for _, e in counts)}
+
+
+def row(name: str, m: dict, i: dict) -> list[str]:
+    return [
+        name,
+        str(m["aten_ops"]),
+        str(m["launches"]),
+        str(m["unfused_ops"]),
+        str(m["launches"] + m["unfused_ops"]),
+        str(i["kernels"]),
+        str(i["externs"]),
+        str(i["kernels"] + i["externs"]),
+        f"{m['err']:.2e}",
+    ]
+
+
+def markdown_table(rows: list[list[str]]) -> str:
+    lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "|".join(["---"] + ["---:"] * (len(COLUMNS) - 1)) + "|"]
+    lines += ["| " + " | ".join(r) + " |" for r in rows]
+    return "\n".join(lines)
+
+
+def header() -> str:
+    now = datetime.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z")
+    machine = platform.processor() or platform.machine()
+    return (
+        f"### bench/reductions.py, {now}: {machine} / {os.cpu_count()} cores, "
+        f"torch {torch.__version__}, triton {triton.__version__}"
+    )
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--no-write", action="store_true", help=f"do not append to {RESULTS.name}")
+    args = parser.parse_args(argv)
+
+    rows = []
+    for name, build in MODELS.items():
+        torch.manual_seed(0)
+        model, inputs = build()
+        model.eval()
+        start = time.perf_counter()
+        m = measure_mlirfuse(model, inputs)
+        mid = time.perf_counter()
+        i = measure_inductor(model, inputs)
+        print(
+            f"{name}: mlirfuse {mid - start:.1f}s, inductor {time.perf_counter() - mid:.1f}s",
+            file=sys.stderr,
+        )
+        rows.append(row(name, m, i))
+
+    report = f"{header()}\n\n{markdown_table(rows)}\n"
+    print(report)
+    if not args.no_write:
+        if not RESULTS.exists():
+            RESULTS.write_text("# Benchmark results\n\nTables appended by the scripts in bench/, newest last.\n")
+        with RESULTS.open("a") as f:
+            f.write("\n" + report)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

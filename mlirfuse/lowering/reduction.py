@@ -1,0 +1,250 @@
+"""Reduction kernels: a reduction with its pointwise prologue and epilogue, one kernel.
+
+Every reduction in a group reduces the same dims R of the same shape S. The
+kernel works on 2D tiles: rows are the kept dims of S flattened (`xindex`),
+columns the reduced dims flattened (`rindex`). Each value is either
+*row-space* (constant along R: reduction results and what is computed from
+them, shape [XBLOCK, 1]) or *full-space* (shape [XBLOCK, RBLOCK]). Inputs
+are addressed through their strides in S, so any axes, broadcasting and
+non-contiguous inputs work by index arithmetic.
+
+- persistent (`persistent-reduction`): the whole row fits one block; every
+  value is computed once, reductions are `tl.sum(..., 1)` in registers;
+- looped (`reduction`): one loop over the row per reduction, accumulating in
+  a [XBLOCK, RBLOCK] accumulator; full-space values a later reduction or an
+  output needs are recomputed from the inputs in that loop (softmax: one
+  loop for the max, one for the sum, one for the output).
+
+f16/bf16 values are computed and accumulated in f32.
+"""
+
+from __future__ import annotations
+
+import math
+
+from mlirfuse.elementwise import TRITON_DTYPES, compute_dtype
+from mlirfuse.ir import ir, tensor_type
+from mlirfuse.lowering.triton import LoweringError, TritonKernel, _cast, _Emitter, _is_constant_like, _Value
+from mlirfuse.passes.base import block_ops
+from mlirfuse.reductions import REDUCTIONS, Reduction, reduction
+
+_IDENTITY = {"sum": "0", "mean": "0", "max": 'float("-inf")', "min": 'float("inf")'}
+_FINAL = {"sum": "tl.sum", "mean": "tl.sum", "max": "tl.max", "min": "tl.min"}
+
+
+def _coords(index: str, dims: list[int], prefix: str) -> list[str]:
+    """Row-major coordinates `{prefix}{d}` of the flat `index` over `dims` (sizes s{d})."""
+    if not dims:
+        return []
+    if len(dims) == 1:
+        return [f"{prefix}{dims[0]} = {index}"]
+    lines = []
+    for k in range(len(dims) - 1, -1, -1):
+        inner = " * ".join(f"s{d}" for d in dims[k + 1 :])
+        d = dims[k]
+        if k == len(dims) - 1:
+            lines.append(f"{prefix}{d} = {index} % s{d}")
+        elif k == 0:
+            lines.append(f"{prefix}{d} = {index} // ({inner})")
+        else:
+            lines.append(f"{prefix}{d} = ({index} // ({inner})) % s{d}")
+    return lines
+
+
+class _ReductionEmitter(_Emitter):
+    def __init__(self, name: str, block: ir.Block, red: Reduction, persistent: bool):
+        super().__init__(name, block)
+        self.red = red
+        self.persistent = persistent
+        self.rank = len(red.shape)
+        self.kept = [d for d in range(self.rank) if d not in red.dims]
+        self.kernel_lines: list[str] = []
+        self.out = self.kernel_lines  # where tmp() writes
+        self.row_memo: dict[ir.Value, _Value] = {}
+        self.full_memo: dict[ir.Value, _Value] | None = {} if persistent else None
+        self.producer = {r: op for op in block_ops(block)[0] for r in op.results}
+        self.arg_index = {a: i for i, a in enumerate(block.arguments)}
+        self.accumulators = 0
+
+    def tmp(self, expr: str, dtype: str, comment: str) -> _Value:
+        name = f"tmp{self.count}"
+        self.count += 1
+        self.out.append(f"{name} = {expr}  # {comment}")
+        return _Value(name, dtype)
+
+    def coord(self, d: int) -> str:
+        return f"r{d}" if d in self.red.dims else f"x{d}"
+
+    def is_row(self, value: ir.Value) -> bool:
+        op = self.producer.get(value)
+        if op is not None and op.operation.name in REDUCTIONS:
+            return True
+        shape = tensor_type(value.type).shape
+        offset = self.rank - len(shape)
+        return all(shape[d - offset] == 1 for d in self.red.dims if d - offset >= 0)
+
+    def value(self, v: ir.Value) -> _Value:
+        if self.is_row(v):
+            if v not in self.row_memo:
+                saved_out, saved_memo = self.out, self.full_memo
+                self.out = self.kernel_lines
+                if not self.persistent:
+                    self.full_memo = None
+                self.row_memo[v] = self.compute(v, row=True)
+                self.out, self.full_memo = saved_out, saved_memo
+            return self.row_memo[v]
+        if self.full_memo is None:
+            raise LoweringError(f"kernel @{self.name}: full-space value needed outside a loop")
+        if v not in self.full_memo:
+            self.full_memo[v] = self.compute(v, row=False)
+        return self.full_memo[v]
+
+    def compute(self, v: ir.Value, row: bool) -> _Value:
+        if v in self.arg_index:
+            return self.load(self.arg_index[v], row)
+        op = self.producer[v]
+        if op.operation.name in REDUCTIONS:
+            return self.reduce(op)
+        return self.pointwise(op, self.value)
+
+    def load(self, i: int, row: bool) -> _Value:
+        t = tensor_type(self.block.arguments[i].type)
+        dims = self.kept if row else list(range(self.rank))
+        offset = " + ".join(f"{self.coord(d)} * in{i}_st{d}" for d in dims)
+        mask = "xmask" if row else "xmask & rmask"
+        offset = offset or ("0 * xindex" if row else "0 * xindex + 0 * rindex")
+        value = self.tmp(f"tl.load(in{i} + ({offset}), mask={mask}, other=0)", t.dtype, f"load %arg{i}")
+        if compute_dtype(t.dtype) != t.dtype:
+            value = self.tmp(f"{value.text}.to(tl.float32)", "float32", "compute in f32")
+        return value
+
+    def reduce(self, op) -> _Value:
+        red = reduction(op)
+        acc_dtype = compute_dtype(red.dtype)
+        identity = _IDENTITY[red.combine]
+        name = op.operation.name
+        if self.persistent:
+            x = _cast(self.value(op.operands[0]), acc_dtype)
+            result = f"{_FINAL[red.combine]}(tl.where(xmask & rmask, {x}, {identity}), 1)[:, None]"
+        else:
+            acc = f"acc{self.accumulators}"
+            self.accumulators += 1
+            self.kernel_lines.append(f"{acc} = tl.full([XBLOCK, RBLOCK], {identity}, {TRITON_DTYPES[acc_dtype]})")
+            body = self.loop(lambda: self._accumulate(acc, op.operands[0], red, acc_dtype))
+            self.kernel_lines.extend(body)
+            result = f"{_FINAL[red.combine]}({acc}, 1)[:, None]"
+        if red.combine == "mean":
+            result = f"{result} / {float(red.rnumel)!r}"
+        return self.tmp(result, acc_dtype, name)
+
+    def _accumulate(self, acc: str, operand, red: Reduction, acc_dtype: str) -> None:
+        x = _cast(self.value(operand), acc_dtype)
+        masked = f"tl.where(xmask & rmask, {x}, {_IDENTITY[red.combine]})"
+        if red.combine in ("sum", "mean"):
+            self.out.append(f"{acc} = {acc} + {masked}")
+        else:
+            fn = "tl.maximum" if red.combine == "max" else "tl.minimum"
+            self.out.append(f"{acc} = {fn}({acc}, {masked})")
+
+    def loop(self, body) -> list[str]:
+        """Lines of one `for roffset ...` loop running `body` in a fresh full-space scope."""
+        saved_out, saved_memo = self.out, self.full_memo
+        self.out, self.full_memo = [], {}
+        body()
+        inner = self.out
+        self.out, self.full_memo = saved_out, saved_memo
+        head = ["rindex = roffset + rbase", "rmask = rindex < rnumel"] + _coords("rindex", list(self.red.dims), "r")
+        return ["for roffset in range(0, rnumel, RBLOCK):"] + ["    " + line for line in head + inner]
+
+    def out_offset(self) -> str:
+        """Flat offset of the tile position in a contiguous tensor of shape S (Horner form)."""
+        if self.rank == 0:
+            return "0 * xindex + 0 * rindex"
+        expr = self.coord(0)
+        for d in range(1, self.rank):
+            expr = f"({expr}) * s{d} + {self.coord(d)}"
+        return expr
+
+
+def lower_reduction(kernel, persistent: bool) -> TritonKernel:
+    """Emit the Triton source of a `reduction` / `persistent-reduction` fusion.kernel."""
+    name = ir.StringAttr(kernel.attributes["sym_name"]).value
+    block = kernel.regions[0].blocks[0]
+    ops, terminator = block_ops(block)
+    reductions = [reduction(op) for op in ops if op.operation.name in REDUCTIONS]
+    if not reductions or any(not isinstance(r, Reduction) for r in reductions):
+        raise LoweringError(f"kernel @{name}: expected supported reductions in a reduction kernel")
+    red = reductions[0]
+    if any((r.shape, r.dims) != (red.shape, red.dims) for r in reductions):
+        raise LoweringError(f"kernel @{name}: reductions over different axes in one kernel")
+    inputs = [tensor_type(a.type) for a in block.arguments]
+    outputs = [tensor_type(v.type) for v in terminator.operands]
+    if any(t is None or not t.is_static for t in inputs + outputs):
+        raise LoweringError(f"kernel @{name}: every argument and result must be a statically shaped tensor")
+
+    em = _ReductionEmitter(name, block, red, persistent)
+    rank = em.rank
+    row_outputs, full_outputs = [], []
+    for j, v in enumerate(terminator.operands):
+        if _is_constant_like(v):
+            raise LoweringError(f"kernel @{name}: yields a constant")
+        (row_outputs if em.is_row(v) else full_outputs).append((j, v))
+        if not em.is_row(v) and outputs[j].shape != red.shape:
+            raise LoweringError(f"kernel @{name}: result #{j} is neither row-shaped nor shaped like the reduced input")
+
+    head = [
+        "xoffset = tl.program_id(0) * XBLOCK",
+        "xindex = xoffset + tl.arange(0, XBLOCK)[:, None]",
+        "xmask = xindex < xnumel",
+        *_coords("xindex", em.kept, "x"),
+        "rbase = tl.arange(0, RBLOCK)[None, :]",
+    ]
+    if persistent:
+        head += ["rindex = rbase", "rmask = rindex < rnumel", *_coords("rindex", list(red.dims), "r")]
+
+    # Row-space outputs first (they force the reductions), then full-space ones.
+    row_values = [(j, em.value(v)) for j, v in row_outputs]
+    if full_outputs:
+        stores = []
+
+        def store_full():
+            for j, v in full_outputs:
+                value = em.value(v)
+                em.out.append(
+                    f"tl.store(out{j} + ({em.out_offset()}), {_cast(value, outputs[j].dtype)}, mask=xmask & rmask)"
+                )
+
+        if persistent:
+            store_full()
+        else:
+            stores = em.loop(store_full)
+        em.kernel_lines.extend(stores)
+    for j, value in row_values:
+        em.kernel_lines.append(f"tl.store(out{j} + xindex, {_cast(value, outputs[j].dtype)}, mask=xmask)")
+
+    params = [f"in{i}" for i in range(len(inputs))] + [f"out{j}" for j in range(len(outputs))]
+    params += [f"c{k}" for k in range(len(em.scalars))]
+    params += ["xnumel", "rnumel"] + [f"s{d}" for d in range(rank)]
+    params += [f"in{i}_st{d}" for i in range(len(inputs)) for d in range(rank)]
+    kind = "persistent-reduction" if persistent else "reduction"
+    source = "\n".join(
+        [
+            f"# Generated by mlirfuse from fusion.kernel @{name}; do not edit.",
+            f"# {kind} over dims {list(red.dims)} of {list(red.shape)}: "
+            "rows are the kept dims, columns the reduced dims.",
+            "import triton",
+            "import triton.language as tl",
+            "",
+            "",
+            "@triton.jit",
+            f"def {name}({', '.join(params + ['XBLOCK: tl.constexpr', 'RBLOCK: tl.constexpr'])}):",
+            *("    " + line for line in head + em.kernel_lines),
+            "",
+        ]
+    )
+    return TritonKernel(
+        name, source, tuple(inputs), tuple(outputs), tuple(em.scalars), tuple(params), kind, red.shape, red.dims
+    )
+
+
+__all__ = ["lower_reduction", "math"]
