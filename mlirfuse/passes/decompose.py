@@ -90,8 +90,8 @@ def _softmax(op, rewriter, log: bool) -> bool:
     if xt is None or out is None:
         return False
     dims = _dims(op.operands[1], len(xt.shape))
-    if dims is None or len(dims) != (1 if xt.shape else 0):
-        return False
+    if dims is None or len(dims) != (1 if xt.shape else 0) or any(xt.shape[d] == 0 for d in dims):
+        return False  # softmax over an empty dim is empty; amax over it would be an error
     b = _Builder(op)
     shape, dtype = xt.shape, out.dtype
     if dtype != xt.dtype:
@@ -205,10 +205,12 @@ def decompose_variance(op, rewriter) -> bool:
         return False
     xt = types[0]
     dims = _dims(op.operands[1], len(xt.shape))
-    correction = constant_value(op.operands[2])
+    correction = constant_value(op.operands[2])  # .dim variants: `unbiased` (bool)
     keepdim = constant_value(op.operands[3])
     if dims is None or correction is NO_CONSTANT or not isinstance(keepdim, bool):
         return False
+    if isinstance(correction, bool):
+        correction = int(correction)
     correction = 1 if correction is None else correction
     n = math.prod(xt.shape[d] for d in dims)
     b = _Builder(op)
@@ -216,15 +218,19 @@ def decompose_variance(op, rewriter) -> bool:
     mean, rshape = b.reduce("torch.aten.mean.dim", x, dims, shape, dtype)
     xc = b.binary("torch.aten.sub.Tensor", x, mean, shape, dtype)
     sq = b.binary("torch.aten.mul.Tensor", xc, xc, shape, dtype)
-    total, out_shape = b.reduce("torch.aten.sum.dim_IntList", sq, dims, shape, dtype, keepdim)
+    # Reduce with keepdim and drop the dims with a view at the end, so that
+    # the division (and sqrt) fuse as a row-space epilogue.
+    total, _ = b.reduce("torch.aten.sum.dim_IntList", sq, dims, shape, dtype)
     divisor = max(n - correction, 0)
-    var = b.op("torch.aten.div.Scalar", [total, b.float(float(divisor)) if not isinstance(divisor, int) else b.int(divisor)], out_shape, dtype)
-    result = b.unary("torch.aten.sqrt", var, out_shape, dtype) if "std" in name else var
-    if name.endswith("_mean.correction"):
-        mean_out = mean if keepdim else b.reduce("torch.aten.mean.dim", x, dims, shape, dtype, False)[0]
-        rewriter.replace_op(op, [result, mean_out])
-    else:
-        rewriter.replace_op(op, [result])
+    divisor = b.int(divisor) if isinstance(divisor, int) else b.float(float(divisor))
+    result = b.op("torch.aten.div.Scalar", [total, divisor], rshape, dtype)
+    if "std" in name:
+        result = b.unary("torch.aten.sqrt", result, rshape, dtype)
+    results = [result, mean] if "_mean." in name else [result]
+    if not keepdim:
+        out_shape = _reduced_shape(shape, dims, False)
+        results = [b.op("torch.aten.view", [r, b.int_list(out_shape)], out_shape, dtype) for r in results]
+    rewriter.replace_op(op, results)
     return True
 
 
@@ -239,7 +245,7 @@ def decompose_logsumexp(op, rewriter) -> bool:
     dims = _dims(op.operands[1], len(xt.shape))
     keepdim = constant_value(op.operands[2])
     out = tensor_type(op.results[0].type)
-    if dims is None or not isinstance(keepdim, bool) or out.dtype != xt.dtype:
+    if dims is None or not isinstance(keepdim, bool) or out.dtype != xt.dtype or any(xt.shape[d] == 0 for d in dims):
         return False
     b = _Builder(op)
     shape, dtype = xt.shape, xt.dtype
@@ -267,6 +273,10 @@ PATTERNS = [
     ("torch.aten.std.correction", decompose_variance),
     ("torch.aten.var_mean.correction", decompose_variance),
     ("torch.aten.std_mean.correction", decompose_variance),
+    ("torch.aten.var.dim", decompose_variance),
+    ("torch.aten.std.dim", decompose_variance),
+    ("torch.aten.var_mean.dim", decompose_variance),
+    ("torch.aten.std_mean.dim", decompose_variance),
     ("torch.aten.logsumexp", decompose_logsumexp),
 ]
 

@@ -1,0 +1,419 @@
+// RUN: mlirfuse-opt %s --split-input-file --fusion-decompose | filecheck %s
+
+// Inputs are spelled as torch-mlir's FX importer emits them (through
+// mlirfuse.frontend's export with `run_decompositions({})`): composite ops
+// arrive whole and leave as keepdim reductions plus elementwise ops.
+
+// softmax over dim -1: the dim is normalized to 1 and every reduction keeps
+// its dim, so amax and sum broadcast back over the row.
+
+// CHECK-LABEL: func.func @decompose_softmax
+// CHECK-SAME:    (%[[X:.+]]: !torch.vtensor<[4,8],f32>)
+// CHECK-NOT:     torch.aten.softmax.int
+// CHECK:         %[[D0:.+]] = torch.constant.int 1
+// CHECK-NEXT:    %[[DIMS0:.+]] = torch.prim.ListConstruct %[[D0]] : (!torch.int) -> !torch.list<int>
+// CHECK-NEXT:    %[[KEEP0:.+]] = torch.constant.bool true
+// CHECK-NEXT:    %[[MAX:.+]] = torch.aten.amax %[[X]], %[[DIMS0]], %[[KEEP0]] : !torch.vtensor<[4,8],f32>, !torch.list<int>, !torch.bool -> !torch.vtensor<[4,1],f32>
+// CHECK:         %[[SUB:.+]] = torch.aten.sub.Tensor %[[X]], %[[MAX]], %{{.+}} : !torch.vtensor<[4,8],f32>, !torch.vtensor<[4,1],f32>, !torch.int -> !torch.vtensor<[4,8],f32>
+// CHECK-NEXT:    %[[EXP:.+]] = torch.aten.exp %[[SUB]] : !torch.vtensor<[4,8],f32> -> !torch.vtensor<[4,8],f32>
+// CHECK-NEXT:    %[[D1:.+]] = torch.constant.int 1
+// CHECK-NEXT:    %[[DIMS1:.+]] = torch.prim.ListConstruct %[[D1]] : (!torch.int) -> !torch.list<int>
+// CHECK-NEXT:    %[[KEEP1:.+]] = torch.constant.bool true
+// CHECK-NEXT:    %[[NONE:.+]] = torch.constant.none
+// CHECK-NEXT:    %[[SUM:.+]] = torch.aten.sum.dim_IntList %[[EXP]], %[[DIMS1]], %[[KEEP1]], %[[NONE]] : !torch.vtensor<[4,8],f32>, !torch.list<int>, !torch.bool, !torch.none -> !torch.vtensor<[4,1],f32>
+// CHECK-NEXT:    %[[DIV:.+]] = torch.aten.div.Tensor %[[EXP]], %[[SUM]] : !torch.vtensor<[4,8],f32>, !torch.vtensor<[4,1],f32> -> !torch.vtensor<[4,8],f32>
+// CHECK-NEXT:    return %[[DIV]] : !torch.vtensor<[4,8],f32>
+func.func @decompose_softmax(%arg0: !torch.vtensor<[4,8],f32>) -> !torch.vtensor<[4,8],f32> {
+  %int-1 = torch.constant.int -1
+  %none = torch.constant.none
+  %0 = torch.aten.softmax.int %arg0, %int-1, %none : !torch.vtensor<[4,8],f32>, !torch.int, !torch.none -> !torch.vtensor<[4,8],f32>
+  return %0 : !torch.vtensor<[4,8],f32>
+}
+
+// -----
+
+// log_softmax = (x - amax) - log(sum(exp(x - amax))): the shifted x is
+// reused, the log is taken on the [4,1] row sums only.
+
+// CHECK-LABEL: func.func @decompose_log_softmax
+// CHECK-SAME:    (%[[X:.+]]: !torch.vtensor<[4,8],f32>)
+// CHECK-NOT:     torch.aten.log_softmax.int
+// CHECK:         %[[MAX:.+]] = torch.aten.amax %[[X]], %{{.+}}, %{{.+}} : {{.+}} -> !torch.vtensor<[4,1],f32>
+// CHECK:         %[[SUB:.+]] = torch.aten.sub.Tensor %[[X]], %[[MAX]], %{{.+}} -> !torch.vtensor<[4,8],f32>
+// CHECK-NEXT:    %[[EXP:.+]] = torch.aten.exp %[[SUB]]
+// CHECK:         %[[SUM:.+]] = torch.aten.sum.dim_IntList %[[EXP]], %{{.+}} -> !torch.vtensor<[4,1],f32>
+// CHECK-NEXT:    %[[LOG:.+]] = torch.aten.log %[[SUM]] : !torch.vtensor<[4,1],f32> -> !torch.vtensor<[4,1],f32>
+// CHECK-NEXT:    %[[ALPHA:.+]] = torch.constant.int 1
+// CHECK-NEXT:    %[[OUT:.+]] = torch.aten.sub.Tensor %[[SUB]], %[[LOG]], %[[ALPHA]] : !torch.vtensor<[4,8],f32>, !torch.vtensor<[4,1],f32>, !torch.int -> !torch.vtensor<[4,8],f32>
+// CHECK-NEXT:    return %[[OUT]]
+func.func @decompose_log_softmax(%arg0: !torch.vtensor<[4,8],f32>) -> !torch.vtensor<[4,8],f32> {
+  %int1 = torch.constant.int 1
+  %none = torch.constant.none
+  %0 = torch.aten.log_softmax.int %arg0, %int1, %none : !torch.vtensor<[4,8],f32>, !torch.int, !torch.none -> !torch.vtensor<[4,8],f32>
+  return %0 : !torch.vtensor<[4,8],f32>
+}
+
+// -----
+
+// softmax(x.half(), 1, dtype=torch.float32): the input is converted to the
+// result dtype (6 = f32) first, and everything after runs in f32.
+
+// CHECK-LABEL: func.func @decompose_softmax_dtype
+// CHECK-SAME:    (%[[X:.+]]: !torch.vtensor<[4,8],f16>)
+// CHECK-NOT:     torch.aten.softmax.int
+// CHECK:         %[[F32:.+]] = torch.constant.int 6
+// CHECK-NEXT:    %[[UP:.+]] = torch.prims.convert_element_type %[[X]], %[[F32]] : !torch.vtensor<[4,8],f16>, !torch.int -> !torch.vtensor<[4,8],f32>
+// CHECK:         %[[MAX:.+]] = torch.aten.amax %[[UP]], %{{.+}}, %{{.+}} : !torch.vtensor<[4,8],f32>, !torch.list<int>, !torch.bool -> !torch.vtensor<[4,1],f32>
+// CHECK:         %[[SUB:.+]] = torch.aten.sub.Tensor %[[UP]], %[[MAX]]
+// CHECK-NEXT:    %[[EXP:.+]] = torch.aten.exp %[[SUB]]
+// CHECK:         %[[SUM:.+]] = torch.aten.sum.dim_IntList %[[EXP]]
+// CHECK-NEXT:    %[[DIV:.+]] = torch.aten.div.Tensor %[[EXP]], %[[SUM]] : !torch.vtensor<[4,8],f32>, !torch.vtensor<[4,1],f32> -> !torch.vtensor<[4,8],f32>
+// CHECK-NEXT:    return %[[DIV]]
+func.func @decompose_softmax_dtype(%arg0: !torch.vtensor<[4,8],f16>) -> !torch.vtensor<[4,8],f32> {
+  %int1 = torch.constant.int 1
+  %int6 = torch.constant.int 6
+  %0 = torch.aten.softmax.int %arg0, %int1, %int6 : !torch.vtensor<[4,8],f16>, !torch.int, !torch.int -> !torch.vtensor<[4,8],f32>
+  return %0 : !torch.vtensor<[4,8],f32>
+}
+
+// -----
+
+// layer_norm over the last dim: two-pass variance (mean, then the mean of
+// squared deviations), then weight and bias broadcast from [8].
+
+// CHECK-LABEL: func.func @decompose_layer_norm
+// CHECK-SAME:    (%[[X:[^:]+]]: !torch.vtensor<[4,8],f32>, %[[W:[^:]+]]: !torch.vtensor<[8],f32>, %[[B:[^:]+]]: !torch.vtensor<[8],f32>)
+// CHECK-NOT:     torch.aten.layer_norm
+// CHECK:         %[[D0:.+]] = torch.constant.int 1
+// CHECK-NEXT:    %[[DIMS0:.+]] = torch.prim.ListConstruct %[[D0]] : (!torch.int) -> !torch.list<int>
+// CHECK-NEXT:    %[[KEEP0:.+]] = torch.constant.bool true
+// CHECK-NEXT:    %[[NONE0:.+]] = torch.constant.none
+// CHECK-NEXT:    %[[MEAN:.+]] = torch.aten.mean.dim %[[X]], %[[DIMS0]], %[[KEEP0]], %[[NONE0]] : !torch.vtensor<[4,8],f32>, !torch.list<int>, !torch.bool, !torch.none -> !torch.vtensor<[4,1],f32>
+// CHECK:         %[[XC:.+]] = torch.aten.sub.Tensor %[[X]], %[[MEAN]], %{{.+}} -> !torch.vtensor<[4,8],f32>
+// CHECK-NEXT:    %[[SQ:.+]] = torch.aten.mul.Tensor %[[XC]], %[[XC]] : !torch.vtensor<[4,8],f32>, !torch.vtensor<[4,8],f32> -> !torch.vtensor<[4,8],f32>
+// CHECK:         %[[VAR:.+]] = torch.aten.mean.dim %[[SQ]], %{{.+}} -> !torch.vtensor<[4,1],f32>
+// CHECK-NEXT:    %[[EPS:.+]] = torch.constant.float 1.000000e-05
+// CHECK-NEXT:    %[[ONE:.+]] = torch.constant.int 1
+// CHECK-NEXT:    %[[VEPS:.+]] = torch.aten.add.Scalar %[[VAR]], %[[EPS]], %[[ONE]] : !torch.vtensor<[4,1],f32>, !torch.float, !torch.int -> !torch.vtensor<[4,1],f32>
+// CHECK-NEXT:    %[[RSTD:.+]] = torch.aten.rsqrt %[[VEPS]] : !torch.vtensor<[4,1],f32> -> !torch.vtensor<[4,1],f32>
+// CHECK-NEXT:    %[[NORM:.+]] = torch.aten.mul.Tensor %[[XC]], %[[RSTD]] : !torch.vtensor<[4,8],f32>, !torch.vtensor<[4,1],f32> -> !torch.vtensor<[4,8],f32>
+// CHECK-NEXT:    %[[SCALED:.+]] = torch.aten.mul.Tensor %[[NORM]], %[[W]] : !torch.vtensor<[4,8],f32>, !torch.vtensor<[8],f32> -> !torch.vtensor<[4,8],f32>
+// CHECK-NEXT:    %[[ALPHA:.+]] = torch.constant.int 1
+// CHECK-NEXT:    %[[OUT:.+]] = torch.aten.add.Tensor %[[SCALED]], %[[B]], %[[ALPHA]] : !torch.vtensor<[4,8],f32>, !torch.vtensor<[8],f32>, !torch.int -> !torch.vtensor<[4,8],f32>
+// CHECK-NEXT:    return %[[OUT]]
+func.func @decompose_layer_norm(%arg0: !torch.vtensor<[4,8],f32>, %arg1: !torch.vtensor<[8],f32>, %arg2: !torch.vtensor<[8],f32>) -> !torch.vtensor<[4,8],f32> {
+  %int8 = torch.constant.int 8
+  %0 = torch.prim.ListConstruct %int8 : (!torch.int) -> !torch.list<int>
+  %float1.000000e-05 = torch.constant.float 1.000000e-05
+  %false = torch.constant.bool false
+  %1 = torch.aten.layer_norm %arg0, %0, %arg1, %arg2, %float1.000000e-05, %false : !torch.vtensor<[4,8],f32>, !torch.list<int>, !torch.vtensor<[8],f32>, !torch.vtensor<[8],f32>, !torch.float, !torch.bool -> !torch.vtensor<[4,8],f32>
+  return %1 : !torch.vtensor<[4,8],f32>
+}
+
+// -----
+
+// native_layer_norm's three results are (y, mean, rstd), both statistics
+// keepdim [4,1]: the mean and the rsqrt computed for y are returned as is.
+
+// CHECK-LABEL: func.func @decompose_native_layer_norm
+// CHECK-SAME:    (%[[X:[^:]+]]: !torch.vtensor<[4,8],f32>, %[[W:[^:]+]]: !torch.vtensor<[8],f32>, %[[B:[^:]+]]: !torch.vtensor<[8],f32>)
+// CHECK-NOT:     torch.aten.native_layer_norm
+// CHECK:         %[[MEAN:.+]] = torch.aten.mean.dim %[[X]], %{{.+}} -> !torch.vtensor<[4,1],f32>
+// CHECK:         %[[XC:.+]] = torch.aten.sub.Tensor %[[X]], %[[MEAN]]
+// CHECK-NEXT:    %[[SQ:.+]] = torch.aten.mul.Tensor %[[XC]], %[[XC]]
+// CHECK:         %[[VAR:.+]] = torch.aten.mean.dim %[[SQ]], %{{.+}} -> !torch.vtensor<[4,1],f32>
+// CHECK:         %[[VEPS:.+]] = torch.aten.add.Scalar %[[VAR]]
+// CHECK-NEXT:    %[[RSTD:.+]] = torch.aten.rsqrt %[[VEPS]]
+// CHECK-NEXT:    %[[NORM:.+]] = torch.aten.mul.Tensor %[[XC]], %[[RSTD]]
+// CHECK-NEXT:    %[[SCALED:.+]] = torch.aten.mul.Tensor %[[NORM]], %[[W]]
+// CHECK:         %[[OUT:.+]] = torch.aten.add.Tensor %[[SCALED]], %[[B]]
+// CHECK-NEXT:    return %[[OUT]], %[[MEAN]], %[[RSTD]] : !torch.vtensor<[4,8],f32>, !torch.vtensor<[4,1],f32>, !torch.vtensor<[4,1],f32>
+func.func @decompose_native_layer_norm(%arg0: !torch.vtensor<[4,8],f32>, %arg1: !torch.vtensor<[8],f32>, %arg2: !torch.vtensor<[8],f32>) -> (!torch.vtensor<[4,8],f32>, !torch.vtensor<[4,1],f32>, !torch.vtensor<[4,1],f32>) {
+  %int8 = torch.constant.int 8
+  %0 = torch.prim.ListConstruct %int8 : (!torch.int) -> !torch.list<int>
+  %float1.000000e-05 = torch.constant.float 1.000000e-05
+  %result0, %result1, %result2 = torch.aten.native_layer_norm %arg0, %0, %arg1, %arg2, %float1.000000e-05 : !torch.vtensor<[4,8],f32>, !torch.list<int>, !torch.vtensor<[8],f32>, !torch.vtensor<[8],f32>, !torch.float -> !torch.vtensor<[4,8],f32>, !torch.vtensor<[4,1],f32>, !torch.vtensor<[4,1],f32>
+  return %result0, %result1, %result2 : !torch.vtensor<[4,8],f32>, !torch.vtensor<[4,1],f32>, !torch.vtensor<[4,1],f32>
+}
+
+// -----
+
+// rms_norm = x * rsqrt(mean(x * x) + eps) * w: no centering, one reduction.
+
+// CHECK-LABEL: func.func @decompose_rms_norm
+// CHECK-SAME:    (%[[X:[^:]+]]: !torch.vtensor<[4,8],f32>, %[[W:[^:]+]]: !torch.vtensor<[8],f32>)
+// CHECK-NOT:     torch.aten.rms_norm
+// CHECK:         %[[SQ:.+]] = torch.aten.mul.Tensor %[[X]], %[[X]] : !torch.vtensor<[4,8],f32>, !torch.vtensor<[4,8],f32> -> !torch.vtensor<[4,8],f32>
+// CHECK-NEXT:    %[[D:.+]] = torch.constant.int 1
+// CHECK-NEXT:    %[[DIMS:.+]] = torch.prim.ListConstruct %[[D]] : (!torch.int) -> !torch.list<int>
+// CHECK-NEXT:    %[[KEEP:.+]] = torch.constant.bool true
+// CHECK-NEXT:    %[[NONE:.+]] = torch.constant.none
+// CHECK-NEXT:    %[[MS:.+]] = torch.aten.mean.dim %[[SQ]], %[[DIMS]], %[[KEEP]], %[[NONE]] : {{.+}} -> !torch.vtensor<[4,1],f32>
+// CHECK-NEXT:    %[[EPS:.+]] = torch.constant.float 9.9999999999999995E-7
+// CHECK-NEXT:    %[[ONE:.+]] = torch.constant.int 1
+// CHECK-NEXT:    %[[MSEPS:.+]] = torch.aten.add.Scalar %[[MS]], %[[EPS]], %[[ONE]]
+// CHECK-NEXT:    %[[RSTD:.+]] = torch.aten.rsqrt %[[MSEPS]] : !torch.vtensor<[4,1],f32> -> !torch.vtensor<[4,1],f32>
+// CHECK-NEXT:    %[[NORM:.+]] = torch.aten.mul.Tensor %[[X]], %[[RSTD]] : !torch.vtensor<[4,8],f32>, !torch.vtensor<[4,1],f32> -> !torch.vtensor<[4,8],f32>
+// CHECK-NEXT:    %[[OUT:.+]] = torch.aten.mul.Tensor %[[NORM]], %[[W]] : !torch.vtensor<[4,8],f32>, !torch.vtensor<[8],f32> -> !torch.vtensor<[4,8],f32>
+// CHECK-NEXT:    return %[[OUT]]
+func.func @decompose_rms_norm(%arg0: !torch.vtensor<[4,8],f32>, %arg1: !torch.vtensor<[8],f32>) -> !torch.vtensor<[4,8],f32> {
+  %int8 = torch.constant.int 8
+  %0 = torch.prim.ListConstruct %int8 : (!torch.int) -> !torch.list<int>
+  %float9.999990e-07 = torch.constant.float 9.9999999999999995E-7
+  %1 = torch.aten.rms_norm %arg0, %0, %arg1, %float9.999990e-07 : !torch.vtensor<[4,8],f32>, !torch.list<int>, !torch.vtensor<[8],f32>, !torch.float -> !torch.vtensor<[4,8],f32>
+  return %1 : !torch.vtensor<[4,8],f32>
+}
+
+// -----
+
+// torch.var(x, 1, correction=1, keepdim=True): the squared deviations are
+// summed with the op's own keepdim and divided by N - correction = 8 - 1.
+
+// CHECK-LABEL: func.func @decompose_var
+// CHECK-SAME:    (%[[X:.+]]: !torch.vtensor<[4,8],f32>)
+// CHECK-NOT:     torch.aten.var.correction
+// CHECK:         %[[MEAN:.+]] = torch.aten.mean.dim %[[X]], %{{.+}} -> !torch.vtensor<[4,1],f32>
+// CHECK:         %[[XC:.+]] = torch.aten.sub.Tensor %[[X]], %[[MEAN]], %{{.+}} -> !torch.vtensor<[4,8],f32>
+// CHECK-NEXT:    %[[SQ:.+]] = torch.aten.mul.Tensor %[[XC]], %[[XC]]
+// CHECK-NEXT:    %[[D:.+]] = torch.constant.int 1
+// CHECK-NEXT:    %[[DIMS:.+]] = torch.prim.ListConstruct %[[D]]
+// CHECK-NEXT:    %[[KEEP:.+]] = torch.constant.bool true
+// CHECK-NEXT:    %[[NONE:.+]] = torch.constant.none
+// CHECK-NEXT:    %[[SUM:.+]] = torch.aten.sum.dim_IntList %[[SQ]], %[[DIMS]], %[[KEEP]], %[[NONE]] : {{.+}} -> !torch.vtensor<[4,1],f32>
+// CHECK-NEXT:    %[[N:.+]] = torch.constant.int 7
+// CHECK-NEXT:    %[[VAR:.+]] = torch.aten.div.Scalar %[[SUM]], %[[N]] : !torch.vtensor<[4,1],f32>, !torch.int -> !torch.vtensor<[4,1],f32>
+// CHECK-NEXT:    return %[[VAR]]
+func.func @decompose_var(%arg0: !torch.vtensor<[4,8],f32>) -> !torch.vtensor<[4,1],f32> {
+  %int1 = torch.constant.int 1
+  %0 = torch.prim.ListConstruct %int1 : (!torch.int) -> !torch.list<int>
+  %int1_0 = torch.constant.int 1
+  %true = torch.constant.bool true
+  %1 = torch.aten.var.correction %arg0, %0, %int1_0, %true : !torch.vtensor<[4,8],f32>, !torch.list<int>, !torch.int, !torch.bool -> !torch.vtensor<[4,1],f32>
+  return %1 : !torch.vtensor<[4,1],f32>
+}
+
+// -----
+
+// torch.std(x, 1, correction=0): the divisor is N = 8 and sqrt follows.
+// Without keepdim the sum still keeps its dim, so that the division and
+// sqrt fuse as a row epilogue; a view drops the dim at the end.
+
+// CHECK-LABEL: func.func @decompose_std
+// CHECK-SAME:    (%[[X:.+]]: !torch.vtensor<[4,8],f32>)
+// CHECK-NOT:     torch.aten.std.correction
+// CHECK:         %[[MEAN:.+]] = torch.aten.mean.dim %[[X]], %{{.+}} -> !torch.vtensor<[4,1],f32>
+// CHECK:         %[[XC:.+]] = torch.aten.sub.Tensor %[[X]], %[[MEAN]]
+// CHECK-NEXT:    %[[SQ:.+]] = torch.aten.mul.Tensor %[[XC]], %[[XC]]
+// CHECK-NEXT:    %[[D:.+]] = torch.constant.int 1
+// CHECK-NEXT:    %[[DIMS:.+]] = torch.prim.ListConstruct %[[D]]
+// CHECK-NEXT:    %[[KEEP:.+]] = torch.constant.bool true
+// CHECK-NEXT:    %[[NONE:.+]] = torch.constant.none
+// CHECK-NEXT:    %[[SUM:.+]] = torch.aten.sum.dim_IntList %[[SQ]], %[[DIMS]], %[[KEEP]], %[[NONE]] : {{.+}} -> !torch.vtensor<[4,1],f32>
+// CHECK-NEXT:    %[[N:.+]] = torch.constant.int 8
+// CHECK-NEXT:    %[[VAR:.+]] = torch.aten.div.Scalar %[[SUM]], %[[N]] : !torch.vtensor<[4,1],f32>, !torch.int -> !torch.vtensor<[4,1],f32>
+// CHECK-NEXT:    %[[STD:.+]] = torch.aten.sqrt %[[VAR]] : !torch.vtensor<[4,1],f32> -> !torch.vtensor<[4,1],f32>
+// CHECK-NEXT:    %[[ROWS:.+]] = torch.constant.int 4
+// CHECK-NEXT:    %[[SHAPE:.+]] = torch.prim.ListConstruct %[[ROWS]] : (!torch.int) -> !torch.list<int>
+// CHECK-NEXT:    %[[OUT:.+]] = torch.aten.view %[[STD]], %[[SHAPE]] : !torch.vtensor<[4,1],f32>, !torch.list<int> -> !torch.vtensor<[4],f32>
+// CHECK-NEXT:    return %[[OUT]]
+func.func @decompose_std(%arg0: !torch.vtensor<[4,8],f32>) -> !torch.vtensor<[4],f32> {
+  %int1 = torch.constant.int 1
+  %0 = torch.prim.ListConstruct %int1 : (!torch.int) -> !torch.list<int>
+  %int0 = torch.constant.int 0
+  %false = torch.constant.bool false
+  %1 = torch.aten.std.correction %arg0, %0, %int0, %false : !torch.vtensor<[4,8],f32>, !torch.list<int>, !torch.int, !torch.bool -> !torch.vtensor<[4],f32>
+  return %1 : !torch.vtensor<[4],f32>
+}
+
+// -----
+
+// torch.var(x, 1) imports as var.dim: `unbiased=True` is correction 1.
+
+// CHECK-LABEL: func.func @decompose_var_dim
+// CHECK-SAME:    (%[[X:.+]]: !torch.vtensor<[4,8],f32>)
+// CHECK-NOT:     torch.aten.var.dim
+// CHECK:         %[[MEAN:.+]] = torch.aten.mean.dim %[[X]], %{{.+}} -> !torch.vtensor<[4,1],f32>
+// CHECK:         %[[SUM:.+]] = torch.aten.sum.dim_IntList %{{.+}} -> !torch.vtensor<[4,1],f32>
+// CHECK-NEXT:    %[[N:.+]] = torch.constant.int 7
+// CHECK-NEXT:    %[[VAR:.+]] = torch.aten.div.Scalar %[[SUM]], %[[N]]
+// CHECK:         %[[OUT:.+]] = torch.aten.view %[[VAR]], %{{.+}} -> !torch.vtensor<[4],f32>
+// CHECK-NEXT:    return %[[OUT]]
+func.func @decompose_var_dim(%arg0: !torch.vtensor<[4,8],f32>) -> !torch.vtensor<[4],f32> {
+  %int1 = torch.constant.int 1
+  %0 = torch.prim.ListConstruct %int1 : (!torch.int) -> !torch.list<int>
+  %true = torch.constant.bool true
+  %false = torch.constant.bool false
+  %1 = torch.aten.var.dim %arg0, %0, %true, %false : !torch.vtensor<[4,8],f32>, !torch.list<int>, !torch.bool, !torch.bool -> !torch.vtensor<[4],f32>
+  return %1 : !torch.vtensor<[4],f32>
+}
+
+// -----
+
+// var_mean with keepdim: the mean computed for the variance is the second
+// result, not a second reduction.
+
+// CHECK-LABEL: func.func @decompose_var_mean
+// CHECK-SAME:    (%[[X:.+]]: !torch.vtensor<[4,8],f32>)
+// CHECK-NOT:     torch.aten.var_mean.correction
+// CHECK:         %[[MEAN:.+]] = torch.aten.mean.dim %[[X]], %{{.+}} -> !torch.vtensor<[4,1],f32>
+// CHECK:         %[[XC:.+]] = torch.aten.sub.Tensor %[[X]], %[[MEAN]]
+// CHECK-NEXT:    %[[SQ:.+]] = torch.aten.mul.Tensor %[[XC]], %[[XC]]
+// CHECK:         %[[SUM:.+]] = torch.aten.sum.dim_IntList %[[SQ]], %{{.+}} -> !torch.vtensor<[4,1],f32>
+// CHECK-NEXT:    %[[N:.+]] = torch.constant.int 8
+// CHECK-NEXT:    %[[VAR:.+]] = torch.aten.div.Scalar %[[SUM]], %[[N]]
+// CHECK-NOT:     torch.aten.mean.dim
+// CHECK-NEXT:    return %[[VAR]], %[[MEAN]] : !torch.vtensor<[4,1],f32>, !torch.vtensor<[4,1],f32>
+func.func @decompose_var_mean(%arg0: !torch.vtensor<[4,8],f32>) -> (!torch.vtensor<[4,1],f32>, !torch.vtensor<[4,1],f32>) {
+  %int1 = torch.constant.int 1
+  %0 = torch.prim.ListConstruct %int1 : (!torch.int) -> !torch.list<int>
+  %int0 = torch.constant.int 0
+  %true = torch.constant.bool true
+  %result0, %result1 = torch.aten.var_mean.correction %arg0, %0, %int0, %true : !torch.vtensor<[4,8],f32>, !torch.list<int>, !torch.int, !torch.bool -> !torch.vtensor<[4,1],f32>, !torch.vtensor<[4,1],f32>
+  return %result0, %result1 : !torch.vtensor<[4,1],f32>, !torch.vtensor<[4,1],f32>
+}
+
+// -----
+
+// x.var(): dim=None reduces every dim and correction=None means 1, so the
+// divisor is 4 * 8 - 1 = 31; the [1,1] result is viewed as a 0-d tensor.
+
+// CHECK-LABEL: func.func @decompose_var_all_dims
+// CHECK-SAME:    (%[[X:.+]]: !torch.vtensor<[4,8],f32>)
+// CHECK-NOT:     torch.aten.var.correction
+// CHECK:         %[[D0:.+]] = torch.constant.int 0
+// CHECK-NEXT:    %[[D1:.+]] = torch.constant.int 1
+// CHECK-NEXT:    %[[DIMS:.+]] = torch.prim.ListConstruct %[[D0]], %[[D1]] : (!torch.int, !torch.int) -> !torch.list<int>
+// CHECK:         %[[MEAN:.+]] = torch.aten.mean.dim %[[X]], %[[DIMS]], %{{.+}} -> !torch.vtensor<[1,1],f32>
+// CHECK:         %[[SUM:.+]] = torch.aten.sum.dim_IntList %{{.+}} -> !torch.vtensor<[1,1],f32>
+// CHECK-NEXT:    %[[N:.+]] = torch.constant.int 31
+// CHECK-NEXT:    %[[VAR:.+]] = torch.aten.div.Scalar %[[SUM]], %[[N]] : !torch.vtensor<[1,1],f32>, !torch.int -> !torch.vtensor<[1,1],f32>
+// CHECK-NEXT:    %[[SHAPE:.+]] = torch.prim.ListConstruct  : () -> !torch.list<int>
+// CHECK-NEXT:    %[[OUT:.+]] = torch.aten.view %[[VAR]], %[[SHAPE]] : !torch.vtensor<[1,1],f32>, !torch.list<int> -> !torch.vtensor<[],f32>
+// CHECK-NEXT:    return %[[OUT]]
+func.func @decompose_var_all_dims(%arg0: !torch.vtensor<[4,8],f32>) -> !torch.vtensor<[],f32> {
+  %none = torch.constant.none
+  %none_0 = torch.constant.none
+  %false = torch.constant.bool false
+  %0 = torch.aten.var.correction %arg0, %none, %none_0, %false : !torch.vtensor<[4,8],f32>, !torch.none, !torch.none, !torch.bool -> !torch.vtensor<[],f32>
+  return %0 : !torch.vtensor<[],f32>
+}
+
+// -----
+
+// logsumexp = log(sum(exp(x - m))) + m with m = amax(x), except that an
+// infinite m is replaced by 0 (all -inf rows give -inf, not nan).
+
+// CHECK-LABEL: func.func @decompose_logsumexp
+// CHECK-SAME:    (%[[X:.+]]: !torch.vtensor<[4,8],f32>)
+// CHECK-NOT:     torch.aten.logsumexp
+// CHECK:         %[[MAX:.+]] = torch.aten.amax %[[X]], %{{.+}} -> !torch.vtensor<[4,1],f32>
+// CHECK-NEXT:    %[[ABS:.+]] = torch.aten.abs %[[MAX]] : !torch.vtensor<[4,1],f32> -> !torch.vtensor<[4,1],f32>
+// CHECK-NEXT:    %[[INF:.+]] = torch.constant.float 0x7FF0000000000000
+// CHECK-NEXT:    %[[ISINF:.+]] = torch.aten.eq.Scalar %[[ABS]], %[[INF]] : !torch.vtensor<[4,1],f32>, !torch.float -> !torch.vtensor<[4,1],i1>
+// CHECK-NEXT:    %[[ZERO:.+]] = torch.constant.float 0.000000e+00
+// CHECK-NEXT:    %[[M:.+]] = torch.aten.where.ScalarSelf %[[ISINF]], %[[ZERO]], %[[MAX]] : !torch.vtensor<[4,1],i1>, !torch.float, !torch.vtensor<[4,1],f32> -> !torch.vtensor<[4,1],f32>
+// CHECK:         %[[SUB:.+]] = torch.aten.sub.Tensor %[[X]], %[[M]], %{{.+}} -> !torch.vtensor<[4,8],f32>
+// CHECK-NEXT:    %[[EXP:.+]] = torch.aten.exp %[[SUB]]
+// CHECK:         %[[SUM:.+]] = torch.aten.sum.dim_IntList %[[EXP]], %{{.+}} -> !torch.vtensor<[4,1],f32>
+// CHECK-NEXT:    %[[LOG:.+]] = torch.aten.log %[[SUM]]
+// CHECK-NEXT:    %[[ALPHA:.+]] = torch.constant.int 1
+// CHECK-NEXT:    %[[OUT:.+]] = torch.aten.add.Tensor %[[LOG]], %[[M]], %[[ALPHA]] : !torch.vtensor<[4,1],f32>, !torch.vtensor<[4,1],f32>, !torch.int -> !torch.vtensor<[4,1],f32>
+// CHECK-NEXT:    return %[[OUT]]
+func.func @decompose_logsumexp(%arg0: !torch.vtensor<[4,8],f32>) -> !torch.vtensor<[4,1],f32> {
+  %int1 = torch.constant.int 1
+  %0 = torch.prim.ListConstruct %int1 : (!torch.int) -> !torch.list<int>
+  %true = torch.constant.bool true
+  %1 = torch.aten.logsumexp %arg0, %0, %true : !torch.vtensor<[4,8],f32>, !torch.list<int>, !torch.bool -> !torch.vtensor<[4,1],f32>
+  return %1 : !torch.vtensor<[4,1],f32>
+}
+
+// -----
+
+// logsumexp without keepdim still reduces with keepdim (m must broadcast
+// back over x); the [4,1] result is viewed as [4] at the end.
+
+// CHECK-LABEL: func.func @decompose_logsumexp_no_keepdim
+// CHECK-NOT:     torch.aten.logsumexp
+// CHECK:         torch.aten.amax %{{.+}} -> !torch.vtensor<[4,1],f32>
+// CHECK:         torch.aten.sum.dim_IntList %{{.+}} -> !torch.vtensor<[4,1],f32>
+// CHECK:         %[[OUT:.+]] = torch.aten.add.Tensor %{{.+}} -> !torch.vtensor<[4,1],f32>
+// CHECK-NEXT:    %[[N:.+]] = torch.constant.int 4
+// CHECK-NEXT:    %[[SHAPE:.+]] = torch.prim.ListConstruct %[[N]] : (!torch.int) -> !torch.list<int>
+// CHECK-NEXT:    %[[VIEW:.+]] = torch.aten.view %[[OUT]], %[[SHAPE]] : !torch.vtensor<[4,1],f32>, !torch.list<int> -> !torch.vtensor<[4],f32>
+// CHECK-NEXT:    return %[[VIEW]]
+func.func @decompose_logsumexp_no_keepdim(%arg0: !torch.vtensor<[4,8],f32>) -> !torch.vtensor<[4],f32> {
+  %int1 = torch.constant.int 1
+  %0 = torch.prim.ListConstruct %int1 : (!torch.int) -> !torch.list<int>
+  %false = torch.constant.bool false
+  %1 = torch.aten.logsumexp %arg0, %0, %false : !torch.vtensor<[4,8],f32>, !torch.list<int>, !torch.bool -> !torch.vtensor<[4],f32>
+  return %1 : !torch.vtensor<[4],f32>
+}
+
+// -----
+
+// Kernels are specialized to static shapes: a `?` dimension keeps the op whole.
+
+// CHECK-LABEL: func.func @no_decompose_dynamic_shape
+// CHECK-SAME:    (%[[X:.+]]: !torch.vtensor<[?,8],f32>)
+// CHECK-NOT:     torch.aten.amax
+// CHECK:         %[[D:.+]] = torch.constant.int 1
+// CHECK-NEXT:    %[[NONE:.+]] = torch.constant.none
+// CHECK-NEXT:    %[[SM:.+]] = torch.aten.softmax.int %[[X]], %[[D]], %[[NONE]] : !torch.vtensor<[?,8],f32>, !torch.int, !torch.none -> !torch.vtensor<[?,8],f32>
+// CHECK-NEXT:    return %[[SM]]
+func.func @no_decompose_dynamic_shape(%arg0: !torch.vtensor<[?,8],f32>) -> !torch.vtensor<[?,8],f32> {
+  %int1 = torch.constant.int 1
+  %none = torch.constant.none
+  %0 = torch.aten.softmax.int %arg0, %int1, %none : !torch.vtensor<[?,8],f32>, !torch.int, !torch.none -> !torch.vtensor<[?,8],f32>
+  return %0 : !torch.vtensor<[?,8],f32>
+}
+
+// -----
+
+// Same for layer_norm on a dynamic batch.
+
+// CHECK-LABEL: func.func @no_decompose_dynamic_shape_layer_norm
+// CHECK-NOT:     torch.aten.mean.dim
+// CHECK:         %[[LN:.+]] = torch.aten.layer_norm %{{.+}} -> !torch.vtensor<[?,8],f32>
+// CHECK-NEXT:    return %[[LN]]
+func.func @no_decompose_dynamic_shape_layer_norm(%arg0: !torch.vtensor<[?,8],f32>, %arg1: !torch.vtensor<[8],f32>, %arg2: !torch.vtensor<[8],f32>) -> !torch.vtensor<[?,8],f32> {
+  %int8 = torch.constant.int 8
+  %0 = torch.prim.ListConstruct %int8 : (!torch.int) -> !torch.list<int>
+  %float1.000000e-05 = torch.constant.float 1.000000e-05
+  %false = torch.constant.bool false
+  %1 = torch.aten.layer_norm %arg0, %0, %arg1, %arg2, %float1.000000e-05, %false : !torch.vtensor<[?,8],f32>, !torch.list<int>, !torch.vtensor<[8],f32>, !torch.vtensor<[8],f32>, !torch.float, !torch.bool -> !torch.vtensor<[?,8],f32>
+  return %1 : !torch.vtensor<[?,8],f32>
+}
+
+// -----
+
+// The reduced dim is only known at run time: nothing to decompose into.
+
+// CHECK-LABEL: func.func @no_decompose_nonconstant_dim
+// CHECK-SAME:    (%[[X:[^:]+]]: !torch.vtensor<[4,8],f32>, %[[DIM:[^:]+]]: !torch.int)
+// CHECK-NOT:     torch.aten.amax
+// CHECK:         %[[NONE:.+]] = torch.constant.none
+// CHECK-NEXT:    %[[SM:.+]] = torch.aten.softmax.int %[[X]], %[[DIM]], %[[NONE]]
+// CHECK-NEXT:    return %[[SM]]
+func.func @no_decompose_nonconstant_dim(%arg0: !torch.vtensor<[4,8],f32>, %arg1: !torch.int) -> !torch.vtensor<[4,8],f32> {
+  %none = torch.constant.none
+  %0 = torch.aten.softmax.int %arg0, %arg1, %none : !torch.vtensor<[4,8],f32>, !torch.int, !torch.none -> !torch.vtensor<[4,8],f32>
+  return %0 : !torch.vtensor<[4,8],f32>
+}
+
+// -----
+
+// A dim list holding a run-time int is not constant either.
+
+// CHECK-LABEL: func.func @no_decompose_nonconstant_dim_list
+// CHECK-SAME:    (%[[X:[^:]+]]: !torch.vtensor<[4,8],f32>, %[[DIM:[^:]+]]: !torch.int)
+// CHECK-NOT:     torch.aten.mean.dim
+// CHECK:         %[[DIMS:.+]] = torch.prim.ListConstruct %[[DIM]]
+// CHECK:         %[[VAR:.+]] = torch.aten.var.correction %[[X]], %[[DIMS]], %{{.+}} -> !torch.vtensor<[4,1],f32>
+// CHECK-NEXT:    return %[[VAR]]
+func.func @no_decompose_nonconstant_dim_list(%arg0: !torch.vtensor<[4,8],f32>, %arg1: !torch.int) -> !torch.vtensor<[4,1],f32> {
+  %0 = torch.prim.ListConstruct %arg1 : (!torch.int) -> !torch.list<int>
+  %int1 = torch.constant.int 1
+  %true = torch.constant.bool true
+  %1 = torch.aten.var.correction %arg0, %0, %int1, %true : !torch.vtensor<[4,8],f32>, !torch.list<int>, !torch.int, !torch.bool -> !torch.vtensor<[4,1],f32>
+  return %1 : !torch.vtensor<[4,1],f32>
+}
