@@ -2,7 +2,7 @@
 
     cm = mlirfuse.compile(model, example_inputs)
     cm(*inputs)      # what model(*inputs) returns
-    cm.stats         # aten_ops, groups, kernels, launches, unfused_ops
+    cm.stats         # aten_ops, groups, kernels, launches, unfused_ops, unfused_views
     cm.mlir          # the final IR
     cm.kernels       # kernel name -> TritonKernel (source included)
 
@@ -65,6 +65,8 @@ class CompiledModule:
             "kernels": len(self.kernels),
             "launches": sum(1 for s in steps if s.kind == "launch"),
             "unfused_ops": sum(1 for s in steps if s.kind == "aten"),
+            # Of those, views (view, transpose, split, ...): they launch no kernel.
+            "unfused_views": sum(1 for s in steps if s.kind == "aten" and s.view),
         }
 
     def _check_inputs(self, flat: list) -> None:

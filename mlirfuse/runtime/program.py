@@ -30,8 +30,9 @@ class Step:
     args: list  # ("slot", i) | ("const", value) | ("list", [...])
     kwargs: dict
     outs: list[int]
-    kind: str  # "aten" | "launch" | "list"
+    kind: str  # "aten" | "launch" | "list" | "const"
     name: str
+    view: bool = False  # an ATen op whose result aliases its input: no kernel, no copy
 
 
 def aten_overload(op_name: str):
@@ -133,7 +134,8 @@ class Program:
             else:
                 args.append(arg)
         outs = [self._slot(r) for r in op.results]
-        self.steps.append(Step(overload, args, kwargs, outs, "aten", name))
+        view = all(r.alias_info is not None and not r.alias_info.is_write for r in schema.returns)
+        self.steps.append(Step(overload, args, kwargs, outs, "aten", name, view))
 
     def run(self, arguments: list) -> list:
         env = list(arguments) + [None] * (len(self.slots) - len(arguments))

@@ -22,7 +22,7 @@ def fusion_report(cm) -> str:
         f"  fusion groups      : {s['groups']}",
         f"  distinct kernels   : {s['kernels']}",
         f"  launches per call  : {s['launches']}",
-        f"  unfused ATen ops   : {s['unfused_ops']}",
+        f"  unfused ATen ops   : {s['unfused_ops']} ({s['unfused_views']} of them views)",
         "",
         f"  {'kernel':<44} {'launches':>8}  ops fused",
     ]
@@ -38,7 +38,7 @@ def fusion_report(cm) -> str:
         ops = [
             o.operation.name.removeprefix("torch.")
             for o in op.regions[0].blocks[0].operations
-            if not o.operation.name.startswith(("torch.constant.", "fusion."))
+            if not o.operation.name.startswith(("torch.constant.", "torch.prim.", "fusion."))
         ]
         lines.append(f"  {name:<44} {launches.get(name, 0):>8}  {', '.join(ops)}")
     unfused = {}
