@@ -14,7 +14,7 @@ import mlirfuse
 from helpers import Lambda
 from mlirfuse.frontend.importer import import_module
 
-STATS_KEYS = {"aten_ops", "groups", "kernels", "launches", "unfused_ops"}
+STATS_KEYS = {"aten_ops", "groups", "kernels", "launches", "unfused_ops", "unfused_views"}
 
 
 def _launched_kernels(mlir: str) -> list[str]:
@@ -139,3 +139,10 @@ def test_input_mismatch_is_an_mlirfuse_error():
 def test_non_module_is_rejected():
     with pytest.raises(mlirfuse.UnsupportedModelError, match="nn.Module"):
         mlirfuse.compile(lambda x: x + 1, (torch.randn(4),))
+
+
+def test_unfused_views_counts_only_aliasing_ops():
+    fn = Lambda(lambda x, w: (x.transpose(0, 1) @ w).view(-1))
+    cm = mlirfuse.compile(fn, (torch.randn(4, 8), torch.randn(4, 3)))
+    # transpose and view alias their input; the matmul computes.
+    assert cm.stats["unfused_views"] == 2 and cm.stats["unfused_ops"] == 3, cm.stats

@@ -78,6 +78,30 @@ func.func @decompose_softmax_dtype(%arg0: !torch.vtensor<[4,8],f16>) -> !torch.v
 
 // -----
 
+// The `_` variants take half_to_float instead of a dtype; the result type
+// (f32 for an f16 input) says the same, and the input is converted first.
+
+// CHECK-LABEL: func.func @decompose__log_softmax_half_to_float
+// CHECK-SAME:    (%[[X:.+]]: !torch.vtensor<[4,8],f16>)
+// CHECK-NOT:     torch.aten._log_softmax
+// CHECK:         %[[F32:.+]] = torch.constant.int 6
+// CHECK-NEXT:    %[[UP:.+]] = torch.prims.convert_element_type %[[X]], %[[F32]] : !torch.vtensor<[4,8],f16>, !torch.int -> !torch.vtensor<[4,8],f32>
+// CHECK:         %[[MAX:.+]] = torch.aten.amax %[[UP]], %{{.+}} -> !torch.vtensor<[4,1],f32>
+// CHECK:         %[[SUB:.+]] = torch.aten.sub.Tensor %[[UP]], %[[MAX]]
+// CHECK-NEXT:    %[[EXP:.+]] = torch.aten.exp %[[SUB]]
+// CHECK:         %[[SUM:.+]] = torch.aten.sum.dim_IntList %[[EXP]]
+// CHECK-NEXT:    %[[LOG:.+]] = torch.aten.log %[[SUM]]
+// CHECK:         %[[OUT:.+]] = torch.aten.sub.Tensor %[[SUB]], %[[LOG]], %{{.+}} -> !torch.vtensor<[4,8],f32>
+// CHECK-NEXT:    return %[[OUT]]
+func.func @decompose__log_softmax_half_to_float(%arg0: !torch.vtensor<[4,8],f16>) -> !torch.vtensor<[4,8],f32> {
+  %int1 = torch.constant.int 1
+  %true = torch.constant.bool true
+  %0 = torch.aten._log_softmax %arg0, %int1, %true : !torch.vtensor<[4,8],f16>, !torch.int, !torch.bool -> !torch.vtensor<[4,8],f32>
+  return %0 : !torch.vtensor<[4,8],f32>
+}
+
+// -----
+
 // layer_norm over the last dim: two-pass variance (mean, then the mean of
 // squared deviations), then weight and bias broadcast from [8].
 

@@ -215,9 +215,9 @@ func.func @no_fuse_reductions_different_axes(%arg0: !torch.vtensor<[4,8],f32>) -
 
 // -----
 
-// x.sum(1) without keepdim is [4]: inside a kernel over rows of [4,8] it has
-// no column axis to broadcast along, so it may only leave the group and the
-// mul that reads it is a separate pointwise group.
+// x.sum(1) without keepdim is [4]: in the kernel's [4,8] space it would
+// broadcast along the last axis, not along the rows it was reduced from, so
+// it may only leave the group; the mul reading it is a pointwise group.
 
 // CHECK-LABEL: func.func @no_fuse_keepdim_false_result_used
 // CHECK-SAME:    (%[[A:[^:]+]]: !torch.vtensor<[4,8],f32>, %[[S:[^:]+]]: !torch.vtensor<[4],f32>)
