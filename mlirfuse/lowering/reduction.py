@@ -189,8 +189,9 @@ def lower_reduction(kernel, persistent: bool) -> TritonKernel:
         if _is_constant_like(v):
             raise LoweringError(f"kernel @{name}: yields a constant")
         (row_outputs if em.is_row(v) else full_outputs).append((j, v))
-        if not em.is_row(v) and outputs[j].shape != red.shape:
-            raise LoweringError(f"kernel @{name}: result #{j} is neither row-shaped nor shaped like the reduced input")
+        rows = math.prod(red.shape[d] for d in em.kept)
+        if outputs[j].shape != red.shape and math.prod(outputs[j].shape) != rows:
+            raise LoweringError(f"kernel @{name}: result #{j} has neither one element per row nor the reduced input's shape")
 
     head = [
         "xoffset = tl.program_id(0) * XBLOCK",
@@ -247,4 +248,4 @@ def lower_reduction(kernel, persistent: bool) -> TritonKernel:
     )
 
 
-__all__ = ["lower_reduction", "math"]
+__all__ = ["lower_reduction"]

@@ -198,7 +198,21 @@ def decompose_rms_norm(op, rewriter) -> bool:
 @pattern
 def decompose_variance(op, rewriter) -> bool:
     """var = sum((x - mean)^2) / max(N - correction, 0); std = sqrt(var)."""
-    name = op.operation.name
+    return _variance(op, rewriter, op.operation.name)
+
+
+# Ops torch-mlir has no op definition for, imported as `torch.operator "<name>"`.
+_OPERATORS = {"torch.aten.std_mean.correction", "torch.aten.std_mean.dim"}
+
+
+@pattern
+def decompose_operator(op, rewriter) -> bool:
+    """`torch.operator` spellings of the ops above (std_mean has no torch-mlir op)."""
+    name = ir.StringAttr(op.attributes["name"]).value
+    return name in _OPERATORS and _variance(op, rewriter, name)
+
+
+def _variance(op, rewriter, name: str) -> bool:
     x = op.operands[0]
     types = _static(x)
     if types is None:
@@ -277,6 +291,7 @@ PATTERNS = [
     ("torch.aten.std.dim", decompose_variance),
     ("torch.aten.var_mean.dim", decompose_variance),
     ("torch.aten.std_mean.dim", decompose_variance),
+    ("torch.operator", decompose_operator),
     ("torch.aten.logsumexp", decompose_logsumexp),
 ]
 

@@ -117,14 +117,6 @@ def _broadcasts_into(shape, target) -> bool:
     return all(d == t or d == 1 for d, t in zip(reversed(shape), reversed(target)))
 
 
-def _row_shaped(shape, red: Reduction) -> bool:
-    """Constant along the reduced axes once broadcast into the reduction's shape."""
-    offset = len(red.shape) - len(shape)
-    return _broadcasts_into(shape, red.shape) and all(
-        shape[d - offset] == 1 for d in red.dims if d - offset >= 0
-    )
-
-
 def why_not_merge(producer, consumer) -> str | None:
     """None if `producer` may merge into `consumer`; otherwise the reason."""
     if _dependents_between(producer, consumer)[1]:
@@ -142,9 +134,11 @@ def why_not_merge(producer, consumer) -> str | None:
     pointwise = consumer if c_red is None else producer if p_red is None else None
     if pointwise is not None and not _broadcasts_into(tensor_type(pointwise.results[0].type).shape, red.shape):
         return "different iteration space"
+    # A kernel writes full-space results over S and row-space results one per
+    # row: anything else (a broadcast-smaller value) has no place to be stored.
     for r in list(exported) + list(consumer.results):
         shape = tensor_type(r.type).shape
-        if shape != red.shape and not _row_shaped(shape, red) and not _is_reduction_result(r):
+        if shape not in (red.shape, red.keepdim_shape) and not _is_reduction_result(r):
             return "different iteration space"
     for r in producer.results:
         if _is_reduction_result(r) and any(u.owner.operation == consumer.operation for u in r.uses):
