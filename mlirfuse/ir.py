@@ -17,7 +17,7 @@ from torch_mlir.dialects import torch as torch_dialect
 __all__ = [
     "ir", "rewrite", "passmanager", "ext", "func", "make_context", "TensorType", "tensor_type",
     "constant_value", "is_constant", "NO_CONSTANT", "parent_name", "defining_op", "result_index",
-    "vtensor_type", "TorchBuilder",
+    "vtensor_type", "TorchBuilder", "op_id",
 ]
 
 
@@ -155,3 +155,21 @@ class TorchBuilder:
 
     def op(self, name: str, operands, shape, dtype: str) -> ir.Value:
         return self._create(name, operands, [vtensor_type(shape, dtype)]).results[0]
+
+
+import ctypes  # noqa: E402
+
+_capsule_pointer = ctypes.pythonapi.PyCapsule_GetPointer
+_capsule_pointer.restype = ctypes.c_void_p
+_capsule_pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+_OPERATION_CAPSULE = b"torch_mlir.ir.Operation._CAPIPtr"
+
+
+def op_id(op) -> int:
+    """The address of the C++ operation: a stable identity while the op lives.
+
+    Neither `hash(op)` nor the Python object is one: the bindings' hash
+    changes when the op's operands change, and Python operation objects are
+    recycled by address.
+    """
+    return _capsule_pointer(op.operation._CAPIPtr, _OPERATION_CAPSULE)

@@ -10,6 +10,8 @@ import tempfile
 
 os.environ.setdefault("TRITON_INTERPRET", "1")
 os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
+# Model tests compile with the maintained analyses checked after every pass.
+os.environ.setdefault("MLIRFUSE_VERIFY_ANALYSES", "1")
 # Kernels written by this session must not leak into (or be served from) ~/.cache.
 _OWN_CACHE = None
 if not os.environ.get("MLIRFUSE_CACHE_DIR"):

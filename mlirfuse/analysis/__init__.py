@@ -1,0 +1,53 @@
+"""Analyses fusion needs, cached and maintained instead of recomputed.
+
+An `AnalysisManager` holds analyses keyed by (class, anchor op). A pass
+declares in `preserves` which analyses it keeps valid - by updating them in
+place as it rewrites - and the manager drops the rest after the pass. With
+`verify=True` (`--verify-analyses`, `MLIRFUSE_VERIFY_ANALYSES=1`) every
+maintained analysis is recomputed from scratch after each pass and compared;
+a disagreement is an error with a readable diff.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+
+class Analysis:
+    """An analysis of the IR under one anchor op."""
+
+    name: ClassVar[str] = ""
+
+    @classmethod
+    def compute(cls, anchor) -> "Analysis":
+        raise NotImplementedError
+
+    def diff(self, fresh: "Analysis") -> list[str]:
+        """How this (maintained) analysis differs from a freshly computed one."""
+        raise NotImplementedError
+
+
+class AnalysisManager:
+    def __init__(self, verify: bool = False):
+        self.verify = verify
+        self._cache: dict[tuple[type, object], Analysis] = {}
+
+    def get(self, cls: type[Analysis], anchor) -> Analysis:
+        key = (cls, anchor)
+        if key not in self._cache:
+            self._cache[key] = cls.compute(anchor)
+        return self._cache[key]
+
+    def cached(self):
+        return list(self._cache.items())
+
+    def invalidate(self, preserved: tuple[type, ...] = ()) -> None:
+        """Drop every analysis not in `preserved`."""
+        self._cache = {k: v for k, v in self._cache.items() if k[0] in preserved}
+
+    def check(self) -> list[str]:
+        """Recompute every cached analysis and list the differences (empty: all agree)."""
+        problems = []
+        for (cls, anchor), analysis in self._cache.items():
+            problems += [f"{cls.name}: {p}" for p in analysis.diff(cls.compute(anchor))]
+        return problems

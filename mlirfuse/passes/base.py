@@ -17,8 +17,12 @@ from mlirfuse.ir import ir, rewrite
 @dataclasses.dataclass(frozen=True)
 class ModulePass:
     name: ClassVar[str] = ""
+    # Analysis classes this pass keeps valid (updating them as it rewrites);
+    # the analysis manager drops every other one after the pass.
+    preserves: ClassVar[tuple] = ()
 
-    def apply(self, module: ir.Operation) -> None:
+    def apply(self, module: ir.Operation, am=None) -> None:
+        """Run on `module`; `am` is the pipeline's AnalysisManager (None: make one)."""
         raise NotImplementedError
 
     @classmethod

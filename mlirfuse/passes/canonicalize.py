@@ -122,7 +122,7 @@ class Canonicalize(ModulePass):
 
     name = "fusion-canonicalize"
 
-    def apply(self, module: ir.Operation) -> None:
+    def apply(self, module: ir.Operation, am=None) -> None:
         apply_patterns(module, [("fusion.group", canonicalize_group)])
         merge_identical_groups(module)
 

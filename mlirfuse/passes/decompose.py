@@ -305,5 +305,5 @@ class Decompose(ModulePass):
 
     name = "fusion-decompose"
 
-    def apply(self, module: ir.Operation) -> None:
+    def apply(self, module: ir.Operation, am=None) -> None:
         apply_patterns(module, PATTERNS)

@@ -32,12 +32,13 @@ from mlirfuse.dialect import build_group, build_yield
 from mlirfuse.elementwise import RULES, fusible, is_tensor
 from mlirfuse.ir import defining_op, ir, is_constant, parent_name, result_index, tensor_type
 from mlirfuse.reductions import REDUCTIONS, Reduction, reduction
-from mlirfuse.passes.base import ModulePass, apply_patterns, body_ops, clone_ops_into, pattern
+from mlirfuse.analysis.dependence import DependenceAnalysis
+from mlirfuse.ir import rewrite
+from mlirfuse.passes.base import ModulePass, body_ops, clone_ops_into, pattern
 
 
-@pattern
-def wrap_elementwise(op, rewriter) -> bool:
-    """A lone fusible op becomes a one-op pointwise group."""
+def wrap_elementwise(op, rewriter, fuser: "_Fuser") -> bool:
+    """A lone fusible op becomes a one-op group (pointwise or reduction)."""
     if parent_name(op) in ("fusion.group", "fusion.kernel"):
         return False
     if op.operation.name in REDUCTIONS:
@@ -62,6 +63,8 @@ def wrap_elementwise(op, rewriter) -> bool:
             constants.append(v.owner)
     clone_ops_into(_unique(constants) + [op], block, mapping)
     build_yield([mapping[r] for r in op.results], ip=ir.InsertionPoint(block))
+    fuser.dep.insert_before(group, op)
+    fuser.dep.erase(op)
     rewriter.replace_op(op, list(group.results))
     return True
 
@@ -85,8 +88,7 @@ def _kind(group) -> str:
     return ir.StringAttr(group.attributes["kind"]).value
 
 
-@pattern
-def merge_producer(consumer, rewriter) -> bool:
+def merge_producer(consumer, rewriter, fuser: "_Fuser") -> bool:
     """Merge the first group that feeds `consumer` into it, if legal."""
     if _kind(consumer) not in FUSIBLE_KINDS:
         return False
@@ -97,8 +99,8 @@ def merge_producer(consumer, rewriter) -> bool:
         producer = producer.opview
         if _kind(producer) not in FUSIBLE_KINDS or producer.operation.block != consumer.operation.block:
             continue
-        if why_not_merge(producer, consumer) is None:
-            _merge(producer, consumer, rewriter)
+        if why_not_merge(producer, consumer, fuser.dependence()) is None:
+            _merge(producer, consumer, rewriter, fuser.dep)
             return True
     return False
 
@@ -117,9 +119,9 @@ def _broadcasts_into(shape, target) -> bool:
     return all(d == t or d == 1 for d, t in zip(reversed(shape), reversed(target)))
 
 
-def why_not_merge(producer, consumer) -> str | None:
+def why_not_merge(producer, consumer, dep: DependenceAnalysis) -> str | None:
     """None if `producer` may merge into `consumer`; otherwise the reason."""
-    if _dependents_between(producer, consumer)[1]:
+    if dep.dependents_between(producer, consumer)[1]:
         return "cycle"
     p_red, c_red = group_reduction(producer), group_reduction(consumer)
     exported = [r for r in producer.results if _used_outside(r, consumer)]
@@ -174,33 +176,8 @@ def _used_outside(value: ir.Value, consumer) -> bool:
     return any(use.owner.operation != consumer.operation for use in value.uses)
 
 
-def _dependents_between(producer, consumer) -> tuple[list, bool]:
-    """Ops strictly between the two that depend on `producer`, and whether `consumer` does too.
-
-    If `consumer` reads one of those ops, merging would make the merged group
-    both feed and read that op: a cycle.
-    """
-    tainted = set(producer.results)
-    dependents = []
-    block = producer.operation.block
-    started = False
-    for op in block.operations:
-        if op.operation == producer.operation:
-            started = True
-            continue
-        if not started:
-            continue
-        if op.operation == consumer.operation:
-            cycle = any(v in tainted and not _defined_by(v, producer) for v in consumer.operands)
-            return dependents, cycle
-        if any(v in tainted for v in op.operands):
-            dependents.append(op)
-            tainted.update(op.results)
-    raise AssertionError("consumer does not follow producer in the block")
-
-
-def _merge(producer, consumer, rewriter) -> None:
-    dependents, _ = _dependents_between(producer, consumer)
+def _merge(producer, consumer, rewriter, dep: DependenceAnalysis) -> None:
+    dependents, _ = dep.dependents_between(producer, consumer)
     inputs: list[ir.Value] = []
     for v in list(producer.operands) + [v for v in consumer.operands if not _defined_by(v, producer)]:
         if v not in inputs:
@@ -227,6 +204,10 @@ def _merge(producer, consumer, rewriter) -> None:
     )
 
     n = len(consumer.results)
+    # The merged group takes the consumer's place in the dependence order.
+    dep.insert_before(group, consumer)
+    dep.erase(consumer)
+    dep.erase(producer)
     rewriter.replace_op(consumer, list(group.results)[:n])
     for k, r in enumerate(exported):
         r.replace_all_uses_with(group.results[n + k])
@@ -235,7 +216,8 @@ def _merge(producer, consumer, rewriter) -> None:
     # merged group, which sits where the consumer was: move them after it.
     anchor = group
     for op in dependents:
-        op.operation.move_after(anchor)
+        op.move_after(anchor)
+        dep.move_after(op, anchor)
         anchor = op
 
 
@@ -263,11 +245,18 @@ class FuseElementwise(ModulePass):
     name = "fusion-fuse-elementwise"
 
     persistent_max: int = 4096
+    # Debug/benchmark: rebuild the dependence analysis before every legality
+    # check instead of maintaining it (quadratic; see bench/compile_time.py).
+    recompute_analyses: bool = False
 
-    def apply(self, module: ir.Operation) -> None:
-        patterns = [(name, wrap_elementwise) for name in list(RULES) + list(REDUCTIONS)]
-        patterns.append(("fusion.group", merge_producer))
-        apply_patterns(module, patterns)
+    preserves = (DependenceAnalysis,)
+
+    def apply(self, module: ir.Operation, am=None) -> None:
+        from mlirfuse.analysis import AnalysisManager
+
+        am = am or AnalysisManager()
+        fuser = _Fuser(module, am, self.recompute_analyses)
+        fuser.run()
         self._mark_persistent(module)
 
     def _mark_persistent(self, module: ir.Operation) -> None:
@@ -282,3 +271,62 @@ class FuseElementwise(ModulePass):
 
 
 __all__ = ["FuseElementwise", "why_not_merge", "is_tensor"]
+
+
+class _Fuser:
+    """Runs the two patterns to a fixpoint with MLIR's walk driver, keeping the dependence analysis.
+
+    The walk driver (unlike the greedy one) never erases ops behind our back,
+    so every change to the IR goes through code that also updates the
+    analysis. Each sweep visits ops in order; a consumer merges with its
+    (already merged) producer, so a chain needs one sweep to wrap and one to
+    merge.
+    """
+
+    def __init__(self, module: ir.Operation, am, recompute: bool):
+        self.module = module
+        self.am = am
+        self.recompute = recompute
+        self.dep = am.get(DependenceAnalysis, module)
+        self.changed = False
+
+    def dependence(self) -> DependenceAnalysis:
+        if self.recompute:
+            self.dep.refresh()
+        return self.dep
+
+    def _tracking(self, fn):
+        @pattern
+        def apply(op, rewriter):
+            done = fn(op, rewriter, self)
+            self.changed |= done
+            return done
+
+        return apply
+
+    def run(self) -> None:
+        patterns = rewrite.RewritePatternSet()
+        wrap, merge = self._tracking(wrap_elementwise), self._tracking(merge_producer)
+        for name in list(RULES) + list(REDUCTIONS):
+            patterns.add(name, wrap)
+        patterns.add("fusion.group", merge)
+        frozen = patterns.freeze()
+        while True:
+            self.changed = False
+            rewrite.walk_and_apply_patterns(self.module, frozen)
+            if not self.changed:
+                break
+        self._erase_dead_constants()
+
+    def _erase_dead_constants(self) -> None:
+        """Constants (and lists of them) cloned into groups and now unused outside."""
+        for func in self.module.regions[0].blocks[0].operations:
+            if func.operation.name != "func.func":
+                continue
+            for op in reversed(list(func.regions[0].blocks[0].operations)):
+                name = op.operation.name
+                if (name.startswith("torch.constant.") or name == "torch.prim.ListConstruct") and not any(
+                    list(r.uses) for r in op.results
+                ):
+                    self.dep.erase(op)
+                    op.operation.erase()

@@ -45,7 +45,7 @@ class Outline(ModulePass):
 
     name = "fusion-outline"
 
-    def apply(self, module: ir.Operation) -> None:
+    def apply(self, module: ir.Operation, am=None) -> None:
         body = module.regions[0].blocks[0]
         groups = [op for op in _walk(module) if op.operation.name == "fusion.group"]
         if not groups:

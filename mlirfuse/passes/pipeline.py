@@ -12,6 +12,7 @@ import os
 import sys
 import traceback
 
+from mlirfuse.analysis import AnalysisManager
 from mlirfuse.dialect import verify_fusion_ops
 from mlirfuse.errors import MlirfuseError, PipelineError
 from mlirfuse.ir import ir, passmanager
@@ -72,14 +73,23 @@ def parse_pipeline(text: str) -> list[tuple[str, dict[str, str] | str]]:
     return steps
 
 
-def _python_pass(instance):
+def _python_pass(instance, am: AnalysisManager):
     def run(op, pass_):
         try:
             with op.context, ir.Location.unknown(op.context):
-                instance.apply(op)
+                instance.apply(op, am)
+                am.invalidate(instance.preserves)
                 # The fusion ops' verifier (see mlirfuse.dialect.fusion) after each of our passes.
                 if not verify_fusion_ops(op):
                     pass_.signal_pass_failure()
+                if am.verify:
+                    problems = am.check()
+                    if problems:
+                        op.location.emit_error(
+                            f"--verify-analyses: after '{instance.name}' the maintained analyses differ "
+                            "from recomputed ones:\n  " + "\n  ".join(problems)
+                        )
+                        pass_.signal_pass_failure()
         except MlirfuseError as e:
             op.location.emit_error(f"{instance.name}: {e}")
             pass_.signal_pass_failure()
@@ -100,24 +110,32 @@ def build_pass_manager(
     print_ir_after_all: bool = False,
     timing: bool = False,
     after_each=None,
+    verify_analyses: bool | None = None,
 ) -> passmanager.PassManager:
     """A PassManager for `pipeline` (text, or a list of pass names).
 
     `after_each(module_op, name)`, if given, runs after every pass; the
-    analysis checker hooks in here.
+    analysis checker hooks in here. `verify_analyses` (default: the
+    MLIRFUSE_VERIFY_ANALYSES environment variable) recomputes every maintained
+    analysis after each of our passes and fails on a difference.
     """
+    if verify_analyses is None:
+        verify_analyses = os.environ.get("MLIRFUSE_VERIFY_ANALYSES", "") not in ("", "0")
+    am = AnalysisManager(verify=verify_analyses)
     steps = parse_pipeline(pipeline if isinstance(pipeline, str) else ",".join(pipeline))
     with context:
         pm = passmanager.PassManager("builtin.module")
         for kind, what, options in steps:
             if kind == "ours":
                 instance = get_pass_class(what).from_options(options)
-                pm.add(_python_pass(instance), name=what, argument=what, description=type(instance).__doc__ or "")
+                pm.add(_python_pass(instance, am), name=what, argument=what, description=type(instance).__doc__ or "")
             else:
                 try:
                     pm.add(what)
                 except ValueError as e:
                     raise PipelineError(f"unknown pass or malformed pipeline element '{what}': {e}") from None
+                # An upstream pass keeps none of our analyses.
+                pm.add(lambda op, pass_: am.invalidate(), name="invalidate-analyses")
             if after_each is not None:
                 pm.add(lambda op, pass_, name=what: after_each(op, name), name=f"after-{what}")
         if print_ir_after_all:

@@ -41,6 +41,10 @@ def _arg_parser() -> argparse.ArgumentParser:
     p.add_argument("--mlir-print-ir-after-all", action="store_true", help="print the IR after every pass")
     p.add_argument("--mlir-timing", action="store_true", help="print pass timing")
     p.add_argument("--emit-triton", action="store_true", help="print the Triton source of each fusion.kernel instead of IR")
+    p.add_argument(
+        "--verify-analyses", action="store_true",
+        help="after each pass, recompute every maintained analysis and fail on a difference",
+    )
     for name in list(PASSES) + list(PIPELINES):
         p.add_argument(f"--{name}", dest="passes", action="append_const", const=name, help=argparse.SUPPRESS)
     return p
@@ -90,7 +94,11 @@ def _process(chunk: str, first_line: int, filename: str, args) -> tuple[str | No
             pipeline = args.pass_pipeline or ",".join(args.passes or [])
             if pipeline:
                 pm = build_pass_manager(
-                    pipeline, context, print_ir_after_all=args.mlir_print_ir_after_all, timing=args.mlir_timing
+                    pipeline,
+                    context,
+                    print_ir_after_all=args.mlir_print_ir_after_all,
+                    timing=args.mlir_timing,
+                    verify_analyses=args.verify_analyses or None,
                 )
                 pm.run(module.operation)
             if args.emit_triton:

@@ -21,6 +21,10 @@ config.test_exec_root = os.path.join(os.path.dirname(__file__), "Output")
 bin_dir = os.path.dirname(sys.executable)
 config.environment["PATH"] = os.pathsep.join([bin_dir, config.environment.get("PATH", os.environ.get("PATH", ""))])
 
+# Every pipeline in the suite runs with the maintained analyses checked
+# against recomputed ones after each pass (--verify-analyses).
+config.environment["MLIRFUSE_VERIFY_ANALYSES"] = "1"
+
 for name in ("HOME", "MLIRFUSE_CACHE_DIR", "TRITON_INTERPRET"):
     if name in os.environ:
         config.environment[name] = os.environ[name]

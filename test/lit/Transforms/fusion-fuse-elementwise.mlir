@@ -237,10 +237,10 @@ func.func @fuse_producer_used_in_between(%arg0: !torch.vtensor<[8],f32>, %w: !to
 // CHECK-NEXT:      %[[EXP:.+]] = torch.aten.exp %[[X]]
 // CHECK-DAG:       %[[SIN:.+]] = torch.aten.sin %[[EXP]]
 // CHECK-DAG:       %[[NEG:.+]] = torch.aten.neg %[[EXP]]
-// CHECK:           "fusion.yield"(%[[NEG]], %[[SIN]]) : (!torch.vtensor<[8],f32>, !torch.vtensor<[8],f32>) -> ()
+// CHECK:           "fusion.yield"(%[[SIN]], %[[NEG]]) : (!torch.vtensor<[8],f32>, !torch.vtensor<[8],f32>) -> ()
 // CHECK-NEXT:    }) {kind = "pointwise"}
 // CHECK-NOT:     "fusion.group"
-// CHECK-NEXT:    return %[[G]]#0, %[[G]]#1
+// CHECK-NEXT:    return %[[G]]#1, %[[G]]#0
 func.func @fuse_two_consumers(%arg0: !torch.vtensor<[8],f32>) -> (!torch.vtensor<[8],f32>, !torch.vtensor<[8],f32>) {
   %0 = torch.aten.exp %arg0 : !torch.vtensor<[8],f32> -> !torch.vtensor<[8],f32>
   %1 = torch.aten.neg %0 : !torch.vtensor<[8],f32> -> !torch.vtensor<[8],f32>

@@ -1,0 +1,206 @@
+"""Dependence analysis: a topological position for every op, and reachability queries.
+
+Fusion must never merge a producer into a consumer when another path runs
+from one to the other through an op outside both (the merged group would
+feed and read that op: a cycle). The check is a depth-first search from the
+producer's users that never visits ops positioned after the consumer, so it
+costs what lies between the two, not the size of the function.
+
+Positions are kept as the IR changes rather than recomputed: the pass tells
+the analysis what it inserted, moved and erased, and the analysis keeps a
+linked order with gapped numeric positions (renumbered only when a gap runs
+out). Recomputing after every rewrite is what made earlier PyTorch fusers
+quadratic; `refresh` exists to measure exactly that.
+
+Ops are keyed by `op_id(op)`, the address of the C++ operation, never by
+the Python `Operation` object or its hash (see `mlirfuse.ir.op_id`).
+"""
+
+from __future__ import annotations
+
+from mlirfuse.analysis import Analysis
+from mlirfuse.ir import ir, op_id
+
+GAP = 1024.0
+
+
+_key = op_id
+
+
+class DependenceAnalysis(Analysis):
+    name = "dependence"
+
+    def __init__(self, anchor):
+        self.anchor = anchor
+        self.pos: dict[int, float] = {}
+        self.prev: dict[int, int | None] = {}
+        self.next: dict[int, int | None] = {}
+        self.label: dict[int, str] = {}  # for diffs: never print an op that may be gone
+        self.block_of: dict[int, int] = {}
+
+    @classmethod
+    def compute(cls, anchor) -> "DependenceAnalysis":
+        """Positions for the ops of every function body under `anchor` (a module)."""
+        analysis = cls(anchor)
+        for block_id, block in enumerate(_function_blocks(anchor)):
+            last = None
+            for i, op in enumerate(block.operations):
+                name = op.operation.name
+                op = _key(op)
+                analysis.pos[op] = (i + 1) * GAP
+                analysis.prev[op] = last
+                analysis.next[op] = None
+                if last is not None:
+                    analysis.next[last] = op
+                analysis.label[op] = f"'{name}' #{i}"
+                analysis.block_of[op] = block_id
+                last = op
+        return analysis
+
+    def refresh(self) -> None:
+        """Recompute in place (the debug mode that maintenance replaces)."""
+        self.__dict__.update(type(self).compute(self.anchor).__dict__)
+
+    # -- queries -----------------------------------------------------------
+
+    def position(self, op) -> float:
+        return self.pos[_key(op)]
+
+    def reaches(self, source, target) -> bool:
+        """Does `target` depend on `source` through def-use chains?"""
+        if self.pos[_key(source)] >= self.pos[_key(target)]:
+            return False
+        dependents, _ = self.dependents_between(source, target)
+        target_key = _key(target)
+        return any(_key(use.owner.operation) == target_key for op in [source, *dependents] for r in op.results for use in r.uses)
+
+    def dependents_between(self, producer, consumer) -> tuple[list, bool]:
+        """Ops positioned between the two that depend on `producer`, and whether `consumer` does too.
+
+        The ops come back in order, as live objects valid until the next rewrite.
+        """
+        producer, consumer = producer.operation, consumer.operation
+        producer_key, consumer_key = _key(producer), _key(consumer)
+        limit = self.pos[consumer_key]
+        block = producer.block
+        seen: dict[int, ir.Operation] = {}
+        stack = [producer]
+        cycle = False
+        while stack:
+            op = stack.pop()
+            for result in op.results:
+                for use in result.uses:
+                    user = _ancestor_in(use.owner.operation, block)
+                    key = None if user is None else _key(user)
+                    if key is None or key in seen:
+                        continue
+                    if key == consumer_key:
+                        cycle |= _key(op) != producer_key
+                        continue
+                    if self.pos[key] < limit:
+                        seen[key] = user
+                        stack.append(user)
+        return [seen[k] for k in sorted(seen, key=self.pos.__getitem__)], cycle
+
+    # -- updates -----------------------------------------------------------
+
+    def insert_before(self, new, anchor) -> None:
+        name, new, anchor = new.operation.name, _key(new), _key(anchor)
+        self.label[new] = f"'{name}'"
+        self._link(new, self.prev[anchor], anchor)
+
+    def move_after(self, op, anchor) -> None:
+        op, anchor = _key(op), _key(anchor)
+        self._unlink(op)
+        self._link(op, anchor, self.next[anchor])
+
+    def erase(self, op) -> None:
+        """Forget `op`; call before erasing it (its address may be reused)."""
+        op = _key(op)
+        self._unlink(op)
+        for table in (self.pos, self.prev, self.next, self.label, self.block_of):
+            table.pop(op, None)
+
+    def _unlink(self, op) -> None:
+        before, after = self.prev[op], self.next[op]
+        if before is not None:
+            self.next[before] = after
+        if after is not None:
+            self.prev[after] = before
+
+    def _link(self, op, before, after) -> None:
+        low = self.pos[before] if before is not None else self.pos[after] - 2 * GAP
+        high = self.pos[after] if after is not None else self.pos[before] + 2 * GAP
+        self.prev[op], self.next[op] = before, after
+        if before is not None:
+            self.next[before] = op
+        if after is not None:
+            self.prev[after] = op
+        self.block_of[op] = self.block_of[before if before is not None else after]
+        middle = (low + high) / 2
+        if not low < middle < high:
+            self.pos[op] = low
+            self._renumber(op)
+        else:
+            self.pos[op] = middle
+
+    def _renumber(self, op) -> None:
+        first = op
+        while self.prev[first] is not None:
+            first = self.prev[first]
+        i = 1
+        while first is not None:
+            self.pos[first] = i * GAP
+            first, i = self.next[first], i + 1
+
+    # -- checking ----------------------------------------------------------
+
+    def order(self) -> list[list[int]]:
+        """The maintained order, one list per block."""
+        heads = [op for op, before in self.prev.items() if before is None]
+        lists = []
+        for head in sorted(heads, key=lambda op: self.block_of[op]):
+            chain, op = [], head
+            while op is not None:
+                chain.append(op)
+                op = self.next[op]
+            lists.append(chain)
+        return lists
+
+    def diff(self, fresh: "DependenceAnalysis") -> list[str]:
+        problems = []
+        stale = [self.label[op] for op in self.pos if op not in fresh.pos]
+        missing = [fresh.label[op] for op in fresh.pos if op not in self.pos]
+        if stale:
+            problems.append(f"{len(stale)} entries for ops no longer in the IR: {', '.join(stale[:5])}")
+        if missing:
+            problems.append(f"{len(missing)} ops without a position: {', '.join(missing[:5])}")
+        if stale or missing:
+            return problems
+        for block_id, (mine, actual) in enumerate(zip(self.order(), fresh.order())):
+            for i, (a, b) in enumerate(zip(mine, actual)):
+                if a != b:
+                    problems.append(
+                        f"block {block_id}: position {i} holds {fresh.label[a]} in the maintained order "
+                        f"but {fresh.label[b]} in the IR"
+                    )
+                    break
+            for a, b in zip(mine, mine[1:]):
+                if not self.pos[a] < self.pos[b]:
+                    problems.append(f"block {block_id}: positions not increasing at {fresh.label[b]}")
+                    break
+        return problems
+
+
+def _function_blocks(anchor) -> list[ir.Block]:
+    blocks = []
+    for op in anchor.regions[0].blocks[0].operations:
+        if op.operation.name == "func.func" and len(op.regions[0].blocks):
+            blocks.append(op.regions[0].blocks[0])
+    return blocks
+
+
+def _ancestor_in(op: ir.Operation, block: ir.Block) -> ir.Operation | None:
+    while op is not None and op.block != block:
+        op = op.parent
+    return op
