@@ -40,8 +40,8 @@ def count_aten_ops(module: ir.Module) -> int:
     return count
 
 
-def run_pipeline(module: ir.Module, context: ir.Context, pipeline=None) -> None:
-    pm = build_pass_manager(pipeline or default_pipeline(), context)
+def run_pipeline(module: ir.Module, context: ir.Context, pipeline=None, explain: bool = False) -> None:
+    pm = build_pass_manager(pipeline or default_pipeline(), context, explain=explain)
     try:
         pm.run(module.operation)
     except ir.MLIRError as e:
@@ -49,11 +49,11 @@ def run_pipeline(module: ir.Module, context: ir.Context, pipeline=None) -> None:
 
 
 class CompiledModule:
-    def __init__(self, model: torch.nn.Module, imported: ImportedProgram, pipeline=None):
+    def __init__(self, model: torch.nn.Module, imported: ImportedProgram, pipeline=None, explain: bool = False):
         self.model = model
         self.imported = imported
         aten_ops = count_aten_ops(imported.module)
-        run_pipeline(imported.module, imported.context, pipeline)
+        run_pipeline(imported.module, imported.context, pipeline, explain)
         self.mlir = str(imported.module)
         func = next(op for op in imported.module.body.operations if op.operation.name == "func.func")
         self.program = Program(func, imported.module)
@@ -68,6 +68,20 @@ class CompiledModule:
             # Of those, views (view, transpose, split, ...): they launch no kernel.
             "unfused_views": sum(1 for s in steps if s.kind == "aten" and s.view),
         }
+
+    def explain(self) -> dict[str, list[str]]:
+        """Kernel name -> why its neighbours were not fused (compile with explain=True)."""
+        reasons: dict[str, list[str]] = {}
+
+        def visit(op):
+            if op.name == "fusion.launch" and "fusion.explain" in op.attributes:
+                name = ir.FlatSymbolRefAttr(op.attributes["kernel"]).value
+                items = ir.ArrayAttr(op.attributes["fusion.explain"])
+                reasons.setdefault(name, []).extend(ir.StringAttr(a).value for a in items)
+            return ir.WalkResult.ADVANCE
+
+        self.imported.module.operation.walk(visit)
+        return reasons
 
     def _check_inputs(self, flat: list) -> None:
         meta = self.imported.input_meta
@@ -112,8 +126,13 @@ class CompiledModule:
         return pytree.tree_unflatten(outputs, self.imported.out_spec)
 
 
-def compile(model: torch.nn.Module, example_inputs, *, pipeline=None) -> CompiledModule:
-    """Compile `model` for inputs shaped like `example_inputs` (a tuple)."""
+def compile(model: torch.nn.Module, example_inputs, *, pipeline=None, explain: bool = False) -> CompiledModule:
+    """Compile `model` for inputs shaped like `example_inputs` (a tuple).
+
+    `pipeline`: a pass pipeline string or list of pass names (default: the
+    mlirfuse pipeline). `explain`: record on each launch which neighbours
+    were not fused and why (`cm.explain()`).
+    """
     if isinstance(example_inputs, torch.Tensor):
         example_inputs = (example_inputs,)
-    return CompiledModule(model, import_module(model, tuple(example_inputs)), pipeline)
+    return CompiledModule(model, import_module(model, tuple(example_inputs)), pipeline, explain)

@@ -254,7 +254,7 @@ def why_not_fusible(op) -> str | None:
     name = op.operation.name
     rule = RULES.get(name)
     if rule is None:
-        return f"'{name}' is not an elementwise op mlirfuse fuses"
+        return "unsupported op"
     if len(op.results) != 1:
         return "has more than one result"
     result = tensor_type(op.results[0].type)

@@ -10,9 +10,12 @@ import importlib
 
 PASSES: dict[str, str] = {
     "fusion-decompose": "mlirfuse.passes.decompose:Decompose",
+    "fusion-split-bias": "mlirfuse.passes.split_bias:SplitBias",
     "fusion-fuse-elementwise": "mlirfuse.passes.fuse_elementwise:FuseElementwise",
     "fusion-canonicalize": "mlirfuse.passes.canonicalize:Canonicalize",
     "fusion-outline": "mlirfuse.passes.outline:Outline",
+    # Test passes: expose analyses to lit (test/lit/Analysis/).
+    "test-dependence": "mlirfuse.passes.test_dependence:TestDependence",
 }
 
 
@@ -20,6 +23,7 @@ def default_pipeline() -> list[str]:
     """Everything before Triton emission, as one straight line of named steps."""
     return [
         "fusion-decompose",  # softmax, layer_norm, ... into reductions and elementwise ops
+        "fusion-split-bias",  # linear/addmm bias as an add.Tensor, to fuse with what follows
         "fusion-fuse-elementwise",  # group maximal chains of elementwise ops
         "fusion-canonicalize",  # CSE/DCE inside groups; tidy group operands and results
         "fusion-outline",  # one fusion.kernel per structural class, groups become launches

@@ -29,8 +29,8 @@ from __future__ import annotations
 import dataclasses
 
 from mlirfuse.dialect import build_group, build_yield
-from mlirfuse.elementwise import RULES, fusible, is_tensor
-from mlirfuse.ir import defining_op, ir, is_constant, parent_name, result_index, tensor_type
+from mlirfuse.elementwise import RULES, fusible, is_tensor, why_not_fusible
+from mlirfuse.ir import defining_op, ir, is_constant, op_id, parent_name, result_index, tensor_type
 from mlirfuse.reductions import REDUCTIONS, Reduction, reduction
 from mlirfuse.analysis.dependence import DependenceAnalysis
 from mlirfuse.ir import rewrite
@@ -99,7 +99,7 @@ def merge_producer(consumer, rewriter, fuser: "_Fuser") -> bool:
         producer = producer.opview
         if _kind(producer) not in FUSIBLE_KINDS or producer.operation.block != consumer.operation.block:
             continue
-        if why_not_merge(producer, consumer, fuser.dependence()) is None:
+        if why_not_merge(producer, consumer, fuser.dependence(), fuser.limits) is None:
             _merge(producer, consumer, rewriter, fuser.dep)
             return True
     return False
@@ -119,10 +119,35 @@ def _broadcasts_into(shape, target) -> bool:
     return all(d == t or d == 1 for d, t in zip(reversed(shape), reversed(target)))
 
 
-def why_not_merge(producer, consumer, dep: DependenceAnalysis) -> str | None:
+@dataclasses.dataclass(frozen=True)
+class Limits:
+    max_args: int = 128  # kernel tensor arguments: inputs + results
+    max_group_size: int = 0  # torch ops in a group; 0: no limit
+
+
+def _merged_sizes(producer, consumer) -> tuple[int, int]:
+    """(tensor arguments, torch ops) of the group merging the two would make."""
+    inputs = {v for v in producer.operands} | {v for v in consumer.operands if not _defined_by(v, producer)}
+    exported = [r for r in producer.results if _used_outside(r, consumer)]
+    args = len(inputs) + len(consumer.results) + len(exported)
+    ops = sum(
+        1
+        for g in (producer, consumer)
+        for op in g.regions[0].blocks[0].operations
+        if op.operation.name.startswith(("torch.aten.", "torch.prims."))
+    )
+    return args, ops
+
+
+def why_not_merge(producer, consumer, dep: DependenceAnalysis, limits: Limits = Limits()) -> str | None:
     """None if `producer` may merge into `consumer`; otherwise the reason."""
     if dep.dependents_between(producer, consumer)[1]:
         return "cycle"
+    args, ops = _merged_sizes(producer, consumer)
+    if args > limits.max_args:
+        return f"argument limit ({args} > {limits.max_args})"
+    if limits.max_group_size and ops > limits.max_group_size:
+        return f"group size limit ({ops} > {limits.max_group_size})"
     p_red, c_red = group_reduction(producer), group_reduction(consumer)
     exported = [r for r in producer.results if _used_outside(r, consumer)]
     if p_red is None and c_red is None:
@@ -239,12 +264,19 @@ class FuseElementwise(ModulePass):
     sum/mean/amax/amin with their pointwise prologue and epilogue.
     A producer used outside the chain is exported as an extra group result;
     merges that would create a cycle are refused.
-    Options: persistent-max (rows up to this many elements stay in registers).
+    Options: persistent-max (rows up to this many elements stay in registers),
+    max-args (tensor arguments per kernel, default 128), max-group-size (torch
+    ops per group, 0 = unlimited), explain (attach fusion.explain: each
+    neighbour left outside a group and why).
     """
 
     name = "fusion-fuse-elementwise"
 
     persistent_max: int = 4096
+    max_args: int = 128
+    max_group_size: int = 0
+    # Attach to each group why its neighbours were not fused (fusion.explain).
+    explain: bool = False
     # Debug/benchmark: rebuild the dependence analysis before every legality
     # check instead of maintaining it (quadratic; see bench/compile_time.py).
     recompute_analyses: bool = False
@@ -255,8 +287,10 @@ class FuseElementwise(ModulePass):
         from mlirfuse.analysis import AnalysisManager
 
         am = am or AnalysisManager()
-        fuser = _Fuser(module, am, self.recompute_analyses)
+        fuser = _Fuser(module, am, self.recompute_analyses, Limits(self.max_args, self.max_group_size))
         fuser.run()
+        if self.explain:
+            fuser.explain()
         self._mark_persistent(module)
 
     def _mark_persistent(self, module: ir.Operation) -> None:
@@ -283,10 +317,11 @@ class _Fuser:
     merge.
     """
 
-    def __init__(self, module: ir.Operation, am, recompute: bool):
+    def __init__(self, module: ir.Operation, am, recompute: bool, limits: Limits):
         self.module = module
         self.am = am
         self.recompute = recompute
+        self.limits = limits
         self.dep = am.get(DependenceAnalysis, module)
         self.changed = False
 
@@ -330,3 +365,40 @@ class _Fuser:
                 ):
                     self.dep.erase(op)
                     op.operation.erase()
+
+    def explain(self) -> None:
+        """`fusion.explain` on each group: every neighbour left outside it, and why."""
+        groups = []
+
+        def visit(op):
+            if op.name == "fusion.group":
+                groups.append(op.opview)
+            return ir.WalkResult.ADVANCE
+
+        self.module.walk(visit)
+        for group in groups:
+            reasons = []
+            neighbours = [(defining_op(v), "producer") for v in group.operands]
+            neighbours += [(use.owner.operation, "consumer") for r in group.results for use in r.uses]
+            seen = set()
+            for op, role in neighbours:
+                if op is None or op.name in ("func.return",) or op.name.startswith(("torch.constant.", "torch.prim.")):
+                    continue
+                key = (op_id(op), role)
+                if key in seen:
+                    continue
+                seen.add(key)
+                reasons.append(f"{role} {op.name}: {self._why_outside(op, group, role)}")
+            if reasons:
+                group.attributes["fusion.explain"] = ir.ArrayAttr.get([ir.StringAttr.get(r) for r in reasons])
+
+    def _why_outside(self, op, group, role: str) -> str:
+        if op.name == "fusion.group":
+            producer, consumer = (op.opview, group) if role == "producer" else (group, op.opview)
+            if producer.operation.block != consumer.operation.block:
+                return "different block"
+            return why_not_merge(producer, consumer, self.dep, self.limits) or "not merged"
+        if op.name in REDUCTIONS:
+            red = reduction(op.opview)
+            return red if isinstance(red, str) else "not merged"
+        return why_not_fusible(op.opview) or "not merged"

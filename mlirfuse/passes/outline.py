@@ -69,6 +69,8 @@ class Outline(ModulePass):
             launch = build_launch(
                 name, list(group.operands), [r.type for r in group.results], loc=group.location, ip=ir.InsertionPoint(group)
             )
+            if "fusion.explain" in group.attributes:  # per call site, so not part of the kernel
+                launch.attributes["fusion.explain"] = group.attributes["fusion.explain"]
             for old, new in zip(group.results, launch.results):
                 old.replace_all_uses_with(new)
             group.operation.erase()

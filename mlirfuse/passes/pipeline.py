@@ -111,13 +111,15 @@ def build_pass_manager(
     timing: bool = False,
     after_each=None,
     verify_analyses: bool | None = None,
+    explain: bool = False,
 ) -> passmanager.PassManager:
     """A PassManager for `pipeline` (text, or a list of pass names).
 
     `after_each(module_op, name)`, if given, runs after every pass; the
     analysis checker hooks in here. `verify_analyses` (default: the
     MLIRFUSE_VERIFY_ANALYSES environment variable) recomputes every maintained
-    analysis after each of our passes and fails on a difference.
+    analysis after each of our passes and fails on a difference. `explain`
+    turns on fusion-fuse-elementwise's `explain` option (--fusion-explain).
     """
     if verify_analyses is None:
         verify_analyses = os.environ.get("MLIRFUSE_VERIFY_ANALYSES", "") not in ("", "0")
@@ -127,6 +129,8 @@ def build_pass_manager(
         pm = passmanager.PassManager("builtin.module")
         for kind, what, options in steps:
             if kind == "ours":
+                if explain and what == "fusion-fuse-elementwise":
+                    options = {**options, "explain": "true"}
                 instance = get_pass_class(what).from_options(options)
                 pm.add(_python_pass(instance, am), name=what, argument=what, description=type(instance).__doc__ or "")
             else:

@@ -47,6 +47,12 @@ def fusion_report(cm) -> str:
             unfused[step.name] = unfused.get(step.name, 0) + 1
     lines.append("")
     lines.append("  unfused: " + (", ".join(f"{n.removeprefix('torch.')} x{c}" for n, c in unfused.items()) or "none"))
+    explained = cm.explain()
+    if explained:
+        lines += ["", f"  {'kernel':<44} not fused with, and why"]
+        for name, reasons in explained.items():
+            for i, reason in enumerate(dict.fromkeys(reasons)):
+                lines.append(f"  {name if i == 0 else '':<44} {reason}")
     return "\n".join(lines)
 
 
@@ -58,7 +64,7 @@ def demo(out: Path, arch: int) -> int:
     torch.manual_seed(0)
     model = TinyBlock().eval()
     inputs = demo_inputs()
-    cm = mlirfuse.compile(model, inputs)
+    cm = mlirfuse.compile(model, inputs, explain=True)
     print(fusion_report(cm))
 
     out.mkdir(parents=True, exist_ok=True)

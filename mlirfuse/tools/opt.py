@@ -42,6 +42,10 @@ def _arg_parser() -> argparse.ArgumentParser:
     p.add_argument("--mlir-timing", action="store_true", help="print pass timing")
     p.add_argument("--emit-triton", action="store_true", help="print the Triton source of each fusion.kernel instead of IR")
     p.add_argument(
+        "--fusion-explain", action="store_true",
+        help="attach fusion.explain to each group/launch: neighbours not fused and why",
+    )
+    p.add_argument(
         "--verify-analyses", action="store_true",
         help="after each pass, recompute every maintained analysis and fail on a difference",
     )
@@ -99,6 +103,7 @@ def _process(chunk: str, first_line: int, filename: str, args) -> tuple[str | No
                     print_ir_after_all=args.mlir_print_ir_after_all,
                     timing=args.mlir_timing,
                     verify_analyses=args.verify_analyses or None,
+                    explain=args.fusion_explain,
                 )
                 pm.run(module.operation)
             if args.emit_triton:

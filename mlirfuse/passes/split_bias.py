@@ -1,0 +1,89 @@
+"""fusion-split-bias: take the bias add out of linear and addmm.
+
+`linear(x, w, b)` and `addmm(b, m1, m2)` add their bias inside the matmul
+call, so the elementwise op that follows (gelu, relu, a residual add) needs a
+kernel of its own. Split off, the bias add is an ordinary `add.Tensor` that
+`fusion-fuse-elementwise` groups with that epilogue: `gelu(fc1(x))` becomes
+one matmul without bias plus one kernel computing bias-add + gelu.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from mlirfuse.ir import NO_CONSTANT, TorchBuilder, constant_value, ir, tensor_type
+from mlirfuse.passes.base import ModulePass, apply_patterns, pattern
+
+
+def _static_types(*values):
+    """The tensor types of `values`, or None unless all are statically shaped tensors."""
+    types = [tensor_type(v.type) for v in values]
+    if any(t is None or not t.is_static for t in types):
+        return None
+    return types
+
+
+def _bias_fits(bias, out) -> bool:
+    """`bias` broadcasts into `out` without widening its shape or changing its dtype."""
+    if bias.dtype != out.dtype or len(bias.shape) > len(out.shape):
+        return False
+    return all(d in (1, o) for d, o in zip(reversed(bias.shape), reversed(out.shape)))
+
+
+def _add_bias(op, rewriter, name: str, matmul_operands, bias) -> None:
+    """Replace `op` by `name(*matmul_operands)` (same result type) + `add.Tensor(_, bias, 1)`."""
+    b = TorchBuilder(ir.InsertionPoint(op), op.location)
+    out = tensor_type(op.results[0].type)
+    operands = [v if v is not None else b.none() for v in matmul_operands]
+    y = b.op(name, operands, out.shape, out.dtype)
+    rewriter.replace_op(op, [b.op("torch.aten.add.Tensor", [y, bias, b.int(1)], out.shape, out.dtype)])
+
+
+@pattern
+def split_linear_bias(op, rewriter) -> bool:
+    """linear(x, w, b) = add(linear(x, w, None), b)."""
+    x, w, bias = op.operands
+    if constant_value(bias) is None:
+        return False  # no bias (torch.constant.none): nothing to split
+    types = _static_types(x, w, bias, op.results[0])
+    if types is None or not _bias_fits(types[2], types[3]):
+        return False
+    _add_bias(op, rewriter, "torch.aten.linear", [x, w, None], bias)
+    return True
+
+
+@pattern
+def split_addmm_bias(op, rewriter) -> bool:
+    """addmm(b, m1, m2, beta=1, alpha=1) = add(mm(m1, m2), b)."""
+    bias, m1, m2, beta, alpha = op.operands
+    # beta scales the bias and alpha the product; anything but 1 would need muls.
+    for scale in (beta, alpha):
+        value = constant_value(scale)
+        if value is NO_CONSTANT or isinstance(value, bool) or value != 1:
+            return False
+    types = _static_types(bias, m1, m2, op.results[0])
+    if types is None or not _bias_fits(types[0], types[3]):
+        return False
+    _add_bias(op, rewriter, "torch.aten.mm", [m1, m2], bias)
+    return True
+
+
+PATTERNS = [
+    ("torch.aten.linear", split_linear_bias),
+    ("torch.aten.addmm", split_addmm_bias),
+]
+
+
+@dataclasses.dataclass(frozen=True)
+class SplitBias(ModulePass):
+    """Split the bias add out of linear and addmm (beta = alpha = 1) into an add.Tensor that fuses with the following elementwise ops.
+
+    linear(x, w, b) becomes linear(x, w, None) + b and addmm(b, m1, m2)
+    becomes mm(m1, m2) + b. Ops without a bias, with dynamic shapes, or with
+    beta or alpha other than 1 stay whole.
+    """
+
+    name = "fusion-split-bias"
+
+    def apply(self, module: ir.Operation, am=None) -> None:
+        apply_patterns(module, PATTERNS)

@@ -1,0 +1,84 @@
+// RUN: mlirfuse-opt %s --split-input-file --fusion-explain --fusion-fuse-elementwise | filecheck %s
+// RUN: mlirfuse-opt %s --split-input-file --pass-pipeline='builtin.module(fusion-fuse-elementwise{max-args=3})' | filecheck %s --check-prefix=ARGS
+// RUN: mlirfuse-opt %s --split-input-file --pass-pipeline='builtin.module(fusion-fuse-elementwise{max-group-size=2})' | filecheck %s --check-prefix=SIZE
+// RUN: mlirfuse-opt %s --split-input-file --fusion-explain --pass-pipeline='builtin.module(fusion-fuse-elementwise{max-args=3})' | filecheck %s --check-prefix=ARGS-WHY
+// RUN: mlirfuse-opt %s --split-input-file --fusion-explain --pass-pipeline='builtin.module(fusion-fuse-elementwise{max-group-size=2})' | filecheck %s --check-prefix=SIZE-WHY
+
+// --fusion-explain: every neighbour left outside a group is listed with the
+// reason, on the group (and, after outlining, on its launch).
+
+// exp feeds add directly and through mm: merging would create a cycle; mm
+// itself is an unsupported op.
+
+// CHECK-LABEL: func.func @no_fuse_cycle_explained
+// CHECK:         "fusion.group"
+// CHECK:         fusion.explain = ["consumer fusion.group: cycle", "consumer torch.aten.mm: unsupported op"]
+// CHECK:         torch.aten.mm
+// CHECK:         "fusion.group"
+// CHECK:         fusion.explain = ["producer fusion.group: cycle", "producer torch.aten.mm: unsupported op"]
+func.func @no_fuse_cycle_explained(%arg0: !torch.vtensor<[8,8],f32>) -> !torch.vtensor<[8,8],f32> {
+  %int1 = torch.constant.int 1
+  %0 = torch.aten.exp %arg0 : !torch.vtensor<[8,8],f32> -> !torch.vtensor<[8,8],f32>
+  %1 = torch.aten.mm %0, %0 : !torch.vtensor<[8,8],f32>, !torch.vtensor<[8,8],f32> -> !torch.vtensor<[8,8],f32>
+  %2 = torch.aten.add.Tensor %0, %1, %int1 : !torch.vtensor<[8,8],f32>, !torch.vtensor<[8,8],f32>, !torch.int -> !torch.vtensor<[8,8],f32>
+  return %2 : !torch.vtensor<[8,8],f32>
+}
+
+// -----
+
+// A producer whose result is also returned, with a different shape from the
+// consumer's iteration space, stays outside.
+
+// CHECK-LABEL: func.func @no_fuse_iteration_space_explained
+// CHECK:         fusion.explain = ["consumer fusion.group: different iteration space"]
+// CHECK:         fusion.explain = ["producer fusion.group: different iteration space"]
+func.func @no_fuse_iteration_space_explained(%arg0: !torch.vtensor<[16],f32>, %arg1: !torch.vtensor<[4,16],f32>) -> (!torch.vtensor<[16],f32>, !torch.vtensor<[4,16],f32>) {
+  %int1 = torch.constant.int 1
+  %0 = torch.aten.exp %arg0 : !torch.vtensor<[16],f32> -> !torch.vtensor<[16],f32>
+  %1 = torch.aten.add.Tensor %arg1, %0, %int1 : !torch.vtensor<[4,16],f32>, !torch.vtensor<[16],f32>, !torch.int -> !torch.vtensor<[4,16],f32>
+  return %0, %1 : !torch.vtensor<[16],f32>, !torch.vtensor<[4,16],f32>
+}
+
+// -----
+
+// Two reductions over different axes of one input.
+
+// CHECK-LABEL: func.func @no_fuse_axes_explained
+// CHECK:         fusion.explain = ["consumer fusion.group: reductions over different axes"]
+// CHECK:         fusion.explain = ["producer fusion.group: reductions over different axes"]
+func.func @no_fuse_axes_explained(%arg0: !torch.vtensor<[4,8],f32>) -> !torch.vtensor<[1,1],f32> {
+  %int0 = torch.constant.int 0
+  %int1 = torch.constant.int 1
+  %true = torch.constant.bool true
+  %none = torch.constant.none
+  %d1 = torch.prim.ListConstruct %int1 : (!torch.int) -> !torch.list<int>
+  %d0 = torch.prim.ListConstruct %int0 : (!torch.int) -> !torch.list<int>
+  %0 = torch.aten.sum.dim_IntList %arg0, %d1, %true, %none : !torch.vtensor<[4,8],f32>, !torch.list<int>, !torch.bool, !torch.none -> !torch.vtensor<[4,1],f32>
+  %1 = torch.aten.sum.dim_IntList %0, %d0, %true, %none : !torch.vtensor<[4,1],f32>, !torch.list<int>, !torch.bool, !torch.none -> !torch.vtensor<[1,1],f32>
+  return %1 : !torch.vtensor<[1,1],f32>
+}
+
+// -----
+
+// Limits: four inputs and a result would need 5 kernel arguments (max-args=3
+// keeps the chain in pieces); three ops exceed max-group-size=2.
+
+// CHECK-LABEL: func.func @fuse_within_limits
+// CHECK-COUNT-1: "fusion.group"
+// CHECK-NOT:     "fusion.group"
+// ARGS-LABEL: func.func @fuse_within_limits
+// ARGS-COUNT-3: "fusion.group"
+// ARGS-NOT:     "fusion.group"
+// SIZE-LABEL: func.func @fuse_within_limits
+// SIZE-COUNT-2: "fusion.group"
+// SIZE-NOT:     "fusion.group"
+// ARGS-WHY-LABEL: func.func @fuse_within_limits
+// ARGS-WHY:       fusion.explain = ["consumer fusion.group: argument limit (4 > 3)"]
+// SIZE-WHY-LABEL: func.func @fuse_within_limits
+// SIZE-WHY:       fusion.explain = ["consumer fusion.group: group size limit (3 > 2)"]
+func.func @fuse_within_limits(%a: !torch.vtensor<[8],f32>, %b: !torch.vtensor<[8],f32>, %c: !torch.vtensor<[8],f32>, %d: !torch.vtensor<[8],f32>) -> !torch.vtensor<[8],f32> {
+  %0 = torch.aten.mul.Tensor %a, %b : !torch.vtensor<[8],f32>, !torch.vtensor<[8],f32> -> !torch.vtensor<[8],f32>
+  %1 = torch.aten.mul.Tensor %0, %c : !torch.vtensor<[8],f32>, !torch.vtensor<[8],f32> -> !torch.vtensor<[8],f32>
+  %2 = torch.aten.mul.Tensor %1, %d : !torch.vtensor<[8],f32>, !torch.vtensor<[8],f32> -> !torch.vtensor<[8],f32>
+  return %2 : !torch.vtensor<[8],f32>
+}
