@@ -29,5 +29,10 @@ pytest: setup
 lit: setup
 	$(BIN)/lit -sv test/lit
 
+bench: setup
+	$(BIN)/python -m pip install -q -e '.[test,bench]'
+	$(BIN)/python bench/reductions.py
+	$(BIN)/python bench/compile_time.py
+
 clean:
 	rm -rf $(VENV) demo-out test/lit/Output .pytest_cache

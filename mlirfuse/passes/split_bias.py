@@ -5,6 +5,8 @@ call, so the elementwise op that follows (gelu, relu, a residual add) needs a
 kernel of its own. Split off, the bias add is an ordinary `add.Tensor` that
 `fusion-fuse-elementwise` groups with that epilogue: `gelu(fc1(x))` becomes
 one matmul without bias plus one kernel computing bias-add + gelu.
+A matmul whose result feeds no fusible op (a view, another matmul) keeps
+its bias: splitting it would only add a kernel.
 """
 
 from __future__ import annotations
@@ -30,6 +32,17 @@ def _bias_fits(bias, out) -> bool:
     return all(d in (1, o) for d, o in zip(reversed(bias.shape), reversed(out.shape)))
 
 
+def _feeds_fusible_op(op) -> bool:
+    """Splitting only pays when the bias add will join an elementwise op or
+    reduction that reads the result; otherwise it would add a kernel."""
+    from mlirfuse.elementwise import fusible
+    from mlirfuse.reductions import REDUCTIONS
+
+    return any(
+        fusible(use.owner) or use.owner.operation.name in REDUCTIONS for use in op.results[0].uses
+    )
+
+
 def _add_bias(op, rewriter, name: str, matmul_operands, bias) -> None:
     """Replace `op` by `name(*matmul_operands)` (same result type) + `add.Tensor(_, bias, 1)`."""
     b = TorchBuilder(ir.InsertionPoint(op), op.location)
@@ -43,8 +56,8 @@ def _add_bias(op, rewriter, name: str, matmul_operands, bias) -> None:
 def split_linear_bias(op, rewriter) -> bool:
     """linear(x, w, b) = add(linear(x, w, None), b)."""
     x, w, bias = op.operands
-    if constant_value(bias) is None:
-        return False  # no bias (torch.constant.none): nothing to split
+    if constant_value(bias) is None or not _feeds_fusible_op(op):
+        return False  # no bias (torch.constant.none), or nothing to fuse the add with
     types = _static_types(x, w, bias, op.results[0])
     if types is None or not _bias_fits(types[2], types[3]):
         return False
@@ -56,6 +69,8 @@ def split_linear_bias(op, rewriter) -> bool:
 def split_addmm_bias(op, rewriter) -> bool:
     """addmm(b, m1, m2, beta=1, alpha=1) = add(mm(m1, m2), b)."""
     bias, m1, m2, beta, alpha = op.operands
+    if not _feeds_fusible_op(op):
+        return False
     # beta scales the bias and alpha the product; anything but 1 would need muls.
     for scale in (beta, alpha):
         value = constant_value(scale)

@@ -6,13 +6,17 @@
 // CHECK-LABEL: Passes:
 // CHECK-NEXT:  --fusion-decompose
 // CHECK-NEXT:    Decompose softmax, log_softmax, layer_norm, native_layer_norm, rms_norm, var/std(_mean) and logsumexp into keepdim reductions and elementwise ops.
+// CHECK:       --fusion-split-bias
+// CHECK-NEXT:    Split the bias add out of linear and addmm (beta = alpha = 1) into an add.Tensor that fuses with the following elementwise ops.
 // CHECK:       --fusion-fuse-elementwise
 // CHECK-NEXT:    Group maximal producer->consumer chains of elementwise ops and reductions into fusion.group ops.
-// CHECK:         Options: persistent-max (rows up to this many elements stay in registers).
+// CHECK:         Options: persistent-max (rows up to this many elements stay in registers),
 // CHECK:       --fusion-canonicalize
 // CHECK-NEXT:    Canonicalize fusion.group ops: inline scalar constants, CSE and DCE in bodies, merge duplicate operands, drop unused results, merge identical groups.
 // CHECK:       --fusion-outline
 // CHECK-NEXT:    Outline each fusion.group into a fusion.kernel symbol and call it with fusion.launch; structurally identical groups share one kernel.
+// CHECK:       --test-dependence
+// CHECK-NEXT:    Test pass: mark each op tagged `test.tag` with the tagged ops it depends on (`test.depends`); corrupt=true breaks the analysis on purpose.
 // CHECK-LABEL: Pipelines:
 // CHECK-NEXT:  --mlirfuse-pipeline
-// CHECK:         = fusion-decompose, fusion-fuse-elementwise, fusion-canonicalize, fusion-outline
+// CHECK:         = fusion-decompose, fusion-split-bias, fusion-fuse-elementwise, fusion-canonicalize, fusion-outline

@@ -61,6 +61,6 @@ with ctx, ir.Location.unknown():
 # CHECK-NOT:     torch.aten.gelu
 # CHECK:         %[[MM:.+]] = torch.aten.mm %arg0
 # CHECK-NOT:     torch.aten.gelu
-# CHECK:         %[[OUT:.+]] = "fusion.launch"(%[[MM]], {{.*}}%arg0{{.*}}) {kernel = @[[KERNEL]]}
+# CHECK:         %[[OUT:.+]] = "fusion.launch"({{.*}}%[[MM]]{{.*}}) {kernel = @[[KERNEL]]}
 # CHECK-NOT:     torch.aten.gelu
 # CHECK:         return %[[OUT]]

@@ -18,7 +18,8 @@ listing = subprocess.run(
 for name in PASSES:
     doc = (get_pass_class(name).__doc__ or "").strip()
     first = doc.splitlines()[0] if doc else ""
-    lit_file = os.path.join(here, "..", "Transforms", f"{name}.mlir")
+    area = "Analysis" if name.startswith("test-") else "Transforms"
+    lit_file = os.path.join(here, "..", area, f"{name}.mlir")
     print(
         f"{name}: doc={'yes' if first else 'MISSING'}"
         f" listed={'yes' if first and f'--{name}' in listing and first in listing else 'NO'}"
@@ -30,7 +31,9 @@ print(f"{len(PASSES)} passes checked")
 # CHECK-NOT:  MISSING
 # CHECK-NOT:  =NO
 # CHECK:      fusion-decompose: doc=yes listed=yes lit=yes
+# CHECK-NEXT: fusion-split-bias: doc=yes listed=yes lit=yes
 # CHECK-NEXT: fusion-fuse-elementwise: doc=yes listed=yes lit=yes
 # CHECK-NEXT: fusion-canonicalize: doc=yes listed=yes lit=yes
 # CHECK-NEXT: fusion-outline: doc=yes listed=yes lit=yes
-# CHECK-NEXT: 4 passes checked
+# CHECK-NEXT: test-dependence: doc=yes listed=yes lit=yes
+# CHECK-NEXT: 6 passes checked
