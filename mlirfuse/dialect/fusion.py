@@ -182,6 +182,26 @@ def find_kernel(op: ir.Operation, name: str):
 def load_fusion_dialect(ctx: ir.Context) -> None:
     """Make `ctx` accept fusion ops (see the module docstring for why unregistered)."""
     ctx.allow_unregistered_dialects = True
+    _register_python_namespace()
+
+
+def _register_python_namespace() -> None:
+    """Give the `fusion` namespace an (empty) Python module the bindings can find.
+
+    Otherwise every `value.owner` on a fusion op tries, and fails, to import
+    `torch_mlir.dialects.fusion`: an import-system lookup per IR access, which
+    was most of the fusion pass's time.
+    """
+    global _NAMESPACE_REGISTERED
+    if _NAMESPACE_REGISTERED:
+        return
+    from torch_mlir.dialects._ods_common import _cext
+
+    _cext.globals.append_dialect_search_prefix("mlirfuse.dialect._bindings")
+    _NAMESPACE_REGISTERED = True
+
+
+_NAMESPACE_REGISTERED = False
 
 
 def _build(name: str, operands, result_types, attributes: dict, regions: int, loc=None, ip=None):

@@ -9,27 +9,36 @@ share one kernel, so each structural class is compiled once.
 from __future__ import annotations
 
 import dataclasses
-import re
 
 from mlirfuse.dialect import build_kernel, build_launch
 from mlirfuse.ir import ir
 from mlirfuse.passes.base import ModulePass
 
 
-_SSA_NAME = re.compile(r"%[A-Za-z0-9_.$-]+")
+def canonical_form(region_op) -> str:
+    """The text two groups/kernels share exactly when they compute the same thing.
 
-
-def canonical_form(kernel) -> str:
-    """The text two kernels share exactly when they compute the same thing.
-
-    Generic form without locations, the symbol name blanked, and SSA names
-    renumbered in order of appearance (the printer numbers values by their
-    position in the whole module, so identical bodies print different names).
+    Built from the body alone: block arguments and values numbered in order
+    of appearance, attributes sorted (so constants compare by value), types
+    spelled out; the op's own name and symbol do not enter. (Printing the op
+    would number values across the whole module: the fusion ops are not
+    registered as isolated from above, so every print costs the module.)
     """
-    text = kernel.operation.get_asm(print_generic_op_form=True, use_local_scope=True, enable_debug_info=False)
-    text = re.sub(r'sym_name = "[^"]*"', 'sym_name = ""', text)
-    names: dict[str, str] = {}
-    return _SSA_NAME.sub(lambda m: names.setdefault(m.group(0), f"%v{len(names)}"), text)
+    block = region_op.regions[0].blocks[0]
+    ids: dict[ir.Value, str] = {}
+    parts = [ir.StringAttr(region_op.attributes["kind"]).value]
+    for i, arg in enumerate(block.arguments):
+        ids[arg] = f"%a{i}"
+        parts.append(f"%a{i}: {arg.type}")
+    for op in block.operations:
+        operands = ", ".join(ids[v] for v in op.operands)
+        attrs = ", ".join(sorted(f"{name} = {op.attributes[name]}" for name in op.attributes))
+        results = []
+        for r in op.results:
+            ids[r] = f"%v{len(ids)}"
+            results.append(f"{ids[r]}: {r.type}")
+        parts.append(f"{', '.join(results)} = {op.operation.name}({operands}) {{{attrs}}}")
+    return "\n".join(parts)
 
 
 def kernel_name(kernel, index: int) -> str:

@@ -1,0 +1,1 @@
+"""Where the MLIR bindings look for a dialect's Python module (see fusion.py)."""
