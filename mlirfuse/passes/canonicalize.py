@@ -2,7 +2,8 @@
 
 Inside the body: scalar constants that come in as operands are cloned in,
 dead ops are erased and common subexpressions merged. On the op: duplicate
-operands are merged and results nobody uses are dropped. Between groups:
+operands are merged, results yielding the same value are merged, and
+results nobody uses are dropped. Between groups:
 two groups with the same operands and body are merged. The canonical form
 is what deduplication compares, so two groups computing the same thing
 print the same.
@@ -74,6 +75,21 @@ def _eliminate_common_subexpressions(block: ir.Block) -> bool:
     return changed
 
 
+def _merge_duplicate_results(group) -> bool:
+    """Results yielding the same value: users of the later ones read the first."""
+    _, terminator = body_ops(group)
+    first: dict[ir.Value, int] = {}
+    changed = False
+    for i, v in enumerate(terminator.operands):
+        if v in first:
+            if list(group.results[i].uses):
+                group.results[i].replace_all_uses_with(group.results[first[v]])
+                changed = True
+        else:
+            first[v] = i
+    return changed
+
+
 @pattern
 def canonicalize_group(group, rewriter) -> bool:
     """Tidy one group's body, then rebuild it without dead operands and results."""
@@ -83,6 +99,7 @@ def canonicalize_group(group, rewriter) -> bool:
     changed |= _merge_duplicate_args(block, inputs)
     changed |= _eliminate_common_subexpressions(block)
     changed |= _erase_dead_ops(block)
+    changed |= _merge_duplicate_results(group)
 
     keep_args = [i for i, arg in enumerate(block.arguments) if list(arg.uses)]
     keep_results = [i for i, r in enumerate(group.results) if list(r.uses)]

@@ -233,10 +233,16 @@ def _merge(producer, consumer, rewriter, dep: DependenceAnalysis) -> None:
     dep.insert_before(group, consumer)
     dep.erase(consumer)
     dep.erase(producer)
-    rewriter.replace_op(consumer, list(group.results)[:n])
     for k, r in enumerate(exported):
         r.replace_all_uses_with(group.results[n + k])
-    rewriter.erase_op(producer)
+    if rewriter is not None:
+        rewriter.replace_op(consumer, list(group.results)[:n])
+        rewriter.erase_op(producer)
+    else:  # outside a pattern driver (horizontal fusion)
+        for old, new in zip(consumer.results, group.results):
+            old.replace_all_uses_with(new)
+        consumer.operation.erase()
+        producer.operation.erase()
     # Ops that read the producer but do not feed the consumer now read the
     # merged group, which sits where the consumer was: move them after it.
     anchor = group
@@ -267,7 +273,8 @@ class FuseElementwise(ModulePass):
     Options: persistent-max (rows up to this many elements stay in registers),
     max-args (tensor arguments per kernel, default 128), max-group-size (torch
     ops per group, 0 = unlimited), explain (attach fusion.explain: each
-    neighbour left outside a group and why).
+    neighbour left outside a group and why), horizontal (default true: merge
+    independent groups that read the same tensor).
     """
 
     name = "fusion-fuse-elementwise"
@@ -277,6 +284,8 @@ class FuseElementwise(ModulePass):
     max_group_size: int = 0
     # Attach to each group why its neighbours were not fused (fusion.explain).
     explain: bool = False
+    # Merge independent groups that read the same tensor (sibling fusion).
+    horizontal: bool = True
     # Debug/benchmark: rebuild the dependence analysis before every legality
     # check instead of maintaining it (quadratic; see bench/compile_time.py).
     recompute_analyses: bool = False
@@ -287,7 +296,9 @@ class FuseElementwise(ModulePass):
         from mlirfuse.analysis import AnalysisManager
 
         am = am or AnalysisManager()
-        fuser = _Fuser(module, am, self.recompute_analyses, Limits(self.max_args, self.max_group_size))
+        fuser = _Fuser(
+            module, am, self.recompute_analyses, Limits(self.max_args, self.max_group_size), self.horizontal
+        )
         fuser.run()
         if self.explain:
             fuser.explain()
@@ -317,11 +328,12 @@ class _Fuser:
     merge.
     """
 
-    def __init__(self, module: ir.Operation, am, recompute: bool, limits: Limits):
+    def __init__(self, module: ir.Operation, am, recompute: bool, limits: Limits, horizontal: bool = True):
         self.module = module
         self.am = am
         self.recompute = recompute
         self.limits = limits
+        self.horizontal = horizontal
         self.dep = am.get(DependenceAnalysis, module)
         self.changed = False
 
@@ -349,9 +361,44 @@ class _Fuser:
         while True:
             self.changed = False
             rewrite.walk_and_apply_patterns(self.module, frozen)
-            if not self.changed:
-                break
+            if self.changed:
+                continue
+            if self.horizontal and self.fuse_siblings():
+                continue
+            break
         self._erase_dead_constants()
+
+    def fuse_siblings(self) -> bool:
+        """Horizontal fusion: two independent groups reading the same tensor become one.
+
+        The merged kernel reads the shared input once and writes both groups'
+        results. Legal when neither depends on the other and the usual
+        iteration-space rules hold (as for a producer whose results all
+        leave the group).
+        """
+        merged = False
+        for func in self.module.regions[0].blocks[0].operations:
+            if func.operation.name != "func.func":
+                continue
+            # Ids are taken up front: a merged (erased) op must not be touched again.
+            readers: dict[ir.Value, list] = {}
+            for op in func.regions[0].blocks[0].operations:
+                if op.operation.name == "fusion.group" and _kind(op) in FUSIBLE_KINDS:
+                    for v in dict.fromkeys(op.operands):  # ordered: deterministic merges
+                        readers.setdefault(v, []).append((op_id(op), op))
+            done: set[int] = set()
+            for groups in readers.values():
+                for (first_id, first), (second_id, second) in zip(groups, groups[1:]):
+                    if first_id in done or second_id in done:
+                        continue  # merged already this round; revisit next round
+                    if self.dep.reaches(first, second):
+                        continue
+                    if why_not_merge(first, second, self.dep, self.limits) is not None:
+                        continue
+                    done.update((first_id, second_id))
+                    _merge(first, second, None, self.dep)
+                    merged = True
+        return merged
 
     def _erase_dead_constants(self) -> None:
         """Constants (and lists of them) cloned into groups and now unused outside."""

@@ -165,3 +165,21 @@ func.func @no_fuse_outside_groups(%arg0: !torch.vtensor<[8],f32>) -> !torch.vten
   %1 = torch.aten.neg %arg0 : !torch.vtensor<[8],f32> -> !torch.vtensor<[8],f32>
   return %1 : !torch.vtensor<[8],f32>
 }
+
+// -----
+
+// Two results yielding the same value: users of the second read the first,
+// and the second result is dropped.
+
+// CHECK-LABEL: func.func @fuse_duplicate_results
+// CHECK:         %[[G:.+]] = "fusion.group"(%arg0)
+// CHECK:           "fusion.yield"(%{{.+}}) : (!torch.vtensor<[8],f32>) -> ()
+// CHECK:         return %[[G]], %[[G]]
+func.func @fuse_duplicate_results(%arg0: !torch.vtensor<[8],f32>) -> (!torch.vtensor<[8],f32>, !torch.vtensor<[8],f32>) {
+  %0:2 = "fusion.group"(%arg0) ({
+  ^bb0(%x: !torch.vtensor<[8],f32>):
+    %1 = torch.aten.exp %x : !torch.vtensor<[8],f32> -> !torch.vtensor<[8],f32>
+    "fusion.yield"(%1, %1) : (!torch.vtensor<[8],f32>, !torch.vtensor<[8],f32>) -> ()
+  }) {kind = "pointwise"} : (!torch.vtensor<[8],f32>) -> (!torch.vtensor<[8],f32>, !torch.vtensor<[8],f32>)
+  return %0#0, %0#1 : !torch.vtensor<[8],f32>, !torch.vtensor<[8],f32>
+}
