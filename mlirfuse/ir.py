@@ -16,7 +16,7 @@ from torch_mlir.dialects import torch as torch_dialect
 
 __all__ = [
     "ir", "rewrite", "passmanager", "ext", "func", "make_context", "TensorType", "tensor_type",
-    "constant_value", "is_constant", "NO_CONSTANT", "parent_name", "defining_op", "result_index",
+    "constant_value", "constant_int_list", "is_constant", "NO_CONSTANT", "parent_name", "defining_op", "result_index",
     "vtensor_type", "TorchBuilder", "op_id",
 ]
 
@@ -93,6 +93,16 @@ def constant_value(value: ir.Value):
 
 
 NO_CONSTANT = _NO_CONSTANT
+
+
+def constant_int_list(value: ir.Value) -> list[int] | None:
+    """The ints of a `torch.prim.ListConstruct` of int constants, else None."""
+    owner = value.owner
+    if isinstance(owner, ir.OpView) and owner.operation.name == "torch.prim.ListConstruct":
+        items = [constant_value(v) for v in owner.operands]
+        if all(isinstance(i, int) and not isinstance(i, bool) for i in items):
+            return items
+    return None
 
 
 def is_constant(value: ir.Value) -> bool:

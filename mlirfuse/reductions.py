@@ -32,7 +32,7 @@ OPINFO_SUPPORTED = (
 from dataclasses import dataclass  # noqa: E402
 
 from mlirfuse.elementwise import FLOAT_DTYPES  # noqa: E402
-from mlirfuse.ir import NO_CONSTANT, constant_value, ir, tensor_type  # noqa: E402
+from mlirfuse.ir import constant_int_list, constant_value, tensor_type  # noqa: E402
 
 # op name -> (combine, dims operand or None for "all", keepdim operand or None for False)
 REDUCTIONS = {
@@ -75,12 +75,7 @@ def _int_list(value) -> list[int] | None:
         return None
     if isinstance(const, int) and not isinstance(const, bool):
         return [const]
-    owner = value.owner
-    if isinstance(owner, ir.OpView) and owner.operation.name == "torch.prim.ListConstruct":
-        items = [constant_value(v) for v in owner.operands]
-        if all(isinstance(i, int) and not isinstance(i, bool) for i in items):
-            return items
-    return None
+    return constant_int_list(value)
 
 
 def reduction(op) -> Reduction | str:

@@ -66,12 +66,6 @@ class _ReductionEmitter(_Emitter):
         self.arg_index = {a: i for i, a in enumerate(block.arguments)}
         self.accumulators = 0
 
-    def tmp(self, expr: str, dtype: str, comment: str) -> _Value:
-        name = f"tmp{self.count}"
-        self.count += 1
-        self.out.append(f"{name} = {expr}  # {comment}")
-        return _Value(name, dtype)
-
     def coord(self, d: int) -> str:
         return f"r{d}" if d in self.red.dims else f"x{d}"
 

@@ -71,11 +71,12 @@ class _Emitter:
         self.consts: dict[ir.Value, object] = {}
         self.scalars: list[float] = []
         self.count = 0
+        self.out = self.lines  # where tmp() writes; the reduction emitter redirects it into loops
 
     def tmp(self, expr: str, dtype: str, comment: str) -> _Value:
         name = f"tmp{self.count}"
         self.count += 1
-        self.lines.append(f"{name} = {expr}  # {comment}")
+        self.out.append(f"{name} = {expr}  # {comment}")
         return _Value(name, dtype)
 
     def scalar_text(self, value) -> str:

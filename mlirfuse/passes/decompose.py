@@ -16,7 +16,7 @@ import dataclasses
 import math
 
 from mlirfuse.elementwise import SCALAR_TYPES
-from mlirfuse.ir import NO_CONSTANT, TorchBuilder, constant_value, ir, tensor_type
+from mlirfuse.ir import NO_CONSTANT, TorchBuilder, constant_int_list, constant_value, ir, tensor_type
 from mlirfuse.passes.base import ModulePass, apply_patterns, pattern
 
 _DTYPE_CODES = {v: k for k, v in SCALAR_TYPES.items()}
@@ -59,12 +59,8 @@ def _dims(value, rank: int) -> list[int] | None:
     """A dim operand (int, list of ints or None = all) as sorted non-negative dims."""
     const = constant_value(value)
     if const is NO_CONSTANT:
-        owner = value.owner
-        if isinstance(owner, ir.OpView) and owner.operation.name == "torch.prim.ListConstruct":
-            const = [constant_value(v) for v in owner.operands]
-            if any(c is NO_CONSTANT or not isinstance(c, int) for c in const):
-                return None
-        else:
+        const = constant_int_list(value)
+        if const is None:
             return None
     if const is None:
         return list(range(rank))
@@ -125,7 +121,7 @@ def _layer_norm(op, rewriter, rms: bool) -> bool:
     if types is None:
         return False
     xt = types[0]
-    normalized = _dims_list(op.operands[1])
+    normalized = constant_int_list(op.operands[1])
     if normalized is None:
         return False
     rank = len(xt.shape)
@@ -172,15 +168,6 @@ def _layer_norm(op, rewriter, rms: bool) -> bool:
             results.append(value if want.dtype == dtype else b.convert(value, rshape, want.dtype))
     rewriter.replace_op(op, results)
     return True
-
-
-def _dims_list(value) -> list[int] | None:
-    owner = value.owner
-    if isinstance(owner, ir.OpView) and owner.operation.name == "torch.prim.ListConstruct":
-        items = [constant_value(v) for v in owner.operands]
-        if all(isinstance(i, int) and not isinstance(i, bool) for i in items):
-            return items
-    return None
 
 
 @pattern
