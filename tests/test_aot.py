@@ -23,6 +23,8 @@ def _kernels():
         (lambda a: (a * 2).relu().to(torch.float32), (h,)),  # f16 compute in f32
         (lambda a, k: a.masked_fill(~k, float("-inf")).clamp(min=-1.0), (x, m)),  # bool, -inf scalar
         (lambda a: (a > 0.5) & (a < 2.0), (x,)),  # bool result
+        (lambda a, b: torch.sigmoid((a + b).chunk(2, 1)[0]) * torch.tanh((a + b).chunk(2, 1)[1]), (x, x)),  # slices
+        (lambda a: torch.softmax(a, -1), (x,)),  # persistent reduction
     ]
     kernels = []
     for fn, inputs in models:

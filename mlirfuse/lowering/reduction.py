@@ -238,7 +238,8 @@ def lower_reduction(kernel, persistent: bool) -> TritonKernel:
         ]
     )
     return TritonKernel(
-        name, source, tuple(inputs), tuple(outputs), tuple(em.scalars), tuple(params), kind, red.shape, red.dims
+        name, source, tuple(inputs), tuple(outputs), tuple(em.scalars), tuple(params),
+        kind=kind, space=red.shape, reduced=red.dims,
     )
 
 

@@ -38,6 +38,9 @@ class TritonKernel:
     scalars: tuple[float, ...]  # values of the c0, c1 ... parameters (constants with no literal)
     params: tuple[str, ...] = ()
     kind: str = "pointwise"
+    # Per input: addressed with its own strides through slices (True), or
+    # broadcast into the iteration space (False).
+    views: tuple[bool, ...] = ()
     # Reduction kernels: the shape every input broadcasts into, and the reduced dims.
     space: tuple[int, ...] = ()
     reduced: tuple[int, ...] = ()
@@ -178,14 +181,19 @@ def lower_kernel(kernel) -> TritonKernel:
 
     em = _Emitter(name, block)
     index = _index_lines(rank)
+    # An input read only through slices is addressed with its own strides at
+    # the sliced coordinates (a view, never a copy); the others are loaded
+    # once at the iteration coordinates, broadcast by their strides.
+    viewed = [bool(list(a.uses)) and all(u.owner.operation.name == SLICE for u in a.uses) for a in block.arguments]
     for i, (arg, t) in enumerate(zip(block.arguments, inputs)):
-        offset = " + ".join(f"x{d} * in{i}_st{d}" for d in range(len(shape))) or "xindex * 0"
-        value = em.tmp(f"tl.load(in{i} + ({offset}), mask=xmask)", t.dtype, f"load %arg{i}")
-        if compute_dtype(t.dtype) != t.dtype:
-            value = em.tmp(f"{value.text}.to(tl.float32)", "float32", "compute in f32")
-        em.env[arg] = value
+        if not viewed[i]:
+            offset = " + ".join(f"x{d} * in{i}_st{d}" for d in range(len(shape))) or "xindex * 0"
+            em.env[arg] = _load(em, f"in{i} + ({offset})", t.dtype, f"load %arg{i}")
     for op in ops:
-        em.emit_op(op)
+        if op.operation.name == SLICE:
+            em.env[op.results[0]] = _load_slice(em, op, block, shape)
+        else:
+            em.emit_op(op)
     stores = []
     for j, (v, t) in enumerate(zip(terminator.operands, outputs)):
         value = em.env.get(v)
@@ -198,7 +206,9 @@ def lower_kernel(kernel) -> TritonKernel:
     params = [f"in{i}" for i in range(len(inputs))] + [f"out{j}" for j in range(len(outputs))]
     params += [f"c{k}" for k in range(len(em.scalars))]
     params += ["xnumel"] + [f"s{d}" for d in range(1, rank)]
-    params += [f"in{i}_st{d}" for i in range(len(inputs)) for d in range(rank)]
+    params += [
+        f"in{i}_st{d}" for i, t in enumerate(inputs) for d in range(len(t.shape) if viewed[i] else rank)
+    ]
     body = ["xoffset = tl.program_id(0) * XBLOCK", "xindex = xoffset + tl.arange(0, XBLOCK)", "xmask = xindex < xnumel"]
     body += index + em.lines + stores
     source = "\n".join(
@@ -215,7 +225,40 @@ def lower_kernel(kernel) -> TritonKernel:
             "",
         ]
     )
-    return TritonKernel(name, source, tuple(inputs), tuple(outputs), tuple(em.scalars), tuple(params))
+    return TritonKernel(
+        name, source, tuple(inputs), tuple(outputs), tuple(em.scalars), tuple(params), views=tuple(viewed)
+    )
+
+
+SLICE = "torch.aten.slice.Tensor"
+
+
+def _load(em: "_Emitter", address: str, dtype: str, comment: str) -> _Value:
+    value = em.tmp(f"tl.load({address}, mask=xmask)", dtype, comment)
+    if compute_dtype(dtype) != dtype:
+        value = em.tmp(f"{value.text}.to(tl.float32)", "float32", "compute in f32")
+    return value
+
+
+def _load_slice(em: "_Emitter", op, block: ir.Block, shape) -> _Value:
+    """Load `x[..., start:end:step, ...]` at the iteration coordinates, x a kernel input."""
+    from mlirfuse.passes.chunk_motion import slice_args
+
+    source = op.operands[0]
+    if source not in list(block.arguments) or slice_args(op) is None:
+        raise LoweringError(f"kernel @{em.name}: a slice must read a kernel input with constant bounds")
+    i = list(block.arguments).index(source)
+    dim, start, _, step = slice_args(op)
+    out = tensor_type(op.results[0].type).shape
+    offset = len(shape) - len(out)
+    coords = []
+    for d, size in enumerate(out):
+        c = f"x{d + offset}" if size == shape[d + offset] else "0"
+        if d == dim:
+            c = f"({start} + {c} * {step})" if step != 1 else f"({start} + {c})"
+        coords.append(f"{c} * in{i}_st{d}")
+    address = f"in{i} + ({' + '.join(coords) or '0'})"
+    return _load(em, address, tensor_type(source.type).dtype, f"load %arg{i}[{start}:{_}:{step}] along dim {dim}")
 
 
 def _index_lines(rank: int) -> list[str]:

@@ -11,6 +11,7 @@ import importlib
 PASSES: dict[str, str] = {
     "fusion-decompose": "mlirfuse.passes.decompose:Decompose",
     "fusion-split-bias": "mlirfuse.passes.split_bias:SplitBias",
+    "fusion-chunk-motion": "mlirfuse.passes.chunk_motion:ChunkMotion",
     "fusion-fuse-elementwise": "mlirfuse.passes.fuse_elementwise:FuseElementwise",
     "fusion-canonicalize": "mlirfuse.passes.canonicalize:Canonicalize",
     "fusion-outline": "mlirfuse.passes.outline:Outline",
@@ -24,6 +25,7 @@ def default_pipeline() -> list[str]:
     return [
         "fusion-decompose",  # softmax, layer_norm, ... into reductions and elementwise ops
         "fusion-split-bias",  # linear/addmm bias as an add.Tensor, to fuse with what follows
+        "fusion-chunk-motion",  # chunk/split as slices, moved above the elementwise ops they cut
         "fusion-fuse-elementwise",  # group maximal chains of elementwise ops
         "fusion-canonicalize",  # CSE/DCE inside groups; tidy group operands and results
         "fusion-outline",  # one fusion.kernel per structural class, groups become launches

@@ -49,6 +49,13 @@ def wrap_elementwise(op, rewriter, fuser: "_Fuser") -> bool:
         kind = "pointwise"
     else:
         return False
+    group = _wrap(op, kind, fuser)
+    rewriter.replace_op(op, list(group.results))
+    return True
+
+
+def _wrap(op, kind: str, fuser: "_Fuser"):
+    """A group holding `op` (and clones of the constants it reads), placed before it."""
     inputs = []
     for v in op.operands:
         if not _constant_like(v) and v not in inputs:
@@ -65,8 +72,21 @@ def wrap_elementwise(op, rewriter, fuser: "_Fuser") -> bool:
     build_yield([mapping[r] for r in op.results], ip=ir.InsertionPoint(block))
     fuser.dep.insert_before(group, op)
     fuser.dep.erase(op)
-    rewriter.replace_op(op, list(group.results))
-    return True
+    return group
+
+
+def _absorbable_slice(operand, consumer):
+    """A slice.Tensor outside any group read only by `consumer`: the group can read through it."""
+    from mlirfuse.passes.chunk_motion import slice_args
+
+    op = defining_op(operand)
+    if op is None or op.name != "torch.aten.slice.Tensor" or _kind(consumer) != "pointwise":
+        return None
+    if slice_args(op.opview) is None or any(u.owner.operation != consumer.operation for u in operand.uses):
+        return None
+    if not _broadcasts_into(tensor_type(operand.type).shape, tensor_type(consumer.results[0].type).shape):
+        return None
+    return op.opview
 
 
 def _constant_like(value: ir.Value) -> bool:
@@ -93,6 +113,13 @@ def merge_producer(consumer, rewriter, fuser: "_Fuser") -> bool:
     if _kind(consumer) not in FUSIBLE_KINDS:
         return False
     for operand in consumer.operands:
+        view = _absorbable_slice(operand, consumer)
+        if view is not None:
+            # Read through the slice by index arithmetic instead of a copy.
+            sliced = _wrap(view, "pointwise", fuser)
+            rewriter.replace_op(view, list(sliced.results))
+            _merge(sliced, consumer, rewriter, fuser.dep)
+            return True
         producer = defining_op(operand)
         if producer is None or producer.name != "fusion.group":
             continue
@@ -139,10 +166,28 @@ def _merged_sizes(producer, consumer) -> tuple[int, int]:
     return args, ops
 
 
+def _slices_read(group) -> bool:
+    return any(op.operation.name == "torch.aten.slice.Tensor" for op in group.regions[0].blocks[0].operations)
+
+
+def _sliced_inputs(consumer, producer) -> bool:
+    """Does `consumer` slice a value `producer` computes? (Slices read group inputs only.)"""
+    block = consumer.regions[0].blocks[0]
+    for arg, v in zip(block.arguments, consumer.operands):
+        if _defined_by(v, producer) and any(u.owner.operation.name == "torch.aten.slice.Tensor" for u in arg.uses):
+            return True
+    return False
+
+
 def why_not_merge(producer, consumer, dep: DependenceAnalysis, limits: Limits = Limits()) -> str | None:
     """None if `producer` may merge into `consumer`; otherwise the reason."""
     if dep.dependents_between(producer, consumer)[1]:
         return "cycle"
+    if _sliced_inputs(consumer, producer):
+        return "slice of a computed value"
+    if "pointwise" != _kind(producer) or "pointwise" != _kind(consumer):
+        if _slices_read(producer) or _slices_read(consumer):
+            return "slices in a reduction"
     args, ops = _merged_sizes(producer, consumer)
     if args > limits.max_args:
         return f"argument limit ({args} > {limits.max_args})"

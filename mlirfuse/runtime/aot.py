@@ -38,24 +38,22 @@ class CompiledKernel:
 
 def signature(kernel: TritonKernel) -> dict[str, str]:
     """Triton's signature for the kernel's parameters, in order."""
-    sig = {}
-    for i, t in enumerate(kernel.inputs):
-        sig[f"in{i}"] = POINTER_TYPES[t.dtype]
-    for j, t in enumerate(kernel.outputs):
-        sig[f"out{j}"] = POINTER_TYPES[t.dtype]
-    for k in range(len(kernel.scalars)):
-        sig[f"c{k}"] = "fp32"
     numel = 1
     for d in kernel.shape:
         numel *= d
     index = "i64" if numel >= 2**31 else "i32"
-    sig["xnumel"] = index
-    for d in range(1, len(kernel.shape)):
-        sig[f"s{d}"] = index
-    for i in range(len(kernel.inputs)):
-        for d in range(len(kernel.shape)):
-            sig[f"in{i}_st{d}"] = index
+    sig = {}
+    for name in kernel.params:
+        if name.startswith(("in", "out")) and "_st" not in name:
+            t = kernel.inputs[int(name[2:])] if name.startswith("in") else kernel.outputs[int(name[3:])]
+            sig[name] = POINTER_TYPES[t.dtype]
+        elif name.startswith("c") and name[1:].isdigit():
+            sig[name] = "fp32"
+        else:  # sizes, numels, strides
+            sig[name] = index
     sig["XBLOCK"] = "constexpr"
+    if kernel.kind != "pointwise":
+        sig["RBLOCK"] = "constexpr"
     return sig
 
 
@@ -92,7 +90,9 @@ def _worker(path: str, name: str, sig_json: str, arch: str, out: str) -> None:
     spec = importlib.util.spec_from_file_location(f"mlirfuse_aot_{name}", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    source = ASTSource(fn=getattr(module, name), signature=json.loads(sig_json), constexprs={"XBLOCK": BLOCK})
+    sig = json.loads(sig_json)
+    constexprs = {"XBLOCK": BLOCK} if "RBLOCK" not in sig else {"XBLOCK": 1, "RBLOCK": BLOCK}
+    source = ASTSource(fn=getattr(module, name), signature=sig, constexprs=constexprs)
     compiled = triton.compile(source, target=GPUTarget("cuda", int(arch), 32))
     Path(out).write_bytes(compiled.asm["cubin"])
 

@@ -157,8 +157,9 @@ class Launcher:
             self._fn = load(self.kernel, interpret)
             self._interpret = interpret
         strides = []
-        for t in inputs:
-            strides.extend(t.expand(self.shape).stride())
+        views = self.kernel.views or (False,) * len(inputs)
+        for t, viewed in zip(inputs, views):
+            strides.extend(t.stride() if viewed else t.expand(self.shape).stride())
         blocks = self.blocks(interpret)
         if self.kernel.kind == "pointwise":
             sizes = [self.numel, *self.shape[1:]]

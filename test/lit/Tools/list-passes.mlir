@@ -8,6 +8,8 @@
 // CHECK-NEXT:    Decompose softmax, log_softmax, layer_norm, native_layer_norm, rms_norm, var/std(_mean) and logsumexp into keepdim reductions and elementwise ops.
 // CHECK:       --fusion-split-bias
 // CHECK-NEXT:    Split the bias add out of linear and addmm (beta = alpha = 1) into an add.Tensor that fuses with the following elementwise ops.
+// CHECK:       --fusion-chunk-motion
+// CHECK-NEXT:    Turn chunk/split into slices and move them above the elementwise ops that feed them, so the chunked math fuses into one kernel (the LSTM cell).
 // CHECK:       --fusion-fuse-elementwise
 // CHECK-NEXT:    Group maximal producer->consumer chains of elementwise ops and reductions into fusion.group ops.
 // CHECK:         Options: persistent-max (rows up to this many elements stay in registers),
@@ -19,4 +21,4 @@
 // CHECK-NEXT:    Test pass: mark each op tagged `test.tag` with the tagged ops it depends on (`test.depends`); corrupt=true breaks the analysis on purpose.
 // CHECK-LABEL: Pipelines:
 // CHECK-NEXT:  --mlirfuse-pipeline
-// CHECK:         = fusion-decompose, fusion-split-bias, fusion-fuse-elementwise, fusion-canonicalize, fusion-outline
+// CHECK:         = fusion-decompose, fusion-split-bias, fusion-chunk-motion, fusion-fuse-elementwise, fusion-canonicalize, fusion-outline

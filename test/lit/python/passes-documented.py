@@ -32,8 +32,9 @@ print(f"{len(PASSES)} passes checked")
 # CHECK-NOT:  =NO
 # CHECK:      fusion-decompose: doc=yes listed=yes lit=yes
 # CHECK-NEXT: fusion-split-bias: doc=yes listed=yes lit=yes
+# CHECK-NEXT: fusion-chunk-motion: doc=yes listed=yes lit=yes
 # CHECK-NEXT: fusion-fuse-elementwise: doc=yes listed=yes lit=yes
 # CHECK-NEXT: fusion-canonicalize: doc=yes listed=yes lit=yes
 # CHECK-NEXT: fusion-outline: doc=yes listed=yes lit=yes
 # CHECK-NEXT: test-dependence: doc=yes listed=yes lit=yes
-# CHECK-NEXT: 6 passes checked
+# CHECK-NEXT: 7 passes checked

@@ -1,0 +1,111 @@
+"""fusion-chunk-motion: move chunk/split above the elementwise work that feeds it.
+
+The LSTM cell computes `gates = x @ W_ih.T + h @ W_hh.T + b`, then
+`gates.chunk(4, 1)` and elementwise math on each chunk. With the split in the
+middle, the adds and the cell math are two kernels joined by a [1, 4h]
+tensor. This pass
+
+1. turns `ListUnpack(split.Tensor(x, size, dim))` into one
+   `slice.Tensor(x, dim, i*size, ...)` per chunk, and
+2. pushes a slice through the elementwise op it reads when every user of
+   that op is a slice: `slice(a + b) = slice(a) + slice(b)`, slicing each
+   operand along the same dim (or not at all where it broadcasts).
+
+The slices end up on the matmul results, where a fused group reads them
+by index arithmetic, so each step is one kernel plus the two matmuls.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from mlirfuse.elementwise import RULES, fusible
+from mlirfuse.ir import NO_CONSTANT, TorchBuilder, constant_value, defining_op, ir, tensor_type
+from mlirfuse.passes.base import ModulePass, apply_patterns, pattern
+
+
+def slice_args(op) -> tuple[int, int, int, int] | None:
+    """(dim, start, end, step) of a `slice.Tensor` with constant, normalized arguments."""
+    x = tensor_type(op.operands[0].type)
+    values = [constant_value(v) for v in op.operands[1:]]
+    if x is None or not x.is_static or any(v is NO_CONSTANT for v in values):
+        return None
+    dim, start, end, step = values
+    if not all(isinstance(v, int) or v is None for v in values) or dim is None:
+        return None
+    dim %= len(x.shape)
+    size = x.shape[dim]
+    start = 0 if start is None else (start + size if start < 0 else start)
+    end = size if end is None else (end + size if end < 0 else end)
+    start, end = max(0, min(start, size)), max(0, min(end, size))
+    return dim, start, end, step or 1
+
+
+def _build_slice(b: TorchBuilder, x: ir.Value, dim: int, start: int, end: int, step: int, dtype=None) -> ir.Value:
+    t = tensor_type(x.type)
+    shape = list(t.shape)
+    shape[dim] = max(0, (end - start + step - 1) // step)
+    return b.op("torch.aten.slice.Tensor", [x, b.int(dim), b.int(start), b.int(end), b.int(step)], shape, t.dtype)
+
+
+@pattern
+def split_to_slices(op, rewriter) -> bool:
+    """ListUnpack(split.Tensor(x, size, dim)) -> one slice.Tensor per chunk."""
+    split = defining_op(op.operands[0])
+    if split is None or split.name != "torch.aten.split.Tensor":
+        return False
+    x = tensor_type(split.operands[0].type)
+    size, dim = constant_value(split.operands[1]), constant_value(split.operands[2])
+    if x is None or not x.is_static or not isinstance(size, int) or not isinstance(dim, int) or size <= 0:
+        return False
+    dim %= len(x.shape)
+    b = TorchBuilder(ir.InsertionPoint(op), op.location)
+    chunks = [
+        _build_slice(b, split.operands[0], dim, i * size, min((i + 1) * size, x.shape[dim]), 1)
+        for i in range(len(op.results))
+    ]
+    rewriter.replace_op(op, chunks)
+    if not list(split.results[0].uses):
+        rewriter.erase_op(split.opview)
+    return True
+
+
+@pattern
+def slice_through_elementwise(op, rewriter) -> bool:
+    """slice(f(a, b)) -> f(slice(a), slice(b)) when f's result is only ever sliced."""
+    args = slice_args(op)
+    producer = defining_op(op.operands[0])
+    if args is None or producer is None or producer.name not in RULES or not fusible(producer.opview):
+        return False
+    if any(use.owner.operation.name != "torch.aten.slice.Tensor" for use in producer.results[0].uses):
+        return False
+    dim, start, end, step = args
+    out = tensor_type(producer.results[0].type)
+    b = TorchBuilder(ir.InsertionPoint(op), op.location)
+    operands = []
+    for v in producer.operands:
+        t = tensor_type(v.type)
+        d = dim - (len(out.shape) - len(t.shape)) if t is not None else -1
+        if t is None or d < 0 or t.shape[d] == 1:
+            operands.append(v)  # a scalar, or broadcast along the sliced dim
+        else:
+            operands.append(_build_slice(b, v, d, start, end, step))
+    result = tensor_type(op.results[0].type)
+    new = b.op(producer.name, operands, result.shape, out.dtype)
+    rewriter.replace_op(op, [new])
+    if not list(producer.results[0].uses):
+        rewriter.erase_op(producer.opview)
+    return True
+
+
+@dataclasses.dataclass(frozen=True)
+class ChunkMotion(ModulePass):
+    """Turn chunk/split into slices and move them above the elementwise ops that feed them, so the chunked math fuses into one kernel (the LSTM cell)."""
+
+    name = "fusion-chunk-motion"
+
+    def apply(self, module: ir.Operation, am=None) -> None:
+        apply_patterns(
+            module,
+            [("torch.prim.ListUnpack", split_to_slices), ("torch.aten.slice.Tensor", slice_through_elementwise)],
+        )

@@ -1,0 +1,88 @@
+// RUN: mlirfuse-opt %s --split-input-file --fusion-chunk-motion | filecheck %s
+// RUN: mlirfuse-opt %s --split-input-file --pass-pipeline='builtin.module(fusion-chunk-motion, fusion-fuse-elementwise)' | filecheck %s --check-prefix=FUSE
+
+// The LSTM gates: (a + b).chunk(2) feeding elementwise math. The split
+// becomes slices, and the slices move above the add onto a and b, so the
+// adds and the chunk math fuse into one group that reads a and b through
+// slices (index arithmetic, no copies).
+
+// CHECK-LABEL: func.func @fuse_chunked_gates
+// CHECK-SAME:    (%[[A:.+]]: !torch.vtensor<[1,8],f32>, %[[B:.+]]: !torch.vtensor<[1,8],f32>)
+// CHECK-NOT:     torch.aten.split.Tensor
+// CHECK-NOT:     torch.prim.ListUnpack
+// CHECK-DAG:     %[[A0:.+]] = torch.aten.slice.Tensor %[[A]], %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} : !torch.vtensor<[1,8],f32>, !torch.int, !torch.int, !torch.int, !torch.int -> !torch.vtensor<[1,4],f32>
+// CHECK-DAG:     %[[B0:.+]] = torch.aten.slice.Tensor %[[B]], {{.*}} -> !torch.vtensor<[1,4],f32>
+// CHECK:         torch.aten.add.Tensor %[[A0]], %[[B0]], %{{.+}} : !torch.vtensor<[1,4],f32>, !torch.vtensor<[1,4],f32>, !torch.int -> !torch.vtensor<[1,4],f32>
+// CHECK-NOT:     torch.aten.add.Tensor %{{.+}}, %{{.+}}, %{{.+}} : !torch.vtensor<[1,8],f32>
+// FUSE-LABEL:  func.func @fuse_chunked_gates
+// FUSE-NEXT:     %[[G:.+]] = "fusion.group"({{.*}}) ({
+// FUSE-DAG:        torch.aten.slice.Tensor
+// FUSE-DAG:        torch.aten.sigmoid
+// FUSE-DAG:        torch.aten.tanh
+// FUSE:            torch.aten.mul.Tensor
+// FUSE:          }) {kind = "pointwise"}
+// FUSE-NEXT:     return %[[G]]
+func.func @fuse_chunked_gates(%a: !torch.vtensor<[1,8],f32>, %b: !torch.vtensor<[1,8],f32>) -> !torch.vtensor<[1,4],f32> {
+  %int1 = torch.constant.int 1
+  %int4 = torch.constant.int 4
+  %0 = torch.aten.add.Tensor %a, %b, %int1 : !torch.vtensor<[1,8],f32>, !torch.vtensor<[1,8],f32>, !torch.int -> !torch.vtensor<[1,8],f32>
+  %1 = torch.aten.split.Tensor %0, %int4, %int1 : !torch.vtensor<[1,8],f32>, !torch.int, !torch.int -> !torch.list<vtensor>
+  %2:2 = torch.prim.ListUnpack %1 : !torch.list<vtensor> -> !torch.vtensor<[1,4],f32>, !torch.vtensor<[1,4],f32>
+  %3 = torch.aten.sigmoid %2#0 : !torch.vtensor<[1,4],f32> -> !torch.vtensor<[1,4],f32>
+  %4 = torch.aten.tanh %2#1 : !torch.vtensor<[1,4],f32> -> !torch.vtensor<[1,4],f32>
+  %5 = torch.aten.mul.Tensor %3, %4 : !torch.vtensor<[1,4],f32>, !torch.vtensor<[1,4],f32> -> !torch.vtensor<[1,4],f32>
+  return %5 : !torch.vtensor<[1,4],f32>
+}
+
+// -----
+
+// A [8] bias broadcast into [1,8] is sliced along its own (only) dim.
+
+// CHECK-LABEL: func.func @fuse_chunk_broadcast_bias
+// CHECK:         torch.aten.slice.Tensor %arg1, {{.*}} : !torch.vtensor<[8],f32>, !torch.int, !torch.int, !torch.int, !torch.int -> !torch.vtensor<[4],f32>
+func.func @fuse_chunk_broadcast_bias(%a: !torch.vtensor<[1,8],f32>, %bias: !torch.vtensor<[8],f32>) -> !torch.vtensor<[1,4],f32> {
+  %int1 = torch.constant.int 1
+  %int4 = torch.constant.int 4
+  %0 = torch.aten.add.Tensor %a, %bias, %int1 : !torch.vtensor<[1,8],f32>, !torch.vtensor<[8],f32>, !torch.int -> !torch.vtensor<[1,8],f32>
+  %1 = torch.aten.split.Tensor %0, %int4, %int1 : !torch.vtensor<[1,8],f32>, !torch.int, !torch.int -> !torch.list<vtensor>
+  %2:2 = torch.prim.ListUnpack %1 : !torch.list<vtensor> -> !torch.vtensor<[1,4],f32>, !torch.vtensor<[1,4],f32>
+  %3 = torch.aten.mul.Tensor %2#0, %2#1 : !torch.vtensor<[1,4],f32>, !torch.vtensor<[1,4],f32> -> !torch.vtensor<[1,4],f32>
+  return %3 : !torch.vtensor<[1,4],f32>
+}
+
+// -----
+
+// The add is also returned whole: its result is not only sliced, so it stays
+// and the slices stay below it (the slices still replace the split).
+
+// CHECK-LABEL: func.func @no_move_result_used_whole
+// CHECK:         %[[ADD:.+]] = torch.aten.add.Tensor %arg0, %arg1
+// CHECK:         torch.aten.slice.Tensor %[[ADD]]
+// CHECK:         torch.aten.slice.Tensor %[[ADD]]
+func.func @no_move_result_used_whole(%a: !torch.vtensor<[1,8],f32>, %b: !torch.vtensor<[1,8],f32>) -> (!torch.vtensor<[1,8],f32>, !torch.vtensor<[1,4],f32>) {
+  %int1 = torch.constant.int 1
+  %int4 = torch.constant.int 4
+  %0 = torch.aten.add.Tensor %a, %b, %int1 : !torch.vtensor<[1,8],f32>, !torch.vtensor<[1,8],f32>, !torch.int -> !torch.vtensor<[1,8],f32>
+  %1 = torch.aten.split.Tensor %0, %int4, %int1 : !torch.vtensor<[1,8],f32>, !torch.int, !torch.int -> !torch.list<vtensor>
+  %2:2 = torch.prim.ListUnpack %1 : !torch.list<vtensor> -> !torch.vtensor<[1,4],f32>, !torch.vtensor<[1,4],f32>
+  %3 = torch.aten.mul.Tensor %2#0, %2#1 : !torch.vtensor<[1,4],f32>, !torch.vtensor<[1,4],f32> -> !torch.vtensor<[1,4],f32>
+  return %0, %3 : !torch.vtensor<[1,8],f32>, !torch.vtensor<[1,4],f32>
+}
+
+// -----
+
+// A split of a matmul result has nothing to move above: the slices stay on
+// the matmul and the groups read through them.
+
+// FUSE-LABEL:  func.func @no_move_past_matmul
+// FUSE:          %[[MM:.+]] = torch.aten.mm
+// FUSE-NEXT:     "fusion.group"(%[[MM]])
+func.func @no_move_past_matmul(%a: !torch.vtensor<[1,8],f32>, %w: !torch.vtensor<[8,8],f32>) -> !torch.vtensor<[1,4],f32> {
+  %int1 = torch.constant.int 1
+  %int4 = torch.constant.int 4
+  %0 = torch.aten.mm %a, %w : !torch.vtensor<[1,8],f32>, !torch.vtensor<[8,8],f32> -> !torch.vtensor<[1,8],f32>
+  %1 = torch.aten.split.Tensor %0, %int4, %int1 : !torch.vtensor<[1,8],f32>, !torch.int, !torch.int -> !torch.list<vtensor>
+  %2:2 = torch.prim.ListUnpack %1 : !torch.list<vtensor> -> !torch.vtensor<[1,4],f32>, !torch.vtensor<[1,4],f32>
+  %3 = torch.aten.mul.Tensor %2#0, %2#1 : !torch.vtensor<[1,4],f32>, !torch.vtensor<[1,4],f32> -> !torch.vtensor<[1,4],f32>
+  return %3 : !torch.vtensor<[1,4],f32>
+}
