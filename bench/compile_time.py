@@ -30,15 +30,14 @@ import os
 os.environ.setdefault("TRITON_INTERPRET", "1")  # before torch/triton are imported
 
 import argparse  # noqa: E402
-import datetime  # noqa: E402
-import platform  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import torch  # noqa: E402
-import triton  # noqa: E402
 from torch import nn  # noqa: E402
+
+from report import RESULTS, append, header, markdown_table  # noqa: E402
 
 import mlirfuse  # noqa: E402, F401  (picks the Triton mode before torch.export imports triton)
 from mlirfuse.passes import default_pipeline  # noqa: E402
@@ -52,7 +51,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from reductions import GPT2Block  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
-RESULTS = HERE / "RESULTS.md"
 PLOT = HERE / "compile_time.png"
 
 PIPELINE = "builtin.module(mlirfuse-pipeline)"
@@ -153,21 +151,6 @@ def row(r: dict, size_label: str) -> list[str]:
     ]
 
 
-def markdown_table(rows: list[list[str]]) -> str:
-    lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "|".join(["---", "---"] + ["---:"] * (len(COLUMNS) - 2)) + "|"]
-    lines += ["| " + " | ".join(r) + " |" for r in rows]
-    return "\n".join(lines)
-
-
-def header() -> str:
-    now = datetime.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z")
-    machine = platform.processor() or platform.machine()
-    return (
-        f"### bench/compile_time.py, {now}: {machine} / {os.cpu_count()} cores, "
-        f"torch {torch.__version__}, triton {triton.__version__}"
-    )
-
-
 def plot(results: list[dict], path: Path) -> None:
     import matplotlib
 
@@ -212,13 +195,10 @@ def main(argv=None) -> int:
     by_size = {r["size"]: r for r in results if r["family"] == "LSTM"}
     scaling = f"LSTM time(400 steps) / time(200 steps): {by_size[400]['seconds'] / by_size[200]['seconds']:.2f} (ops ratio {by_size[400]['ops'] / by_size[200]['ops']:.2f})"
 
-    report = f"{header()}\n\n{markdown_table(rows)}\n\n{scaling}\n"
+    report = f"{header('compile_time.py')}\n\n{markdown_table(COLUMNS, rows, 2)}\n\n{scaling}\n"
     print(report)
     if not args.no_write:
-        if not RESULTS.exists():
-            RESULTS.write_text("# Benchmark results\n\nTables appended by the scripts in bench/, newest last.\n")
-        with RESULTS.open("a") as f:
-            f.write("\n" + report)
+        append(report)
         plot(results, PLOT)
         print(f"plot: {PLOT}")
     return 0

@@ -24,22 +24,20 @@ os.environ.setdefault("TRITON_INTERPRET", "1")  # before torch/triton are import
 os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
 
 import argparse  # noqa: E402
-import datetime  # noqa: E402
 import math  # noqa: E402
-import platform  # noqa: E402
 import re  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import torch  # noqa: E402
-import triton  # noqa: E402
 from torch import nn  # noqa: E402
 from torch.nn import functional as F  # noqa: E402
 
+from report import RESULTS, append, header, markdown_table  # noqa: E402
+
 import mlirfuse  # noqa: E402
 
-RESULTS = Path(__file__).resolve().parent / "RESULTS.md"
 
 
 class SoftmaxMatmul(nn.Module):
@@ -190,21 +188,6 @@ def row(name: str, m: dict, i: dict) -> list[str]:
     ]
 
 
-def markdown_table(rows: list[list[str]]) -> str:
-    lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "|".join(["---"] + ["---:"] * (len(COLUMNS) - 1)) + "|"]
-    lines += ["| " + " | ".join(r) + " |" for r in rows]
-    return "\n".join(lines)
-
-
-def header() -> str:
-    now = datetime.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z")
-    machine = platform.processor() or platform.machine()
-    return (
-        f"### bench/reductions.py, {now}: {machine} / {os.cpu_count()} cores, "
-        f"torch {torch.__version__}, triton {triton.__version__}"
-    )
-
-
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--no-write", action="store_true", help=f"do not append to {RESULTS.name}")
@@ -225,13 +208,10 @@ def main(argv=None) -> int:
         )
         rows.append(row(name, m, i))
 
-    report = f"{header()}\n\n{markdown_table(rows)}\n"
+    report = f"{header('reductions.py')}\n\n{markdown_table(COLUMNS, rows, 1)}\n"
     print(report)
     if not args.no_write:
-        if not RESULTS.exists():
-            RESULTS.write_text("# Benchmark results\n\nTables appended by the scripts in bench/, newest last.\n")
-        with RESULTS.open("a") as f:
-            f.write("\n" + report)
+        append(report)
     return 0
 
 
