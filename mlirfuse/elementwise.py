@@ -66,8 +66,6 @@ class Rule:
     float_only: bool = False
     # For `select`: the position of the boolean condition.
     cond: int = 0
-    # The emitted expression's natural dtype may differ from the result's.
-    recast: bool = False
     tensor_args: tuple[int, ...] = field(default=(0,))
 
 
@@ -283,7 +281,3 @@ def why_not_fusible(op) -> str | None:
 
 def fusible(op) -> bool:
     return why_not_fusible(op) is None
-
-
-def is_tensor(value: ir.Value) -> bool:
-    return tensor_type(value.type) is not None

@@ -2,7 +2,6 @@
 
 from mlirfuse.dialect.fusion import (  # noqa: F401
     GROUP_KINDS,
-    OPS,
     build_group,
     build_kernel,
     build_launch,

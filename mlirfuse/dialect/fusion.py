@@ -24,7 +24,6 @@ from __future__ import annotations
 from mlirfuse.ir import ir
 
 GROUP_KINDS = ("pointwise", "reduction", "persistent-reduction")
-OPS = ("fusion.group", "fusion.yield", "fusion.kernel", "fusion.launch")
 
 
 class _Failed(Exception):

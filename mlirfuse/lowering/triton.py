@@ -17,9 +17,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from mlirfuse.elementwise import RULES, TRITON_DTYPES, compute_dtype, literal, promote, SCALAR_TYPES
+from mlirfuse.elementwise import RULES, TRITON_DTYPES, compute_dtype, literal, promote
 from mlirfuse.errors import MlirfuseError
-from mlirfuse.ir import NO_CONSTANT, TensorType, constant_value, ir, tensor_type
+from mlirfuse.ir import TensorType, constant_value, ir, tensor_type
 from mlirfuse.passes.base import block_ops
 
 
@@ -129,8 +129,6 @@ class _Emitter:
             expr = _cast(_Value(expr, tensors[0].dtype), result.dtype)
             if result.dtype != out_dtype:  # round through f16/bf16 as eager does
                 expr = f"{expr}.to({TRITON_DTYPES[out_dtype]})"
-        elif rule.recast:
-            expr = f"({expr}).to({TRITON_DTYPES[out_dtype]})"
         return self.tmp(expr, out_dtype, name)
 
     def _target_dtype(self, rule, result: TensorType, tensors: dict, consts: list) -> str:
@@ -278,4 +276,4 @@ def _index_lines(rank: int) -> list[str]:
     return lines
 
 
-__all__ = ["lower_kernel", "TritonKernel", "LoweringError", "SCALAR_TYPES", "NO_CONSTANT"]
+__all__ = ["lower_kernel", "TritonKernel", "LoweringError"]

@@ -29,7 +29,7 @@ from __future__ import annotations
 import dataclasses
 
 from mlirfuse.dialect import build_group, build_yield
-from mlirfuse.elementwise import RULES, fusible, is_tensor, why_not_fusible
+from mlirfuse.elementwise import RULES, fusible, why_not_fusible
 from mlirfuse.ir import defining_op, ir, is_constant, op_id, parent_name, result_index, tensor_type
 from mlirfuse.reductions import REDUCTIONS, Reduction, reduction
 from mlirfuse.analysis.dependence import DependenceAnalysis
@@ -360,7 +360,7 @@ class FuseElementwise(ModulePass):
         module.walk(visit)
 
 
-__all__ = ["FuseElementwise", "why_not_merge", "is_tensor"]
+__all__ = ["FuseElementwise", "why_not_merge"]
 
 
 class _Fuser:

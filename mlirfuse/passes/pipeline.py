@@ -109,14 +109,12 @@ def build_pass_manager(
     *,
     print_ir_after_all: bool = False,
     timing: bool = False,
-    after_each=None,
     verify_analyses: bool | None = None,
     explain: bool = False,
 ) -> passmanager.PassManager:
     """A PassManager for `pipeline` (text, or a list of pass names).
 
-    `after_each(module_op, name)`, if given, runs after every pass; the
-    analysis checker hooks in here. `verify_analyses` (default: the
+    `verify_analyses` (default: the
     MLIRFUSE_VERIFY_ANALYSES environment variable) recomputes every maintained
     analysis after each of our passes and fails on a difference. `explain`
     turns on fusion-fuse-elementwise's `explain` option (--fusion-explain).
@@ -140,8 +138,6 @@ def build_pass_manager(
                     raise PipelineError(f"unknown pass or malformed pipeline element '{what}': {e}") from None
                 # An upstream pass keeps none of our analyses.
                 pm.add(lambda op, pass_: am.invalidate(), name="invalidate-analyses")
-            if after_each is not None:
-                pm.add(lambda op, pass_, name=what: after_each(op, name), name=f"after-{what}")
         if print_ir_after_all:
             pm.enable_ir_printing(print_after_all=True)
         if timing:
