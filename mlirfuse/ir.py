@@ -16,7 +16,7 @@ from torch_mlir.dialects import torch as torch_dialect
 
 __all__ = [
     "ir", "rewrite", "passmanager", "ext", "func", "make_context", "TensorType", "tensor_type",
-    "constant_value", "constant_int_list", "is_constant", "NO_CONSTANT", "parent_name", "defining_op", "result_index",
+    "constant_value", "constant_int_list", "is_constant", "static_tensor_types", "NO_CONSTANT", "parent_name", "defining_op", "result_index",
     "vtensor_type", "TorchBuilder", "op_id",
 ]
 
@@ -93,6 +93,14 @@ def constant_value(value: ir.Value):
 
 
 NO_CONSTANT = _NO_CONSTANT
+
+
+def static_tensor_types(*values: ir.Value) -> list[TensorType] | None:
+    """The tensor types of `values`, or None unless all are statically shaped tensors."""
+    types = [tensor_type(v.type) for v in values]
+    if any(t is None or not t.is_static for t in types):
+        return None
+    return types
 
 
 def constant_int_list(value: ir.Value) -> list[int] | None:

@@ -16,7 +16,7 @@ import dataclasses
 import math
 
 from mlirfuse.elementwise import SCALAR_TYPES
-from mlirfuse.ir import NO_CONSTANT, TorchBuilder, constant_int_list, constant_value, ir, tensor_type
+from mlirfuse.ir import NO_CONSTANT, TorchBuilder, constant_int_list, constant_value, ir, static_tensor_types, tensor_type
 from mlirfuse.passes.base import ModulePass, apply_patterns, pattern
 
 _DTYPE_CODES = {v: k for k, v in SCALAR_TYPES.items()}
@@ -72,17 +72,10 @@ def _dims(value, rank: int) -> list[int] | None:
     return dims if dims or rank == 0 else list(range(rank))
 
 
-def _static(*values):
-    types = [tensor_type(v.type) for v in values]
-    if any(t is None or not t.is_static for t in types):
-        return None
-    return types
-
-
 def _softmax(op, rewriter, log: bool) -> bool:
     x = op.operands[0]
     out = tensor_type(op.results[0].type)
-    (xt,) = _static(x) or [None]
+    (xt,) = static_tensor_types(x) or [None]
     if xt is None or out is None:
         return False
     dims = _dims(op.operands[1], len(xt.shape))
@@ -117,10 +110,9 @@ def decompose_softmax(op, rewriter) -> bool:
 
 def _layer_norm(op, rewriter, rms: bool) -> bool:
     x = op.operands[0]
-    types = _static(x)
-    if types is None:
+    (xt,) = static_tensor_types(x) or [None]
+    if xt is None:
         return False
-    xt = types[0]
     normalized = constant_int_list(op.operands[1])
     if normalized is None:
         return False
@@ -201,10 +193,9 @@ def decompose_operator(op, rewriter) -> bool:
 
 def _variance(op, rewriter, name: str) -> bool:
     x = op.operands[0]
-    types = _static(x)
-    if types is None:
+    (xt,) = static_tensor_types(x) or [None]
+    if xt is None:
         return False
-    xt = types[0]
     dims = _dims(op.operands[1], len(xt.shape))
     correction = constant_value(op.operands[2])  # .dim variants: `unbiased` (bool)
     keepdim = constant_value(op.operands[3])
@@ -239,10 +230,9 @@ def _variance(op, rewriter, name: str) -> bool:
 def decompose_logsumexp(op, rewriter) -> bool:
     """logsumexp(x) = log(sum(exp(x - m))) + m, m = amax(x) with infinities replaced by 0."""
     x = op.operands[0]
-    types = _static(x)
-    if types is None:
+    (xt,) = static_tensor_types(x) or [None]
+    if xt is None:
         return False
-    xt = types[0]
     dims = _dims(op.operands[1], len(xt.shape))
     keepdim = constant_value(op.operands[2])
     out = tensor_type(op.results[0].type)

@@ -13,16 +13,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from mlirfuse.ir import NO_CONSTANT, TorchBuilder, constant_value, ir, tensor_type
+from mlirfuse.ir import NO_CONSTANT, TorchBuilder, constant_value, ir, static_tensor_types, tensor_type
 from mlirfuse.passes.base import ModulePass, apply_patterns, pattern
-
-
-def _static_types(*values):
-    """The tensor types of `values`, or None unless all are statically shaped tensors."""
-    types = [tensor_type(v.type) for v in values]
-    if any(t is None or not t.is_static for t in types):
-        return None
-    return types
 
 
 def _bias_fits(bias, out) -> bool:
@@ -58,7 +50,7 @@ def split_linear_bias(op, rewriter) -> bool:
     x, w, bias = op.operands
     if constant_value(bias) is None or not _feeds_fusible_op(op):
         return False  # no bias (torch.constant.none), or nothing to fuse the add with
-    types = _static_types(x, w, bias, op.results[0])
+    types = static_tensor_types(x, w, bias, op.results[0])
     if types is None or not _bias_fits(types[2], types[3]):
         return False
     _add_bias(op, rewriter, "torch.aten.linear", [x, w, None], bias)
@@ -76,7 +68,7 @@ def split_addmm_bias(op, rewriter) -> bool:
         value = constant_value(scale)
         if value is NO_CONSTANT or isinstance(value, bool) or value != 1:
             return False
-    types = _static_types(bias, m1, m2, op.results[0])
+    types = static_tensor_types(bias, m1, m2, op.results[0])
     if types is None or not _bias_fits(types[0], types[3]):
         return False
     _add_bias(op, rewriter, "torch.aten.mm", [m1, m2], bias)
