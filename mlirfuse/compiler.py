@@ -2,7 +2,7 @@
 
     cm = mlirfuse.compile(model, example_inputs)
     cm(*inputs)      # what model(*inputs) returns
-    cm.stats         # aten_ops, groups, kernels, launches, unfused_ops, unfused_views
+    cm.stats         # aten_ops, groups, kernels, launches, unfused_ops, unfused_views, operand_views
     cm.mlir          # the final IR
     cm.kernels       # kernel name -> TritonKernel (source included)
 
@@ -64,9 +64,11 @@ class CompiledModule:
             "groups": sum(1 for s in steps if s.kind == "launch"),
             "kernels": len(self.kernels),
             "launches": sum(1 for s in steps if s.kind == "launch"),
-            "unfused_ops": sum(1 for s in steps if s.kind == "aten"),
+            "unfused_ops": sum(1 for s in steps if s.kind == "aten" and not s.operand_view),
             # Of those, views (view, transpose, split, ...): they launch no kernel.
-            "unfused_views": sum(1 for s in steps if s.kind == "aten" and s.view),
+            "unfused_views": sum(1 for s in steps if s.kind == "aten" and s.view and not s.operand_view),
+            # Views folded into an extern call's operands (fusion-extern-operands), not counted above.
+            "operand_views": sum(1 for s in steps if s.operand_view),
         }
 
     def explain(self) -> dict[str, list[str]]:

@@ -16,7 +16,7 @@ from torch_mlir.dialects import torch as torch_dialect
 
 __all__ = [
     "ir", "rewrite", "passmanager", "ext", "func", "make_context", "TensorType", "tensor_type",
-    "constant_value", "constant_int_list", "is_constant", "static_tensor_types", "NO_CONSTANT", "parent_name", "defining_op", "result_index",
+    "constant_value", "constant_int_list", "is_constant", "is_constant_like", "static_tensor_types", "NO_CONSTANT", "parent_name", "defining_op", "result_index",
     "vtensor_type", "TorchBuilder", "op_id",
 ]
 
@@ -115,6 +115,18 @@ def constant_int_list(value: ir.Value) -> list[int] | None:
 
 def is_constant(value: ir.Value) -> bool:
     return constant_value(value) is not _NO_CONSTANT
+
+
+def is_constant_like(value: ir.Value) -> bool:
+    """A constant, or a list of constants (view sizes, reduction dims): cloned into groups, never an operand."""
+    if is_constant(value):
+        return True
+    owner = defining_op(value)
+    return (
+        owner is not None
+        and owner.name == "torch.prim.ListConstruct"
+        and all(is_constant(v) for v in owner.operands)
+    )
 
 
 def parent_name(op) -> str | None:

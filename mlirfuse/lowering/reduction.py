@@ -24,7 +24,8 @@ import math
 
 from mlirfuse.elementwise import TRITON_DTYPES, compute_dtype
 from mlirfuse.ir import ir, tensor_type
-from mlirfuse.lowering.triton import LoweringError, TritonKernel, _cast, _Emitter, _is_constant_like, _Value
+from mlirfuse.lowering.triton import LoweringError, TritonKernel, _cast, _Emitter, _is_constant_like, _Value, load_sites
+from mlirfuse.views import VIEW_OPS
 from mlirfuse.passes.base import block_ops
 from mlirfuse.reductions import REDUCTIONS, Reduction, reduction
 
@@ -63,7 +64,7 @@ class _ReductionEmitter(_Emitter):
         self.row_memo: dict[ir.Value, _Value] = {}
         self.full_memo: dict[ir.Value, _Value] | None = {} if persistent else None
         self.producer = {r: op for op in block_ops(block)[0] for r in op.results}
-        self.arg_index = {a: i for i, a in enumerate(block.arguments)}
+        self.sites = load_sites(name, block)
         self.accumulators = 0
 
     def coord(self, d: int) -> str:
@@ -94,20 +95,20 @@ class _ReductionEmitter(_Emitter):
         return self.full_memo[v]
 
     def compute(self, v: ir.Value, row: bool) -> _Value:
-        if v in self.arg_index:
-            return self.load(self.arg_index[v], row)
+        if v in self.sites:
+            return self.load(v, row)
         op = self.producer[v]
         if op.operation.name in REDUCTIONS:
             return self.reduce(op)
         return self.pointwise(op, self.value)
 
-    def load(self, i: int, row: bool) -> _Value:
-        t = tensor_type(self.block.arguments[i].type)
+    def load(self, v: ir.Value, row: bool) -> _Value:
+        t, site = tensor_type(v.type), self.sites[v]
         dims = self.kept if row else list(range(self.rank))
-        offset = " + ".join(f"{self.coord(d)} * in{i}_st{d}" for d in dims)
+        offset = " + ".join(f"{self.coord(d)} * {site.name}_st{d}" for d in dims)
         mask = "xmask" if row else "xmask & rmask"
         offset = offset or ("0 * xindex" if row else "0 * xindex + 0 * rindex")
-        value = self.tmp(f"tl.load(in{i} + ({offset}), mask={mask}, other=0)", t.dtype, f"load %arg{i}")
+        value = self.tmp(f"tl.load({site.name} + ({offset}), mask={mask}, other=0)", t.dtype, site.comment())
         if compute_dtype(t.dtype) != t.dtype:
             value = self.tmp(f"{value.text}.to(tl.float32)", "float32", "compute in f32")
         return value
@@ -217,10 +218,11 @@ def lower_reduction(kernel, persistent: bool) -> TritonKernel:
     for j, value in row_values:
         em.kernel_lines.append(f"tl.store(out{j} + xindex, {_cast(value, outputs[j].dtype)}, mask=xmask)")
 
-    params = [f"in{i}" for i in range(len(inputs))] + [f"out{j}" for j in range(len(outputs))]
+    sites = list(em.sites.values())
+    params = [site.name for site in sites] + [f"out{j}" for j in range(len(outputs))]
     params += [f"c{k}" for k in range(len(em.scalars))]
     params += ["xnumel", "rnumel"] + [f"s{d}" for d in range(rank)]
-    params += [f"in{i}_st{d}" for i in range(len(inputs)) for d in range(rank)]
+    params += [f"{site.name}_st{d}" for site in sites for d in range(rank)]
     kind = "persistent-reduction" if persistent else "reduction"
     source = "\n".join(
         [
@@ -239,7 +241,7 @@ def lower_reduction(kernel, persistent: bool) -> TritonKernel:
     )
     return TritonKernel(
         name, source, tuple(inputs), tuple(outputs), tuple(em.scalars), tuple(params),
-        kind=kind, space=red.shape, reduced=red.dims,
+        kind=kind, sites=tuple(sites), space=red.shape, reduced=red.dims,
     )
 
 

@@ -21,6 +21,7 @@ from mlirfuse.elementwise import RULES, TRITON_DTYPES, compute_dtype, literal, p
 from mlirfuse.errors import MlirfuseError
 from mlirfuse.ir import TensorType, constant_value, ir, tensor_type
 from mlirfuse.passes.base import block_ops
+from mlirfuse.views import RESHAPES, VIEW_OPS, view_chain
 
 
 class LoweringError(MlirfuseError):
@@ -38,17 +39,23 @@ class TritonKernel:
     scalars: tuple[float, ...]  # values of the c0, c1 ... parameters (constants with no literal)
     params: tuple[str, ...] = ()
     kind: str = "pointwise"
-    # Per input: addressed with its own strides through slices (True), or
-    # broadcast into the iteration space (False).
-    views: tuple[bool, ...] = ()
-    # Reduction kernels: the shape every input broadcasts into, and the reduced dims.
+    # What the kernel loads, in parameter order: inputs and views of them (see Site).
+    sites: tuple["Site", ...] = ()
+    # The shape every site broadcasts into: the stored values' shape
+    # (pointwise) or the reduced input's (reduction); and the reduced dims.
     space: tuple[int, ...] = ()
     reduced: tuple[int, ...] = ()
 
     @property
     def shape(self) -> tuple[int, ...]:
-        """The iteration space: the results' shape (pointwise) or the reduced input's (reduction)."""
-        return self.space if self.kind != "pointwise" else self.outputs[0].shape
+        """The iteration space."""
+        return self.space
+
+    def pointer_dtype(self, param: str) -> str:
+        """The element dtype behind a pointer parameter (`in3`, `in3_v0`, `out1`)."""
+        if param.startswith("out"):
+            return self.outputs[int(param[3:])].dtype
+        return self.inputs[int(param[2:].split("_")[0])].dtype
 
 
 @dataclass
@@ -95,6 +102,8 @@ class _Emitter:
         name = op.operation.name
         if name.startswith("torch.constant."):
             self.consts[op.results[0]] = constant_value(op.results[0])
+            return
+        if name == "torch.prim.ListConstruct":  # view sizes, reduction dims: read as constants
             return
         self.env[op.results[0]] = self.pointwise(op, self.env.get)
 
@@ -172,28 +181,27 @@ def lower_kernel(kernel) -> TritonKernel:
     outputs = [tensor_type(v.type) for v in terminator.operands]
     if any(t is None or not t.is_static for t in inputs + outputs):
         raise LoweringError(f"kernel @{name}: every argument and result must be a statically shaped tensor")
-    shape = outputs[0].shape
-    if any(t.shape != shape for t in outputs):
+    sites = load_sites(name, block)
+    # Each result is stored in row-major order; an exit reshape stores the
+    # value it reshapes, so the iteration space is that value's shape.
+    stored = [_stored_value(v, sites) for v in terminator.operands]
+    shape = tensor_type(stored[0].type).shape
+    if any(tensor_type(v.type).shape != shape for v in stored):
         raise LoweringError(f"kernel @{name}: results have different shapes; a pointwise kernel has one iteration space")
     rank = len(shape)
 
     em = _Emitter(name, block)
     index = _index_lines(rank)
-    # An input read only through slices is addressed with its own strides at
-    # the sliced coordinates (a view, never a copy); the others are loaded
-    # once at the iteration coordinates, broadcast by their strides.
-    viewed = [bool(list(a.uses)) and all(u.owner.operation.name == SLICE for u in a.uses) for a in block.arguments]
-    for i, (arg, t) in enumerate(zip(block.arguments, inputs)):
-        if not viewed[i]:
-            offset = " + ".join(f"x{d} * in{i}_st{d}" for d in range(len(shape))) or "xindex * 0"
-            em.env[arg] = _load(em, f"in{i} + ({offset})", t.dtype, f"load %arg{i}")
+    # Every load site (an input, or a chain of views of one) is loaded once at
+    # the iteration coordinates, through strides that broadcast it there.
+    for value, site in sites.items():
+        offset = " + ".join(f"x{d} * {site.name}_st{d}" for d in range(rank)) or "xindex * 0"
+        em.env[value] = _load(em, f"{site.name} + ({offset})", tensor_type(value.type).dtype, site.comment())
     for op in ops:
-        if op.operation.name == SLICE:
-            em.env[op.results[0]] = _load_slice(em, op, block, shape)
-        else:
+        if op.operation.name not in VIEW_OPS:
             em.emit_op(op)
     stores = []
-    for j, (v, t) in enumerate(zip(terminator.operands, outputs)):
+    for j, (v, t) in enumerate(zip(stored, outputs)):
         value = em.env.get(v)
         if value is None:  # a yielded constant: fill the output with it
             text = f"tl.full([XBLOCK], {em.scalar_text(constant_value(v))}, {TRITON_DTYPES[t.dtype]})"
@@ -201,12 +209,10 @@ def lower_kernel(kernel) -> TritonKernel:
             text = _cast(value, t.dtype)
         stores.append(f"tl.store(out{j} + xindex, {text}, mask=xmask)")
 
-    params = [f"in{i}" for i in range(len(inputs))] + [f"out{j}" for j in range(len(outputs))]
+    params = [site.name for site in sites.values()] + [f"out{j}" for j in range(len(outputs))]
     params += [f"c{k}" for k in range(len(em.scalars))]
     params += ["xnumel"] + [f"s{d}" for d in range(1, rank)]
-    params += [
-        f"in{i}_st{d}" for i, t in enumerate(inputs) for d in range(len(t.shape) if viewed[i] else rank)
-    ]
+    params += [f"{site.name}_st{d}" for site in sites.values() for d in range(rank)]
     body = ["xoffset = tl.program_id(0) * XBLOCK", "xindex = xoffset + tl.arange(0, XBLOCK)", "xmask = xindex < xnumel"]
     body += index + em.lines + stores
     source = "\n".join(
@@ -224,11 +230,65 @@ def lower_kernel(kernel) -> TritonKernel:
         ]
     )
     return TritonKernel(
-        name, source, tuple(inputs), tuple(outputs), tuple(em.scalars), tuple(params), views=tuple(viewed)
+        name, source, tuple(inputs), tuple(outputs), tuple(em.scalars), tuple(params),
+        sites=tuple(sites.values()), space=shape,
     )
 
 
-SLICE = "torch.aten.slice.Tensor"
+@dataclass(frozen=True)
+class Site:
+    """What a kernel loads: input `input` seen through `chain`, views applied in order.
+
+    `name` is the pointer parameter (`in2`, or `in2_v0` for a view of it); the
+    launcher applies the chain with torch's view functions and passes the
+    resulting tensor and its strides in the iteration space.
+    """
+
+    input: int
+    chain: tuple = ()  # ((op name, constant args), ...)
+    name: str = ""
+
+    def comment(self) -> str:
+        def text(arg) -> str:
+            return str(list(arg)) if isinstance(arg, tuple) else str(arg)
+
+        views = "".join(f".{op.split('.')[2]}({', '.join(map(text, args))})" for op, args in self.chain)
+        return f"load %arg{self.input}{views}"
+
+
+def load_sites(name: str, block: ir.Block) -> dict[ir.Value, Site]:
+    """Every value a kernel body reads from memory: arguments and view chains of them read by compute ops."""
+    sites: dict[ir.Value, Site] = {}
+    views_of: dict[int, int] = {}
+
+    def read_by_compute(v: ir.Value) -> bool:
+        return any(u.owner.operation.name not in VIEW_OPS for u in v.uses)
+
+    for arg in block.arguments:
+        if read_by_compute(arg):
+            sites[arg] = Site(arg.arg_number, (), f"in{arg.arg_number}")
+    for op in block_ops(block)[0]:
+        if op.operation.name not in VIEW_OPS:
+            continue
+        result = op.results[0]
+        chain = view_chain(result, block)
+        if chain is None:
+            if op.operation.name in RESHAPES and all(u.owner.operation.name in RESHAPES | {"fusion.yield"} for u in result.uses):
+                continue  # an exit reshape: stored, not loaded
+            raise LoweringError(f"kernel @{name}: '{op.operation.name}' must read a kernel input through views only")
+        if read_by_compute(result):
+            i, views = chain
+            k = views_of.setdefault(i, 0)
+            views_of[i] += 1
+            sites[result] = Site(i, views, f"in{i}_v{k}")
+    return dict(sorted(sites.items(), key=lambda kv: (kv[1].input, kv[1].name != f"in{kv[1].input}")))
+
+
+def _stored_value(v: ir.Value, sites: dict) -> ir.Value:
+    """The value a result is computed from: through exit reshapes of computed values."""
+    while v not in sites and isinstance(v.owner, ir.OpView) and v.owner.operation.name in RESHAPES:
+        v = v.owner.operands[0]
+    return v
 
 
 def _load(em: "_Emitter", address: str, dtype: str, comment: str) -> _Value:
@@ -236,27 +296,6 @@ def _load(em: "_Emitter", address: str, dtype: str, comment: str) -> _Value:
     if compute_dtype(dtype) != dtype:
         value = em.tmp(f"{value.text}.to(tl.float32)", "float32", "compute in f32")
     return value
-
-
-def _load_slice(em: "_Emitter", op, block: ir.Block, shape) -> _Value:
-    """Load `x[..., start:end:step, ...]` at the iteration coordinates, x a kernel input."""
-    from mlirfuse.passes.chunk_motion import slice_args
-
-    source = op.operands[0]
-    if source not in list(block.arguments) or slice_args(op) is None:
-        raise LoweringError(f"kernel @{em.name}: a slice must read a kernel input with constant bounds")
-    i = list(block.arguments).index(source)
-    dim, start, _, step = slice_args(op)
-    out = tensor_type(op.results[0].type).shape
-    offset = len(shape) - len(out)
-    coords = []
-    for d, size in enumerate(out):
-        c = f"x{d + offset}" if size == shape[d + offset] else "0"
-        if d == dim:
-            c = f"({start} + {c} * {step})" if step != 1 else f"({start} + {c})"
-        coords.append(f"{c} * in{i}_st{d}")
-    address = f"in{i} + ({' + '.join(coords) or '0'})"
-    return _load(em, address, tensor_type(source.type).dtype, f"load %arg{i}[{start}:{_}:{step}] along dim {dim}")
 
 
 def _index_lines(rank: int) -> list[str]:
@@ -276,4 +315,4 @@ def _index_lines(rank: int) -> list[str]:
     return lines
 
 
-__all__ = ["lower_kernel", "TritonKernel", "LoweringError"]
+__all__ = ["lower_kernel", "load_sites", "Site", "TritonKernel", "LoweringError"]

@@ -13,6 +13,7 @@ PASSES: dict[str, str] = {
     "fusion-split-bias": "mlirfuse.passes.split_bias:SplitBias",
     "fusion-chunk-motion": "mlirfuse.passes.chunk_motion:ChunkMotion",
     "fusion-fuse-elementwise": "mlirfuse.passes.fuse_elementwise:FuseElementwise",
+    "fusion-extern-operands": "mlirfuse.passes.extern_operands:ExternOperands",
     "fusion-canonicalize": "mlirfuse.passes.canonicalize:Canonicalize",
     "fusion-outline": "mlirfuse.passes.outline:Outline",
     # Test passes: expose analyses to lit (test/lit/Analysis/).
@@ -27,6 +28,7 @@ def default_pipeline() -> list[str]:
         "fusion-split-bias",  # linear/addmm bias as an add.Tensor, to fuse with what follows
         "fusion-chunk-motion",  # chunk/split as slices, moved above the elementwise ops they cut
         "fusion-fuse-elementwise",  # group maximal chains of elementwise ops
+        "fusion-extern-operands",  # views feeding an unfused op (matmul ...) become its strided operands
         "fusion-canonicalize",  # CSE/DCE inside groups; tidy group operands and results
         "fusion-outline",  # one fusion.kernel per structural class, groups become launches
     ]

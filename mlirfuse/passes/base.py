@@ -112,3 +112,18 @@ def block_ops(block: ir.Block) -> tuple[list, object]:
 def body_ops(region_op) -> tuple[list, object]:
     """The ops of a group/kernel body and its terminator, separately."""
     return block_ops(region_op.regions[0].blocks[0])
+
+
+def erase_dead_constants(module: ir.Operation, on_erase: Callable | None = None) -> None:
+    """Erase func-level constants (and lists of them) nobody reads any more, e.g. after cloning into groups."""
+    for func in module.regions[0].blocks[0].operations:
+        if func.operation.name != "func.func":
+            continue
+        for op in reversed(list(func.regions[0].blocks[0].operations)):
+            name = op.operation.name
+            if (name.startswith("torch.constant.") or name == "torch.prim.ListConstruct") and not any(
+                list(r.uses) for r in op.results
+            ):
+                if on_erase is not None:
+                    on_erase(op)
+                op.operation.erase()

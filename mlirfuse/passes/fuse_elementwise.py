@@ -30,11 +30,12 @@ import dataclasses
 
 from mlirfuse.dialect import build_group, build_yield
 from mlirfuse.elementwise import RULES, fusible, why_not_fusible
-from mlirfuse.ir import defining_op, ir, is_constant, op_id, parent_name, result_index, tensor_type
+from mlirfuse.ir import defining_op, ir, is_constant_like, op_id, parent_name, result_index, tensor_type
 from mlirfuse.reductions import REDUCTIONS, Reduction, reduction
 from mlirfuse.analysis.dependence import DependenceAnalysis
 from mlirfuse.ir import rewrite
-from mlirfuse.passes.base import ModulePass, body_ops, clone_ops_into, pattern
+from mlirfuse.passes.base import ModulePass, body_ops, clone_ops_into, erase_dead_constants, pattern
+from mlirfuse.views import RESHAPES, VIEW_OPS, is_view, view_args
 
 
 def wrap_elementwise(op, rewriter, fuser: "_Fuser") -> bool:
@@ -58,14 +59,14 @@ def _wrap(op, kind: str, fuser: "_Fuser"):
     """A group holding `op` (and clones of the constants it reads), placed before it."""
     inputs = []
     for v in op.operands:
-        if not _constant_like(v) and v not in inputs:
+        if not is_constant_like(v) and v not in inputs:
             inputs.append(v)
     group = build_group(inputs, [r.type for r in op.results], kind=kind, loc=op.location, ip=ir.InsertionPoint(op))
     block = group.regions[0].blocks[0]
     mapping = dict(zip(inputs, block.arguments))
     constants = []
     for v in op.operands:
-        if _constant_like(v):
+        if is_constant_like(v):
             constants.extend(v.owner.operands[i].owner for i in range(len(v.owner.operands)))
             constants.append(v.owner)
     clone_ops_into(_unique(constants) + [op], block, mapping)
@@ -75,30 +76,29 @@ def _wrap(op, kind: str, fuser: "_Fuser"):
     return group
 
 
-def _absorbable_slice(operand, consumer):
-    """A slice.Tensor outside any group read only by `consumer`: the group can read through it."""
-    from mlirfuse.passes.chunk_motion import slice_args
+def _absorbable_view(operand, consumer):
+    """A view op outside any group (constant arguments) whose result `consumer` reads.
 
+    The group reads through it by index arithmetic instead of a copy.
+    """
     op = defining_op(operand)
-    if op is None or op.name != "torch.aten.slice.Tensor" or _kind(consumer) != "pointwise":
-        return None
-    if slice_args(op.opview) is None or any(u.owner.operation != consumer.operation for u in operand.uses):
-        return None
-    if not _broadcasts_into(tensor_type(operand.type).shape, tensor_type(consumer.results[0].type).shape):
+    if not is_view(op) or op.block != consumer.operation.block or view_args(op) is None:
         return None
     return op.opview
 
 
-def _constant_like(value: ir.Value) -> bool:
-    """A constant, or a list of constants (reduction dims): cloned into groups, never an operand."""
-    if is_constant(value):
-        return True
-    owner = defining_op(value)
-    return (
-        owner is not None
-        and owner.name == "torch.prim.ListConstruct"
-        and all(is_constant(v) for v in owner.operands)
-    )
+def _absorb_view(view, consumer, rewriter, fuser: "_Fuser") -> None:
+    """Move `view` into `consumer` (a private clone of it if others read it too: views are free)."""
+    if _used_outside(view.results[0], consumer):
+        clone = view.operation.clone(ip=ir.InsertionPoint(consumer))
+        fuser.dep.insert_before(clone, consumer)
+        for k, v in enumerate(consumer.operands):
+            if v == view.results[0]:
+                consumer.operation.operands[k] = clone.results[0]
+        view = clone
+    wrapped = _wrap(view, "pointwise", fuser)
+    rewriter.replace_op(view, list(wrapped.results))
+    _merge(wrapped, consumer, rewriter, fuser.dep)
 
 
 FUSIBLE_KINDS = ("pointwise", "reduction")
@@ -113,12 +113,9 @@ def merge_producer(consumer, rewriter, fuser: "_Fuser") -> bool:
     if _kind(consumer) not in FUSIBLE_KINDS:
         return False
     for operand in consumer.operands:
-        view = _absorbable_slice(operand, consumer)
+        view = _absorbable_view(operand, consumer)
         if view is not None:
-            # Read through the slice by index arithmetic instead of a copy.
-            sliced = _wrap(view, "pointwise", fuser)
-            rewriter.replace_op(view, list(sliced.results))
-            _merge(sliced, consumer, rewriter, fuser.dep)
+            _absorb_view(view, consumer, rewriter, fuser)
             return True
         producer = defining_op(operand)
         if producer is None or producer.name != "fusion.group":
@@ -161,20 +158,16 @@ def _merged_sizes(producer, consumer) -> tuple[int, int]:
         1
         for g in (producer, consumer)
         for op in g.regions[0].blocks[0].operations
-        if op.operation.name.startswith(("torch.aten.", "torch.prims."))
+        if op.operation.name.startswith(("torch.aten.", "torch.prims.")) and op.operation.name not in VIEW_OPS
     )
     return args, ops
 
 
-def _slices_read(group) -> bool:
-    return any(op.operation.name == "torch.aten.slice.Tensor" for op in group.regions[0].blocks[0].operations)
-
-
-def _sliced_inputs(consumer, producer) -> bool:
-    """Does `consumer` slice a value `producer` computes? (Slices read group inputs only.)"""
+def _viewed_inputs(consumer, producer) -> bool:
+    """Does `consumer` view a value `producer` computes? (Views inside a group read group inputs only.)"""
     block = consumer.regions[0].blocks[0]
     for arg, v in zip(block.arguments, consumer.operands):
-        if _defined_by(v, producer) and any(u.owner.operation.name == "torch.aten.slice.Tensor" for u in arg.uses):
+        if _defined_by(v, producer) and any(u.owner.operation.name in VIEW_OPS for u in arg.uses):
             return True
     return False
 
@@ -183,11 +176,8 @@ def why_not_merge(producer, consumer, dep: DependenceAnalysis, limits: Limits = 
     """None if `producer` may merge into `consumer`; otherwise the reason."""
     if dep.dependents_between(producer, consumer)[1]:
         return "cycle"
-    if _sliced_inputs(consumer, producer):
-        return "slice of a computed value"
-    if "pointwise" != _kind(producer) or "pointwise" != _kind(consumer):
-        if _slices_read(producer) or _slices_read(consumer):
-            return "slices in a reduction"
+    if _viewed_inputs(consumer, producer):
+        return "view of a computed value"
     args, ops = _merged_sizes(producer, consumer)
     if args > limits.max_args:
         return f"argument limit ({args} > {limits.max_args})"
@@ -411,7 +401,31 @@ class _Fuser:
             if self.horizontal and self.fuse_siblings():
                 continue
             break
+        self.absorb_exit_reshapes()
         self._erase_dead_constants()
+
+    def absorb_exit_reshapes(self) -> None:
+        """A reshape of a pointwise group's result read outside any group joins the group.
+
+        The kernel stores the value in row-major order; the reshaped result is
+        that buffer with the new shape, so the reshape costs nothing. Done
+        after the fixpoint: a group whose result is reshaped can no longer
+        merge with the reshape's readers (a view of a computed value).
+        """
+        for func in self.module.regions[0].blocks[0].operations:
+            if func.operation.name != "func.func":
+                continue
+            for op in list(func.regions[0].blocks[0].operations):
+                if op.operation.name not in RESHAPES or view_args(op) is None or not list(op.results[0].uses):
+                    continue
+                producer = defining_op(op.operands[0])
+                if producer is None or producer.name != "fusion.group" or _kind(producer.opview) != "pointwise":
+                    continue
+                wrapped = _wrap(op, "pointwise", self)
+                for old, new in zip(op.results, wrapped.results):
+                    old.replace_all_uses_with(new)
+                op.operation.erase()
+                _merge(producer.opview, wrapped, None, self.dep)
 
     def fuse_siblings(self) -> bool:
         """Horizontal fusion: two independent groups reading the same tensor become one.
@@ -447,16 +461,7 @@ class _Fuser:
 
     def _erase_dead_constants(self) -> None:
         """Constants (and lists of them) cloned into groups and now unused outside."""
-        for func in self.module.regions[0].blocks[0].operations:
-            if func.operation.name != "func.func":
-                continue
-            for op in reversed(list(func.regions[0].blocks[0].operations)):
-                name = op.operation.name
-                if (name.startswith("torch.constant.") or name == "torch.prim.ListConstruct") and not any(
-                    list(r.uses) for r in op.results
-                ):
-                    self.dep.erase(op)
-                    op.operation.erase()
+        erase_dead_constants(self.module, self.dep.erase)
 
     def explain(self) -> None:
         """`fusion.explain` on each group: every neighbour left outside it, and why."""
@@ -490,6 +495,10 @@ class _Fuser:
             if producer.operation.block != consumer.operation.block:
                 return "different block"
             return why_not_merge(producer, consumer, self.dep, self.limits) or "not merged"
+        if op.name in VIEW_OPS:
+            if view_args(op) is None:
+                return "view with non-constant arguments"
+            return "view of a computed value (only reshapes of pointwise results are stored)"
         if op.name in REDUCTIONS:
             red = reduction(op.opview)
             return red if isinstance(red, str) else "not merged"

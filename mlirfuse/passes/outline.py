@@ -56,7 +56,11 @@ class Outline(ModulePass):
 
     def apply(self, module: ir.Operation, am=None) -> None:
         body = module.regions[0].blocks[0]
-        groups = [op for op in _walk(module) if op.operation.name == "fusion.group"]
+        # Extern groups are ATen calls, not Triton kernels: they stay in place.
+        groups = [
+            op for op in _walk(module)
+            if op.operation.name == "fusion.group" and op.attributes["kind"].value != "extern"
+        ]
         if not groups:
             return
         anchor = body.operations[0]

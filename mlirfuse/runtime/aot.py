@@ -45,8 +45,7 @@ def signature(kernel: TritonKernel) -> dict[str, str]:
     sig = {}
     for name in kernel.params:
         if name.startswith(("in", "out")) and "_st" not in name:
-            t = kernel.inputs[int(name[2:])] if name.startswith("in") else kernel.outputs[int(name[3:])]
-            sig[name] = POINTER_TYPES[t.dtype]
+            sig[name] = POINTER_TYPES[kernel.pointer_dtype(name)]
         elif name.startswith("c") and name[1:].isdigit():
             sig[name] = "fp32"
         else:  # sizes, numels, strides

@@ -133,6 +133,11 @@ class Launcher:
         )
         self._fn = None
         self._interpret = None
+        # Each load site's view chain as ATen view functions (metadata only:
+        # strides and offset change, no data moves).
+        from mlirfuse.runtime.program import aten_call
+
+        self._views = [[aten_call(op, (None, *args)) for op, args in site.chain] for site in kernel.sites]
 
     def blocks(self, interpret: bool) -> dict:
         if self.kernel.kind == "pointwise":
@@ -156,10 +161,13 @@ class Launcher:
         if self._fn is None or self._interpret != interpret:
             self._fn = load(self.kernel, interpret)
             self._interpret = interpret
-        strides = []
-        views = self.kernel.views or (False,) * len(inputs)
-        for t, viewed in zip(inputs, views):
-            strides.extend(t.stride() if viewed else t.expand(self.shape).stride())
+        loaded, strides = [], []
+        for site, views in zip(self.kernel.sites, self._views):
+            t = inputs[site.input]
+            for view, args, kwargs in views:
+                t = view(t, *args[1:], **kwargs)
+            loaded.append(t)
+            strides.extend(t.expand(self.shape).stride())
         blocks = self.blocks(interpret)
         if self.kernel.kind == "pointwise":
             sizes = [self.numel, *self.shape[1:]]
@@ -169,5 +177,5 @@ class Launcher:
                 return outputs
             sizes = [self.xnumel, self.rnumel, *self.shape]
             grid = ((self.xnumel + blocks["XBLOCK"] - 1) // blocks["XBLOCK"],)
-        self._fn[grid](*inputs, *outputs, *self.kernel.scalars, *sizes, *strides, **blocks)
+        self._fn[grid](*loaded, *outputs, *self.kernel.scalars, *sizes, *strides, **blocks)
         return outputs

@@ -33,6 +33,7 @@ class Step:
     kind: str  # "aten" | "launch" | "list" | "const"
     name: str
     view: bool = False  # an ATen op whose result aliases its input: no kernel, no copy
+    operand_view: bool = False  # a view inside an extern group: part of the extern call's operands
 
 
 def aten_overload(op_name: str):
@@ -44,6 +45,18 @@ def aten_overload(op_name: str):
         return getattr(getattr(getattr(torch.ops, namespace), name), overload)
     except (AttributeError, RuntimeError):
         raise UnsupportedModelError(f"no ATen operator for '{op_name}'") from None
+
+
+def aten_call(op_name: str, values: tuple) -> tuple[Callable, list, dict]:
+    """(overload, positional args, keyword args) calling `op_name` with `values`, one per schema argument."""
+    overload = aten_overload(op_name)
+    args, kwargs = [], {}
+    for schema_arg, value in zip(overload._schema.arguments, values):
+        if schema_arg.kwarg_only:
+            kwargs[schema_arg.name] = value
+        else:
+            args.append(value)
+    return overload, args, kwargs
 
 
 def _convert(type_name: str, value):
@@ -105,6 +118,9 @@ class Program:
         if name == "torch.vtensor.literal":
             self.steps.append(Step(lambda t=_literal(op): t, [], {}, [self._slot(op.results[0])], "const", name))
             return
+        if name == "fusion.group" and op.attributes["kind"].value == "extern":
+            self._add_extern(op, module)
+            return
         if name == "fusion.launch":
             kernel_name = op.attributes["kernel"].value
             if kernel_name not in self.kernels:
@@ -136,6 +152,20 @@ class Program:
         outs = [self._slot(r) for r in op.results]
         view = all(r.alias_info is not None and not r.alias_info.is_write for r in schema.returns)
         self.steps.append(Step(overload, args, kwargs, outs, "aten", name, view))
+
+    def _add_extern(self, group, module) -> None:
+        """An extern group's body runs as ATen calls: views of the operands, then the call."""
+        block = group.regions[0].blocks[0]
+        for arg, operand in zip(block.arguments, group.operands):
+            self.slots[arg] = self.slots[operand]
+        first = len(self.steps)
+        ops = list(block.operations)
+        for op in ops[:-1]:
+            self._add(op, module)
+        for step in self.steps[first:]:
+            step.operand_view = step.view
+        for result, value in zip(group.results, ops[-1].operands):
+            self.slots[result] = self.slots[value]
 
     def run(self, arguments: list) -> list:
         env = list(arguments) + [None] * (len(self.slots) - len(arguments))

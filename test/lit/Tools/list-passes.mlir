@@ -21,4 +21,4 @@
 // CHECK-NEXT:    Test pass: mark each op tagged `test.tag` with the tagged ops it depends on (`test.depends`); corrupt=true breaks the analysis on purpose.
 // CHECK-LABEL: Pipelines:
 // CHECK-NEXT:  --mlirfuse-pipeline
-// CHECK:         = fusion-decompose, fusion-split-bias, fusion-chunk-motion, fusion-fuse-elementwise, fusion-canonicalize, fusion-outline
+// CHECK:         = fusion-decompose, fusion-split-bias, fusion-chunk-motion, fusion-fuse-elementwise, fusion-extern-operands, fusion-canonicalize, fusion-outline

@@ -85,7 +85,7 @@ func.func @fuse_within_limits(%a: !torch.vtensor<[8],f32>, %b: !torch.vtensor<[8
 
 // -----
 
-// A group reads its inputs through slices; a slice of a value another group
+// A group reads its inputs through views; a slice of a value another group
 // computes would need that group recomputed at the sliced coordinates.
 
 // CHECK-LABEL: func.func @no_fuse_slice_of_computed_value
@@ -93,8 +93,8 @@ func.func @fuse_within_limits(%a: !torch.vtensor<[8],f32>, %b: !torch.vtensor<[8
 // SIZE-LABEL: func.func @no_fuse_slice_of_computed_value
 // ARGS-WHY-LABEL: func.func @no_fuse_slice_of_computed_value
 // SIZE-WHY-LABEL: func.func @no_fuse_slice_of_computed_value
-// CHECK:         fusion.explain = ["consumer fusion.group: slice of a computed value"]
-// CHECK:         fusion.explain = ["producer fusion.group: slice of a computed value"]
+// CHECK:         fusion.explain = ["consumer fusion.group: view of a computed value"]
+// CHECK:         fusion.explain = ["producer fusion.group: view of a computed value"]
 func.func @no_fuse_slice_of_computed_value(%a: !torch.vtensor<[1,8],f32>) -> !torch.vtensor<[1,4],f32> {
   %int0 = torch.constant.int 0
   %int1 = torch.constant.int 1
@@ -105,26 +105,3 @@ func.func @no_fuse_slice_of_computed_value(%a: !torch.vtensor<[1,8],f32>) -> !to
   return %2 : !torch.vtensor<[1,4],f32>
 }
 
-// -----
-
-// Reduction kernels do not read through slices (yet).
-
-// CHECK-LABEL: func.func @no_fuse_slices_in_reduction
-// ARGS-LABEL: func.func @no_fuse_slices_in_reduction
-// SIZE-LABEL: func.func @no_fuse_slices_in_reduction
-// ARGS-WHY-LABEL: func.func @no_fuse_slices_in_reduction
-// SIZE-WHY-LABEL: func.func @no_fuse_slices_in_reduction
-// CHECK:         fusion.explain = ["consumer fusion.group: slices in a reduction"]
-// CHECK:         fusion.explain = ["producer fusion.group: slices in a reduction"]
-func.func @no_fuse_slices_in_reduction(%a: !torch.vtensor<[2,8],f32>) -> !torch.vtensor<[2,1],f32> {
-  %int0 = torch.constant.int 0
-  %int1 = torch.constant.int 1
-  %int4 = torch.constant.int 4
-  %true = torch.constant.bool true
-  %none = torch.constant.none
-  %0 = torch.aten.slice.Tensor %a, %int1, %int0, %int4, %int1 : !torch.vtensor<[2,8],f32>, !torch.int, !torch.int, !torch.int, !torch.int -> !torch.vtensor<[2,4],f32>
-  %1 = torch.aten.neg %0 : !torch.vtensor<[2,4],f32> -> !torch.vtensor<[2,4],f32>
-  %l = torch.prim.ListConstruct %int1 : (!torch.int) -> !torch.list<int>
-  %2 = torch.aten.sum.dim_IntList %1, %l, %true, %none : !torch.vtensor<[2,4],f32>, !torch.list<int>, !torch.bool, !torch.none -> !torch.vtensor<[2,1],f32>
-  return %2 : !torch.vtensor<[2,1],f32>
-}

@@ -319,46 +319,6 @@ func.func @no_fuse_unsupported_op(%arg0: !torch.vtensor<[4,16],f32>) -> !torch.v
 
 // -----
 
-// view and transpose change the iteration space: they stay outside and each
-// elementwise op between them gets its own group.
-
-// CHECK-LABEL: func.func @no_fuse_shape_change
-// CHECK:         %[[G0:.+]] = "fusion.group"
-// CHECK-NOT:       torch.aten.view
-// CHECK:           torch.aten.exp
-// CHECK-NEXT:      "fusion.yield"
-// CHECK-NEXT:    }) {kind = "pointwise"} : (!torch.vtensor<[4,16],f32>) -> !torch.vtensor<[4,16],f32>
-// CHECK:         %[[V0:.+]] = torch.aten.view %[[G0]], %{{.+}} -> !torch.vtensor<[64],f32>
-// CHECK-NEXT:    %[[G1:.+]] = "fusion.group"(%[[V0]]) ({
-// CHECK:           torch.aten.neg
-// CHECK-NEXT:      "fusion.yield"
-// CHECK-NEXT:    }) {kind = "pointwise"} : (!torch.vtensor<[64],f32>) -> !torch.vtensor<[64],f32>
-// CHECK:         %[[V1:.+]] = torch.aten.view %[[G1]], %{{.+}} -> !torch.vtensor<[4,16],f32>
-// CHECK:         %[[T:.+]] = torch.aten.transpose.int %[[V1]], %{{.+}} -> !torch.vtensor<[16,4],f32>
-// CHECK-NEXT:    %[[G2:.+]] = "fusion.group"(%[[T]]) ({
-// CHECK:           torch.aten.relu
-// CHECK-NEXT:      "fusion.yield"
-// CHECK-NEXT:    }) {kind = "pointwise"} : (!torch.vtensor<[16,4],f32>) -> !torch.vtensor<[16,4],f32>
-// CHECK-NEXT:    return %[[G2]]
-func.func @no_fuse_shape_change(%arg0: !torch.vtensor<[4,16],f32>) -> !torch.vtensor<[16,4],f32> {
-  %0 = torch.aten.exp %arg0 : !torch.vtensor<[4,16],f32> -> !torch.vtensor<[4,16],f32>
-  %int64 = torch.constant.int 64
-  %1 = torch.prim.ListConstruct %int64 : (!torch.int) -> !torch.list<int>
-  %2 = torch.aten.view %0, %1 : !torch.vtensor<[4,16],f32>, !torch.list<int> -> !torch.vtensor<[64],f32>
-  %3 = torch.aten.neg %2 : !torch.vtensor<[64],f32> -> !torch.vtensor<[64],f32>
-  %int4 = torch.constant.int 4
-  %int16 = torch.constant.int 16
-  %4 = torch.prim.ListConstruct %int4, %int16 : (!torch.int, !torch.int) -> !torch.list<int>
-  %5 = torch.aten.view %3, %4 : !torch.vtensor<[64],f32>, !torch.list<int> -> !torch.vtensor<[4,16],f32>
-  %int0 = torch.constant.int 0
-  %int1 = torch.constant.int 1
-  %6 = torch.aten.transpose.int %5, %int0, %int1 : !torch.vtensor<[4,16],f32>, !torch.int, !torch.int -> !torch.vtensor<[16,4],f32>
-  %7 = torch.aten.relu %6 : !torch.vtensor<[16,4],f32> -> !torch.vtensor<[16,4],f32>
-  return %7 : !torch.vtensor<[16,4],f32>
-}
-
-// -----
-
 // Kernels are specialized to static shapes: a `?` dimension is left alone.
 
 // CHECK-LABEL: func.func @no_fuse_dynamic_shape

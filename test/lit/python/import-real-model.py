@@ -48,7 +48,8 @@ with ctx, ir.Location.unknown():
     print(module.operation.get_asm(large_resource_limit=16))
 
 # The epilogue (bias add, GELU, residual add) is one kernel reading the
-# matmul's result and the block's input; the matmul stays a torch op.
+# matmul's result and the block's input; the matmul stays a torch op, in an
+# extern group with the weight's transpose as its strided operand.
 # CHECK-LABEL: // ----- after mlirfuse-pipeline
 # CHECK:         "fusion.kernel"() ({
 # CHECK-NOT:       torch.aten.mm
@@ -59,7 +60,11 @@ with ctx, ir.Location.unknown():
 # CHECK:         }) {kind = "pointwise", sym_name = "[[KERNEL:fused_[a-z_]+_[0-9]+]]"} : () -> ()
 # CHECK-LABEL: func.func @block(%arg0: !torch.vtensor<[4,16],f32>) -> !torch.vtensor<[4,16],f32>
 # CHECK-NOT:     torch.aten.gelu
-# CHECK:         %[[MM:.+]] = torch.aten.mm %arg0
+# CHECK:         %[[MM:.+]] = "fusion.group"(%{{.+}}, %arg0) ({
+# CHECK:           %[[T:.+]] = torch.aten.permute %arg1
+# CHECK-NEXT:      %[[P:.+]] = torch.aten.mm %arg2, %[[T]]
+# CHECK-NEXT:      "fusion.yield"(%[[P]])
+# CHECK-NEXT:    }) {kind = "extern"}
 # CHECK-NOT:     torch.aten.gelu
 # CHECK:         %[[OUT:.+]] = "fusion.launch"({{.*}}%[[MM]]{{.*}}) {kernel = @[[KERNEL]]}
 # CHECK-NOT:     torch.aten.gelu

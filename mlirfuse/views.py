@@ -1,0 +1,80 @@
+"""View ops: results that alias their input, read by index arithmetic.
+
+A fused kernel never copies a view. Inside a group a chain of views starting
+at a group input (`x.view(b, t, h, d).transpose(1, 2)`) is one *load site*:
+the launcher folds the chain into a strided tensor with torch's own view
+functions (metadata only) and the kernel addresses that tensor through its
+strides. A reshape of a computed value that only leaves the group (an *exit
+reshape*) is a store of the value in row-major order into a buffer of the
+new shape - the same bytes, so no index changes at all.
+"""
+
+from __future__ import annotations
+
+from mlirfuse.ir import NO_CONSTANT, constant_int_list, constant_value, ir, tensor_type
+
+# Ops whose result is a view of operand 0 described by constant arguments.
+VIEW_OPS = frozenset(
+    "torch.aten." + name
+    for name in (
+        "view", "reshape", "_unsafe_view", "alias", "permute", "transpose.int", "t", "numpy_T",
+        "expand", "squeeze", "squeeze.dim", "unsqueeze", "slice.Tensor", "select.int",
+        "flatten.using_ints", "unflatten.int",
+    )
+)
+
+# Views that keep row-major order: storing a value contiguously and reading
+# the buffer with the new shape is the view. Exit reshapes are these.
+RESHAPES = frozenset(
+    "torch.aten." + name
+    for name in (
+        "view", "reshape", "_unsafe_view", "alias", "squeeze", "squeeze.dim", "unsqueeze",
+        "flatten.using_ints", "unflatten.int",
+    )
+)
+
+
+def is_view(op) -> bool:
+    return op is not None and op.name in VIEW_OPS
+
+
+def view_args(op) -> tuple | None:
+    """The constant arguments after operand 0 (int lists as tuples), or None if any is not constant."""
+    if tensor_type(op.operands[0].type) is None or tensor_type(op.results[0].type) is None:
+        return None
+    if not tensor_type(op.results[0].type).is_static:
+        return None
+    args = []
+    for v in list(op.operands)[1:]:
+        value = constant_value(v)
+        if value is NO_CONSTANT:
+            value = constant_int_list(v)
+            if value is None:
+                return None
+            value = tuple(value)
+        args.append(value)
+    return tuple(args)
+
+
+def view_chain(value: ir.Value, block: ir.Block) -> tuple[int, tuple] | None:
+    """(block argument index, ((op name, args), ...)) if `value` is a chain of views of an argument of `block`.
+
+    None when the chain starts at a computed value or has a non-constant argument.
+    """
+    chain = []
+    while True:
+        owner = value.owner
+        if isinstance(owner, ir.Block):
+            if owner != block:
+                return None
+            return ir.BlockArgument(value).arg_number, tuple(reversed(chain))
+        if owner.operation.name not in VIEW_OPS:
+            return None
+        args = view_args(owner.operation)
+        if args is None:
+            return None
+        chain.append((owner.operation.name, args))
+        value = owner.operands[0]
+
+
+__all__ = ["VIEW_OPS", "RESHAPES", "is_view", "view_args", "view_chain"]

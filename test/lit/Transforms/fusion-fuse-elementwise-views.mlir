@@ -1,0 +1,218 @@
+// RUN: mlirfuse-opt %s --split-input-file --fusion-explain --fusion-fuse-elementwise | filecheck %s
+
+// Views inside groups: a group reads its inputs through chains of views
+// (view, reshape, permute, transpose, expand, squeeze, unsqueeze, slice,
+// select) by index arithmetic, and stores reshapes of its results; no view
+// is ever a copy.
+
+// A chain of views of a group input (view, then transpose) joins the group;
+// the kernel loads through it (see Lowering/triton-views.mlir).
+
+// CHECK-LABEL: func.func @fuse_view_chain_of_input
+// CHECK-NEXT:    %[[G:.+]] = "fusion.group"(%arg0, %arg1) ({
+// CHECK-NEXT:    ^bb0(%[[A:.+]]: !torch.vtensor<[2,8,4],f32>, %[[B:.+]]: !torch.vtensor<[2,4,2,4],f32>):
+// CHECK:           %[[V:.+]] = torch.aten.view %[[A]]
+// CHECK:           %[[T:.+]] = torch.aten.transpose.int %[[V]]
+// CHECK-NEXT:      %[[M:.+]] = torch.aten.mul.Tensor %[[T]], %[[B]]
+// CHECK-NEXT:      %[[R:.+]] = torch.aten.relu %[[M]]
+// CHECK-NEXT:      "fusion.yield"(%[[R]])
+// CHECK-NEXT:    }) {kind = "pointwise"}
+// CHECK-NEXT:    return %[[G]]
+
+func.func @fuse_view_chain_of_input(%arg0: !torch.vtensor<[2,8,4],f32>, %arg1: !torch.vtensor<[2,4,2,4],f32>) -> !torch.vtensor<[2,4,2,4],f32> {
+  %int1 = torch.constant.int 1
+  %int2 = torch.constant.int 2
+  %int4 = torch.constant.int 4
+  %0 = torch.prim.ListConstruct %int2, %int2, %int4, %int4 : (!torch.int, !torch.int, !torch.int, !torch.int) -> !torch.list<int>
+  %1 = torch.aten.view %arg0, %0 : !torch.vtensor<[2,8,4],f32>, !torch.list<int> -> !torch.vtensor<[2,2,4,4],f32>
+  %2 = torch.aten.transpose.int %1, %int1, %int2 : !torch.vtensor<[2,2,4,4],f32>, !torch.int, !torch.int -> !torch.vtensor<[2,4,2,4],f32>
+  %3 = torch.aten.mul.Tensor %2, %arg1 : !torch.vtensor<[2,4,2,4],f32>, !torch.vtensor<[2,4,2,4],f32> -> !torch.vtensor<[2,4,2,4],f32>
+  %4 = torch.aten.relu %3 : !torch.vtensor<[2,4,2,4],f32> -> !torch.vtensor<[2,4,2,4],f32>
+  return %4 : !torch.vtensor<[2,4,2,4],f32>
+}
+
+// -----
+
+// Every view kind on group inputs: permute, expand, squeeze, select,
+// unsqueeze (with broadcasting) - one group, no view left outside.
+
+// CHECK-LABEL: func.func @fuse_each_view_kind
+// CHECK-NOT:     torch.aten.{{permute|expand|squeeze|select|unsqueeze}}
+// CHECK:         "fusion.group"(%arg1, %arg3, %arg2, %arg4, %arg0) ({
+// CHECK-DAG:       torch.aten.unsqueeze %arg5
+// CHECK-DAG:       torch.aten.select.int %arg6
+// CHECK-DAG:       torch.aten.squeeze.dim %arg7
+// CHECK-DAG:       torch.aten.expand %arg5
+// CHECK-DAG:       torch.aten.permute %arg8
+// CHECK:           torch.aten.add.Tensor %{{.+}}, %arg9
+// CHECK-NEXT:      "fusion.yield"
+// CHECK-NEXT:    }) {kind = "pointwise"}
+// CHECK-NEXT:    return
+
+func.func @fuse_each_view_kind(%a: !torch.vtensor<[4,8],f32>, %b: !torch.vtensor<[8],f32>, %c: !torch.vtensor<[1,4,8],f32>, %d: !torch.vtensor<[3,4,8],f32>, %e: !torch.vtensor<[8,4],f32>) -> !torch.vtensor<[4,8],f32> {
+  %int0 = torch.constant.int 0
+  %int1 = torch.constant.int 1
+  %int2 = torch.constant.int 2
+  %int4 = torch.constant.int 4
+  %int8 = torch.constant.int 8
+  %false = torch.constant.bool false
+  %p = torch.prim.ListConstruct %int1, %int0 : (!torch.int, !torch.int) -> !torch.list<int>
+  %0 = torch.aten.permute %e, %p : !torch.vtensor<[8,4],f32>, !torch.list<int> -> !torch.vtensor<[4,8],f32>
+  %s = torch.prim.ListConstruct %int4, %int8 : (!torch.int, !torch.int) -> !torch.list<int>
+  %1 = torch.aten.expand %b, %s, %false : !torch.vtensor<[8],f32>, !torch.list<int>, !torch.bool -> !torch.vtensor<[4,8],f32>
+  %2 = torch.aten.squeeze.dim %c, %int0 : !torch.vtensor<[1,4,8],f32>, !torch.int -> !torch.vtensor<[4,8],f32>
+  %3 = torch.aten.select.int %d, %int0, %int2 : !torch.vtensor<[3,4,8],f32>, !torch.int, !torch.int -> !torch.vtensor<[4,8],f32>
+  %4 = torch.aten.unsqueeze %b, %int0 : !torch.vtensor<[8],f32>, !torch.int -> !torch.vtensor<[1,8],f32>
+  %5 = torch.aten.add.Tensor %0, %1, %int1 : !torch.vtensor<[4,8],f32>, !torch.vtensor<[4,8],f32>, !torch.int -> !torch.vtensor<[4,8],f32>
+  %6 = torch.aten.mul.Tensor %5, %2 : !torch.vtensor<[4,8],f32>, !torch.vtensor<[4,8],f32> -> !torch.vtensor<[4,8],f32>
+  %7 = torch.aten.sub.Tensor %6, %3, %int1 : !torch.vtensor<[4,8],f32>, !torch.vtensor<[4,8],f32>, !torch.int -> !torch.vtensor<[4,8],f32>
+  %8 = torch.aten.div.Tensor %7, %4 : !torch.vtensor<[4,8],f32>, !torch.vtensor<[1,8],f32> -> !torch.vtensor<[4,8],f32>
+  %9 = torch.aten.add.Tensor %8, %a, %int1 : !torch.vtensor<[4,8],f32>, !torch.vtensor<[4,8],f32>, !torch.int -> !torch.vtensor<[4,8],f32>
+  return %9 : !torch.vtensor<[4,8],f32>
+}
+
+// -----
+
+// A view also read by an unfused op: the group gets its own clone (views are
+// free), the original stays for mm.
+
+// CHECK-LABEL: func.func @fuse_view_shared_with_matmul
+// CHECK:         %[[T:.+]] = torch.aten.transpose.int %arg0
+// CHECK-NEXT:    %[[G:.+]] = "fusion.group"(%arg0) ({
+// CHECK-NEXT:    ^bb0(%[[A:.+]]: !torch.vtensor<[8,4],f32>):
+// CHECK:           %[[T2:.+]] = torch.aten.transpose.int %[[A]]
+// CHECK-NEXT:      torch.aten.exp %[[T2]]
+// CHECK:         torch.aten.mm %[[T]], %arg1
+
+func.func @fuse_view_shared_with_matmul(%a: !torch.vtensor<[8,4],f32>, %b: !torch.vtensor<[8,8],f32>) -> (!torch.vtensor<[4,8],f32>, !torch.vtensor<[4,8],f32>) {
+  %int0 = torch.constant.int 0
+  %int1 = torch.constant.int 1
+  %0 = torch.aten.transpose.int %a, %int0, %int1 : !torch.vtensor<[8,4],f32>, !torch.int, !torch.int -> !torch.vtensor<[4,8],f32>
+  %1 = torch.aten.exp %0 : !torch.vtensor<[4,8],f32> -> !torch.vtensor<[4,8],f32>
+  %2 = torch.aten.mm %0, %b : !torch.vtensor<[4,8],f32>, !torch.vtensor<[8,8],f32> -> !torch.vtensor<[4,8],f32>
+  return %1, %2 : !torch.vtensor<[4,8],f32>, !torch.vtensor<[4,8],f32>
+}
+
+// -----
+
+// Reduction kernels read through views too: the slice joins the reduction group.
+
+// CHECK-LABEL: func.func @fuse_slice_in_reduction
+// CHECK-NEXT:    "fusion.group"(%arg0) ({
+// CHECK:           torch.aten.slice.Tensor %arg1
+// CHECK:           torch.aten.neg
+// CHECK:           torch.aten.sum.dim_IntList
+// CHECK:         }) {kind = "persistent-reduction"}
+// CHECK-NEXT:    return
+
+func.func @fuse_slice_in_reduction(%a: !torch.vtensor<[2,8],f32>) -> !torch.vtensor<[2,1],f32> {
+  %int0 = torch.constant.int 0
+  %int1 = torch.constant.int 1
+  %int4 = torch.constant.int 4
+  %true = torch.constant.bool true
+  %none = torch.constant.none
+  %0 = torch.aten.slice.Tensor %a, %int1, %int0, %int4, %int1 : !torch.vtensor<[2,8],f32>, !torch.int, !torch.int, !torch.int, !torch.int -> !torch.vtensor<[2,4],f32>
+  %1 = torch.aten.neg %0 : !torch.vtensor<[2,4],f32> -> !torch.vtensor<[2,4],f32>
+  %l = torch.prim.ListConstruct %int1 : (!torch.int) -> !torch.list<int>
+  %2 = torch.aten.sum.dim_IntList %1, %l, %true, %none : !torch.vtensor<[2,4],f32>, !torch.list<int>, !torch.bool, !torch.none -> !torch.vtensor<[2,1],f32>
+  return %2 : !torch.vtensor<[2,1],f32>
+}
+
+// -----
+
+// A reshape of a pointwise result read outside any group is an exit of the
+// group: the value is stored row-major, the reshape is that buffer.
+
+// CHECK-LABEL: func.func @fuse_exit_reshape
+// CHECK-NEXT:    %[[G:.+]]:2 = "fusion.group"(%arg0) ({
+// CHECK:           %[[R:.+]] = torch.aten.relu
+// CHECK:           %[[V:.+]] = torch.aten.view %[[R]]
+// CHECK-NEXT:      "fusion.yield"(%[[V]], %[[R]])
+// CHECK:         return %[[G]]#0, %[[G]]#1
+
+func.func @fuse_exit_reshape(%a: !torch.vtensor<[4,8],f32>) -> (!torch.vtensor<[32],f32>, !torch.vtensor<[4,8],f32>) {
+  %int32 = torch.constant.int 32
+  %0 = torch.aten.relu %a : !torch.vtensor<[4,8],f32> -> !torch.vtensor<[4,8],f32>
+  %l = torch.prim.ListConstruct %int32 : (!torch.int) -> !torch.list<int>
+  %1 = torch.aten.view %0, %l : !torch.vtensor<[4,8],f32>, !torch.list<int> -> !torch.vtensor<[32],f32>
+  return %1, %0 : !torch.vtensor<[32],f32>, !torch.vtensor<[4,8],f32>
+}
+
+// -----
+
+// A transpose of a computed value would need the producer recomputed at
+// transposed coordinates: two groups, the second reads through the view.
+
+// CHECK-LABEL: func.func @no_fuse_view_of_computed_value
+// CHECK:         %[[G0:.+]] = "fusion.group"(%arg0)
+// CHECK:           torch.aten.exp
+// CHECK:         fusion.explain = ["consumer fusion.group: view of a computed value"]
+// CHECK-NEXT:    "fusion.group"(%[[G0]])
+// CHECK:           torch.aten.transpose.int
+// CHECK-NEXT:      torch.aten.neg
+// CHECK:         fusion.explain = ["producer fusion.group: view of a computed value"]
+
+func.func @no_fuse_view_of_computed_value(%a: !torch.vtensor<[4,8],f32>) -> !torch.vtensor<[8,4],f32> {
+  %int0 = torch.constant.int 0
+  %int1 = torch.constant.int 1
+  %0 = torch.aten.exp %a : !torch.vtensor<[4,8],f32> -> !torch.vtensor<[4,8],f32>
+  %1 = torch.aten.transpose.int %0, %int0, %int1 : !torch.vtensor<[4,8],f32>, !torch.int, !torch.int -> !torch.vtensor<[8,4],f32>
+  %2 = torch.aten.neg %1 : !torch.vtensor<[8,4],f32> -> !torch.vtensor<[8,4],f32>
+  return %2 : !torch.vtensor<[8,4],f32>
+}
+
+// -----
+
+// Only reshapes leave a group as stored outputs: a transposed result stays
+// a view outside.
+
+// CHECK-LABEL: func.func @no_fuse_exit_transpose
+// CHECK:         %[[G:.+]] = "fusion.group"(%arg0)
+// CHECK:         fusion.explain = ["consumer torch.aten.transpose.int: view of a computed value (only reshapes of pointwise results are stored)"]
+// CHECK-NEXT:    torch.aten.transpose.int %[[G]]
+
+func.func @no_fuse_exit_transpose(%a: !torch.vtensor<[4,8],f32>, %b: !torch.vtensor<[4,4],f32>) -> !torch.vtensor<[8,4],f32> {
+  %int0 = torch.constant.int 0
+  %int1 = torch.constant.int 1
+  %0 = torch.aten.relu %a : !torch.vtensor<[4,8],f32> -> !torch.vtensor<[4,8],f32>
+  %1 = torch.aten.transpose.int %0, %int0, %int1 : !torch.vtensor<[4,8],f32>, !torch.int, !torch.int -> !torch.vtensor<[8,4],f32>
+  %2 = torch.aten.mm %1, %b : !torch.vtensor<[8,4],f32>, !torch.vtensor<[4,4],f32> -> !torch.vtensor<[8,4],f32>
+  return %2 : !torch.vtensor<[8,4],f32>
+}
+
+// -----
+
+// Reduction groups store no exit reshapes (yet).
+
+// CHECK-LABEL: func.func @no_fuse_exit_reshape_of_reduction
+// CHECK:         %[[G:.+]] = "fusion.group"(%arg0)
+// CHECK:         fusion.explain = ["consumer torch.aten.view: view of a computed value (only reshapes of pointwise results are stored)"]
+// CHECK:         torch.aten.view %[[G]]
+
+func.func @no_fuse_exit_reshape_of_reduction(%a: !torch.vtensor<[4,8],f32>) -> !torch.vtensor<[4],f32> {
+  %int1 = torch.constant.int 1
+  %int4 = torch.constant.int 4
+  %true = torch.constant.bool true
+  %none = torch.constant.none
+  %l = torch.prim.ListConstruct %int1 : (!torch.int) -> !torch.list<int>
+  %0 = torch.aten.sum.dim_IntList %a, %l, %true, %none : !torch.vtensor<[4,8],f32>, !torch.list<int>, !torch.bool, !torch.none -> !torch.vtensor<[4,1],f32>
+  %s = torch.prim.ListConstruct %int4 : (!torch.int) -> !torch.list<int>
+  %1 = torch.aten.view %0, %s : !torch.vtensor<[4,1],f32>, !torch.list<int> -> !torch.vtensor<[4],f32>
+  return %1 : !torch.vtensor<[4],f32>
+}
+
+// -----
+
+// A view whose sizes are computed at run time stays outside.
+
+// CHECK-LABEL: func.func @no_fuse_view_with_computed_size
+// CHECK:         %[[V:.+]] = torch.aten.view %arg0
+// CHECK-NEXT:    "fusion.group"(%[[V]])
+// CHECK:         fusion.explain = ["producer torch.aten.view: view with non-constant arguments"]
+
+func.func @no_fuse_view_with_computed_size(%a: !torch.vtensor<[4,8],f32>, %n: !torch.int) -> !torch.vtensor<[32],f32> {
+  %l = torch.prim.ListConstruct %n : (!torch.int) -> !torch.list<int>
+  %0 = torch.aten.view %a, %l : !torch.vtensor<[4,8],f32>, !torch.list<int> -> !torch.vtensor<[32],f32>
+  %1 = torch.aten.neg %0 : !torch.vtensor<[32],f32> -> !torch.vtensor<[32],f32>
+  return %1 : !torch.vtensor<[32],f32>
+}
