@@ -3,6 +3,7 @@
 A view read by a group is a load site of its kernel (strides from torch's
 view functions, no copy); a reshape of a pointwise result is stored
 row-major; views feeding matmuls are the extern call's strided operands.
+A cat of group results is written by one kernel into slices of its buffer.
 """
 
 from __future__ import annotations
@@ -98,3 +99,20 @@ def test_attention_views_are_operands_of_extern_calls():
     assert cm.stats["unfused_views"] == 0, aten_steps(cm)
     assert sorted(aten_steps(cm)) == sorted(["torch.aten.linear"] * 2 + ["torch.aten.matmul"] * 2)
     assert cm.stats["operand_views"] > 0
+
+
+CONCATS = {
+    "pieces of different sizes": (
+        lambda a, b, c: (torch.cat([torch.sigmoid(a), torch.tanh(b), c], dim=1), torch.sigmoid(a)),
+        ((4, 8), (4, 16), (4, 4)),
+    ),
+    "along dim 0": (lambda a, b: torch.cat([torch.relu(a), torch.exp(b)], dim=0), ((3, 5), (6, 5))),
+    "broadcast inside a piece": (lambda a, b: torch.cat([a * b, torch.neg(a)], dim=-1), ((4, 6), (6,))),
+}
+
+
+@pytest.mark.parametrize("name", list(CONCATS))
+def test_concat_is_written_by_one_kernel(name):
+    fn, shapes = CONCATS[name]
+    cm = compile_checked(fn, *[torch.randn(s) for s in shapes])
+    assert cm.stats["launches"] == 1 and aten_steps(cm) == [], aten_steps(cm)

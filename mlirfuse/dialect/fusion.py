@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from mlirfuse.ir import ir
 
-GROUP_KINDS = ("pointwise", "reduction", "persistent-reduction", "extern")
+GROUP_KINDS = ("pointwise", "reduction", "persistent-reduction", "concat", "extern")
 
 
 class _Failed(Exception):

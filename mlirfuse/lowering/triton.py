@@ -7,7 +7,12 @@ The generated kernel reads like a hand-written one:
 A pointwise kernel runs over one iteration space (the shape of its results,
 which are written contiguously). Every input is addressed through its own
 strides in that space, so broadcasting (stride 0) and non-contiguous inputs
-need no copies. f16/bf16 values are computed in f32 and rounded on store.
+need no copies; a chain of views of an input is one more load site (see
+`Site`). f16/bf16 values are computed in f32 and rounded on store.
+
+A `concat` kernel ends in a cat of its values (an exit node): the iteration
+space is the pieces' shape, widest along the cat dim; each piece is stored
+straight into its slice of the cat's buffer, narrower pieces under a mask.
 
 This module only writes text; it never imports triton (see
 `mlirfuse.runtime.kernels` for why that matters).
@@ -15,6 +20,7 @@ This module only writes text; it never imports triton (see
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from mlirfuse.elementwise import RULES, TRITON_DTYPES, compute_dtype, literal, promote
@@ -170,7 +176,7 @@ def _round_scalars(consts: list, dtype: str) -> list:
 def lower_kernel(kernel) -> TritonKernel:
     """Emit the Triton source of one `fusion.kernel`."""
     kind = ir.StringAttr(kernel.attributes["kind"]).value
-    if kind != "pointwise":
+    if kind not in POINTWISE_KINDS:
         from mlirfuse.lowering.reduction import lower_reduction
 
         return lower_reduction(kernel, persistent=kind == "persistent-reduction")
@@ -185,29 +191,42 @@ def lower_kernel(kernel) -> TritonKernel:
     # Each result is stored in row-major order; an exit reshape stores the
     # value it reshapes, so the iteration space is that value's shape.
     stored = [_stored_value(v, sites) for v in terminator.operands]
-    shape = tensor_type(stored[0].type).shape
-    if any(tensor_type(v.type).shape != shape for v in stored):
-        raise LoweringError(f"kernel @{name}: results have different shapes; a pointwise kernel has one iteration space")
+    cat = _concat(name, ops, terminator) if kind == "concat" else None
+    if cat is not None:
+        shape = cat.space
+    else:
+        shape = tensor_type(stored[0].type).shape
+        if any(tensor_type(v.type).shape != shape for v in stored):
+            raise LoweringError(f"kernel @{name}: results have different shapes; a pointwise kernel has one iteration space")
     rank = len(shape)
 
     em = _Emitter(name, block)
     index = _index_lines(rank)
     # Every load site (an input, or a chain of views of one) is loaded once at
     # the iteration coordinates, through strides that broadcast it there.
+    # (In a concat kernel a piece narrower than the space is masked beyond its end.)
     for value, site in sites.items():
         offset = " + ".join(f"x{d} * {site.name}_st{d}" for d in range(rank)) or "xindex * 0"
-        em.env[value] = _load(em, f"{site.name} + ({offset})", tensor_type(value.type).dtype, site.comment())
+        mask = _within("xmask", tensor_type(value.type).shape, shape)
+        em.env[value] = _load(em, f"{site.name} + ({offset})", tensor_type(value.type).dtype, site.comment(), mask)
     for op in ops:
-        if op.operation.name not in VIEW_OPS:
+        if op.operation.name not in VIEW_OPS and op.operation.name != CAT:
             em.emit_op(op)
     stores = []
     for j, (v, t) in enumerate(zip(stored, outputs)):
+        if cat is not None and v == cat.result:
+            stores += cat.stores(em, j, t)
+            continue
         value = em.env.get(v)
         if value is None:  # a yielded constant: fill the output with it
             text = f"tl.full([XBLOCK], {em.scalar_text(constant_value(v))}, {TRITON_DTYPES[t.dtype]})"
         else:
             text = _cast(value, t.dtype)
-        stores.append(f"tl.store(out{j} + xindex, {text}, mask=xmask)")
+        own = tensor_type(v.type).shape
+        if own == shape:
+            stores.append(f"tl.store(out{j} + xindex, {text}, mask=xmask)")
+        else:  # a piece-shaped result of a concat kernel
+            stores.append(f"tl.store(out{j} + ({_row_major(own)}), {text}, mask={_within('xmask', own, shape)})")
 
     params = [site.name for site in sites.values()] + [f"out{j}" for j in range(len(outputs))]
     params += [f"c{k}" for k in range(len(em.scalars))]
@@ -231,8 +250,75 @@ def lower_kernel(kernel) -> TritonKernel:
     )
     return TritonKernel(
         name, source, tuple(inputs), tuple(outputs), tuple(em.scalars), tuple(params),
-        sites=tuple(sites.values()), space=shape,
+        kind=kind, sites=tuple(sites.values()), space=shape,
     )
+
+
+# Kernels over one flat iteration space (no reduction loop).
+POINTWISE_KINDS = ("pointwise", "concat")
+CAT = "torch.aten.cat"
+
+
+@dataclass
+class _Concat:
+    """The cat a concat kernel ends with: pieces stored into slices of one output."""
+
+    result: ir.Value
+    pieces: list  # values, in order
+    dim: int
+    space: tuple[int, ...]  # the pieces' common shape, widest along dim
+
+    def stores(self, em: "_Emitter", j: int, t: TensorType) -> list[str]:
+        """One masked store per piece, at its offset along the cat dim of out{j}."""
+        out_shape = tensor_type(self.result.type).shape
+        strides = [math.prod(out_shape[d + 1 :]) for d in range(len(out_shape))]
+        lines, start = [], 0
+        for piece in self.pieces:
+            size = tensor_type(piece.type).shape[self.dim]
+            value = em.env.get(piece)
+            if value is None:
+                raise LoweringError(f"kernel @{em.name}: a concat piece must be computed or loaded in the kernel")
+            offset = " + ".join(f"x{d} * {strides[d]}" for d in range(len(out_shape)))
+            if start:
+                offset += f" + {start * strides[self.dim]}"
+            mask = _within("xmask", tensor_type(piece.type).shape, self.space)
+            lines.append(f"tl.store(out{j} + ({offset}), {_cast(value, t.dtype)}, mask={mask})  # piece at {start} along dim {self.dim}")
+            start += size
+        return lines
+
+
+def _concat(name: str, ops: list, terminator) -> _Concat:
+    """The one cat of a concat kernel; it must only be yielded (an exit node)."""
+    cats = [op for op in ops if op.operation.name == CAT]
+    if len(cats) != 1:
+        raise LoweringError(f"kernel @{name}: a concat kernel holds exactly one torch.aten.cat")
+    cat = cats[0]
+    result = cat.results[0]
+    if any(u.owner.operation.name != "fusion.yield" for u in result.uses):
+        raise LoweringError(f"kernel @{name}: the cat result may only leave the kernel")
+    items = cat.operands[0].owner
+    dim = constant_value(cat.operands[1])
+    rank = len(tensor_type(result.type).shape)
+    if not isinstance(dim, int) or not isinstance(items, ir.OpView) or items.operation.name != "torch.prim.ListConstruct":
+        raise LoweringError(f"kernel @{name}: cat needs a constant dim and a list of tensors")
+    dim %= rank
+    pieces = list(items.operands)
+    space = list(tensor_type(pieces[0].type).shape)
+    space[dim] = max(tensor_type(p.type).shape[dim] for p in pieces)
+    return _Concat(result, pieces, dim, tuple(space))
+
+
+def _within(mask: str, shape, space) -> str:
+    """`mask`, restricted to coordinates inside `shape` where it is narrower than `space` (not broadcast)."""
+    offset = len(space) - len(shape)
+    terms = [f"(x{d + offset} < {n})" for d, n in enumerate(shape) if 1 < n < space[d + offset]]
+    return " & ".join([mask] + terms)
+
+
+def _row_major(shape) -> str:
+    """Flat offset of the iteration coordinates in a contiguous tensor of `shape` (same rank as the space)."""
+    strides = [math.prod(shape[d + 1 :]) for d in range(len(shape))]
+    return " + ".join(f"x{d} * {st}" for d, st in enumerate(strides)) or "0"
 
 
 @dataclass(frozen=True)
@@ -291,8 +377,8 @@ def _stored_value(v: ir.Value, sites: dict) -> ir.Value:
     return v
 
 
-def _load(em: "_Emitter", address: str, dtype: str, comment: str) -> _Value:
-    value = em.tmp(f"tl.load({address}, mask=xmask)", dtype, comment)
+def _load(em: "_Emitter", address: str, dtype: str, comment: str, mask: str = "xmask") -> _Value:
+    value = em.tmp(f"tl.load({address}, mask={mask})", dtype, comment)
     if compute_dtype(dtype) != dtype:
         value = em.tmp(f"{value.text}.to(tl.float32)", "float32", "compute in f32")
     return value
@@ -315,4 +401,4 @@ def _index_lines(rank: int) -> list[str]:
     return lines
 
 
-__all__ = ["lower_kernel", "load_sites", "Site", "TritonKernel", "LoweringError"]
+__all__ = ["lower_kernel", "POINTWISE_KINDS", "load_sites", "Site", "TritonKernel", "LoweringError"]

@@ -30,7 +30,7 @@ import dataclasses
 
 from mlirfuse.dialect import build_group, build_yield
 from mlirfuse.elementwise import RULES, fusible, why_not_fusible
-from mlirfuse.ir import defining_op, ir, is_constant_like, op_id, parent_name, result_index, tensor_type
+from mlirfuse.ir import constant_value, defining_op, ir, is_constant_like, op_id, parent_name, result_index, tensor_type
 from mlirfuse.reductions import REDUCTIONS, Reduction, reduction
 from mlirfuse.analysis.dependence import DependenceAnalysis
 from mlirfuse.ir import rewrite
@@ -236,7 +236,7 @@ def _used_outside(value: ir.Value, consumer) -> bool:
     return any(use.owner.operation != consumer.operation for use in value.uses)
 
 
-def _merge(producer, consumer, rewriter, dep: DependenceAnalysis) -> None:
+def _merge(producer, consumer, rewriter, dep: DependenceAnalysis):
     dependents, _ = dep.dependents_between(producer, consumer)
     inputs: list[ir.Value] = []
     for v in list(producer.operands) + [v for v in consumer.operands if not _defined_by(v, producer)]:
@@ -285,6 +285,77 @@ def _merge(producer, consumer, rewriter, dep: DependenceAnalysis) -> None:
         op.move_after(anchor)
         dep.move_after(op, anchor)
         anchor = op
+    return group
+
+
+CAT = "torch.aten.cat"
+
+
+def _cat_list(cat):
+    """The ListConstruct op holding the cat's pieces, or None."""
+    items = defining_op(cat.operands[0])
+    return items if items is not None and items.name == "torch.prim.ListConstruct" else None
+
+
+def _piece_groups(cat) -> list:
+    """The distinct groups computing the cat's pieces, in list order."""
+    groups = {}
+    for v in _cat_list(cat).operands:
+        owner = defining_op(v)
+        if owner is not None and owner.name == "fusion.group":
+            groups.setdefault(op_id(owner), owner.opview)
+    return list(groups.values())
+
+
+def why_not_concat(cat, dep: DependenceAnalysis, limits: Limits = Limits()) -> str | None:
+    """None if `cat` and the groups computing its pieces can become one concat group; otherwise why not."""
+    items = _cat_list(cat)
+    result = tensor_type(cat.results[0].type)
+    if items is None or not isinstance(constant_value(cat.operands[1]), int) or result is None or not result.is_static:
+        return "cat with a non-constant dim or list, or a dynamic shape"
+    if any(u.owner.operation != cat.operation for u in items.results[0].uses):
+        return "cat's list is read by another op"
+    groups = _piece_groups(cat)
+    if not groups:
+        return "no piece is computed by a group"
+    if any(_kind(g) != "pointwise" for g in groups):
+        return "cat of a reduction result"
+    members = {op_id(g) for g in groups}
+    for i, a in enumerate(groups):
+        for b in groups[i + 1 :]:
+            if dep.reaches(a, b) or dep.reaches(b, a):
+                return "cycle"
+    for v in items.operands:  # a piece no group computes must not be computed from one
+        owner = defining_op(v)
+        if owner is not None and op_id(owner) not in members and any(dep.reaches(g, owner) for g in groups):
+            return "cycle"
+    inputs = {v for g in groups for v in g.operands} | {v for v in items.operands if not _defined_by_any(v, members)}
+    outputs = 1 + sum(1 for g in groups for r in g.results if any(u.owner.operation != items.operation for u in r.uses))
+    if len(inputs) + outputs > limits.max_args:
+        return f"argument limit ({len(inputs) + outputs} > {limits.max_args})"
+    return None
+
+
+def _defined_by_any(value: ir.Value, ids: set) -> bool:
+    owner = defining_op(value)
+    return owner is not None and op_id(owner) in ids
+
+
+def _wrap_cat(cat, fuser: "_Fuser"):
+    """A group holding `cat` and its list (pieces become the group's inputs), placed before it."""
+    items = _cat_list(cat)
+    inputs = list(dict.fromkeys(items.operands))
+    group = build_group(inputs, [cat.results[0].type], kind="pointwise", loc=cat.location, ip=ir.InsertionPoint(cat))
+    block = group.regions[0].blocks[0]
+    mapping = dict(zip(inputs, block.arguments))
+    clone_ops_into([defining_op(cat.operands[1]).opview, items.opview, cat], block, mapping)
+    build_yield([mapping[cat.results[0]]], ip=ir.InsertionPoint(block))
+    fuser.dep.insert_before(group, cat)
+    cat.results[0].replace_all_uses_with(group.results[0])
+    for op in (cat, items.opview):
+        fuser.dep.erase(op)
+        op.operation.erase()
+    return group
 
 
 def _unique(ops: list) -> list:
@@ -401,8 +472,31 @@ class _Fuser:
             if self.horizontal and self.fuse_siblings():
                 continue
             break
+        self.absorb_concats()
         self.absorb_exit_reshapes()
         self._erase_dead_constants()
+
+    def absorb_concats(self) -> None:
+        """Concat as an exit node: a cat of pointwise group results joins those groups.
+
+        The groups computing the pieces merge (they are independent) and the
+        cat becomes the merged group's exit: a `concat` group whose kernel
+        stores each piece straight into its slice of the cat's buffer. Pieces
+        may differ in size along the cat dim; a piece no group computes (a
+        group input) is copied into its slice by the same kernel.
+        """
+        for func in self.module.regions[0].blocks[0].operations:
+            if func.operation.name != "func.func":
+                continue
+            for op in list(func.regions[0].blocks[0].operations):
+                if op.operation.name != "torch.aten.cat" or why_not_concat(op, self.dep, self.limits) is not None:
+                    continue
+                groups = sorted(_piece_groups(op), key=self.dep.position)
+                merged = groups[0]
+                for group in groups[1:]:
+                    merged = _merge(merged, group, None, self.dep)
+                merged = _merge(merged, _wrap_cat(op, self), None, self.dep)
+                merged.attributes["kind"] = ir.StringAttr.get("concat")
 
     def absorb_exit_reshapes(self) -> None:
         """A reshape of a pointwise group's result read outside any group joins the group.
@@ -476,7 +570,12 @@ class _Fuser:
         for group in groups:
             reasons = []
             neighbours = [(defining_op(v), "producer") for v in group.operands]
-            neighbours += [(use.owner.operation, "consumer") for r in group.results for use in r.uses]
+            for use in (use for r in group.results for use in r.uses):
+                owner = use.owner.operation
+                if owner.name == "torch.prim.ListConstruct":  # a cat's pieces: the cat is the neighbour
+                    neighbours += [(u.owner.operation, "consumer") for u in owner.results[0].uses]
+                else:
+                    neighbours.append((owner, "consumer"))
             seen = set()
             for op, role in neighbours:
                 if op is None or op.name in ("func.return",) or op.name.startswith(("torch.constant.", "torch.prim.")):
@@ -495,6 +594,8 @@ class _Fuser:
             if producer.operation.block != consumer.operation.block:
                 return "different block"
             return why_not_merge(producer, consumer, self.dep, self.limits) or "not merged"
+        if op.name == CAT:
+            return why_not_concat(op.opview, self.dep, self.limits) or "not merged"
         if op.name in VIEW_OPS:
             if view_args(op) is None:
                 return "view with non-constant arguments"

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mlirfuse.errors import MlirfuseError
-from mlirfuse.lowering.triton import TritonKernel
+from mlirfuse.lowering.triton import POINTWISE_KINDS, TritonKernel
 
 POINTER_TYPES = {
     "float32": "*fp32", "float16": "*fp16", "bfloat16": "*bf16", "float64": "*fp64",
@@ -51,7 +51,7 @@ def signature(kernel: TritonKernel) -> dict[str, str]:
         else:  # sizes, numels, strides
             sig[name] = index
     sig["XBLOCK"] = "constexpr"
-    if kernel.kind != "pointwise":
+    if kernel.kind not in POINTWISE_KINDS:
         sig["RBLOCK"] = "constexpr"
     return sig
 

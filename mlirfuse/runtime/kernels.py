@@ -24,7 +24,7 @@ import tempfile
 from pathlib import Path
 
 from mlirfuse.errors import MlirfuseError
-from mlirfuse.lowering.triton import TritonKernel
+from mlirfuse.lowering.triton import POINTWISE_KINDS, TritonKernel
 
 _LOADED: dict[str, object] = {}
 
@@ -116,6 +116,19 @@ def _pow2_at_least(n: int) -> int:
     return size
 
 
+def strides_in(t, space) -> list[int]:
+    """`t`'s strides in the iteration space: 0 where it broadcasts (size 1 or missing dim).
+
+    A dim narrower than the space (a concat piece) keeps its stride; the
+    kernel masks the coordinates past its end.
+    """
+    offset = len(space) - t.dim()
+    strides = [0] * offset
+    for d in range(t.dim()):
+        strides.append(0 if t.size(d) == 1 and space[d + offset] != 1 else t.stride(d))
+    return strides
+
+
 class Launcher:
     """Runs one TritonKernel on torch tensors."""
 
@@ -140,7 +153,7 @@ class Launcher:
         self._views = [[aten_call(op, (None, *args)) for op, args in site.chain] for site in kernel.sites]
 
     def blocks(self, interpret: bool) -> dict:
-        if self.kernel.kind == "pointwise":
+        if self.kernel.kind in POINTWISE_KINDS:
             return {"XBLOCK": block_size(self.numel, interpret)}
         budget = 16384 if interpret else 4096  # elements per program
         if self.kernel.kind == "persistent-reduction":
@@ -155,7 +168,7 @@ class Launcher:
 
         device = inputs[0].device if inputs else torch.device("cpu")
         outputs = [torch.empty(s, dtype=dt, device=device) for s, dt in zip(self.out_shapes, self.out_dtypes)]
-        if self.numel == 0 and self.kernel.kind == "pointwise":
+        if self.numel == 0 and self.kernel.kind in POINTWISE_KINDS:
             return outputs
         interpret = device.type != "cuda"
         if self._fn is None or self._interpret != interpret:
@@ -167,9 +180,9 @@ class Launcher:
             for view, args, kwargs in views:
                 t = view(t, *args[1:], **kwargs)
             loaded.append(t)
-            strides.extend(t.expand(self.shape).stride())
+            strides.extend(strides_in(t, self.shape))
         blocks = self.blocks(interpret)
-        if self.kernel.kind == "pointwise":
+        if self.kernel.kind in POINTWISE_KINDS:
             sizes = [self.numel, *self.shape[1:]]
             grid = ((self.numel + blocks["XBLOCK"] - 1) // blocks["XBLOCK"],)
         else:

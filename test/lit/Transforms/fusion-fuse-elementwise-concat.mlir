@@ -1,0 +1,106 @@
+// RUN: mlirfuse-opt %s --split-input-file --fusion-explain --fusion-fuse-elementwise | filecheck %s
+
+// Concat as an exit node: a cat of pointwise group results is written by
+// one kernel straight into slices of the cat's buffer (see
+// Lowering/triton-concat.mlir); the cat result is never read inside.
+
+// Pieces of different sizes along the cat dim: the groups computing them and
+// the cat become one concat group; the cat is only yielded (an exit node),
+// the input piece %c joins as a group input, the exported sigmoid stays a
+// result.
+
+// CHECK-LABEL: func.func @fuse_concat_exit
+// CHECK-NEXT:    %[[G:.+]]:2 = "fusion.group"(%arg0, %arg1, %arg2) ({
+// CHECK-NEXT:    ^bb0(%[[A:.+]]: !torch.vtensor<[4,8],f32>, %[[B:.+]]: !torch.vtensor<[4,16],f32>, %[[C:.+]]: !torch.vtensor<[4,4],f32>):
+// CHECK-NEXT:      %[[S:.+]] = torch.aten.sigmoid %[[A]]
+// CHECK-NEXT:      %[[T:.+]] = torch.aten.tanh %[[B]]
+// CHECK:           %[[L:.+]] = torch.prim.ListConstruct %[[S]], %[[T]], %[[C]]
+// CHECK-NEXT:      %[[CAT:.+]] = torch.aten.cat %[[L]]
+// CHECK-NEXT:      "fusion.yield"(%[[CAT]], %[[S]])
+// CHECK-NEXT:    }) {kind = "concat"}
+// CHECK-NEXT:    return %[[G]]#0, %[[G]]#1
+
+func.func @fuse_concat_exit(%a: !torch.vtensor<[4,8],f32>, %b: !torch.vtensor<[4,16],f32>, %c: !torch.vtensor<[4,4],f32>) -> (!torch.vtensor<[4,28],f32>, !torch.vtensor<[4,8],f32>) {
+  %int1 = torch.constant.int 1
+  %0 = torch.aten.sigmoid %a : !torch.vtensor<[4,8],f32> -> !torch.vtensor<[4,8],f32>
+  %1 = torch.aten.tanh %b : !torch.vtensor<[4,16],f32> -> !torch.vtensor<[4,16],f32>
+  %l = torch.prim.ListConstruct %0, %1, %c : (!torch.vtensor<[4,8],f32>, !torch.vtensor<[4,16],f32>, !torch.vtensor<[4,4],f32>) -> !torch.list<vtensor>
+  %2 = torch.aten.cat %l, %int1 : !torch.list<vtensor>, !torch.int -> !torch.vtensor<[4,28],f32>
+  return %2, %0 : !torch.vtensor<[4,28],f32>, !torch.vtensor<[4,8],f32>
+}
+
+// -----
+
+// Horizontal and concat at once: two independent groups reading %a.
+
+// CHECK-LABEL: func.func @fuse_concat_same_size_pieces
+// CHECK-COUNT-1: "fusion.group"
+// CHECK-NOT:     "fusion.group"
+// CHECK:           torch.aten.relu
+// CHECK:           torch.aten.mul.Tensor
+// CHECK:           torch.aten.cat
+// CHECK:         }) {kind = "concat"}
+
+func.func @fuse_concat_same_size_pieces(%a: !torch.vtensor<[2,8],f32>, %b: !torch.vtensor<[2,8],f32>) -> !torch.vtensor<[4,8],f32> {
+  %int0 = torch.constant.int 0
+  %0 = torch.aten.relu %a : !torch.vtensor<[2,8],f32> -> !torch.vtensor<[2,8],f32>
+  %1 = torch.aten.mul.Tensor %a, %b : !torch.vtensor<[2,8],f32>, !torch.vtensor<[2,8],f32> -> !torch.vtensor<[2,8],f32>
+  %l = torch.prim.ListConstruct %0, %1 : (!torch.vtensor<[2,8],f32>, !torch.vtensor<[2,8],f32>) -> !torch.list<vtensor>
+  %2 = torch.aten.cat %l, %int0 : !torch.list<vtensor>, !torch.int -> !torch.vtensor<[4,8],f32>
+  return %2 : !torch.vtensor<[4,8],f32>
+}
+
+// -----
+
+// The second piece is computed from the first through mm: one group for
+// both would have to run before and after mm.
+
+// CHECK-LABEL: func.func @no_fuse_concat_cycle
+// CHECK:         fusion.explain = ["consumer torch.aten.mm: unsupported op", "consumer torch.aten.cat: cycle"], kind = "pointwise"
+// CHECK:         torch.aten.mm
+// CHECK:         fusion.explain = ["producer torch.aten.mm: unsupported op", "consumer torch.aten.cat: cycle"], kind = "pointwise"
+// CHECK:         torch.aten.cat
+
+func.func @no_fuse_concat_cycle(%x: !torch.vtensor<[4,8],f32>, %w: !torch.vtensor<[8,8],f32>) -> !torch.vtensor<[4,16],f32> {
+  %int1 = torch.constant.int 1
+  %0 = torch.aten.sigmoid %x : !torch.vtensor<[4,8],f32> -> !torch.vtensor<[4,8],f32>
+  %1 = torch.aten.mm %0, %w : !torch.vtensor<[4,8],f32>, !torch.vtensor<[8,8],f32> -> !torch.vtensor<[4,8],f32>
+  %2 = torch.aten.tanh %1 : !torch.vtensor<[4,8],f32> -> !torch.vtensor<[4,8],f32>
+  %l = torch.prim.ListConstruct %0, %2 : (!torch.vtensor<[4,8],f32>, !torch.vtensor<[4,8],f32>) -> !torch.list<vtensor>
+  %3 = torch.aten.cat %l, %int1 : !torch.list<vtensor>, !torch.int -> !torch.vtensor<[4,16],f32>
+  return %3 : !torch.vtensor<[4,16],f32>
+}
+
+// -----
+
+// A reduction result is a row per output element: not a concat piece (yet).
+
+// CHECK-LABEL: func.func @no_fuse_concat_of_reduction
+// CHECK:         fusion.explain = ["consumer torch.aten.cat: cat of a reduction result"], kind = "persistent-reduction"
+// CHECK:         torch.aten.cat
+
+func.func @no_fuse_concat_of_reduction(%x: !torch.vtensor<[4,8],f32>, %y: !torch.vtensor<[4,1],f32>) -> !torch.vtensor<[4,2],f32> {
+  %int1 = torch.constant.int 1
+  %true = torch.constant.bool true
+  %none = torch.constant.none
+  %d = torch.prim.ListConstruct %int1 : (!torch.int) -> !torch.list<int>
+  %0 = torch.aten.sum.dim_IntList %x, %d, %true, %none : !torch.vtensor<[4,8],f32>, !torch.list<int>, !torch.bool, !torch.none -> !torch.vtensor<[4,1],f32>
+  %l = torch.prim.ListConstruct %0, %y : (!torch.vtensor<[4,1],f32>, !torch.vtensor<[4,1],f32>) -> !torch.list<vtensor>
+  %1 = torch.aten.cat %l, %int1 : !torch.list<vtensor>, !torch.int -> !torch.vtensor<[4,2],f32>
+  return %1 : !torch.vtensor<[4,2],f32>
+}
+
+// -----
+
+// No piece is computed: a plain copy stays an ATen cat.
+
+// CHECK-LABEL: func.func @no_fuse_concat_of_inputs
+// CHECK-NOT:     "fusion.group"
+// CHECK:         torch.aten.cat
+
+func.func @no_fuse_concat_of_inputs(%x: !torch.vtensor<[4,8],f32>, %y: !torch.vtensor<[4,8],f32>) -> !torch.vtensor<[8,8],f32> {
+  %int0 = torch.constant.int 0
+  %l = torch.prim.ListConstruct %x, %y : (!torch.vtensor<[4,8],f32>, !torch.vtensor<[4,8],f32>) -> !torch.list<vtensor>
+  %0 = torch.aten.cat %l, %int0 : !torch.list<vtensor>, !torch.int -> !torch.vtensor<[8,8],f32>
+  return %0 : !torch.vtensor<[8,8],f32>
+}
