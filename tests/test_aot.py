@@ -25,6 +25,9 @@ def _kernels():
         (lambda a: (a > 0.5) & (a < 2.0), (x,)),  # bool result
         (lambda a, b: torch.sigmoid((a + b).chunk(2, 1)[0]) * torch.tanh((a + b).chunk(2, 1)[1]), (x, x)),  # slices
         (lambda a: torch.softmax(a, -1), (x,)),  # persistent reduction
+        (lambda a: torch.softmax(a, -1), (x.to(torch.bfloat16),)),  # bf16 result: round_to_bf16 helper
+        (lambda a, b: torch.relu(a.view(4, 4, 4).transpose(0, 1)) * b, (x, torch.randn(4, 4, 4))),  # view sites
+        (lambda a, b: torch.cat([torch.exp(a), torch.neg(b)], 1), (x, torch.randn(4, 8))),  # concat exit
     ]
     kernels = []
     for fn, inputs in models:
@@ -44,7 +47,7 @@ def test_generated_kernels_compile_for_gpu(arch):
 def test_signature_matches_kernel_parameters():
     kernel = _kernels()[1]
     sig = signature(kernel)
-    header = kernel.source.split("def ", 1)[1].split("(", 1)[1].split(")")[0]
+    header = kernel.source.split(f"def {kernel.name}(", 1)[1].split(")")[0]
     params = [p.split(":")[0].strip() for p in header.split(",")]
     assert list(sig) == params
     assert sig["in0"] == "*fp32" and sig["XBLOCK"] == "constexpr"
