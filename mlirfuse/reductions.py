@@ -18,6 +18,8 @@ OPINFO_SUPPORTED = (
     "nn.functional.layer_norm",
     "native_layer_norm",
     "nn.functional.rms_norm",
+    "nn.functional.group_norm",
+    "nn.functional.batch_norm",  # inference samples fuse; training ones run through ATen
     "var",
     "var.unbiased",
     "std",

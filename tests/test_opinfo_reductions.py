@@ -54,6 +54,11 @@ def _key(opinfo) -> str:
 OPINFOS = {_key(o): o for o in op_db}
 
 
+# Samples of a supported entry that exercise what is claimed; the others
+# (training-mode batch norm: not decomposed, runs through ATen) are left out.
+CLAIMED = {"nn.functional.batch_norm": lambda s: not s.kwargs.get("training", False)}
+
+
 def _cases(names):
     return [
         pytest.param(name, dtype, id=f"{name}-{str(dtype).removeprefix('torch.')}")
@@ -142,7 +147,7 @@ def check_opinfo(name: str, dtype: torch.dtype, *, expect_unfused: bool = False)
     samples = [
         (i, s)
         for i, s in enumerate(opinfo.sample_inputs("cpu", dtype, requires_grad=False))
-        if not isinstance(s.input, torch.Tensor) or s.input.numel() <= MAX_NUMEL
+        if (not isinstance(s.input, torch.Tensor) or s.input.numel() <= MAX_NUMEL) and CLAIMED.get(name, lambda _: True)(s)
     ]
     failures, skipped, ran = [], [], 0
     for index, sample in _spread(samples, MAX_SAMPLES):

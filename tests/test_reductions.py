@@ -163,3 +163,26 @@ def test_reductions_over_different_axes_are_separate_kernels():
     fn = Lambda(lambda x: (x.sum(0, keepdim=True), x.sum(1, keepdim=True)))
     cm = _check(fn, torch.randn(8, 16))
     assert cm.stats["launches"] == 2
+
+
+def _channel_norm(kind: str) -> nn.Module:
+    if kind == "batch_norm":
+        norm = nn.BatchNorm2d(6)
+        with torch.no_grad():
+            norm.running_mean.normal_()
+            norm.running_var.uniform_(0.5, 2.0)
+    else:
+        norm = nn.GroupNorm(3, 6, affine=kind == "group_norm")
+    with torch.no_grad():
+        for p in norm.parameters():
+            p.normal_()
+    return norm.eval()
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=["f32", "bf16"])
+@pytest.mark.parametrize("kind", ["batch_norm", "group_norm", "group_norm_no_affine"])
+def test_channel_norm_is_one_kernel(kind, dtype):
+    # Inference batch norm: one pointwise kernel; group norm: one reduction
+    # kernel over the [N, G, C/G, H*W] view, reshaped back on store.
+    cm = _check(_channel_norm(kind), torch.randn(2, 6, 5, 7, dtype=dtype) * 2)
+    assert cm.stats["launches"] == 1 and cm.stats["unfused_ops"] == 0, cm.stats

@@ -25,7 +25,7 @@ import math
 from mlirfuse.elementwise import TRITON_DTYPES, compute_dtype
 from mlirfuse.ir import ir, tensor_type
 from mlirfuse.lowering.triton import (
-    LoweringError, TritonKernel, _cast, _Emitter, _is_constant_like, _Value, load_sites, module_prelude,
+    LoweringError, TritonKernel, _cast, _Emitter, _is_constant_like, _Value, _stored_value, load_sites, module_prelude,
 )
 from mlirfuse.views import VIEW_OPS
 from mlirfuse.passes.base import block_ops
@@ -182,12 +182,14 @@ def lower_reduction(kernel, persistent: bool) -> TritonKernel:
     em = _ReductionEmitter(name, block, red, persistent)
     rank = em.rank
     row_outputs, full_outputs = [], []
+    rows = math.prod(red.shape[d] for d in em.kept)
     for j, v in enumerate(terminator.operands):
         if _is_constant_like(v):
             raise LoweringError(f"kernel @{name}: yields a constant")
+        v = _stored_value(v, em.sites)  # an exit reshape stores the value it reshapes
         (row_outputs if em.is_row(v) else full_outputs).append((j, v))
-        rows = math.prod(red.shape[d] for d in em.kept)
-        if outputs[j].shape != red.shape and math.prod(outputs[j].shape) != rows:
+        shape = tensor_type(v.type).shape
+        if shape != red.shape and math.prod(shape) != rows:
             raise LoweringError(f"kernel @{name}: result #{j} has neither one element per row nor the reduced input's shape")
 
     head = [

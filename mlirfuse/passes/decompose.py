@@ -1,8 +1,8 @@
 """fusion-decompose: composite normalizations into reductions and pointwise ops.
 
 The FX import keeps `softmax`, `log_softmax`, `layer_norm`,
-`native_layer_norm`, `rms_norm`, `var`/`std`/`var_mean`/`std_mean` and
-`logsumexp` whole (we do not run torch-mlir's Python decompositions: they
+`native_layer_norm`, `rms_norm`, `group_norm`, inference `batch_norm`,
+`var`/`std`/`var_mean`/`std_mean` and `logsumexp` whole (we do not run torch-mlir's Python decompositions: they
 cost seconds on big graphs). This pass rewrites each into `amax`/`sum`/`mean`
 reductions (always keepdim, so results broadcast back over the reduced
 axes) and elementwise ops, the form `fusion-fuse-elementwise` turns into one
@@ -180,15 +180,86 @@ def decompose_variance(op, rewriter) -> bool:
     return _variance(op, rewriter, op.operation.name)
 
 
-# Ops torch-mlir has no op definition for, imported as `torch.operator "<name>"`.
-_OPERATORS = {"torch.aten.std_mean.correction", "torch.aten.std_mean.dim"}
+@pattern
+def decompose_operator(op, rewriter) -> bool:
+    """`torch.operator` spellings of ops torch-mlir has no definition for (std_mean, inference batch norm)."""
+    name = ir.StringAttr(op.attributes["name"]).value
+    if name in ("torch.aten.std_mean.correction", "torch.aten.std_mean.dim"):
+        return _variance(op, rewriter, name)
+    if name == "torch.aten._native_batch_norm_legit_no_training":
+        # (x, weight, bias, running_mean, running_var, momentum, eps) -> (y, [0], [0])
+        if any(list(r.uses) for r in list(op.results)[1:]):
+            return False
+        x, w, bias, mean, var, _, eps = op.operands
+        return _batch_norm(op, rewriter, x, w, bias, mean, var, eps)
+    return False
 
 
 @pattern
-def decompose_operator(op, rewriter) -> bool:
-    """`torch.operator` spellings of the ops above (std_mean has no torch-mlir op)."""
-    name = ir.StringAttr(op.attributes["name"]).value
-    return name in _OPERATORS and _variance(op, rewriter, name)
+def decompose_batch_norm(op, rewriter) -> bool:
+    """Inference batch_norm(x) = (x - running_mean) * rsqrt(running_var + eps) * w + b, per channel (dim 1)."""
+    x, w, bias, mean, var, training, _, eps, _ = op.operands
+    if constant_value(training) is not False:
+        return False
+    return _batch_norm(op, rewriter, x, w, bias, mean, var, eps)
+
+
+def _batch_norm(op, rewriter, x, w, bias, mean, var, eps) -> bool:
+    types = static_tensor_types(x, mean, var)
+    eps = constant_value(eps)
+    if types is None or len(types[0].shape) < 2 or not isinstance(eps, (int, float)) or isinstance(eps, bool):
+        return False
+    shape, dtype = types[0].shape, types[0].dtype
+    if tensor_type(op.results[0].type).dtype != dtype or any(t.dtype != dtype for t in types[1:]):
+        return False
+    b = _Builder(op)
+    per_channel = [shape[1]] + [1] * (len(shape) - 2)  # broadcasts against [N, C, ...]
+
+    def channel(v):
+        return b.op("torch.aten.view", [v, b.int_list(per_channel)], per_channel, dtype)
+
+    rstd = b.unary("torch.aten.rsqrt", b.add_scalar(channel(var), float(eps), per_channel, dtype), per_channel, dtype)
+    y = b.binary("torch.aten.mul.Tensor", b.binary("torch.aten.sub.Tensor", x, channel(mean), shape, dtype), rstd, shape, dtype)
+    if constant_value(w) is NO_CONSTANT:
+        y = b.binary("torch.aten.mul.Tensor", y, channel(w), shape, dtype)
+    if constant_value(bias) is NO_CONSTANT:
+        y = b.binary("torch.aten.add.Tensor", y, channel(bias), shape, dtype)
+    op.results[0].replace_all_uses_with(y)  # the other results (empty saved stats) are unused
+    rewriter.erase_op(op)
+    return True
+
+
+@pattern
+def decompose_group_norm(op, rewriter) -> bool:
+    """group_norm over [N, C, *S] as layer norm of the [N, G, C/G, prod(S)] view, reduced over its last two dims.
+
+    Weight and bias are viewed as [1, G, C/G, 1] so the affine step runs in
+    the same iteration space; the result is reshaped back (an exit reshape).
+    """
+    x, groups, w, bias, eps, _ = op.operands
+    (xt,) = static_tensor_types(x) or [None]
+    groups, eps = constant_value(groups), constant_value(eps)
+    if xt is None or len(xt.shape) < 2 or not isinstance(groups, int) or not isinstance(eps, (int, float)):
+        return False
+    n, c = xt.shape[0], xt.shape[1]
+    if groups <= 0 or c % groups or tensor_type(op.results[0].type).dtype != xt.dtype:
+        return False
+    b = _Builder(op)
+    dtype = xt.dtype
+    grouped = [n, groups, c // groups, math.prod(xt.shape[2:])]
+    affine = [1, groups, c // groups, 1]
+    xg = b.op("torch.aten.view", [x, b.int_list(grouped)], grouped, dtype)
+    mean, rshape = b.reduce("torch.aten.mean.dim", xg, [2, 3], grouped, dtype)
+    xc = b.binary("torch.aten.sub.Tensor", xg, mean, grouped, dtype)
+    var, _ = b.reduce("torch.aten.mean.dim", b.binary("torch.aten.mul.Tensor", xc, xc, grouped, dtype), [2, 3], grouped, dtype)
+    rstd = b.unary("torch.aten.rsqrt", b.add_scalar(var, float(eps), rshape, dtype), rshape, dtype)
+    y = b.binary("torch.aten.mul.Tensor", xc, rstd, grouped, dtype)
+    if constant_value(w) is NO_CONSTANT:
+        y = b.binary("torch.aten.mul.Tensor", y, b.op("torch.aten.view", [w, b.int_list(affine)], affine, dtype), grouped, dtype)
+    if constant_value(bias) is NO_CONSTANT:
+        y = b.binary("torch.aten.add.Tensor", y, b.op("torch.aten.view", [bias, b.int_list(affine)], affine, dtype), grouped, dtype)
+    rewriter.replace_op(op, [b.op("torch.aten.view", [y, b.int_list(xt.shape)], xt.shape, dtype)])
+    return True
 
 
 def _variance(op, rewriter, name: str) -> bool:
@@ -269,13 +340,15 @@ PATTERNS = [
     ("torch.aten.var_mean.dim", decompose_variance),
     ("torch.aten.std_mean.dim", decompose_variance),
     ("torch.operator", decompose_operator),
+    ("torch.aten.batch_norm", decompose_batch_norm),
+    ("torch.aten.group_norm", decompose_group_norm),
     ("torch.aten.logsumexp", decompose_logsumexp),
 ]
 
 
 @dataclasses.dataclass(frozen=True)
 class Decompose(ModulePass):
-    """Decompose softmax, log_softmax, layer_norm, native_layer_norm, rms_norm, var/std(_mean) and logsumexp into keepdim reductions and elementwise ops.
+    """Decompose softmax, log_softmax, layer_norm, native_layer_norm, rms_norm, group_norm, inference batch_norm, var/std(_mean) and logsumexp into keepdim reductions and elementwise ops.
 
     Ops with dynamic shapes or non-constant dims stay whole.
     """

@@ -499,10 +499,11 @@ class _Fuser:
                 merged.attributes["kind"] = ir.StringAttr.get("concat")
 
     def absorb_exit_reshapes(self) -> None:
-        """A reshape of a pointwise group's result read outside any group joins the group.
+        """A reshape of a group's result read outside any group joins the group.
 
-        The kernel stores the value in row-major order; the reshaped result is
-        that buffer with the new shape, so the reshape costs nothing. Done
+        The kernel stores the value in row-major order (a reduction group: over
+        the full space, or one element per row); the reshaped result is that
+        buffer with the new shape, so the reshape costs nothing. Done
         after the fixpoint: a group whose result is reshaped can no longer
         merge with the reshape's readers (a view of a computed value).
         """
@@ -513,7 +514,7 @@ class _Fuser:
                 if op.operation.name not in RESHAPES or view_args(op) is None or not list(op.results[0].uses):
                     continue
                 producer = defining_op(op.operands[0])
-                if producer is None or producer.name != "fusion.group" or _kind(producer.opview) != "pointwise":
+                if producer is None or producer.name != "fusion.group" or _kind(producer.opview) not in FUSIBLE_KINDS:
                     continue
                 wrapped = _wrap(op, "pointwise", self)
                 for old, new in zip(op.results, wrapped.results):
@@ -599,7 +600,7 @@ class _Fuser:
         if op.name in VIEW_OPS:
             if view_args(op) is None:
                 return "view with non-constant arguments"
-            return "view of a computed value (only reshapes of pointwise results are stored)"
+            return "view of a computed value (only reshapes of results are stored)"
         if op.name in REDUCTIONS:
             red = reduction(op.opview)
             return red if isinstance(red, str) else "not merged"

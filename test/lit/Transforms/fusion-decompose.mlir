@@ -1,4 +1,5 @@
 // RUN: mlirfuse-opt %s --split-input-file --fusion-decompose | filecheck %s
+// RUN: mlirfuse-opt %s --split-input-file --mlirfuse-pipeline | filecheck %s --check-prefix=PIPE
 
 // Inputs are spelled as torch-mlir's FX importer emits them (through
 // mlirfuse.frontend's export with `run_decompositions({})`): composite ops
@@ -440,4 +441,76 @@ func.func @no_decompose_nonconstant_dim_list(%arg0: !torch.vtensor<[4,8],f32>, %
   %true = torch.constant.bool true
   %1 = torch.aten.var.correction %arg0, %0, %int1, %true : !torch.vtensor<[4,8],f32>, !torch.list<int>, !torch.int, !torch.bool -> !torch.vtensor<[4,1],f32>
   return %1 : !torch.vtensor<[4,1],f32>
+}
+
+// -----
+
+// Inference batch norm (the importer's torch.operator spelling): per-channel
+// statistics and affine viewed as [C, 1, 1], one pointwise chain; the
+// unused saved-stat results go away with the op.
+
+// CHECK-LABEL: func.func @decompose_batch_norm_inference
+// CHECK-NOT:     torch.operator
+// CHECK:         %[[RV:.+]] = torch.aten.view %arg4, %{{.+}} -> !torch.vtensor<[4,1,1],f32>
+// CHECK:         %[[E:.+]] = torch.aten.add.Scalar %[[RV]]
+// CHECK:         %[[R:.+]] = torch.aten.rsqrt %[[E]]
+// CHECK:         %[[RM:.+]] = torch.aten.view %arg3
+// CHECK:         %[[C:.+]] = torch.aten.sub.Tensor %arg0, %[[RM]]
+// CHECK:         %[[N:.+]] = torch.aten.mul.Tensor %[[C]], %[[R]]
+// CHECK:         %[[W:.+]] = torch.aten.view %arg1
+// CHECK:         %[[Y:.+]] = torch.aten.mul.Tensor %[[N]], %[[W]]
+// CHECK:         %[[B:.+]] = torch.aten.view %arg2
+// CHECK:         %[[Z:.+]] = torch.aten.add.Tensor %[[Y]], %[[B]]
+// CHECK:         return %[[Z]]
+// PIPE-LABEL: func.func @decompose_batch_norm_inference
+// PIPE-NEXT:     "fusion.launch"
+// PIPE-NEXT:     return
+
+func.func @decompose_batch_norm_inference(%x: !torch.vtensor<[2,4,3,3],f32>, %w: !torch.vtensor<[4],f32>, %b: !torch.vtensor<[4],f32>, %rm: !torch.vtensor<[4],f32>, %rv: !torch.vtensor<[4],f32>) -> !torch.vtensor<[2,4,3,3],f32> {
+  %float1.000000e-01 = torch.constant.float 1.000000e-01
+  %float1.000000e-05 = torch.constant.float 1.000000e-05
+  %0:3 = torch.operator "torch.aten._native_batch_norm_legit_no_training"(%x, %w, %b, %rm, %rv, %float1.000000e-01, %float1.000000e-05) : (!torch.vtensor<[2,4,3,3],f32>, !torch.vtensor<[4],f32>, !torch.vtensor<[4],f32>, !torch.vtensor<[4],f32>, !torch.vtensor<[4],f32>, !torch.float, !torch.float) -> (!torch.vtensor<[2,4,3,3],f32>, !torch.vtensor<[0],f32>, !torch.vtensor<[0],f32>)
+  return %0#0 : !torch.vtensor<[2,4,3,3],f32>
+}
+
+// -----
+
+// group_norm: layer norm of the [N, G, C/G, H*W] view over its last two
+// dims, affine viewed as [1, G, C/G, 1], reshaped back at the end.
+
+// CHECK-LABEL: func.func @decompose_group_norm
+// CHECK:         %[[X:.+]] = torch.aten.view %arg0, %{{.+}} -> !torch.vtensor<[2,2,2,9],f32>
+// CHECK:         %[[M:.+]] = torch.aten.mean.dim %[[X]], %{{.+}} -> !torch.vtensor<[2,2,1,1],f32>
+// CHECK:         %[[C:.+]] = torch.aten.sub.Tensor %[[X]], %[[M]]
+// CHECK:         %[[SQ:.+]] = torch.aten.mul.Tensor %[[C]], %[[C]]
+// CHECK:         %[[V:.+]] = torch.aten.mean.dim %[[SQ]]
+// CHECK:         torch.aten.rsqrt
+// CHECK:         torch.aten.view %arg1, %{{.+}} -> !torch.vtensor<[1,2,2,1],f32>
+// CHECK:         torch.aten.view %arg2, %{{.+}} -> !torch.vtensor<[1,2,2,1],f32>
+// CHECK:         %[[OUT:.+]] = torch.aten.view %{{.+}} -> !torch.vtensor<[2,4,3,3],f32>
+// CHECK:         return %[[OUT]]
+// PIPE-LABEL: func.func @decompose_group_norm
+// PIPE-NEXT:     "fusion.launch"
+// PIPE-NEXT:     return
+
+func.func @decompose_group_norm(%x: !torch.vtensor<[2,4,3,3],f32>, %w: !torch.vtensor<[4],f32>, %b: !torch.vtensor<[4],f32>) -> !torch.vtensor<[2,4,3,3],f32> {
+  %int2 = torch.constant.int 2
+  %float1.000000e-05 = torch.constant.float 1.000000e-05
+  %false = torch.constant.bool false
+  %0 = torch.aten.group_norm %x, %int2, %w, %b, %float1.000000e-05, %false : !torch.vtensor<[2,4,3,3],f32>, !torch.int, !torch.vtensor<[4],f32>, !torch.vtensor<[4],f32>, !torch.float, !torch.bool -> !torch.vtensor<[2,4,3,3],f32>
+  return %0 : !torch.vtensor<[2,4,3,3],f32>
+}
+
+// -----
+
+// The saved statistics are read: leave the op whole.
+
+// CHECK-LABEL: func.func @no_decompose_batch_norm_stats_used
+// CHECK:         torch.operator "torch.aten._native_batch_norm_legit_no_training"
+
+func.func @no_decompose_batch_norm_stats_used(%x: !torch.vtensor<[2,4,3,3],f32>, %w: !torch.vtensor<[4],f32>, %b: !torch.vtensor<[4],f32>, %rm: !torch.vtensor<[4],f32>, %rv: !torch.vtensor<[4],f32>) -> (!torch.vtensor<[2,4,3,3],f32>, !torch.vtensor<[0],f32>) {
+  %float1.000000e-01 = torch.constant.float 1.000000e-01
+  %float1.000000e-05 = torch.constant.float 1.000000e-05
+  %0:3 = torch.operator "torch.aten._native_batch_norm_legit_no_training"(%x, %w, %b, %rm, %rv, %float1.000000e-01, %float1.000000e-05) : (!torch.vtensor<[2,4,3,3],f32>, !torch.vtensor<[4],f32>, !torch.vtensor<[4],f32>, !torch.vtensor<[4],f32>, !torch.vtensor<[4],f32>, !torch.float, !torch.float) -> (!torch.vtensor<[2,4,3,3],f32>, !torch.vtensor<[0],f32>, !torch.vtensor<[0],f32>)
+  return %0#0, %0#1 : !torch.vtensor<[2,4,3,3],f32>, !torch.vtensor<[0],f32>
 }

@@ -168,7 +168,7 @@ func.func @no_fuse_view_of_computed_value(%a: !torch.vtensor<[4,8],f32>) -> !tor
 
 // CHECK-LABEL: func.func @no_fuse_exit_transpose
 // CHECK:         %[[G:.+]] = "fusion.group"(%arg0)
-// CHECK:         fusion.explain = ["consumer torch.aten.transpose.int: view of a computed value (only reshapes of pointwise results are stored)"]
+// CHECK:         fusion.explain = ["consumer torch.aten.transpose.int: view of a computed value (only reshapes of results are stored)"]
 // CHECK-NEXT:    torch.aten.transpose.int %[[G]]
 
 func.func @no_fuse_exit_transpose(%a: !torch.vtensor<[4,8],f32>, %b: !torch.vtensor<[4,4],f32>) -> !torch.vtensor<[8,4],f32> {
@@ -182,14 +182,17 @@ func.func @no_fuse_exit_transpose(%a: !torch.vtensor<[4,8],f32>, %b: !torch.vten
 
 // -----
 
-// Reduction groups store no exit reshapes (yet).
+// A reduction group stores its row values one per row: dropping the kept
+// dim is a reshape of that buffer, an exit of the group.
 
-// CHECK-LABEL: func.func @no_fuse_exit_reshape_of_reduction
-// CHECK:         %[[G:.+]] = "fusion.group"(%arg0)
-// CHECK:         fusion.explain = ["consumer torch.aten.view: view of a computed value (only reshapes of pointwise results are stored)"]
-// CHECK:         torch.aten.view %[[G]]
-
-func.func @no_fuse_exit_reshape_of_reduction(%a: !torch.vtensor<[4,8],f32>) -> !torch.vtensor<[4],f32> {
+// CHECK-LABEL: func.func @fuse_exit_reshape_of_reduction
+// CHECK-NEXT:    %[[G:.+]] = "fusion.group"(%arg0) ({
+// CHECK:           %[[S:.+]] = torch.aten.sum.dim_IntList
+// CHECK:           %[[V:.+]] = torch.aten.view %[[S]]
+// CHECK-NEXT:      "fusion.yield"(%[[V]])
+// CHECK-NEXT:    }) {kind = "persistent-reduction"} : (!torch.vtensor<[4,8],f32>) -> !torch.vtensor<[4],f32>
+// CHECK-NEXT:    return %[[G]]
+func.func @fuse_exit_reshape_of_reduction(%a: !torch.vtensor<[4,8],f32>) -> !torch.vtensor<[4],f32> {
   %int1 = torch.constant.int 1
   %int4 = torch.constant.int 4
   %true = torch.constant.bool true
