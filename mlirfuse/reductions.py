@@ -29,6 +29,11 @@ OPINFO_SUPPORTED = (
     "std_mean",
     "std_mean.unbiased",
     "logsumexp",
+    "prod",
+    "argmax",
+    "argmin",
+    "max.reduction_with_dim",
+    "min.reduction_with_dim",
 )
 
 from dataclasses import dataclass  # noqa: E402
@@ -46,6 +51,10 @@ REDUCTIONS = {
     "torch.aten.amin": ("min", 1, 2),
     "torch.aten.max": ("max", None, None),
     "torch.aten.min": ("min", None, None),
+    "torch.aten.prod.dim_int": ("prod", 1, 2),
+    "torch.aten.prod": ("prod", None, None),
+    "torch.aten.argmax": ("argmax", 1, 2),
+    "torch.aten.argmin": ("argmin", 1, 2),
 }
 
 
@@ -53,7 +62,7 @@ REDUCTIONS = {
 class Reduction:
     """What a reduction op computes: `combine` over `dims` of an input shaped `shape`."""
 
-    combine: str  # sum | mean | max | min
+    combine: str  # sum | mean | max | min | prod | argmax | argmin
     shape: tuple[int, ...]
     dims: tuple[int, ...]
     keepdim: bool
@@ -104,10 +113,14 @@ def reduction(op) -> Reduction | str:
     keepdim = False if keep_at is None else constant_value(op.operands[keep_at])
     if not isinstance(keepdim, bool):
         return "keepdim is not constant"
-    if combine in ("max", "min") and x.dtype not in FLOAT_DTYPES:
-        return "max/min are fused for floating types only"
+    if combine in ("argmax", "argmin") and (rank == 0 or constant_value(op.operands[dims_at]) is None):
+        return f"{combine} over all dims (flattened indices)"
+    if combine in ("max", "min", "prod", "argmax", "argmin") and x.dtype not in FLOAT_DTYPES:
+        return f"{combine} is fused for floating types only"
+    if combine == "prod" and out.dtype not in FLOAT_DTYPES:
+        return "prod with a non-float result"
     if out.dtype not in FLOAT_DTYPES and combine == "mean":
         return "mean of a non-float result"
-    if any(x.shape[d] == 0 for d in dims) and combine in ("max", "min"):
+    if any(x.shape[d] == 0 for d in dims) and combine in ("max", "min", "argmax", "argmin"):
         return "max/min over an empty dimension is an error in eager"
     return Reduction(combine, x.shape, tuple(dims), keepdim, out.dtype)

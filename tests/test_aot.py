@@ -28,6 +28,8 @@ def _kernels():
         (lambda a: torch.softmax(a, -1), (x.to(torch.bfloat16),)),  # bf16 result: round_to_bf16 helper
         (lambda a, b: torch.relu(a.view(4, 4, 4).transpose(0, 1)) * b, (x, torch.randn(4, 4, 4))),  # view sites
         (lambda a, b: torch.cat([torch.exp(a), torch.neg(b)], 1), (x, torch.randn(4, 8))),  # concat exit
+        (lambda a: torch.max(a, 1), (x,)),  # argmax: tl.reduce over (value, index) pairs
+        (lambda a: a.prod(1), (x,)),  # prod: tl.reduce with a multiply helper
     ]
     kernels = []
     for fn, inputs in models:

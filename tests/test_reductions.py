@@ -53,7 +53,7 @@ def _model(kind: str, d: int) -> nn.Module:
     return RMSNorm(d)
 
 
-def _check(model, x, pipeline=None):
+def _check(model, x, pipeline=None, equal_nan=False):
     model = model.to(x.dtype)
     cm = mlirfuse.compile(model, (x,), pipeline=pipeline)
     with torch.no_grad():
@@ -62,7 +62,7 @@ def _check(model, x, pipeline=None):
             model.to(x.dtype)
         else:
             expected = model(x)
-    torch.testing.assert_close(cm(x), expected)
+    torch.testing.assert_close(cm(x), expected, equal_nan=equal_nan)
     return cm
 
 
@@ -185,4 +185,29 @@ def test_channel_norm_is_one_kernel(kind, dtype):
     # Inference batch norm: one pointwise kernel; group norm: one reduction
     # kernel over the [N, G, C/G, H*W] view, reshaped back on store.
     cm = _check(_channel_norm(kind), torch.randn(2, 6, 5, 7, dtype=dtype) * 2)
+    assert cm.stats["launches"] == 1 and cm.stats["unfused_ops"] == 0, cm.stats
+
+
+@pytest.mark.parametrize("pipeline", [None, LOOPED], ids=["persistent", "looped"])
+@pytest.mark.parametrize(
+    "fn",
+    [
+        lambda x: x.argmax(1),
+        lambda x: x.argmin(-1, keepdim=True),
+        lambda x: torch.max(x, 1),  # (values, indices): amax and argmax in one kernel
+        lambda x: torch.min(x, 2, keepdim=True),
+        lambda x: (x * 0.9).prod(1),
+        lambda x: x.amax(1, keepdim=True) - x.amin(1, keepdim=True),
+    ],
+    ids=["argmax", "argmin", "max.dim", "min.dim", "prod", "amax-amin"],
+)
+def test_eager_rules_for_nan_ties_and_inf(fn, pipeline):
+    # NaN wins max/min/argmax (first NaN's index), ties go to the first index,
+    # an all -inf row has its max at index 0.
+    x = torch.randn(4, 70, 5)
+    x[0, 3, 1] = float("nan")
+    x[1, 5, 2] = x[1, 9, 2] = 10.0
+    x[2, :, 4] = float("-inf")
+    x[3, 7, :] = float("nan")
+    cm = _check(Lambda(fn), x, pipeline, equal_nan=True)
     assert cm.stats["launches"] == 1 and cm.stats["unfused_ops"] == 0, cm.stats

@@ -31,8 +31,13 @@ from mlirfuse.views import VIEW_OPS
 from mlirfuse.passes.base import block_ops
 from mlirfuse.reductions import REDUCTIONS, Reduction, reduction
 
-_IDENTITY = {"sum": "0", "mean": "0", "max": 'float("-inf")', "min": 'float("inf")'}
-_FINAL = {"sum": "tl.sum", "mean": "tl.sum", "max": "tl.max", "min": "tl.min"}
+_IDENTITY = {
+    "sum": "0", "mean": "0", "prod": "1", "max": 'float("-inf")', "min": 'float("inf")',
+    "argmax": 'float("-inf")', "argmin": 'float("inf")',
+}
+# Combine functions for tl.reduce other than tl.sum (helpers in the kernel module).
+_COMBINE = {"prod": "multiply", "max": "maximum", "min": "minimum"}
+_INDEXED = ("argmax", "argmin")
 
 
 def _coords(index: str, dims: list[int], prefix: str) -> list[str]:
@@ -117,19 +122,21 @@ class _ReductionEmitter(_Emitter):
 
     def reduce(self, op) -> _Value:
         red = reduction(op)
-        acc_dtype = compute_dtype(red.dtype)
+        acc_dtype = compute_dtype(tensor_type(op.operands[0].type).dtype if red.combine in _INDEXED else red.dtype)
         identity = _IDENTITY[red.combine]
         name = op.operation.name
+        if red.combine in _INDEXED:
+            return self._reduce_indexed(op, red, acc_dtype)
         if self.persistent:
             x = _cast(self.value(op.operands[0]), acc_dtype)
-            result = f"{_FINAL[red.combine]}(tl.where(xmask & rmask, {x}, {identity}), 1)[:, None]"
+            result = _final(red.combine, f"tl.where(xmask & rmask, {x}, {identity})")
         else:
             acc = f"acc{self.accumulators}"
             self.accumulators += 1
             self.kernel_lines.append(f"{acc} = tl.full([XBLOCK, RBLOCK], {identity}, {TRITON_DTYPES[acc_dtype]})")
             body = self.loop(lambda: self._accumulate(acc, op.operands[0], red, acc_dtype))
             self.kernel_lines.extend(body)
-            result = f"{_FINAL[red.combine]}({acc}, 1)[:, None]"
+            result = _final(red.combine, acc)
         if red.combine == "mean":
             result = f"{result} / {float(red.rnumel)!r}"
         return self.tmp(result, acc_dtype, name)
@@ -139,9 +146,42 @@ class _ReductionEmitter(_Emitter):
         masked = f"tl.where(xmask & rmask, {x}, {_IDENTITY[red.combine]})"
         if red.combine in ("sum", "mean"):
             self.out.append(f"{acc} = {acc} + {masked}")
+        elif red.combine == "prod":
+            self.out.append(f"{acc} = {acc} * {masked}")
         else:
-            fn = "tl.maximum" if red.combine == "max" else "tl.minimum"
-            self.out.append(f"{acc} = {fn}({acc}, {masked})")
+            self.out.append(f"{acc} = {_COMBINE[red.combine]}({acc}, {masked})")
+
+    def _reduce_indexed(self, op, red: Reduction, acc_dtype: str) -> _Value:
+        """argmax/argmin: (value, index) pairs reduced with eager's rules (NaN wins, first index on ties).
+
+        Masked lanes carry index rnumel, so they lose every tie.
+        """
+        combine = f"{red.combine}_combine"
+        if self.persistent:
+            x = _cast(self.value(op.operands[0]), acc_dtype)
+            values = f"tl.where(xmask & rmask, {x}, {_IDENTITY[red.combine]})"
+            indices = "tl.where(xmask & rmask, rindex, rnumel)"
+        else:
+            k = self.accumulators
+            self.accumulators += 1
+            values, indices = f"acc{k}", f"idx{k}"
+            self.kernel_lines.append(f"{values} = tl.full([XBLOCK, RBLOCK], {_IDENTITY[red.combine]}, {TRITON_DTYPES[acc_dtype]})")
+            self.kernel_lines.append(f"{indices} = tl.full([XBLOCK, RBLOCK], rnumel, tl.int32)")
+
+            def step():
+                x = _cast(self.value(op.operands[0]), acc_dtype)
+                # Per lane, a later chunk has larger indices: replace only when strictly better.
+                better = ">" if red.combine == "argmax" else "<"
+                self.out.append(
+                    f"take{k} = xmask & rmask & (({x} {better} {values}) | ({indices} == rnumel) "
+                    f"| (({x} != {x}) & ({values} == {values})))"
+                )
+                self.out.append(f"{values} = tl.where(take{k}, {x}, {values})")
+                self.out.append(f"{indices} = tl.where(take{k}, rindex, {indices})")
+
+            self.kernel_lines.extend(self.loop(step))
+        result = f"tl.reduce(({values}, {indices}), 1, {combine})[1][:, None].to(tl.int64)"
+        return self.tmp(result, "int64", op.operation.name)
 
     def loop(self, body) -> list[str]:
         """Lines of one `for roffset ...` loop running `body` in a fresh full-space scope."""
@@ -161,6 +201,13 @@ class _ReductionEmitter(_Emitter):
         for d in range(1, self.rank):
             expr = f"({expr}) * s{d} + {self.coord(d)}"
         return expr
+
+
+def _final(combine: str, tile: str) -> str:
+    """The row values of a [XBLOCK, RBLOCK] tile reduced along the columns."""
+    if combine in _COMBINE:
+        return f"tl.reduce({tile}, 1, {_COMBINE[combine]})[:, None]"
+    return f"tl.sum({tile}, 1)[:, None]"
 
 
 def lower_reduction(kernel, persistent: bool) -> TritonKernel:

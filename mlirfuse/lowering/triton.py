@@ -21,6 +21,7 @@ This module only writes text; it never imports triton (see
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 
 from mlirfuse.elementwise import RULES, TRITON_DTYPES, compute_dtype, literal, promote
@@ -80,17 +81,48 @@ def _cast(v: _Value, dtype: str) -> str:
     return f"{v.text}.to({TRITON_DTYPES[dtype]})"
 
 
-# f32 -> bf16 rounding to nearest even, as eager does, spelled out on the
-# bits: Triton's interpreter truncates f32 -> bf16 (even with
-# fp_downcast_rounding="rtne") while compiled code rounds. After rounding the
-# low 16 bits are zero, so the final cast is exact on both. Emitted into a
-# kernel's module only when a kernel uses it.
-ROUND_TO_BF16 = """@triton.jit
+# Helper functions a kernel module defines when its kernel uses them, by name.
+HELPERS = {
+    # f32 -> bf16 rounding to nearest even, as eager does, spelled out on the
+    # bits: Triton's interpreter truncates f32 -> bf16 (even with
+    # fp_downcast_rounding="rtne") while compiled code rounds. After rounding
+    # the low 16 bits are zero, so the final cast is exact on both.
+    "round_to_bf16": """@triton.jit
 def round_to_bf16(x):
     bits = x.to(tl.uint32, bitcast=True)
     bits = (bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000
     return bits.to(tl.float32, bitcast=True).to(tl.bfloat16)
-"""
+""",
+    # tl.reduce combine functions: product, and (value, index) pairs for
+    # argmax/argmin as eager picks them (NaN wins, ties go to the first index).
+    "multiply": """@triton.jit
+def multiply(a, b):
+    return a * b
+""",
+    # max/min that propagate NaN like eager (tl.max/tl.min drop NaNs).
+    "maximum": """@triton.jit
+def maximum(a, b):
+    return tl.maximum(a, b, propagate_nan=tl.PropagateNan.ALL)
+""",
+    "minimum": """@triton.jit
+def minimum(a, b):
+    return tl.minimum(a, b, propagate_nan=tl.PropagateNan.ALL)
+""",
+    "argmax_combine": """@triton.jit
+def argmax_combine(v0, i0, v1, i1):
+    nan0 = v0 != v0
+    nan1 = v1 != v1
+    first = (v0 > v1) | (nan0 & ~nan1) | (((v0 == v1) | (nan0 & nan1)) & (i0 < i1))
+    return tl.where(first, v0, v1), tl.where(first, i0, i1)
+""",
+    "argmin_combine": """@triton.jit
+def argmin_combine(v0, i0, v1, i1):
+    nan0 = v0 != v0
+    nan1 = v1 != v1
+    first = (v0 < v1) | (nan0 & ~nan1) | (((v0 == v1) | (nan0 & nan1)) & (i0 < i1))
+    return tl.where(first, v0, v1), tl.where(first, i0, i1)
+""",
+}
 
 
 def _round_to_bf16(text: str) -> str:
@@ -98,10 +130,12 @@ def _round_to_bf16(text: str) -> str:
 
 
 def module_prelude(body: list[str]) -> list[str]:
-    """The imports (and helpers the body calls) that start a kernel's source file."""
+    """The imports, and the helpers the body uses, that start a kernel's source file."""
     lines = ["import triton", "import triton.language as tl", "", ""]
-    if any("round_to_bf16(" in line for line in body):
-        lines += ROUND_TO_BF16.splitlines() + ["", ""]
+    text = "\n".join(body)
+    for name, source in HELPERS.items():
+        if re.search(rf"\b{name}\b", text):
+            lines += source.splitlines() + ["", ""]
     return lines
 
 

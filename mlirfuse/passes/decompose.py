@@ -2,7 +2,7 @@
 
 The FX import keeps `softmax`, `log_softmax`, `layer_norm`,
 `native_layer_norm`, `rms_norm`, `group_norm`, inference `batch_norm`,
-`var`/`std`/`var_mean`/`std_mean` and `logsumexp` whole (we do not run torch-mlir's Python decompositions: they
+`var`/`std`/`var_mean`/`std_mean`, `logsumexp` and `max.dim`/`min.dim` whole (we do not run torch-mlir's Python decompositions: they
 cost seconds on big graphs). This pass rewrites each into `amax`/`sum`/`mean`
 reductions (always keepdim, so results broadcast back over the reduced
 axes) and elementwise ops, the form `fusion-fuse-elementwise` turns into one
@@ -41,7 +41,7 @@ class _Builder(TorchBuilder):
     def reduce(self, name, x, dims, shape, dtype, keepdim=True):
         reduced = _reduced_shape(shape, dims, keepdim)
         operands = [x, self.int_list(dims), self.bool(keepdim)]
-        if name != "torch.aten.amax":
+        if name not in ("torch.aten.amax", "torch.aten.amin"):
             operands.append(self.none())
         return self.op(name, operands, reduced, dtype), reduced
 
@@ -298,6 +298,31 @@ def _variance(op, rewriter, name: str) -> bool:
 
 
 @pattern
+def decompose_max_dim(op, rewriter) -> bool:
+    """max.dim(x, d) = (amax(x, d), argmax(x, d)); min.dim likewise: one reduction kernel for both."""
+    x = op.operands[0]
+    (xt,) = static_tensor_types(x) or [None]
+    dim, keepdim = constant_value(op.operands[1]), constant_value(op.operands[2])
+    if xt is None or not xt.shape or not isinstance(dim, int) or not isinstance(keepdim, bool):
+        return False
+    dim %= len(xt.shape)
+    if xt.shape[dim] == 0:
+        return False
+    is_max = op.operation.name == "torch.aten.max.dim"
+    b = _Builder(op)
+    shape, dtype = xt.shape, xt.dtype
+    values, rshape = b.reduce("torch.aten.amax" if is_max else "torch.aten.amin", x, [dim], shape, dtype)
+    index = "torch.aten.argmax" if is_max else "torch.aten.argmin"
+    indices = b.op(index, [x, b.int(dim), b.bool(True)], rshape, "int64")
+    results = [values, indices]
+    if not keepdim:
+        out_shape = _reduced_shape(shape, [dim], False)
+        results = [b.op("torch.aten.view", [r, b.int_list(out_shape)], out_shape, t) for r, t in zip(results, (dtype, "int64"))]
+    rewriter.replace_op(op, results)
+    return True
+
+
+@pattern
 def decompose_logsumexp(op, rewriter) -> bool:
     """logsumexp(x) = log(sum(exp(x - m))) + m, m = amax(x) with infinities replaced by 0."""
     x = op.operands[0]
@@ -343,12 +368,14 @@ PATTERNS = [
     ("torch.aten.batch_norm", decompose_batch_norm),
     ("torch.aten.group_norm", decompose_group_norm),
     ("torch.aten.logsumexp", decompose_logsumexp),
+    ("torch.aten.max.dim", decompose_max_dim),
+    ("torch.aten.min.dim", decompose_max_dim),
 ]
 
 
 @dataclasses.dataclass(frozen=True)
 class Decompose(ModulePass):
-    """Decompose softmax, log_softmax, layer_norm, native_layer_norm, rms_norm, group_norm, inference batch_norm, var/std(_mean) and logsumexp into keepdim reductions and elementwise ops.
+    """Decompose softmax, log_softmax, layer_norm, native_layer_norm, rms_norm, group_norm, inference batch_norm, var/std(_mean), logsumexp and max/min.dim into keepdim reductions and elementwise ops.
 
     Ops with dynamic shapes or non-constant dims stay whole.
     """

@@ -18,6 +18,11 @@
 // CHECK-EMPTY:
 // CHECK-EMPTY:
 // CHECK-NEXT:@triton.jit
+// CHECK-NEXT:def maximum(a, b):
+// CHECK-NEXT:    return tl.maximum(a, b, propagate_nan=tl.PropagateNan.ALL)
+// CHECK-EMPTY:
+// CHECK-EMPTY:
+// CHECK-NEXT:@triton.jit
 // CHECK-NEXT:def fused_amax_sub_exp_sum_div_0(in0, out0, xnumel, rnumel, s0, s1, in0_st0, in0_st1, XBLOCK: tl.constexpr, RBLOCK: tl.constexpr):
 // CHECK-NEXT:    xoffset = tl.program_id(0) * XBLOCK
 // CHECK-NEXT:    xindex = xoffset + tl.arange(0, XBLOCK)[:, None]
@@ -30,8 +35,8 @@
 // CHECK-NEXT:        rmask = rindex < rnumel
 // CHECK-NEXT:        r1 = rindex
 // CHECK-NEXT:        tmp1 = tl.load(in0 + (x0 * in0_st0 + r1 * in0_st1), mask=xmask & rmask, other=0)  # load %arg0
-// CHECK-NEXT:        acc0 = tl.maximum(acc0, tl.where(xmask & rmask, tmp1, float("-inf")))
-// CHECK-NEXT:    tmp2 = tl.max(acc0, 1)[:, None]  # torch.aten.amax
+// CHECK-NEXT:        acc0 = maximum(acc0, tl.where(xmask & rmask, tmp1, float("-inf")))
+// CHECK-NEXT:    tmp2 = tl.reduce(acc0, 1, maximum)[:, None]  # torch.aten.amax
 // CHECK-NEXT:    acc1 = tl.full([XBLOCK, RBLOCK], 0, tl.float32)
 // CHECK-NEXT:    for roffset in range(0, rnumel, RBLOCK):
 // CHECK-NEXT:        rindex = roffset + rbase

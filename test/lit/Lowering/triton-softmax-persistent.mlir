@@ -16,6 +16,11 @@
 // CHECK-EMPTY:
 // CHECK-EMPTY:
 // CHECK-NEXT:@triton.jit
+// CHECK-NEXT:def maximum(a, b):
+// CHECK-NEXT:    return tl.maximum(a, b, propagate_nan=tl.PropagateNan.ALL)
+// CHECK-EMPTY:
+// CHECK-EMPTY:
+// CHECK-NEXT:@triton.jit
 // CHECK-NEXT:def fused_amax_sub_exp_sum_div_0(in0, out0, xnumel, rnumel, s0, s1, in0_st0, in0_st1, XBLOCK: tl.constexpr, RBLOCK: tl.constexpr):
 // CHECK-NEXT:    xoffset = tl.program_id(0) * XBLOCK
 // CHECK-NEXT:    xindex = xoffset + tl.arange(0, XBLOCK)[:, None]
@@ -26,7 +31,7 @@
 // CHECK-NEXT:    rmask = rindex < rnumel
 // CHECK-NEXT:    r1 = rindex
 // CHECK-NEXT:    tmp0 = tl.load(in0 + (x0 * in0_st0 + r1 * in0_st1), mask=xmask & rmask, other=0)  # load %arg0
-// CHECK-NEXT:    tmp1 = tl.max(tl.where(xmask & rmask, tmp0, float("-inf")), 1)[:, None]  # torch.aten.amax
+// CHECK-NEXT:    tmp1 = tl.reduce(tl.where(xmask & rmask, tmp0, float("-inf")), 1, maximum)[:, None]  # torch.aten.amax
 // CHECK-NEXT:    tmp2 = tmp0 - tmp1  # torch.aten.sub.Tensor
 // CHECK-NEXT:    tmp3 = tl.exp(tmp2)  # torch.aten.exp
 // CHECK-NEXT:    tmp4 = tl.sum(tl.where(xmask & rmask, tmp3, 0), 1)[:, None]  # torch.aten.sum.dim_IntList

@@ -514,3 +514,24 @@ func.func @no_decompose_batch_norm_stats_used(%x: !torch.vtensor<[2,4,3,3],f32>,
   %0:3 = torch.operator "torch.aten._native_batch_norm_legit_no_training"(%x, %w, %b, %rm, %rv, %float1.000000e-01, %float1.000000e-05) : (!torch.vtensor<[2,4,3,3],f32>, !torch.vtensor<[4],f32>, !torch.vtensor<[4],f32>, !torch.vtensor<[4],f32>, !torch.vtensor<[4],f32>, !torch.float, !torch.float) -> (!torch.vtensor<[2,4,3,3],f32>, !torch.vtensor<[0],f32>, !torch.vtensor<[0],f32>)
   return %0#0, %0#1 : !torch.vtensor<[2,4,3,3],f32>, !torch.vtensor<[0],f32>
 }
+
+// -----
+
+// max.dim is amax and argmax over one dim (keepdim, then views): both
+// reductions share one kernel.
+
+// CHECK-LABEL: func.func @decompose_max_dim
+// CHECK:         %[[V:.+]] = torch.aten.amax %arg0, %{{.+}} -> !torch.vtensor<[8,1],f32>
+// CHECK:         %[[I:.+]] = torch.aten.argmax %arg0, %{{.+}}, %{{.+}} -> !torch.vtensor<[8,1],si64>
+// CHECK:         %[[VV:.+]] = torch.aten.view %[[V]], %{{.+}} -> !torch.vtensor<[8],f32>
+// CHECK:         %[[IV:.+]] = torch.aten.view %[[I]], %{{.+}} -> !torch.vtensor<[8],si64>
+// CHECK:         return %[[VV]], %[[IV]]
+// PIPE-LABEL: func.func @decompose_max_dim
+// PIPE-NEXT:     %[[G:.+]]:2 = "fusion.launch"
+// PIPE-NEXT:     return %[[G]]#1, %[[G]]#0
+func.func @decompose_max_dim(%arg0: !torch.vtensor<[8,100],f32>) -> (!torch.vtensor<[8],f32>, !torch.vtensor<[8],si64>) {
+  %int1 = torch.constant.int 1
+  %false = torch.constant.bool false
+  %values, %indices = torch.aten.max.dim %arg0, %int1, %false : !torch.vtensor<[8,100],f32>, !torch.int, !torch.bool -> !torch.vtensor<[8],f32>, !torch.vtensor<[8],si64>
+  return %values, %indices : !torch.vtensor<[8],f32>, !torch.vtensor<[8],si64>
+}
