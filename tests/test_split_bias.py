@@ -108,3 +108,22 @@ def test_addmm_becomes_mm_plus_fused_bias():
     assert cm.stats["launches"] == 1, cm.stats
     assert kernels_with(cm, "torch.aten.add.Tensor", "torch.aten.silu"), cm.mlir
     assert unfused_ops(cm) == ["torch.aten.mm"], unfused_ops(cm)
+
+
+class ConvBnRelu(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 4, 3, padding=1)
+        self.bn = nn.BatchNorm2d(4)
+        with torch.no_grad():
+            self.bn.running_mean.normal_()
+            self.bn.running_var.uniform_(0.5, 2.0)
+
+    def forward(self, x):
+        return torch.relu(self.bn(self.conv(x)))
+
+
+def test_conv_bias_batch_norm_relu_is_conv_plus_one_kernel():
+    cm = compile_checked(ConvBnRelu().eval(), (torch.randn(2, 3, 8, 8),))
+    assert cm.stats["launches"] == 1, cm.stats
+    assert unfused_ops(cm) == ["torch.aten.conv2d"], unfused_ops(cm)

@@ -1,4 +1,4 @@
-"""fusion-split-bias: take the bias add out of linear and addmm.
+"""fusion-split-bias: take the bias add out of linear, addmm and convolutions.
 
 `linear(x, w, b)` and `addmm(b, m1, m2)` add their bias inside the matmul
 call, so the elementwise op that follows (gelu, relu, a residual add) needs a
@@ -75,19 +75,42 @@ def split_addmm_bias(op, rewriter) -> bool:
     return True
 
 
+@pattern
+def split_conv_bias(op, rewriter) -> bool:
+    """conv2d(x, w, b, ...) = add(conv2d(x, w, None, ...), b viewed as [C, 1, 1]); convolution likewise."""
+    x, w, bias = list(op.operands)[:3]
+    if constant_value(bias) is None or not _feeds_fusible_op(op):
+        return False
+    types = static_tensor_types(x, w, bias, op.results[0])
+    if types is None or len(types[3].shape) < 3 or types[2].dtype != types[3].dtype:
+        return False
+    channels = types[3].shape[1]
+    if types[2].shape != (channels,):
+        return False
+    b = TorchBuilder(ir.InsertionPoint(op), op.location)
+    per_channel = [channels] + [1] * (len(types[3].shape) - 2)  # broadcasts against [N, C, ...]
+    viewed = b.op("torch.aten.view", [bias, b.int_list(per_channel)], per_channel, types[2].dtype)
+    rest = list(op.operands)[3:]
+    _add_bias(op, rewriter, op.operation.name, [x, w, None, *rest], viewed)
+    return True
+
+
 PATTERNS = [
     ("torch.aten.linear", split_linear_bias),
     ("torch.aten.addmm", split_addmm_bias),
+    ("torch.aten.conv2d", split_conv_bias),
+    ("torch.aten.convolution", split_conv_bias),
 ]
 
 
 @dataclasses.dataclass(frozen=True)
 class SplitBias(ModulePass):
-    """Split the bias add out of linear and addmm (beta = alpha = 1) into an add.Tensor that fuses with the following elementwise ops.
+    """Split the bias add out of linear, addmm (beta = alpha = 1) and conv2d/convolution into an add.Tensor that fuses with the following elementwise ops.
 
-    linear(x, w, b) becomes linear(x, w, None) + b and addmm(b, m1, m2)
-    becomes mm(m1, m2) + b. Ops without a bias, with dynamic shapes, or with
-    beta or alpha other than 1 stay whole.
+    linear(x, w, b) becomes linear(x, w, None) + b, addmm(b, m1, m2)
+    becomes mm(m1, m2) + b, conv2d(x, w, b, ...) becomes conv2d(x, w, None,
+    ...) + b viewed per channel. Ops without a bias, with dynamic shapes, or
+    with beta or alpha other than 1 stay whole.
     """
 
     name = "fusion-split-bias"

@@ -183,3 +183,48 @@ func.func @no_split_without_fusible_consumer(%x: !torch.vtensor<[4,8],f32>, %w: 
   %2 = torch.aten.view %0, %1 : !torch.vtensor<[4,16],f32>, !torch.list<int> -> !torch.vtensor<[64],f32>
   return %2 : !torch.vtensor<[64],f32>
 }
+
+// -----
+
+// nn.Conv2d imports as conv2d(x, w, b, stride, padding, dilation, groups):
+// the bias leaves as an add of the [C] bias viewed [C, 1, 1]; with the relu
+// it is one group that reads the bias through the view.
+
+// CHECK-LABEL: func.func @split_conv2d_bias
+// CHECK-DAG:     %[[B:.+]] = torch.aten.view %arg2, %{{.+}} -> !torch.vtensor<[4,1,1],f32>
+// CHECK-DAG:     %[[NONE:.+]] = torch.constant.none
+// CHECK:         %[[C:.+]] = torch.aten.conv2d %arg0, %arg1, %[[NONE]], %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} : {{.+}} -> !torch.vtensor<[2,4,8,8],f32>
+// CHECK:         %[[ADD:.+]] = torch.aten.add.Tensor %[[C]], %[[B]]
+// CHECK-NEXT:    torch.aten.relu %[[ADD]]
+// FUSE-LABEL: func.func @split_conv2d_bias
+// FUSE:         %[[C:.+]] = torch.aten.conv2d %arg0, %arg1, %{{.+}}
+// FUSE-NEXT:    "fusion.group"(%arg2, %[[C]]) ({
+// FUSE:           torch.aten.view
+// FUSE-NEXT:      torch.aten.add.Tensor
+// FUSE-NEXT:      torch.aten.relu
+func.func @split_conv2d_bias(%x: !torch.vtensor<[2,3,8,8],f32>, %w: !torch.vtensor<[4,3,3,3],f32>, %b: !torch.vtensor<[4],f32>) -> !torch.vtensor<[2,4,8,8],f32> {
+  %int1 = torch.constant.int 1
+  %0 = torch.prim.ListConstruct %int1, %int1 : (!torch.int, !torch.int) -> !torch.list<int>
+  %1 = torch.prim.ListConstruct %int1, %int1 : (!torch.int, !torch.int) -> !torch.list<int>
+  %2 = torch.prim.ListConstruct %int1, %int1 : (!torch.int, !torch.int) -> !torch.list<int>
+  %3 = torch.aten.conv2d %x, %w, %b, %0, %1, %2, %int1 : !torch.vtensor<[2,3,8,8],f32>, !torch.vtensor<[4,3,3,3],f32>, !torch.vtensor<[4],f32>, !torch.list<int>, !torch.list<int>, !torch.list<int>, !torch.int -> !torch.vtensor<[2,4,8,8],f32>
+  %4 = torch.aten.relu %3 : !torch.vtensor<[2,4,8,8],f32> -> !torch.vtensor<[2,4,8,8],f32>
+  return %4 : !torch.vtensor<[2,4,8,8],f32>
+}
+
+// -----
+
+// A conv feeding another conv keeps its bias.
+
+// CHECK-LABEL: func.func @no_split_conv2d_feeding_conv
+// CHECK:         torch.aten.conv2d %arg0, %arg1, %arg2
+// CHECK-NOT:     torch.aten.add.Tensor
+func.func @no_split_conv2d_feeding_conv(%x: !torch.vtensor<[2,3,8,8],f32>, %w: !torch.vtensor<[3,3,1,1],f32>, %b: !torch.vtensor<[3],f32>) -> !torch.vtensor<[2,3,8,8],f32> {
+  %int1 = torch.constant.int 1
+  %int0 = torch.constant.int 0
+  %s = torch.prim.ListConstruct %int1, %int1 : (!torch.int, !torch.int) -> !torch.list<int>
+  %p = torch.prim.ListConstruct %int0, %int0 : (!torch.int, !torch.int) -> !torch.list<int>
+  %0 = torch.aten.conv2d %x, %w, %b, %s, %p, %s, %int1 : !torch.vtensor<[2,3,8,8],f32>, !torch.vtensor<[3,3,1,1],f32>, !torch.vtensor<[3],f32>, !torch.list<int>, !torch.list<int>, !torch.list<int>, !torch.int -> !torch.vtensor<[2,3,8,8],f32>
+  %1 = torch.aten.conv2d %0, %w, %b, %s, %p, %s, %int1 : !torch.vtensor<[2,3,8,8],f32>, !torch.vtensor<[3,3,1,1],f32>, !torch.vtensor<[3],f32>, !torch.list<int>, !torch.list<int>, !torch.list<int>, !torch.int -> !torch.vtensor<[2,3,8,8],f32>
+  return %1 : !torch.vtensor<[2,3,8,8],f32>
+}
