@@ -200,7 +200,7 @@ func.func @no_split_without_fusible_consumer(%x: !torch.vtensor<[4,8],f32>, %w: 
 // FUSE:         %[[C:.+]] = torch.aten.conv2d %arg0, %arg1, %{{.+}}
 // FUSE-NEXT:    "fusion.group"(%arg2, %[[C]]) ({
 // FUSE:           torch.aten.view
-// FUSE-NEXT:      torch.aten.add.Tensor
+// FUSE:           torch.aten.add.Tensor
 // FUSE-NEXT:      torch.aten.relu
 func.func @split_conv2d_bias(%x: !torch.vtensor<[2,3,8,8],f32>, %w: !torch.vtensor<[4,3,3,3],f32>, %b: !torch.vtensor<[4],f32>) -> !torch.vtensor<[2,4,8,8],f32> {
   %int1 = torch.constant.int 1
