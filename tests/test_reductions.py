@@ -211,3 +211,11 @@ def test_eager_rules_for_nan_ties_and_inf(fn, pipeline):
     x[3, 7, :] = float("nan")
     cm = _check(Lambda(fn), x, pipeline, equal_nan=True)
     assert cm.stats["launches"] == 1 and cm.stats["unfused_ops"] == 0, cm.stats
+
+
+def test_group_norm_with_activation_is_one_kernel():
+    # The reshape back to [N, C, H, W] sinks below SiLU and the scale
+    # (fusion-chunk-motion), so they run as the normalization's epilogue.
+    norm = _channel_norm("group_norm")
+    cm = _check(Lambda(lambda x: nn.functional.silu(norm(x)) * 2), torch.randn(2, 6, 5, 7))
+    assert cm.stats["launches"] == 1 and cm.stats["unfused_ops"] == 0, cm.stats

@@ -20,7 +20,9 @@ from __future__ import annotations
 import dataclasses
 
 from mlirfuse.elementwise import RULES, fusible
-from mlirfuse.ir import NO_CONSTANT, TorchBuilder, constant_value, defining_op, ir, tensor_type
+from mlirfuse.ir import NO_CONSTANT, TorchBuilder, constant_value, defining_op, ir, static_tensor_types, tensor_type
+from mlirfuse.reductions import REDUCTIONS
+from mlirfuse.views import RESHAPES, view_args
 from mlirfuse.passes.base import ModulePass, apply_patterns, pattern
 
 
@@ -98,14 +100,56 @@ def slice_through_elementwise(op, rewriter) -> bool:
     return True
 
 
+@pattern
+def reshape_below_elementwise(op, rewriter) -> bool:
+    """f(reshape(a), s) -> reshape(f(a, s)) when every other tensor operand s is a single element.
+
+    The elementwise work moves into `a`'s shape, where it can join the group
+    computing `a`; the reshape ends up after it (an exit reshape, free). The
+    group_norm decomposition ends in such a reshape, so its activation
+    (SiLU, ReLU, a scale) fuses into the normalization kernel.
+    """
+    if not fusible(op):
+        return False
+    out = tensor_type(op.results[0].type)
+    reshaped = None
+    for v in op.operands:
+        t = tensor_type(v.type)
+        if t is None or (reshaped is not None and v == reshaped):
+            continue  # a constant, or the reshaped operand again (x * x)
+        owner = defining_op(v)
+        if reshaped is None and owner is not None and owner.name in RESHAPES and t.shape == out.shape:
+            if view_args(owner) is not None and static_tensor_types(owner.operands[0]):
+                reshaped = v
+                continue
+        if not t.is_static or t.numel != 1:
+            return False
+    if reshaped is None:
+        return False
+    reshape = defining_op(reshaped)
+    source = reshape.operands[0]
+    producer = defining_op(source)
+    if producer is None or not (producer.name in REDUCTIONS or (producer.name in RULES and fusible(producer.opview))):
+        return False  # a view of an input is read in place by the group; moving it gains nothing
+    shape = tensor_type(source.type).shape
+    if any(len(tensor_type(v.type).shape) > len(shape) for v in op.operands if tensor_type(v.type) and v != reshaped):
+        return False  # a rank-raising scalar would change the result's rank
+    b = TorchBuilder(ir.InsertionPoint(op), op.location)
+    moved = b.op(op.operation.name, [source if v == reshaped else v for v in op.operands], shape, out.dtype)
+    rewriter.replace_op(op, [b.op("torch.aten.view", [moved, b.int_list(out.shape)], out.shape, out.dtype)])
+    if not list(reshape.results[0].uses):
+        rewriter.erase_op(reshape.opview)
+    return True
+
+
 @dataclasses.dataclass(frozen=True)
 class ChunkMotion(ModulePass):
-    """Turn chunk/split into slices and move them above the elementwise ops that feed them, so the chunked math fuses into one kernel (the LSTM cell)."""
+    """Turn chunk/split into slices and move them above the elementwise ops that feed them, so the chunked math fuses into one kernel (the LSTM cell); move reshapes below elementwise ops with scalar operands (group_norm + activation).
+    """
 
     name = "fusion-chunk-motion"
 
     def apply(self, module: ir.Operation, am=None) -> None:
-        apply_patterns(
-            module,
-            [("torch.prim.ListUnpack", split_to_slices), ("torch.aten.slice.Tensor", slice_through_elementwise)],
-        )
+        patterns = [("torch.prim.ListUnpack", split_to_slices), ("torch.aten.slice.Tensor", slice_through_elementwise)]
+        patterns += [(name, reshape_below_elementwise) for name in RULES]
+        apply_patterns(module, patterns)

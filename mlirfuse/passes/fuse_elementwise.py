@@ -373,9 +373,11 @@ class FuseElementwise(ModulePass):
 
     Unary and binary math (with broadcasting and scalar operands), casts,
     comparisons, where/masked_fill, clamp and activations (relu, gelu, silu, ...);
-    sum/mean/amax/amin with their pointwise prologue and epilogue.
-    A producer used outside the chain is exported as an extra group result;
-    merges that would create a cycle are refused.
+    sum/mean/amax/amin/prod/argmax/argmin with their pointwise prologue and
+    epilogue. Views of group inputs join the group (read by index arithmetic),
+    reshapes of results are stored by it, and a cat of group results becomes
+    the exit of a concat group. A producer used outside the chain is exported
+    as an extra group result; merges that would create a cycle are refused.
     Options: persistent-max (rows up to this many elements stay in registers),
     max-args (tensor arguments per kernel, default 128), max-group-size (torch
     ops per group, 0 = unlimited), explain (attach fusion.explain: each

@@ -86,3 +86,51 @@ func.func @no_move_past_matmul(%a: !torch.vtensor<[1,8],f32>, %w: !torch.vtensor
   %3 = torch.aten.mul.Tensor %2#0, %2#1 : !torch.vtensor<[1,4],f32>, !torch.vtensor<[1,4],f32> -> !torch.vtensor<[1,4],f32>
   return %3 : !torch.vtensor<[1,4],f32>
 }
+
+// -----
+
+// A reshape of a computed value sinks below elementwise ops whose other
+// operands are single elements: silu and the scale run in the [2,8] shape,
+// the reshape moves to the end (where a group stores it for free).
+
+// CHECK-LABEL: func.func @reshape_below_elementwise
+// CHECK:         %[[E:.+]] = torch.aten.exp %arg0 : !torch.vtensor<[2,8],f32>
+// CHECK:         %[[S:.+]] = torch.aten.silu %[[E]] : !torch.vtensor<[2,8],f32> -> !torch.vtensor<[2,8],f32>
+// CHECK:         %[[M:.+]] = torch.aten.mul.Tensor %[[S]], %[[S]] : !torch.vtensor<[2,8],f32>, !torch.vtensor<[2,8],f32> -> !torch.vtensor<[2,8],f32>
+// CHECK:         %[[K:.+]] = torch.aten.mul.Tensor %[[M]], %arg1 : !torch.vtensor<[2,8],f32>, !torch.vtensor<[],f32> -> !torch.vtensor<[2,8],f32>
+// CHECK:         %[[V:.+]] = torch.aten.view %[[K]], %{{.+}} -> !torch.vtensor<[2,2,4],f32>
+// CHECK-NEXT:    return %[[V]]
+func.func @reshape_below_elementwise(%a: !torch.vtensor<[2,8],f32>, %s: !torch.vtensor<[],f32>) -> !torch.vtensor<[2,2,4],f32> {
+  %int2 = torch.constant.int 2
+  %int4 = torch.constant.int 4
+  %0 = torch.aten.exp %a : !torch.vtensor<[2,8],f32> -> !torch.vtensor<[2,8],f32>
+  %l = torch.prim.ListConstruct %int2, %int2, %int4 : (!torch.int, !torch.int, !torch.int) -> !torch.list<int>
+  %1 = torch.aten.view %0, %l : !torch.vtensor<[2,8],f32>, !torch.list<int> -> !torch.vtensor<[2,2,4],f32>
+  %2 = torch.aten.silu %1 : !torch.vtensor<[2,2,4],f32> -> !torch.vtensor<[2,2,4],f32>
+  %3 = torch.aten.mul.Tensor %2, %2 : !torch.vtensor<[2,2,4],f32>, !torch.vtensor<[2,2,4],f32> -> !torch.vtensor<[2,2,4],f32>
+  %4 = torch.aten.mul.Tensor %3, %s : !torch.vtensor<[2,2,4],f32>, !torch.vtensor<[],f32> -> !torch.vtensor<[2,2,4],f32>
+  return %4 : !torch.vtensor<[2,2,4],f32>
+}
+
+// -----
+
+// Stays: a view of an input (a group reads it in place), and a reshape
+// meeting a full-sized operand.
+
+// CHECK-LABEL: func.func @no_reshape_motion
+// CHECK:         %[[V:.+]] = torch.aten.view %arg0
+// CHECK-NEXT:    torch.aten.silu %[[V]]
+// CHECK:         %[[W:.+]] = torch.aten.view %{{.+}} -> !torch.vtensor<[2,2,4],f32>
+// CHECK-NEXT:    torch.aten.add.Tensor %[[W]], %arg1
+func.func @no_reshape_motion(%a: !torch.vtensor<[2,8],f32>, %b: !torch.vtensor<[2,2,4],f32>) -> (!torch.vtensor<[2,2,4],f32>, !torch.vtensor<[2,2,4],f32>) {
+  %int1 = torch.constant.int 1
+  %int2 = torch.constant.int 2
+  %int4 = torch.constant.int 4
+  %l = torch.prim.ListConstruct %int2, %int2, %int4 : (!torch.int, !torch.int, !torch.int) -> !torch.list<int>
+  %0 = torch.aten.view %a, %l : !torch.vtensor<[2,8],f32>, !torch.list<int> -> !torch.vtensor<[2,2,4],f32>
+  %1 = torch.aten.silu %0 : !torch.vtensor<[2,2,4],f32> -> !torch.vtensor<[2,2,4],f32>
+  %2 = torch.aten.exp %a : !torch.vtensor<[2,8],f32> -> !torch.vtensor<[2,8],f32>
+  %3 = torch.aten.view %2, %l : !torch.vtensor<[2,8],f32>, !torch.list<int> -> !torch.vtensor<[2,2,4],f32>
+  %4 = torch.aten.add.Tensor %3, %b, %int1 : !torch.vtensor<[2,2,4],f32>, !torch.vtensor<[2,2,4],f32>, !torch.int -> !torch.vtensor<[2,2,4],f32>
+  return %1, %4 : !torch.vtensor<[2,2,4],f32>, !torch.vtensor<[2,2,4],f32>
+}
