@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib
 
 PASSES: dict[str, str] = {
+    "fusion-functionalize": "mlirfuse.passes.functionalize:Functionalize",
     "fusion-decompose": "mlirfuse.passes.decompose:Decompose",
     "fusion-split-bias": "mlirfuse.passes.split_bias:SplitBias",
     "fusion-chunk-motion": "mlirfuse.passes.chunk_motion:ChunkMotion",
@@ -18,12 +19,15 @@ PASSES: dict[str, str] = {
     "fusion-outline": "mlirfuse.passes.outline:Outline",
     # Test passes: expose analyses to lit (test/lit/Analysis/).
     "test-dependence": "mlirfuse.passes.test_dependence:TestDependence",
+    "test-alias": "mlirfuse.passes.test_alias:TestAlias",
+    "test-shapes": "mlirfuse.passes.test_shapes:TestShapes",
 }
 
 
 def default_pipeline() -> list[str]:
     """Everything before Triton emission, as one straight line of named steps."""
     return [
+        "fusion-functionalize",  # in-place ops on fresh copies become value-semantic ops
         "fusion-decompose",  # softmax, layer_norm, ... into reductions and elementwise ops
         "fusion-split-bias",  # linear/addmm bias as an add.Tensor, to fuse with what follows
         "fusion-chunk-motion",  # chunk/split as slices, moved above the elementwise ops they cut

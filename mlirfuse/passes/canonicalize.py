@@ -3,19 +3,32 @@
 Inside the body: scalar constants that come in as operands are cloned in,
 dead ops are erased and common subexpressions merged. On the op: duplicate
 operands are merged, results yielding the same value are merged, and
-results nobody uses are dropped. Between groups:
-two groups with the same operands and body are merged. The canonical form
-is what deduplication compares, so two groups computing the same thing
-print the same.
+results nobody uses are dropped. A result read only for its size, rank or
+dtype is not needed either: those queries are answered from its type (or,
+for a dynamic shape, asked of a group input of provably the same shape), so
+the result loses its uses and is dropped too. Between groups: two groups
+with the same operands and body are merged. The canonical form is what
+deduplication compares, so two groups computing the same thing print the
+same.
+
+The shape analysis is kept current, never recomputed. The patterns run
+with MLIR's walk driver to a fixpoint: unlike the greedy driver it never
+erases ops behind our back, so every change to a func-level tensor goes
+through code that also updates the analysis.
 """
 
 from __future__ import annotations
 
 import dataclasses
 
+from mlirfuse.analysis import AnalysisManager
+from mlirfuse.analysis.shapes import SIZE_QUERIES, ShapeAnalysis
 from mlirfuse.dialect import build_group, build_yield
-from mlirfuse.ir import defining_op, ir, is_constant
-from mlirfuse.passes.base import ModulePass, apply_patterns, block_ops, body_ops, pattern
+from mlirfuse.elementwise import SCALAR_TYPES
+from mlirfuse.ir import TorchBuilder, constant_value, defining_op, ir, is_constant, rewrite
+from mlirfuse.passes.base import ModulePass, block_ops, body_ops, erase_dead_constants, pattern
+
+_SCALAR_TYPE_CODES = {name: code for code, name in SCALAR_TYPES.items()}
 
 
 def _inline_constants(block: ir.Block, inputs: list[ir.Value]) -> bool:
@@ -90,8 +103,7 @@ def _merge_duplicate_results(group) -> bool:
     return changed
 
 
-@pattern
-def canonicalize_group(group, rewriter) -> bool:
+def canonicalize_group(group, rewriter, shapes: ShapeAnalysis) -> bool:
     """Tidy one group's body, then rebuild it without dead operands and results."""
     block = group.regions[0].blocks[0]
     inputs = list(group.operands)
@@ -106,6 +118,7 @@ def canonicalize_group(group, rewriter) -> bool:
     if len(keep_args) == len(inputs) and len(keep_results) == len(group.results):
         return changed
     if not keep_results:
+        shapes.erase_op(group)
         rewriter.erase_op(group)
         return True
 
@@ -124,14 +137,66 @@ def canonicalize_group(group, rewriter) -> bool:
     for op in ops:
         op.operation.move_before(new_yield)
     for i, r in zip(keep_results, new.results):
+        shapes.replace_value(group.results[i], r)
         group.results[i].replace_all_uses_with(r)
+    shapes.erase_op(group)
     rewriter.erase_op(group)
     return True
 
 
+def fold_size_query(query, rewriter, shapes: ShapeAnalysis) -> bool:
+    """A size, rank or dtype query on a group result read for nothing else: answer it without the result.
+
+    From the result's type where it says; else (a dynamic size) by asking a
+    group input of provably the same shape.
+    """
+    tensor = query.operands[0]
+    group = defining_op(tensor)
+    if group is None or group.name != "fusion.group" or not shapes.size_only_uses(tensor):
+        return False
+    answer = _answer(query, tensor, shapes)
+    if answer is not None:
+        builder = TorchBuilder(ir.InsertionPoint(query), query.location)
+        value = builder.int_list(answer) if isinstance(answer, list) else builder.int(answer)
+        query.results[0].replace_all_uses_with(value)
+        rewriter.erase_op(query)
+        return True
+    if query.operation.name == "torch.prim.dtype":
+        return False  # an input of the same shape may have another dtype
+    same = next((v for v in group.operands if shapes.knows(v) and shapes.same_space(tensor, v)), None)
+    if same is None:
+        return False
+    query.operands[0] = same
+    return True
+
+
+def _answer(query, tensor: ir.Value, shapes: ShapeAnalysis) -> int | list[int] | None:
+    """What the query returns, if the type of `tensor` says."""
+    name, shape = query.operation.name, shapes.shape(tensor)
+    if name == "torch.prim.dtype":
+        return _SCALAR_TYPE_CODES.get(shapes.dtype(tensor))
+    if shape is None:
+        return None
+    if name == "torch.aten.dim":
+        return len(shape)
+    if name == "torch.aten.size.int":
+        dim = constant_value(query.operands[1])
+        if not isinstance(dim, int) or not -len(shape) <= dim < len(shape):
+            return None
+        return shape[dim]
+    if None in shape:
+        return None
+    if name == "torch.aten.size":
+        return list(shape)
+    numel = 1
+    for d in shape:
+        numel *= d
+    return numel
+
+
 @dataclasses.dataclass(frozen=True)
 class Canonicalize(ModulePass):
-    """Canonicalize fusion.group ops: inline scalar constants, CSE and DCE in bodies, merge duplicate operands, drop unused results, merge identical groups.
+    """Canonicalize fusion.group ops: inline scalar constants, CSE and DCE in bodies, merge duplicate operands, drop unused results (and those read only for their size or dtype), merge identical groups.
 
     Upstream `cse` and `canonicalize` also run on modules holding groups; this
     pass adds what they do not know about group operands and results.
@@ -139,12 +204,35 @@ class Canonicalize(ModulePass):
 
     name = "fusion-canonicalize"
 
+    preserves = (ShapeAnalysis,)
+
     def apply(self, module: ir.Operation, am=None) -> None:
-        apply_patterns(module, [("fusion.group", canonicalize_group)])
-        merge_identical_groups(module)
+        shapes = (am or AnalysisManager()).get(ShapeAnalysis, module)
+        changed = True
+
+        def tracked(fn):
+            @pattern
+            def apply_one(op, rewriter):
+                nonlocal changed
+                done = fn(op, rewriter, shapes)
+                changed |= done
+                return done
+
+            return apply_one
+
+        patterns = rewrite.RewritePatternSet()
+        patterns.add("fusion.group", tracked(canonicalize_group))
+        for name in SIZE_QUERIES:
+            patterns.add(name, tracked(fold_size_query))
+        frozen = patterns.freeze()
+        while changed:
+            changed = False
+            rewrite.walk_and_apply_patterns(module, frozen)
+        merge_identical_groups(module, shapes)
+        erase_dead_constants(module)  # constant operands inlined into bodies, answered queries
 
 
-def merge_identical_groups(module: ir.Operation) -> None:
+def merge_identical_groups(module: ir.Operation, shapes: ShapeAnalysis) -> None:
     """Groups with the same operands and the same canonical body compute the same values.
 
     Upstream `cse` would do this for a Pure op; the fusion ops are
@@ -170,7 +258,9 @@ def merge_identical_groups(module: ir.Operation) -> None:
             key = (tuple(op.operands), canonical_form(op))
             if key in seen:
                 for old, new in zip(op.results, seen[key].results):
+                    shapes.replace_value(old, new)
                     old.replace_all_uses_with(new)
+                shapes.erase_op(op)
                 op.operation.erase()
             else:
                 seen[key] = op

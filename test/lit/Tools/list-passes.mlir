@@ -4,7 +4,9 @@
 // docstring; pipelines list the passes they expand to.
 
 // CHECK-LABEL: Passes:
-// CHECK-NEXT:  --fusion-decompose
+// CHECK-NEXT:  --fusion-functionalize
+// CHECK-NEXT:    Rewrite in-place ops on fresh copies nothing else sees (no view, not a function argument) to value-semantic ops; whatever the alias analysis cannot prove safe is left alone.
+// CHECK:       --fusion-decompose
 // CHECK-NEXT:    Decompose softmax, log_softmax, layer_norm, native_layer_norm, rms_norm, var/std(_mean) and logsumexp into keepdim reductions and elementwise ops.
 // CHECK:       --fusion-split-bias
 // CHECK-NEXT:    Split the bias add out of linear and addmm (beta = alpha = 1) into an add.Tensor that fuses with the following elementwise ops.
@@ -14,11 +16,15 @@
 // CHECK-NEXT:    Group maximal producer->consumer chains of elementwise ops and reductions into fusion.group ops.
 // CHECK:         Options: persistent-max (rows up to this many elements stay in registers),
 // CHECK:       --fusion-canonicalize
-// CHECK-NEXT:    Canonicalize fusion.group ops: inline scalar constants, CSE and DCE in bodies, merge duplicate operands, drop unused results, merge identical groups.
+// CHECK-NEXT:    Canonicalize fusion.group ops: inline scalar constants, CSE and DCE in bodies, merge duplicate operands, drop unused results (and those read only for their size or dtype), merge identical groups.
 // CHECK:       --fusion-outline
 // CHECK-NEXT:    Outline each fusion.group into a fusion.kernel symbol and call it with fusion.launch; structurally identical groups share one kernel.
 // CHECK:       --test-dependence
 // CHECK-NEXT:    Test pass: mark each op tagged `test.tag` with the tagged ops it depends on (`test.depends`); corrupt=true breaks the analysis on purpose.
+// CHECK:       --test-alias
+// CHECK-NEXT:    Test pass: mark each op tagged `test.tag` with its storage class, what it may alias, its writers and whether it is mutated; corrupt=true breaks the analysis on purpose.
+// CHECK:       --test-shapes
+// CHECK-NEXT:    Test pass: mark each op tagged `test.tag` with its result's shape, dtype, the tagged values of the same shape or broadcastable with it, and whether it is read only for its size; corrupt=true breaks the analysis on purpose.
 // CHECK-LABEL: Pipelines:
 // CHECK-NEXT:  --mlirfuse-pipeline
-// CHECK:         = fusion-decompose, fusion-split-bias, fusion-chunk-motion, fusion-fuse-elementwise, fusion-extern-operands, fusion-canonicalize, fusion-outline
+// CHECK:         = fusion-functionalize, fusion-decompose, fusion-split-bias, fusion-chunk-motion, fusion-fuse-elementwise, fusion-extern-operands, fusion-canonicalize, fusion-outline

@@ -30,11 +30,15 @@ print(f"{len(PASSES)} passes checked")
 # The listing is exact: a new pass must be named here too.
 # CHECK-NOT:  MISSING
 # CHECK-NOT:  =NO
-# CHECK:      fusion-decompose: doc=yes listed=yes lit=yes
+# CHECK:      fusion-functionalize: doc=yes listed=yes lit=yes
+# CHECK-NEXT: fusion-decompose: doc=yes listed=yes lit=yes
 # CHECK-NEXT: fusion-split-bias: doc=yes listed=yes lit=yes
 # CHECK-NEXT: fusion-chunk-motion: doc=yes listed=yes lit=yes
 # CHECK-NEXT: fusion-fuse-elementwise: doc=yes listed=yes lit=yes
+# CHECK-NEXT: fusion-extern-operands: doc=yes listed=yes lit=yes
 # CHECK-NEXT: fusion-canonicalize: doc=yes listed=yes lit=yes
 # CHECK-NEXT: fusion-outline: doc=yes listed=yes lit=yes
 # CHECK-NEXT: test-dependence: doc=yes listed=yes lit=yes
-# CHECK-NEXT: 7 passes checked
+# CHECK-NEXT: test-alias: doc=yes listed=yes lit=yes
+# CHECK-NEXT: test-shapes: doc=yes listed=yes lit=yes
+# CHECK-NEXT: 11 passes checked
