@@ -7,14 +7,16 @@
 // CHECK-NEXT:  --fusion-functionalize
 // CHECK-NEXT:    Rewrite in-place ops on fresh copies nothing else sees (no view, not a function argument) to value-semantic ops; whatever the alias analysis cannot prove safe is left alone.
 // CHECK:       --fusion-decompose
-// CHECK-NEXT:    Decompose softmax, log_softmax, layer_norm, native_layer_norm, rms_norm, var/std(_mean) and logsumexp into keepdim reductions and elementwise ops.
+// CHECK-NEXT:    Decompose softmax, log_softmax, layer_norm, native_layer_norm, rms_norm, group_norm, inference batch_norm, var/std(_mean), logsumexp and max/min.dim into keepdim reductions and elementwise ops.
 // CHECK:       --fusion-split-bias
-// CHECK-NEXT:    Split the bias add out of linear and addmm (beta = alpha = 1) into an add.Tensor that fuses with the following elementwise ops.
+// CHECK-NEXT:    Split the bias add out of linear, addmm (beta = alpha = 1) and conv2d/convolution into an add.Tensor that fuses with the following elementwise ops.
 // CHECK:       --fusion-chunk-motion
-// CHECK-NEXT:    Turn chunk/split into slices and move them above the elementwise ops that feed them, so the chunked math fuses into one kernel (the LSTM cell).
+// CHECK-NEXT:    Turn chunk/split into slices and move them above the elementwise ops that feed them, so the chunked math fuses into one kernel (the LSTM cell); move reshapes below elementwise ops with scalar operands (group_norm + activation).
 // CHECK:       --fusion-fuse-elementwise
 // CHECK-NEXT:    Group maximal producer->consumer chains of elementwise ops and reductions into fusion.group ops.
 // CHECK:         Options: persistent-max (rows up to this many elements stay in registers),
+// CHECK:       --fusion-extern-operands
+// CHECK-NEXT:    Put each unfused op (matmul, linear, ...) together with the view chains feeding it into a fusion.group of kind extern: one ATen call reading strided operands, no copies.
 // CHECK:       --fusion-canonicalize
 // CHECK-NEXT:    Canonicalize fusion.group ops: inline scalar constants, CSE and DCE in bodies, merge duplicate operands, drop unused results (and those read only for their size or dtype), merge identical groups.
 // CHECK:       --fusion-outline
