@@ -32,7 +32,9 @@ from mlirfuse.dialect import build_group, build_yield
 from mlirfuse.elementwise import RULES, fusible, why_not_fusible
 from mlirfuse.ir import constant_value, defining_op, ir, is_constant_like, op_id, parent_name, result_index, tensor_type
 from mlirfuse.reductions import REDUCTIONS, Reduction, reduction
+from mlirfuse.analysis.alias import AliasAnalysis
 from mlirfuse.analysis.dependence import DependenceAnalysis
+from mlirfuse.analysis.shapes import ShapeAnalysis
 from mlirfuse.ir import rewrite
 from mlirfuse.passes.base import ModulePass, body_ops, clone_ops_into, erase_dead_constants, pattern
 from mlirfuse.views import RESHAPES, VIEW_OPS, is_view, view_args
@@ -73,6 +75,7 @@ def _wrap(op, kind: str, fuser: "_Fuser"):
     build_yield([mapping[r] for r in op.results], ip=ir.InsertionPoint(block))
     fuser.dep.insert_before(group, op)
     fuser.dep.erase(op)
+    fuser.replaced([op], group, zip(op.results, group.results))
     return group
 
 
@@ -92,13 +95,14 @@ def _absorb_view(view, consumer, rewriter, fuser: "_Fuser") -> None:
     if _used_outside(view.results[0], consumer):
         clone = view.operation.clone(ip=ir.InsertionPoint(consumer))
         fuser.dep.insert_before(clone, consumer)
+        fuser.added(clone)
         for k, v in enumerate(consumer.operands):
             if v == view.results[0]:
                 consumer.operation.operands[k] = clone.results[0]
         view = clone
     wrapped = _wrap(view, "pointwise", fuser)
     rewriter.replace_op(view, list(wrapped.results))
-    _merge(wrapped, consumer, rewriter, fuser.dep)
+    _merge(wrapped, consumer, rewriter, fuser)
 
 
 FUSIBLE_KINDS = ("pointwise", "reduction")
@@ -124,7 +128,7 @@ def merge_producer(consumer, rewriter, fuser: "_Fuser") -> bool:
         if _kind(producer) not in FUSIBLE_KINDS or producer.operation.block != consumer.operation.block:
             continue
         if why_not_merge(producer, consumer, fuser.dependence(), fuser.limits) is None:
-            _merge(producer, consumer, rewriter, fuser.dep)
+            _merge(producer, consumer, rewriter, fuser)
             return True
     return False
 
@@ -236,7 +240,8 @@ def _used_outside(value: ir.Value, consumer) -> bool:
     return any(use.owner.operation != consumer.operation for use in value.uses)
 
 
-def _merge(producer, consumer, rewriter, dep: DependenceAnalysis):
+def _merge(producer, consumer, rewriter, fuser: "_Fuser"):
+    dep = fuser.dep
     dependents, _ = dep.dependents_between(producer, consumer)
     inputs: list[ir.Value] = []
     for v in list(producer.operands) + [v for v in consumer.operands if not _defined_by(v, producer)]:
@@ -268,6 +273,9 @@ def _merge(producer, consumer, rewriter, dep: DependenceAnalysis):
     dep.insert_before(group, consumer)
     dep.erase(consumer)
     dep.erase(producer)
+    fuser.replaced(
+        [consumer, producer], group, list(zip(consumer.results, group.results)) + list(zip(exported, group.results[n:]))
+    )
     for k, r in enumerate(exported):
         r.replace_all_uses_with(group.results[n + k])
     if rewriter is not None:
@@ -351,6 +359,7 @@ def _wrap_cat(cat, fuser: "_Fuser"):
     clone_ops_into([defining_op(cat.operands[1]).opview, items.opview, cat], block, mapping)
     build_yield([mapping[cat.results[0]]], ip=ir.InsertionPoint(block))
     fuser.dep.insert_before(group, cat)
+    fuser.replaced([cat], group, [(cat.results[0], group.results[0])])
     cat.results[0].replace_all_uses_with(group.results[0])
     for op in (cat, items.opview):
         fuser.dep.erase(op)
@@ -398,7 +407,7 @@ class FuseElementwise(ModulePass):
     # check instead of maintaining it (quadratic; see bench/compile_time.py).
     recompute_analyses: bool = False
 
-    preserves = (DependenceAnalysis,)
+    preserves = (DependenceAnalysis, AliasAnalysis, ShapeAnalysis)
 
     def apply(self, module: ir.Operation, am=None) -> None:
         from mlirfuse.analysis import AnalysisManager
@@ -443,7 +452,24 @@ class _Fuser:
         self.limits = limits
         self.horizontal = horizontal
         self.dep = am.get(DependenceAnalysis, module)
+        # Value facts kept current too: a group's results take over the facts
+        # of the values they replace (storage classes, iteration spaces).
+        self.values = [am.get(AliasAnalysis, module), am.get(ShapeAnalysis, module)]
         self.changed = False
+
+    def replaced(self, old_ops, group, pairs) -> None:
+        """Tell the value analyses that `group` replaces `old_ops`: (old value, group result) `pairs`."""
+        pairs = list(pairs)
+        for analysis in self.values:
+            analysis.add_op(group)
+            for old, new in pairs:
+                analysis.replace_value(old, new)
+            for op in old_ops:
+                analysis.erase_op(op)
+
+    def added(self, op) -> None:
+        for analysis in self.values:
+            analysis.add_op(op)
 
     def dependence(self) -> DependenceAnalysis:
         if self.recompute:
@@ -496,8 +522,8 @@ class _Fuser:
                 groups = sorted(_piece_groups(op), key=self.dep.position)
                 merged = groups[0]
                 for group in groups[1:]:
-                    merged = _merge(merged, group, None, self.dep)
-                merged = _merge(merged, _wrap_cat(op, self), None, self.dep)
+                    merged = _merge(merged, group, None, self)
+                merged = _merge(merged, _wrap_cat(op, self), None, self)
                 merged.attributes["kind"] = ir.StringAttr.get("concat")
 
     def absorb_exit_reshapes(self) -> None:
@@ -522,7 +548,7 @@ class _Fuser:
                 for old, new in zip(op.results, wrapped.results):
                     old.replace_all_uses_with(new)
                 op.operation.erase()
-                _merge(producer.opview, wrapped, None, self.dep)
+                _merge(producer.opview, wrapped, None, self)
 
     def fuse_siblings(self) -> bool:
         """Horizontal fusion: two independent groups reading the same tensor become one.
@@ -552,7 +578,7 @@ class _Fuser:
                     if why_not_merge(first, second, self.dep, self.limits) is not None:
                         continue
                     done.update((first_id, second_id))
-                    _merge(first, second, None, self.dep)
+                    _merge(first, second, None, self)
                     merged = True
         return merged
 
