@@ -23,6 +23,7 @@ def fusion_report(cm) -> str:
         f"  distinct kernels   : {s['kernels']}",
         f"  launches per call  : {s['launches']}",
         f"  unfused ATen ops   : {s['unfused_ops']} ({s['unfused_views']} of them views)",
+        f"  operand views      : {s['operand_views']} (views folded into extern calls' operands)",
         "",
         f"  {'kernel':<44} {'launches':>8}  ops fused",
     ]
@@ -43,7 +44,7 @@ def fusion_report(cm) -> str:
         lines.append(f"  {name:<44} {launches.get(name, 0):>8}  {', '.join(ops)}")
     unfused = {}
     for step in cm.program.steps:
-        if step.kind == "aten":
+        if step.kind == "aten" and not step.operand_view:
             unfused[step.name] = unfused.get(step.name, 0) + 1
     lines.append("")
     lines.append("  unfused: " + (", ".join(f"{n.removeprefix('torch.')} x{c}" for n, c in unfused.items()) or "none"))
