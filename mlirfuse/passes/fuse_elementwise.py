@@ -21,7 +21,8 @@ Finally reduction groups whose rows fit one block (`persistent-max`
 elements) become `persistent-reduction` groups: the kernel keeps the row in
 registers instead of looping over it.
 
-Ops that cannot be fused are never touched.
+Ops that cannot be fused are never touched; only ops directly in a function
+body are fused (ops in nested regions, e.g. prim.If arms, are left alone).
 """
 
 from __future__ import annotations
@@ -42,8 +43,8 @@ from mlirfuse.views import RESHAPES, VIEW_OPS, is_view, view_args
 
 def wrap_elementwise(op, rewriter, fuser: "_Fuser") -> bool:
     """A lone fusible op becomes a one-op group (pointwise or reduction)."""
-    if parent_name(op) in ("fusion.group", "fusion.kernel"):
-        return False
+    if parent_name(op) != "func.func":
+        return False  # inside a group already, or in a nested region (prim.If/Loop): not fused
     if op.operation.name in REDUCTIONS:
         if not isinstance(reduction(op), Reduction):
             return False
@@ -618,10 +619,10 @@ class _Fuser:
                 group.attributes["fusion.explain"] = ir.ArrayAttr.get([ir.StringAttr.get(r) for r in reasons])
 
     def _why_outside(self, op, group, role: str) -> str:
+        if op.parent is None or op.parent.name != "func.func":
+            return "inside a nested region (only function bodies are fused)"
         if op.name == "fusion.group":
             producer, consumer = (op.opview, group) if role == "producer" else (group, op.opview)
-            if producer.operation.block != consumer.operation.block:
-                return "different block"
             return why_not_merge(producer, consumer, self.dep, self.limits) or "not merged"
         if op.name == CAT:
             return why_not_concat(op.opview, self.dep, self.limits) or "not merged"

@@ -105,3 +105,89 @@ func.func @no_fuse_slice_of_computed_value(%a: !torch.vtensor<[1,8],f32>) -> !to
   return %2 : !torch.vtensor<[1,4],f32>
 }
 
+// -----
+
+// A reduction result without keepdim ([8] from [4,8]) cannot be broadcast
+// back inside the kernel (it is stored one per row, not indexed by column).
+
+// CHECK-LABEL: func.func @no_fuse_reduction_result_without_keepdim
+// CHECK:         fusion.explain = ["consumer fusion.group: reduction result used without keepdim"]
+// CHECK:         fusion.explain = ["producer fusion.group: reduction result used without keepdim"]
+
+func.func @no_fuse_reduction_result_without_keepdim(%a: !torch.vtensor<[4,8],f32>) -> !torch.vtensor<[4,8],f32> {
+  %int0 = torch.constant.int 0
+  %int1 = torch.constant.int 1
+  %false = torch.constant.bool false
+  %none = torch.constant.none
+  %l = torch.prim.ListConstruct %int0 : (!torch.int) -> !torch.list<int>
+  %0 = torch.aten.sum.dim_IntList %a, %l, %false, %none : !torch.vtensor<[4,8],f32>, !torch.list<int>, !torch.bool, !torch.none -> !torch.vtensor<[8],f32>
+  %1 = torch.aten.sub.Tensor %a, %0, %int1 : !torch.vtensor<[4,8],f32>, !torch.vtensor<[8],f32>, !torch.int -> !torch.vtensor<[4,8],f32>
+  return %1 : !torch.vtensor<[4,8],f32>
+}
+
+// -----
+
+// Concat reasons: a list two cats read; a dim known only at run time. (exp
+// and neg read %a: one horizontal group carries both explanations.)
+
+// CHECK-LABEL: func.func @no_fuse_cat_reasons
+// CHECK:         fusion.explain = ["consumer torch.aten.cat: cat's list is read by another op", "consumer torch.aten.cat: cat's list is read by another op", "consumer torch.aten.cat: cat with a non-constant dim or list, or a dynamic shape"]
+
+func.func @no_fuse_cat_reasons(%a: !torch.vtensor<[4,8],f32>, %d: !torch.int) -> (!torch.vtensor<[4,16],f32>, !torch.vtensor<[8,8],f32>, !torch.vtensor<[8,8],f32>) {
+  %int0 = torch.constant.int 0
+  %0 = torch.aten.exp %a : !torch.vtensor<[4,8],f32> -> !torch.vtensor<[4,8],f32>
+  %l = torch.prim.ListConstruct %0, %0 : (!torch.vtensor<[4,8],f32>, !torch.vtensor<[4,8],f32>) -> !torch.list<vtensor>
+  %1 = torch.aten.cat %l, %d : !torch.list<vtensor>, !torch.int -> !torch.vtensor<[4,16],f32>
+  %2 = torch.aten.neg %a : !torch.vtensor<[4,8],f32> -> !torch.vtensor<[4,8],f32>
+  %m = torch.prim.ListConstruct %2, %2 : (!torch.vtensor<[4,8],f32>, !torch.vtensor<[4,8],f32>) -> !torch.list<vtensor>
+  %3 = torch.aten.cat %m, %int0 : !torch.list<vtensor>, !torch.int -> !torch.vtensor<[8,8],f32>
+  %4 = torch.aten.cat %m, %int0 : !torch.list<vtensor>, !torch.int -> !torch.vtensor<[8,8],f32>
+  return %1, %3, %4 : !torch.vtensor<[4,16],f32>, !torch.vtensor<[8,8],f32>, !torch.vtensor<[8,8],f32>
+}
+
+// -----
+
+// Why single ops stay outside: a dynamic result, a scalar known only at
+// run time, non-constant dims or keepdim, argmax over all dims, argmax and
+// exp of integers.
+
+// CHECK-LABEL: func.func @no_fuse_op_reasons
+// CHECK:         fusion.explain = ["consumer torch.aten.exp: result is not a statically shaped tensor of a supported dtype", "consumer torch.aten.add.Scalar: operand #1 is neither a tensor nor a constant", "consumer torch.aten.sum.dim_IntList: reduction dims are not constant", "consumer torch.aten.sum.dim_IntList: keepdim is not constant"]
+// CHECK:         fusion.explain = ["consumer torch.aten.argmax: argmax over all dims (flattened indices)", "consumer torch.aten.argmax: argmax is fused for floating types only", "consumer torch.aten.exp: operand #0 is int64; the op is fused for floating types only"]
+
+func.func @no_fuse_op_reasons(%a: !torch.vtensor<[4,8],f32>, %s: !torch.float, %k: !torch.bool, %i: !torch.vtensor<[4,8],si64>, %dims: !torch.list<int>) -> (!torch.vtensor<[?,8],f32>, !torch.vtensor<[4,8],f32>, !torch.vtensor<[4,1],f32>, !torch.vtensor<[4,1],f32>, !torch.vtensor<[],si64>, !torch.vtensor<[4,1],si64>, !torch.vtensor<[4,8],f32>) {
+  %int1 = torch.constant.int 1
+  %true = torch.constant.bool true
+  %none = torch.constant.none
+  %l = torch.prim.ListConstruct %int1 : (!torch.int) -> !torch.list<int>
+  %0 = torch.aten.neg %a : !torch.vtensor<[4,8],f32> -> !torch.vtensor<[4,8],f32>
+  %1 = torch.aten.exp %0 : !torch.vtensor<[4,8],f32> -> !torch.vtensor<[?,8],f32>
+  %2 = torch.aten.add.Scalar %0, %s, %int1 : !torch.vtensor<[4,8],f32>, !torch.float, !torch.int -> !torch.vtensor<[4,8],f32>
+  %3 = torch.aten.sum.dim_IntList %0, %dims, %true, %none : !torch.vtensor<[4,8],f32>, !torch.list<int>, !torch.bool, !torch.none -> !torch.vtensor<[4,1],f32>
+  %4 = torch.aten.sum.dim_IntList %0, %l, %k, %none : !torch.vtensor<[4,8],f32>, !torch.list<int>, !torch.bool, !torch.none -> !torch.vtensor<[4,1],f32>
+  %5 = torch.aten.neg %i : !torch.vtensor<[4,8],si64> -> !torch.vtensor<[4,8],si64>
+  %6 = torch.aten.argmax %5, %none, %true : !torch.vtensor<[4,8],si64>, !torch.none, !torch.bool -> !torch.vtensor<[],si64>
+  %7 = torch.aten.argmax %5, %int1, %true : !torch.vtensor<[4,8],si64>, !torch.int, !torch.bool -> !torch.vtensor<[4,1],si64>
+  %8 = torch.aten.exp %5 : !torch.vtensor<[4,8],si64> -> !torch.vtensor<[4,8],f32>
+  return %1, %2, %3, %4, %6, %7, %8 : !torch.vtensor<[?,8],f32>, !torch.vtensor<[4,8],f32>, !torch.vtensor<[4,1],f32>, !torch.vtensor<[4,1],f32>, !torch.vtensor<[],si64>, !torch.vtensor<[4,1],si64>, !torch.vtensor<[4,8],f32>
+}
+
+// -----
+
+// Only ops directly in a function body are fused.
+
+// CHECK-LABEL: func.func @no_fuse_different_block
+// CHECK:         fusion.explain = ["consumer torch.aten.neg: inside a nested region (only function bodies are fused)"]
+// CHECK:         torch.prim.If
+// CHECK-NEXT:      torch.aten.neg
+
+func.func @no_fuse_different_block(%a: !torch.vtensor<[4],f32>, %c: !torch.bool) -> !torch.vtensor<[4],f32> {
+  %0 = torch.aten.exp %a : !torch.vtensor<[4],f32> -> !torch.vtensor<[4],f32>
+  %1 = torch.prim.If %c -> (!torch.vtensor<[4],f32>) {
+    %2 = torch.aten.neg %0 : !torch.vtensor<[4],f32> -> !torch.vtensor<[4],f32>
+    torch.prim.If.yield %2 : !torch.vtensor<[4],f32>
+  } else {
+    torch.prim.If.yield %0 : !torch.vtensor<[4],f32>
+  }
+  return %1 : !torch.vtensor<[4],f32>
+}
