@@ -7,6 +7,7 @@ build) is a one-file change.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -59,6 +60,7 @@ class TensorType:
         return n
 
 
+@functools.lru_cache(maxsize=4096)  # types are uniqued and hashable; printing them is the slow part
 def tensor_type(t: ir.Type) -> TensorType | None:
     """Parse a `!torch.vtensor<[d0,d1],dtype>`; None for any other type."""
     m = _VTENSOR.match(str(t))

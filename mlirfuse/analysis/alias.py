@@ -86,6 +86,8 @@ def _written_values(op):
     """Keys of the values `op` may write, itself or through an op nested in its regions (an `if` arm)."""
     for i in written_operands(op):
         yield value_key(op.operands[i])
+    if op.operation.name in ("fusion.group", "fusion.kernel"):
+        return  # isolated, value-semantic bodies: nothing inside can write a value outside
     for region in op.regions:
         for block in region.blocks:
             for nested in block.operations:

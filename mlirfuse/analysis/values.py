@@ -15,6 +15,7 @@ and `erase_op`; `diff` lists how they differ from a fresh computation.
 
 from __future__ import annotations
 
+import functools
 from typing import Iterator
 
 from mlirfuse.analysis import Analysis
@@ -25,11 +26,13 @@ Key = tuple[int, int]
 MAX_LINES = 5
 
 
+@functools.lru_cache(maxsize=4096)  # types are uniqued and hashable; str(t) is the slow part
 def is_tensor_type(t: ir.Type) -> bool:
     """`!torch.vtensor...` (value semantics) or `!torch.tensor...` (mutable storage)."""
     return str(t).startswith(("!torch.vtensor", "!torch.tensor"))
 
 
+@functools.lru_cache(maxsize=4096)
 def is_non_value_tensor(t: ir.Type) -> bool:
     return str(t).startswith("!torch.tensor")
 
