@@ -6,6 +6,7 @@ import torch
 from torch import nn
 
 import mlirfuse
+from helpers import Lambda
 
 
 class LSTM(nn.Module):
@@ -40,3 +41,21 @@ def test_lstm_step_is_one_kernel_plus_two_matmuls():
     # The chunks are read through slices inside the kernel, never copied.
     source = next(iter(cm.kernels.values())).source
     assert "load %arg1.slice(1, 0, 16, 1)" in source
+
+
+def test_unbind_and_split_with_sizes_fuse_like_chunk():
+    # unbind -> selects, split_with_sizes -> slices, moved above the bias add:
+    # each is one kernel after the matmul (the uneven split via a concat exit).
+    def unbound(a, w):
+        gates = (a @ w + 1).unbind(1)
+        return torch.sigmoid(gates[0]) * torch.tanh(gates[2])
+
+    def uneven(a, w):
+        i, g = (a @ w + 1).split([3, 5], 1)
+        return torch.cat([torch.sigmoid(i), torch.tanh(g)], 1)
+
+    for fn, w in ((unbound, torch.randn(8, 3)), (uneven, torch.randn(8, 8))):
+        inputs = (torch.randn(4, 8), w)
+        cm = mlirfuse.compile(Lambda(fn), inputs)
+        torch.testing.assert_close(cm(*inputs), fn(*inputs))
+        assert cm.stats["launches"] == 1 and cm.stats["unfused_ops"] == 1, (fn.__name__, cm.stats)

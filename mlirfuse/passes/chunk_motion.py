@@ -5,8 +5,9 @@ The LSTM cell computes `gates = x @ W_ih.T + h @ W_hh.T + b`, then
 middle, the adds and the cell math are two kernels joined by a [1, 4h]
 tensor. This pass
 
-1. turns `ListUnpack(split.Tensor(x, size, dim))` into one
-   `slice.Tensor(x, dim, i*size, ...)` per chunk, and
+1. turns `ListUnpack(split.Tensor(x, size, dim))` (and split_with_sizes)
+   into one `slice.Tensor(x, dim, start, end)` per piece, `unbind` into
+   one `select.int` per piece, and
 2. pushes a slice through the elementwise op it reads when every user of
    that op is a slice: `slice(a + b) = slice(a) + slice(b)`, slicing each
    operand along the same dim (or not at all where it broadcasts).
@@ -20,7 +21,7 @@ from __future__ import annotations
 import dataclasses
 
 from mlirfuse.elementwise import RULES, fusible
-from mlirfuse.ir import NO_CONSTANT, TorchBuilder, constant_value, defining_op, ir, static_tensor_types, tensor_type
+from mlirfuse.ir import NO_CONSTANT, TorchBuilder, constant_int_list, constant_value, defining_op, ir, static_tensor_types, tensor_type
 from mlirfuse.reductions import REDUCTIONS
 from mlirfuse.views import RESHAPES, view_args
 from mlirfuse.passes.base import ModulePass, apply_patterns, pattern
@@ -52,52 +53,94 @@ def _build_slice(b: TorchBuilder, x: ir.Value, dim: int, start: int, end: int, s
 
 @pattern
 def split_to_slices(op, rewriter) -> bool:
-    """ListUnpack(split.Tensor(x, size, dim)) -> one slice.Tensor per chunk."""
+    """ListUnpack of split.Tensor / split_with_sizes / unbind.int -> one slice (unbind: select) per piece."""
     split = defining_op(op.operands[0])
-    if split is None or split.name != "torch.aten.split.Tensor":
+    if split is None or split.name not in _SPLITS:
         return False
     x = tensor_type(split.operands[0].type)
-    size, dim = constant_value(split.operands[1]), constant_value(split.operands[2])
-    if x is None or not x.is_static or not isinstance(size, int) or not isinstance(dim, int) or size <= 0:
+    dim = constant_value(split.operands[1 if split.name == "torch.aten.unbind.int" else 2])
+    if x is None or not x.is_static or not x.shape or not isinstance(dim, int):
         return False
     dim %= len(x.shape)
     b = TorchBuilder(ir.InsertionPoint(op), op.location)
-    chunks = [
-        _build_slice(b, split.operands[0], dim, i * size, min((i + 1) * size, x.shape[dim]), 1)
-        for i in range(len(op.results))
-    ]
-    rewriter.replace_op(op, chunks)
+    source = split.operands[0]
+    if split.name == "torch.aten.unbind.int":
+        shape = x.shape[:dim] + x.shape[dim + 1 :]
+        pieces = [b.op("torch.aten.select.int", [source, b.int(dim), b.int(i)], shape, x.dtype) for i in range(x.shape[dim])]
+    else:
+        sizes = _piece_sizes(split, x.shape[dim])
+        if sizes is None:
+            return False
+        starts = [sum(sizes[:i]) for i in range(len(sizes))]
+        pieces = [_build_slice(b, source, dim, start, start + n, 1) for start, n in zip(starts, sizes)]
+    if len(pieces) != len(op.results):
+        return False
+    rewriter.replace_op(op, pieces)
     if not list(split.results[0].uses):
         rewriter.erase_op(split.opview)
     return True
 
 
+_SPLITS = ("torch.aten.split.Tensor", "torch.aten.split_with_sizes", "torch.aten.unbind.int")
+
+
+def _piece_sizes(split, extent: int) -> list[int] | None:
+    """Sizes of the pieces along the split dim: equal chunks (the last may be short), or the listed sizes."""
+    if split.name == "torch.aten.split.Tensor":
+        size = constant_value(split.operands[1])
+        if not isinstance(size, int) or size <= 0:
+            return None
+        return [min(size, extent - start) for start in range(0, extent, size)]
+    sizes = constant_int_list(split.operands[1])
+    return sizes if sizes is not None and sum(sizes) == extent else None
+
+
 @pattern
 def slice_through_elementwise(op, rewriter) -> bool:
-    """slice(f(a, b)) -> f(slice(a), slice(b)) when f's result is only ever sliced."""
-    args = slice_args(op)
+    """slice(f(a, b)) -> f(slice(a), slice(b)) when f's result is only ever sliced or selected (select likewise)."""
+    is_select = op.operation.name == "torch.aten.select.int"
+    args = _select_args(op) if is_select else slice_args(op)
     producer = defining_op(op.operands[0])
     if args is None or producer is None or producer.name not in RULES or not fusible(producer.opview):
         return False
-    if any(use.owner.operation.name != "torch.aten.slice.Tensor" for use in producer.results[0].uses):
+    if any(use.owner.operation.name not in _PIECES for use in producer.results[0].uses):
         return False
-    dim, start, end, step = args
+    dim = args[0]
     out = tensor_type(producer.results[0].type)
     b = TorchBuilder(ir.InsertionPoint(op), op.location)
     operands = []
     for v in producer.operands:
         t = tensor_type(v.type)
         d = dim - (len(out.shape) - len(t.shape)) if t is not None else -1
-        if t is None or d < 0 or t.shape[d] == 1:
-            operands.append(v)  # a scalar, or broadcast along the sliced dim
+        if t is None or d < 0:
+            operands.append(v)  # a scalar, or broadcast along a dim it does not have
+        elif is_select:  # a size-1 dim is broadcast: its only element
+            index = 0 if t.shape[d] == 1 else args[1]
+            shape = t.shape[:d] + t.shape[d + 1 :]
+            operands.append(b.op("torch.aten.select.int", [v, b.int(d), b.int(index)], shape, t.dtype))
+        elif t.shape[d] == 1:
+            operands.append(v)  # broadcast along the sliced dim
         else:
-            operands.append(_build_slice(b, v, d, start, end, step))
+            operands.append(_build_slice(b, v, d, *args[1:]))
     result = tensor_type(op.results[0].type)
     new = b.op(producer.name, operands, result.shape, out.dtype)
     rewriter.replace_op(op, [new])
     if not list(producer.results[0].uses):
         rewriter.erase_op(producer.opview)
     return True
+
+
+_PIECES = ("torch.aten.slice.Tensor", "torch.aten.select.int")
+
+
+def _select_args(op) -> tuple[int, int] | None:
+    """(dim, index) of a `select.int` with constant, normalized arguments."""
+    x = tensor_type(op.operands[0].type)
+    dim, index = constant_value(op.operands[1]), constant_value(op.operands[2])
+    if x is None or not x.is_static or not x.shape or not isinstance(dim, int) or not isinstance(index, int):
+        return None
+    dim %= len(x.shape)
+    return dim, index % x.shape[dim]
 
 
 @pattern
@@ -150,6 +193,7 @@ class ChunkMotion(ModulePass):
     name = "fusion-chunk-motion"
 
     def apply(self, module: ir.Operation, am=None) -> None:
-        patterns = [("torch.prim.ListUnpack", split_to_slices), ("torch.aten.slice.Tensor", slice_through_elementwise)]
+        patterns = [("torch.prim.ListUnpack", split_to_slices)]
+        patterns += [(name, slice_through_elementwise) for name in _PIECES]
         patterns += [(name, reshape_below_elementwise) for name in RULES]
         apply_patterns(module, patterns)

@@ -134,3 +134,42 @@ func.func @no_reshape_motion(%a: !torch.vtensor<[2,8],f32>, %b: !torch.vtensor<[
   %4 = torch.aten.add.Tensor %3, %b, %int1 : !torch.vtensor<[2,2,4],f32>, !torch.vtensor<[2,2,4],f32>, !torch.int -> !torch.vtensor<[2,2,4],f32>
   return %1, %4 : !torch.vtensor<[2,2,4],f32>, !torch.vtensor<[2,2,4],f32>
 }
+
+// -----
+
+// unbind becomes one select per piece, split_with_sizes one slice per piece;
+// both move above the add they cut (a select of a size-1 operand takes its
+// only element), so each piece's math reads the inputs directly: one group
+// for the unbind pieces, one per split piece (different shapes).
+
+// CHECK-LABEL: func.func @unbind_and_split_with_sizes
+// CHECK-NOT:     torch.aten.unbind
+// CHECK-NOT:     torch.aten.split_with_sizes
+// CHECK-DAG:     %[[A0:.+]] = torch.aten.select.int %arg0, %{{.+}}, %{{.+}} : !torch.vtensor<[8,2],f32>, !torch.int, !torch.int -> !torch.vtensor<[8],f32>
+// CHECK-DAG:     %[[B0:.+]] = torch.aten.select.int %arg1, %{{.+}}, %{{.+}} : !torch.vtensor<[1,2],f32>, !torch.int, !torch.int -> !torch.vtensor<[1],f32>
+// CHECK:         torch.aten.add.Tensor %[[A0]], %[[B0]]
+// CHECK:         %[[S1:.+]] = torch.aten.slice.Tensor %arg0, %{{.+}} -> !torch.vtensor<[5,2],f32>
+// CHECK:         torch.aten.tanh %[[S1]]
+// FUSE-LABEL:  func.func @unbind_and_split_with_sizes
+// FUSE:          "fusion.group"(%arg1, %arg0) ({
+// FUSE-COUNT-2:    torch.aten.sigmoid
+// FUSE:          "fusion.yield"
+// FUSE-COUNT-2:  "fusion.group"(%arg0)
+// FUSE-NOT:      "fusion.group"
+func.func @unbind_and_split_with_sizes(%a: !torch.vtensor<[8,2],f32>, %b: !torch.vtensor<[1,2],f32>) -> (!torch.vtensor<[8],f32>, !torch.vtensor<[8],f32>, !torch.vtensor<[3,2],f32>, !torch.vtensor<[5,2],f32>) {
+  %int0 = torch.constant.int 0
+  %int1 = torch.constant.int 1
+  %int3 = torch.constant.int 3
+  %int5 = torch.constant.int 5
+  %0 = torch.aten.add.Tensor %a, %b, %int1 : !torch.vtensor<[8,2],f32>, !torch.vtensor<[1,2],f32>, !torch.int -> !torch.vtensor<[8,2],f32>
+  %1 = torch.aten.unbind.int %0, %int1 : !torch.vtensor<[8,2],f32>, !torch.int -> !torch.list<vtensor>
+  %2:2 = torch.prim.ListUnpack %1 : !torch.list<vtensor> -> !torch.vtensor<[8],f32>, !torch.vtensor<[8],f32>
+  %3 = torch.aten.sigmoid %2#0 : !torch.vtensor<[8],f32> -> !torch.vtensor<[8],f32>
+  %4 = torch.aten.sigmoid %2#1 : !torch.vtensor<[8],f32> -> !torch.vtensor<[8],f32>
+  %sizes = torch.prim.ListConstruct %int3, %int5 : (!torch.int, !torch.int) -> !torch.list<int>
+  %5 = torch.aten.split_with_sizes %a, %sizes, %int0 : !torch.vtensor<[8,2],f32>, !torch.list<int>, !torch.int -> !torch.list<vtensor>
+  %6:2 = torch.prim.ListUnpack %5 : !torch.list<vtensor> -> !torch.vtensor<[3,2],f32>, !torch.vtensor<[5,2],f32>
+  %7 = torch.aten.tanh %6#0 : !torch.vtensor<[3,2],f32> -> !torch.vtensor<[3,2],f32>
+  %8 = torch.aten.tanh %6#1 : !torch.vtensor<[5,2],f32> -> !torch.vtensor<[5,2],f32>
+  return %3, %4, %7, %8 : !torch.vtensor<[8],f32>, !torch.vtensor<[8],f32>, !torch.vtensor<[3,2],f32>, !torch.vtensor<[5,2],f32>
+}
