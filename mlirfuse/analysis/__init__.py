@@ -27,6 +27,18 @@ class Analysis:
         raise NotImplementedError
 
 
+def entries_diff(maintained: dict, fresh: dict, maintained_labels, fresh_labels, kind: str, unknown: str) -> list[str]:
+    """The keys one side has and the other lacks, as diff lines (`kind`: what a key names)."""
+    stale = [maintained_labels[k] for k in maintained if k not in fresh]
+    missing = [fresh_labels[k] for k in fresh if k not in maintained]
+    problems = []
+    if stale:
+        problems.append(f"{len(stale)} entries for {kind} no longer in the IR: {', '.join(stale[:5])}")
+    if missing:
+        problems.append(f"{len(missing)} {kind} without {unknown}: {', '.join(missing[:5])}")
+    return problems
+
+
 class AnalysisManager:
     def __init__(self, verify: bool = False):
         self.verify = verify

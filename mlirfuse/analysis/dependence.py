@@ -18,7 +18,7 @@ the Python `Operation` object or its hash (see `mlirfuse.ir.op_id`).
 
 from __future__ import annotations
 
-from mlirfuse.analysis import Analysis
+from mlirfuse.analysis import Analysis, entries_diff
 from mlirfuse.ir import ir, op_id
 
 GAP = 1024.0
@@ -168,14 +168,8 @@ class DependenceAnalysis(Analysis):
         return lists
 
     def diff(self, fresh: "DependenceAnalysis") -> list[str]:
-        problems = []
-        stale = [self.label[op] for op in self.pos if op not in fresh.pos]
-        missing = [fresh.label[op] for op in fresh.pos if op not in self.pos]
-        if stale:
-            problems.append(f"{len(stale)} entries for ops no longer in the IR: {', '.join(stale[:5])}")
-        if missing:
-            problems.append(f"{len(missing)} ops without a position: {', '.join(missing[:5])}")
-        if stale or missing:
+        problems = entries_diff(self.pos, fresh.pos, self.label, fresh.label, "ops", "a position")
+        if problems:
             return problems
         for block_id, (mine, actual) in enumerate(zip(self.order(), fresh.order())):
             for i, (a, b) in enumerate(zip(mine, actual)):

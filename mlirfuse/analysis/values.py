@@ -18,7 +18,7 @@ from __future__ import annotations
 import functools
 from typing import Iterator
 
-from mlirfuse.analysis import Analysis
+from mlirfuse.analysis import Analysis, entries_diff
 from mlirfuse.ir import ir, op_id
 
 Key = tuple[int, int]
@@ -168,13 +168,7 @@ class ValueAnalysis(Analysis):
         def name(key: Key) -> str:
             return fresh.label.get(key) or self.label.get(key, "?")
 
-        problems = []
-        stale = [self.label[k] for k in self.facts if k not in fresh.facts]
-        missing = [fresh.label[k] for k in fresh.facts if k not in self.facts]
-        if stale:
-            problems.append(f"{len(stale)} entries for values no longer in the IR: {', '.join(stale[:5])}")
-        if missing:
-            problems.append(f"{len(missing)} values without facts: {', '.join(missing[:5])}")
+        problems = entries_diff(self.facts, fresh.facts, self.label, fresh.label, "values", "facts")
         differing = []
         for key in fresh.facts:
             if key in self.facts:
