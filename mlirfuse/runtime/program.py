@@ -47,8 +47,25 @@ def aten_overload(op_name: str):
         raise UnsupportedModelError(f"no ATen operator for '{op_name}'") from None
 
 
+def view_or_reshape(t: torch.Tensor, size) -> torch.Tensor:
+    """aten.view, or a copying reshape where `t`'s strides allow no view.
+
+    torch.export records `reshape` as `view` when the example input is
+    contiguous; a later call with a non-contiguous input (same shape, so the
+    guards pass) must still get eager's result.
+    """
+    try:
+        return torch.ops.aten.view.default(t, size)
+    except RuntimeError:
+        return torch.ops.aten.reshape.default(t, size)
+
+
+# ATen view ops whose eager source may have been a reshape: see view_or_reshape.
+_RESHAPING = {"torch.aten.view": view_or_reshape, "torch.aten._unsafe_view": view_or_reshape}
+
+
 def aten_call(op_name: str, values: tuple) -> tuple[Callable, list, dict]:
-    """(overload, positional args, keyword args) calling `op_name` with `values`, one per schema argument."""
+    """(function, positional args, keyword args) calling `op_name` with `values`, one per schema argument."""
     overload = aten_overload(op_name)
     args, kwargs = [], {}
     for schema_arg, value in zip(overload._schema.arguments, values):
@@ -56,7 +73,7 @@ def aten_call(op_name: str, values: tuple) -> tuple[Callable, list, dict]:
             kwargs[schema_arg.name] = value
         else:
             args.append(value)
-    return overload, args, kwargs
+    return _RESHAPING.get(op_name, overload), args, kwargs
 
 
 def _convert(type_name: str, value):
@@ -151,7 +168,7 @@ class Program:
                 args.append(arg)
         outs = [self._slot(r) for r in op.results]
         view = all(r.alias_info is not None and not r.alias_info.is_write for r in schema.returns)
-        self.steps.append(Step(overload, args, kwargs, outs, "aten", name, view))
+        self.steps.append(Step(_RESHAPING.get(name, overload), args, kwargs, outs, "aten", name, view))
 
     def _add_extern(self, group, module) -> None:
         """An extern group's body runs as ATen calls: views of the operands, then the call."""
