@@ -30,7 +30,6 @@ import math  # noqa: E402
 import re  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
-from pathlib import Path  # noqa: E402
 
 import torch  # noqa: E402
 from torch import nn  # noqa: E402

@@ -24,7 +24,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Callable
 
-from mlirfuse.ir import NO_CONSTANT, constant_value, ir, tensor_type
+from mlirfuse.ir import NO_CONSTANT, constant_value, tensor_type
 
 # Triton spelling of each torch dtype, and the dtype arithmetic happens in.
 TRITON_DTYPES = {

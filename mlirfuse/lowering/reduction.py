@@ -27,7 +27,6 @@ from mlirfuse.ir import ir, tensor_type
 from mlirfuse.lowering.triton import (
     LoweringError, TritonKernel, _cast, _Emitter, _is_constant_like, _Value, _stored_value, load_sites, module_prelude,
 )
-from mlirfuse.views import VIEW_OPS
 from mlirfuse.passes.base import block_ops
 from mlirfuse.reductions import REDUCTIONS, Reduction, reduction
 
