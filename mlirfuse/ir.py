@@ -188,6 +188,10 @@ class TorchBuilder:
     def op(self, name: str, operands, shape, dtype: str) -> ir.Value:
         return self._create(name, operands, [vtensor_type(shape, dtype)]).results[0]
 
+    def view(self, x: ir.Value, shape, dtype: str) -> ir.Value:
+        """`aten.view(x, shape)`."""
+        return self.op("torch.aten.view", [x, self.int_list(shape)], shape, dtype)
+
 
 import ctypes  # noqa: E402
 

@@ -23,9 +23,9 @@ from __future__ import annotations
 import math
 
 from mlirfuse.elementwise import TRITON_DTYPES, compute_dtype
-from mlirfuse.ir import ir, tensor_type
+from mlirfuse.ir import ir, is_constant_like, tensor_type
 from mlirfuse.lowering.triton import (
-    LoweringError, TritonKernel, _cast, _Emitter, _is_constant_like, _Value, _stored_value, load_sites, module_prelude,
+    LoweringError, TritonKernel, _cast, _Emitter, _Value, _stored_value, load_sites, module_prelude,
 )
 from mlirfuse.passes.base import block_ops
 from mlirfuse.reductions import REDUCTIONS, Reduction, reduction
@@ -230,7 +230,7 @@ def lower_reduction(kernel, persistent: bool) -> TritonKernel:
     row_outputs, full_outputs = [], []
     rows = math.prod(red.shape[d] for d in em.kept)
     for j, v in enumerate(terminator.operands):
-        if _is_constant_like(v):
+        if is_constant_like(v):
             raise LoweringError(f"kernel @{name}: yields a constant")
         v = _stored_value(v, em.sites)  # an exit reshape stores the value it reshapes
         (row_outputs if em.is_row(v) else full_outputs).append((j, v))

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 from mlirfuse.elementwise import RULES, TRITON_DTYPES, compute_dtype, literal, promote
 from mlirfuse.errors import MlirfuseError
-from mlirfuse.ir import TensorType, constant_value, ir, tensor_type
+from mlirfuse.ir import TensorType, constant_value, ir, is_constant_like, tensor_type
 from mlirfuse.passes.base import block_ops
 from mlirfuse.views import RESHAPES, VIEW_OPS, view_chain
 
@@ -183,7 +183,7 @@ class _Emitter:
         result = tensor_type(op.results[0].type)
         consts, tensors = [], {}
         for i, operand in enumerate(op.operands):
-            value = None if _is_constant_like(operand) else operand_value(operand)
+            value = None if is_constant_like(operand) else operand_value(operand)
             if value is not None:
                 tensors[i] = value
                 consts.append(None)
@@ -216,11 +216,6 @@ class _Emitter:
                 dtype = "float32"
             return compute_dtype(dtype)
         return result.dtype
-
-
-def _is_constant_like(value: ir.Value) -> bool:
-    owner = value.owner
-    return isinstance(owner, ir.OpView) and owner.operation.name.startswith(("torch.constant.", "torch.prim.ListConstruct"))
 
 
 def _round_scalars(consts: list, dtype: str) -> list:
@@ -329,16 +324,16 @@ class _Concat:
     def stores(self, em: "_Emitter", j: int, t: TensorType) -> list[str]:
         """One masked store per piece, at its offset along the cat dim of out{j}."""
         out_shape = tensor_type(self.result.type).shape
-        strides = [math.prod(out_shape[d + 1 :]) for d in range(len(out_shape))]
+        along = math.prod(out_shape[self.dim + 1 :])  # the cat dim's stride in the output
         lines, start = [], 0
         for piece in self.pieces:
             size = tensor_type(piece.type).shape[self.dim]
             value = em.env.get(piece)
             if value is None:
                 raise LoweringError(f"kernel @{em.name}: a concat piece must be computed or loaded in the kernel")
-            offset = " + ".join(f"x{d} * {strides[d]}" for d in range(len(out_shape)))
+            offset = _row_major(out_shape)
             if start:
-                offset += f" + {start * strides[self.dim]}"
+                offset += f" + {start * along}"
             mask = _within("xmask", tensor_type(piece.type).shape, self.space)
             lines.append(f"tl.store(out{j} + ({offset}), {_cast(value, t.dtype)}, mask={mask})  # piece at {start} along dim {self.dim}")
             start += size

@@ -11,7 +11,7 @@ import functools
 from typing import Callable, ClassVar
 
 from mlirfuse.errors import PipelineError
-from mlirfuse.ir import ir, rewrite
+from mlirfuse.ir import ir, is_constant_like, rewrite
 
 
 @dataclasses.dataclass(frozen=True)
@@ -101,6 +101,26 @@ def clone_ops_into(ops, block: ir.Block, mapping: dict) -> None:
                 clone.operands[i] = mapping[operand]
         for old, new in zip(op.results, clone.results):
             mapping[old] = new
+
+
+def constant_ops(op) -> list:
+    """The constants (and lists of constants, after their items) `op` reads: what an isolated region needs cloned."""
+    found = []
+    for v in op.operands:
+        if is_constant_like(v):
+            found.extend(item.owner for item in v.owner.operands)
+            found.append(v.owner)
+    return found
+
+
+def unique_ops(ops: list) -> list:
+    """`ops` without repeats (by operation, not Python object), in order."""
+    seen, out = set(), []
+    for op in ops:
+        if op.operation not in seen:
+            seen.add(op.operation)
+            out.append(op)
+    return out
 
 
 def block_ops(block: ir.Block) -> tuple[list, object]:

@@ -179,7 +179,7 @@ def reshape_below_elementwise(op, rewriter) -> bool:
         return False  # a rank-raising scalar would change the result's rank
     b = TorchBuilder(ir.InsertionPoint(op), op.location)
     moved = b.op(op.operation.name, [source if v == reshaped else v for v in op.operands], shape, out.dtype)
-    rewriter.replace_op(op, [b.op("torch.aten.view", [moved, b.int_list(out.shape)], out.shape, out.dtype)])
+    rewriter.replace_op(op, [b.view(moved, out.shape, out.dtype)])
     if not list(reshape.results[0].uses):
         rewriter.erase_op(reshape.opview)
     return True

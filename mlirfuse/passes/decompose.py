@@ -216,7 +216,7 @@ def _batch_norm(op, rewriter, x, w, bias, mean, var, eps) -> bool:
     per_channel = [shape[1]] + [1] * (len(shape) - 2)  # broadcasts against [N, C, ...]
 
     def channel(v):
-        return b.op("torch.aten.view", [v, b.int_list(per_channel)], per_channel, dtype)
+        return b.view(v, per_channel, dtype)
 
     rstd = b.unary("torch.aten.rsqrt", b.add_scalar(channel(var), float(eps), per_channel, dtype), per_channel, dtype)
     y = b.binary("torch.aten.mul.Tensor", b.binary("torch.aten.sub.Tensor", x, channel(mean), shape, dtype), rstd, shape, dtype)
@@ -248,17 +248,17 @@ def decompose_group_norm(op, rewriter) -> bool:
     dtype = xt.dtype
     grouped = [n, groups, c // groups, math.prod(xt.shape[2:])]
     affine = [1, groups, c // groups, 1]
-    xg = b.op("torch.aten.view", [x, b.int_list(grouped)], grouped, dtype)
+    xg = b.view(x, grouped, dtype)
     mean, rshape = b.reduce("torch.aten.mean.dim", xg, [2, 3], grouped, dtype)
     xc = b.binary("torch.aten.sub.Tensor", xg, mean, grouped, dtype)
     var, _ = b.reduce("torch.aten.mean.dim", b.binary("torch.aten.mul.Tensor", xc, xc, grouped, dtype), [2, 3], grouped, dtype)
     rstd = b.unary("torch.aten.rsqrt", b.add_scalar(var, float(eps), rshape, dtype), rshape, dtype)
     y = b.binary("torch.aten.mul.Tensor", xc, rstd, grouped, dtype)
     if constant_value(w) is NO_CONSTANT:
-        y = b.binary("torch.aten.mul.Tensor", y, b.op("torch.aten.view", [w, b.int_list(affine)], affine, dtype), grouped, dtype)
+        y = b.binary("torch.aten.mul.Tensor", y, b.view(w, affine, dtype), grouped, dtype)
     if constant_value(bias) is NO_CONSTANT:
-        y = b.binary("torch.aten.add.Tensor", y, b.op("torch.aten.view", [bias, b.int_list(affine)], affine, dtype), grouped, dtype)
-    rewriter.replace_op(op, [b.op("torch.aten.view", [y, b.int_list(xt.shape)], xt.shape, dtype)])
+        y = b.binary("torch.aten.add.Tensor", y, b.view(bias, affine, dtype), grouped, dtype)
+    rewriter.replace_op(op, [b.view(y, xt.shape, dtype)])
     return True
 
 
@@ -292,7 +292,7 @@ def _variance(op, rewriter, name: str) -> bool:
     results = [result, mean] if "_mean." in name else [result]
     if not keepdim:
         out_shape = _reduced_shape(shape, dims, False)
-        results = [b.op("torch.aten.view", [r, b.int_list(out_shape)], out_shape, dtype) for r in results]
+        results = [b.view(r, out_shape, dtype) for r in results]
     rewriter.replace_op(op, results)
     return True
 
@@ -317,7 +317,7 @@ def decompose_max_dim(op, rewriter) -> bool:
     results = [values, indices]
     if not keepdim:
         out_shape = _reduced_shape(shape, [dim], False)
-        results = [b.op("torch.aten.view", [r, b.int_list(out_shape)], out_shape, t) for r, t in zip(results, (dtype, "int64"))]
+        results = [b.view(r, out_shape, t) for r, t in zip(results, (dtype, "int64"))]
     rewriter.replace_op(op, results)
     return True
 
@@ -343,7 +343,7 @@ def decompose_logsumexp(op, rewriter) -> bool:
     s, _ = b.reduce("torch.aten.sum.dim_IntList", e, dims, shape, dtype)
     result = b.binary("torch.aten.add.Tensor", b.unary("torch.aten.log", s, rshape, dtype), m, rshape, dtype)
     if not keepdim:
-        result = b.op("torch.aten.view", [result, b.int_list(out.shape)], out.shape, dtype)
+        result = b.view(result, out.shape, dtype)
     rewriter.replace_op(op, [result])
     return True
 

@@ -19,8 +19,8 @@ import dataclasses
 
 from mlirfuse.dialect import build_group, build_yield
 from mlirfuse.elementwise import fusible
-from mlirfuse.ir import defining_op, ir, is_constant, is_constant_like
-from mlirfuse.passes.base import ModulePass, clone_ops_into, erase_dead_constants
+from mlirfuse.ir import defining_op, ir, is_constant_like
+from mlirfuse.passes.base import ModulePass, clone_ops_into, constant_ops, erase_dead_constants, unique_ops
 from mlirfuse.reductions import REDUCTIONS
 from mlirfuse.views import VIEW_OPS, view_args
 
@@ -42,21 +42,6 @@ def _view_chain_ops(value: ir.Value, block: ir.Block) -> list:
     return list(reversed(chain))
 
 
-def _constants(op) -> list:
-    """The constant ops (and constant lists) `op` reads, to clone into an isolated region."""
-    found = []
-    for v in op.operands:
-        owner = defining_op(v)
-        if owner is None:
-            continue
-        if is_constant(v):
-            found.append(owner.opview)
-        elif owner.name == "torch.prim.ListConstruct" and all(is_constant(x) for x in owner.operands):
-            found.extend(defining_op(x).opview for x in owner.operands)
-            found.append(owner.opview)
-    return found
-
-
 def group_extern(op) -> bool:
     """Wrap `op` and the view chains feeding it into an extern group; False if no operand is a view."""
     block = op.operation.block
@@ -64,7 +49,7 @@ def group_extern(op) -> bool:
     if not any(chains):
         return False
     views = [v for chain in chains for v in chain]
-    members = list(dict.fromkeys([*views, op]))  # a view feeding two operands is one member
+    members = unique_ops([*views, op])  # a view feeding two operands is one member
     member_results = {r for m in members for r in m.results}
     inputs = []
     for m in members:
@@ -74,7 +59,7 @@ def group_extern(op) -> bool:
     group = build_group(inputs, [r.type for r in op.results], kind="extern", loc=op.location, ip=ir.InsertionPoint(op))
     body = group.regions[0].blocks[0]
     mapping = dict(zip(inputs, body.arguments))
-    constants = list(dict.fromkeys(c for m in members for c in _constants(m)))
+    constants = unique_ops([c for m in members for c in constant_ops(m)])
     clone_ops_into(constants + members, body, mapping)
     build_yield([mapping[r] for r in op.results], ip=ir.InsertionPoint(body))
     for old, new in zip(op.results, group.results):

@@ -37,7 +37,7 @@ from mlirfuse.analysis.alias import AliasAnalysis
 from mlirfuse.analysis.dependence import DependenceAnalysis
 from mlirfuse.analysis.shapes import ShapeAnalysis
 from mlirfuse.ir import rewrite
-from mlirfuse.passes.base import ModulePass, body_ops, clone_ops_into, erase_dead_constants, pattern
+from mlirfuse.passes.base import ModulePass, body_ops, clone_ops_into, constant_ops, erase_dead_constants, pattern, unique_ops
 from mlirfuse.views import RESHAPES, VIEW_OPS, is_view, view_args
 
 
@@ -67,12 +67,7 @@ def _wrap(op, kind: str, fuser: "_Fuser"):
     group = build_group(inputs, [r.type for r in op.results], kind=kind, loc=op.location, ip=ir.InsertionPoint(op))
     block = group.regions[0].blocks[0]
     mapping = dict(zip(inputs, block.arguments))
-    constants = []
-    for v in op.operands:
-        if is_constant_like(v):
-            constants.extend(v.owner.operands[i].owner for i in range(len(v.owner.operands)))
-            constants.append(v.owner)
-    clone_ops_into(_unique(constants) + [op], block, mapping)
+    clone_ops_into(unique_ops(constant_ops(op)) + [op], block, mapping)
     build_yield([mapping[r] for r in op.results], ip=ir.InsertionPoint(block))
     fuser.dep.insert_before(group, op)
     fuser.dep.erase(op)
@@ -357,7 +352,7 @@ def _wrap_cat(cat, fuser: "_Fuser"):
     group = build_group(inputs, [cat.results[0].type], kind="pointwise", loc=cat.location, ip=ir.InsertionPoint(cat))
     block = group.regions[0].blocks[0]
     mapping = dict(zip(inputs, block.arguments))
-    clone_ops_into([defining_op(cat.operands[1]).opview, items.opview, cat], block, mapping)
+    clone_ops_into(constant_ops(cat) + [items.opview, cat], block, mapping)
     build_yield([mapping[cat.results[0]]], ip=ir.InsertionPoint(block))
     fuser.dep.insert_before(group, cat)
     fuser.replaced([cat], group, [(cat.results[0], group.results[0])])
@@ -366,15 +361,6 @@ def _wrap_cat(cat, fuser: "_Fuser"):
         fuser.dep.erase(op)
         op.operation.erase()
     return group
-
-
-def _unique(ops: list) -> list:
-    seen, out = set(), []
-    for op in ops:
-        if op.operation not in seen:
-            seen.add(op.operation)
-            out.append(op)
-    return out
 
 
 @dataclasses.dataclass(frozen=True)

@@ -89,7 +89,7 @@ def split_conv_bias(op, rewriter) -> bool:
         return False
     b = TorchBuilder(ir.InsertionPoint(op), op.location)
     per_channel = [channels] + [1] * (len(types[3].shape) - 2)  # broadcasts against [N, C, ...]
-    viewed = b.op("torch.aten.view", [bias, b.int_list(per_channel)], per_channel, types[2].dtype)
+    viewed = b.view(bias, per_channel, types[2].dtype)
     rest = list(op.operands)[3:]
     _add_bias(op, rewriter, op.operation.name, [x, w, None, *rest], viewed)
     return True

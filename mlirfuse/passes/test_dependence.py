@@ -16,6 +16,7 @@ import dataclasses
 from mlirfuse.analysis.dependence import DependenceAnalysis
 from mlirfuse.ir import ir
 from mlirfuse.passes.base import ModulePass
+from mlirfuse.passes.testing import tagged_ops
 
 
 @dataclasses.dataclass(frozen=True)
@@ -31,23 +32,16 @@ class TestDependence(ModulePass):
         from mlirfuse.analysis import AnalysisManager
 
         dep = (am or AnalysisManager()).get(DependenceAnalysis, module)
-        tagged = []
-
-        def visit(op):
-            if "test.tag" in op.attributes and op.parent is not None and op.parent.name == "func.func":
-                tagged.append(op)
-            return ir.WalkResult.ADVANCE
-
-        module.walk(visit)
-        tags = [ir.StringAttr(op.attributes["test.tag"]).value for op in tagged]
+        tagged = tagged_ops(module)
         if self.corrupt:
             # Swap the first two independent tagged ops (valid IR), without telling the analysis.
-            for i, a in enumerate(tagged):
-                for b in tagged[i + 1 :]:
+            ops = [op for op, _ in tagged]
+            for i, a in enumerate(ops):
+                for b in ops[i + 1 :]:
                     if not dep.reaches(a, b):
                         b.move_before(a)
                         return
             return
-        for op, tag in zip(tagged, tags):
-            deps = [t for other, t in zip(tagged, tags) if other != op and dep.reaches(other, op)]
+        for op, _ in tagged:
+            deps = [tag for other, tag in tagged if other != op and dep.reaches(other, op)]
             op.attributes["test.depends"] = ir.StringAttr.get(", ".join(deps))
