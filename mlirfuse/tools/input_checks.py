@@ -8,8 +8,8 @@ SIGSEGV), and it holds something besides comments.
 After parsing (on the IR): the context accepts unregistered dialects so that
 the `fusion` ops parse (see mlirfuse.dialect.fusion), which would also let
 any misspelled dialect through; only `fusion` may be unregistered (unless
---allow-unregistered-dialect, as in mlir-opt). And no
-tensor type holds more elements than int64 can count.
+--allow-unregistered-dialect, as in mlir-opt). And no tensor type holds more
+elements than int64 can count.
 
 Each failure is a `Diag` (text checks) or a diagnostic emitted on the
 offending op (IR checks), located at line:col like MLIR's own.
@@ -31,11 +31,10 @@ _TOKENS = re.compile(r'"(?:[^"\\\n]|\\.)*"|//[^\n]*|->|[{(\[<]|[})\]>]')
 _OPENERS, _CLOSERS = "{([<", "})]>"
 
 
-def _line_col(data, offset: int) -> tuple[int, int]:
-    """1-based line and column (in bytes or characters, as `data` is) of `offset`."""
-    newline = b"\n" if isinstance(data, bytes) else "\n"
-    line = data.count(newline, 0, offset) + 1
-    col = offset - (data.rfind(newline, 0, offset) + 1) + 1
+def _line_col(data: bytes, offset: int) -> tuple[int, int]:
+    """1-based line and byte column of `offset`, as MLIR counts them."""
+    line = data.count(b"\n", 0, offset) + 1
+    col = offset - (data.rfind(b"\n", 0, offset) + 1) + 1
     return line, col
 
 
@@ -59,7 +58,8 @@ def check_text(text: str, filename: str) -> Diag | None:
         if token in _OPENERS:
             depth += 1
             if depth > MAX_NESTING:
-                line, col = _line_col(text, m.start())
+                before = text[: m.start()].encode()
+                line, col = _line_col(before, len(before))
                 return Diag("error", filename, line, col, f"input nests deeper than {MAX_NESTING} levels")
         elif token in _CLOSERS:
             depth -= 1
