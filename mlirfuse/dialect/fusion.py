@@ -22,6 +22,7 @@ form either way.
 from __future__ import annotations
 
 from mlirfuse.ir import ir
+from mlirfuse.reductions import REDUCTIONS, Reduction, reduction
 
 GROUP_KINDS = ("pointwise", "reduction", "persistent-reduction", "concat", "extern")
 
@@ -75,21 +76,44 @@ def _defined_in(value: ir.Value, block: ir.Block) -> bool:
 
 
 def _kind(op) -> str:
-    if "kind" not in op.attributes:
+    if "kind" not in op.attributes or not isinstance(op.attributes["kind"], ir.StringAttr):
         _error(op, "requires a string attribute 'kind'")
-    kind = ir.StringAttr(op.attributes["kind"]).value
+    kind = op.attributes["kind"].value
     if kind not in GROUP_KINDS:
         _error(op, f"has unknown kind \"{kind}\"; expected one of {', '.join(GROUP_KINDS)}")
     return kind
 
 
+def _verify_kind_matches_body(op, kind: str) -> None:
+    """A reduction group computes a reduction mlirfuse fuses; a concat group ends in one cat.
+
+    Passes and the Triton lowering read the kind and rely on the body to match.
+    """
+    ops = list(op.regions[0].blocks[0].operations)
+    reductions = [o for o in ops if o.operation.name in REDUCTIONS]
+    if kind in ("reduction", "persistent-reduction"):
+        if not reductions:
+            _error(op, f"of kind \"{kind}\" holds no reduction")
+        for r in reductions:
+            why = reduction(r)
+            if not isinstance(why, Reduction):
+                _error(op, f"of kind \"{kind}\" holds a '{r.operation.name}' that is not fused: {why}")
+    elif kind in ("pointwise", "concat") and reductions:
+        _error(op, f"of kind \"{kind}\" holds a reduction '{reductions[0].operation.name}'")
+    if kind == "concat":
+        cats = sum(o.operation.name == "torch.aten.cat" for o in ops)
+        if cats != 1:
+            _error(op, f"of kind \"concat\" holds {cats} 'torch.aten.cat' ops, expected exactly one")
+
+
 def _verify_group(op) -> None:
-    _kind(op)
+    kind = _kind(op)
     if len(op.regions) != 1:
         _error(op, "expects one region")
     if len(op.results) == 0:
         _error(op, "must have at least one result")
     _verify_body(op, op.regions[0], [v.type for v in op.operands], [r.type for r in op.results], "operands")
+    _verify_kind_matches_body(op, kind)
 
 
 def _verify_yield(op) -> None:
@@ -101,8 +125,8 @@ def _verify_yield(op) -> None:
 
 
 def _verify_kernel(op) -> None:
-    _kind(op)
-    if "sym_name" not in op.attributes:
+    kind = _kind(op)
+    if "sym_name" not in op.attributes or not isinstance(op.attributes["sym_name"], ir.StringAttr):
         _error(op, "requires a string attribute 'sym_name'")
     parent = op.parent
     if parent is None or parent.name != "builtin.module":
@@ -110,12 +134,13 @@ def _verify_kernel(op) -> None:
     if len(op.regions) != 1 or op.operands or op.results:
         _error(op, "takes no operands or results and holds one region")
     _verify_body(op, op.regions[0], None, None, "arguments")
+    _verify_kind_matches_body(op, kind)
 
 
 def _verify_launch(op) -> None:
-    if "kernel" not in op.attributes:
+    if "kernel" not in op.attributes or not isinstance(op.attributes["kernel"], ir.FlatSymbolRefAttr):
         _error(op, "requires a symbol attribute 'kernel'")
-    name = ir.FlatSymbolRefAttr(op.attributes["kernel"]).value
+    name = op.attributes["kernel"].value
     kernel = find_kernel(op, name)
     if kernel is None:
         _error(op, f"refers to unknown kernel @{name}")
@@ -173,7 +198,8 @@ def find_kernel(op: ir.Operation, name: str):
         return None
     for candidate in module.regions[0].blocks[0].operations:
         if candidate.operation.name == "fusion.kernel" and "sym_name" in candidate.attributes:
-            if ir.StringAttr(candidate.attributes["sym_name"]).value == name:
+            sym_name = candidate.attributes["sym_name"]
+            if isinstance(sym_name, ir.StringAttr) and sym_name.value == name:
                 return candidate
     return None
 

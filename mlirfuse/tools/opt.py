@@ -5,20 +5,26 @@
     mlirfuse-opt input.mlir --split-input-file --verify-diagnostics
     mlirfuse-opt input.mlir --mlirfuse-pipeline --emit-triton
 
-User mistakes (unparsable IR, unknown pass, bad option, verifier failure)
-print located diagnostics and exit 1; they never raise a traceback.
+User mistakes (unparsable or malformed input, see input_checks; unknown
+pass, bad option, verifier failure, a kernel Triton cannot express) print
+located diagnostics and exit 1; they never raise a traceback. Neither does a
+bug in mlirfuse: it is an "internal error" diagnostic (MLIRFUSE_DEBUG=1
+prints the traceback too).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+import traceback
 
 from mlirfuse.dialect import verify_fusion_ops
 from mlirfuse.errors import MlirfuseError
 from mlirfuse.ir import ir, make_context
 from mlirfuse.passes import PASSES, PIPELINES, get_pass_class
 from mlirfuse.tools.diagnostics import Collector, Diag, expectations, verify
+from mlirfuse.tools.input_checks import check_ir, check_text, decode
 
 SPLIT_MARKER = "// -----"
 
@@ -37,6 +43,10 @@ def _arg_parser() -> argparse.ArgumentParser:
     p.add_argument("--pass-pipeline", help="textual pipeline, e.g. 'builtin.module(mlirfuse-pipeline, cse)'")
     p.add_argument("--split-input-file", action="store_true", help=f"split the input at '{SPLIT_MARKER}' lines")
     p.add_argument("--verify-diagnostics", action="store_true", help="check diagnostics against expected-* comments")
+    p.add_argument(
+        "--allow-unregistered-dialect", action="store_true",
+        help="accept ops of dialects mlirfuse does not register (only 'fusion' otherwise)",
+    )
     p.add_argument("--list-passes", action="store_true", help="list passes and pipelines with their docs")
     p.add_argument("--mlir-print-ir-after-all", action="store_true", help="print the IR after every pass")
     p.add_argument("--mlir-timing", action="store_true", help="print pass timing")
@@ -93,7 +103,7 @@ def _process(chunk: str, first_line: int, filename: str, args) -> tuple[str | No
         with context:
             # Pad so that locations count lines of the whole file.
             module = ir.Module.parse("\n" * (first_line - 1) + chunk)
-            if not verify_fusion_ops(module.operation):
+            if not check_ir(module, args.allow_unregistered_dialect) or not verify_fusion_ops(module.operation):
                 return None, collector.diags
             pipeline = args.pass_pipeline or ",".join(args.passes or [])
             if pipeline:
@@ -114,18 +124,38 @@ def _process(chunk: str, first_line: int, filename: str, args) -> tuple[str | No
         collector.add_error(e)
     except MlirfuseError as e:
         collector.diags.append(Diag("error", filename, 0, 0, str(e)))
+    except Exception as e:  # a bug in mlirfuse: an error message, not a traceback
+        collector.diags.append(Diag("error", filename, 0, 0, _internal_error("mlirfuse-opt", e)))
     finally:
         collector.detach()
     return output, collector.diags
 
 
-def _emit_triton(module: ir.Module) -> str:
-    from mlirfuse.lowering.triton import lower_kernel
+def _internal_error(where: str, e: Exception) -> str:
+    """The one-line message for a bug in mlirfuse (MLIRFUSE_DEBUG=1 also prints the traceback)."""
+    if os.environ.get("MLIRFUSE_DEBUG"):
+        traceback.print_exc(file=sys.stderr)
+    first_line = next(iter(str(e).splitlines()), "")
+    return f"internal error in {where}: {type(e).__name__}: {first_line}"
 
-    sources = [
-        lower_kernel(op).source for op in module.body.operations if op.operation.name == "fusion.kernel"
-    ]
-    return "\n\n".join(sources)
+
+def _emit_triton(module: ir.Module) -> str | None:
+    """Each kernel's source; None when one cannot be lowered (the error is emitted at that kernel)."""
+    from mlirfuse.lowering.triton import LoweringError, lower_kernel
+
+    sources, failed = [], False
+    for op in module.body.operations:
+        if op.operation.name != "fusion.kernel":
+            continue
+        try:
+            sources.append(lower_kernel(op).source)
+        except LoweringError as e:
+            op.location.emit_error(str(e))
+            failed = True
+        except Exception as e:  # a bug in the lowering: located at its kernel, not a traceback
+            op.location.emit_error(_internal_error("the Triton lowering", e))
+            failed = True
+    return None if failed else "\n\n".join(sources)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -135,9 +165,19 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     filename = "<stdin>" if args.input == "-" else args.input
     try:
-        text = sys.stdin.read() if args.input == "-" else open(args.input).read()
+        if args.input == "-":
+            stdin = getattr(sys.stdin, "buffer", None)  # a text-only stand-in when main() is called from Python
+            data = stdin.read() if stdin is not None else sys.stdin.read().encode()
+        else:
+            with open(args.input, "rb") as f:
+                data = f.read()
     except OSError as e:
         print(f"mlirfuse-opt: error: cannot read '{filename}': {e.strerror}", file=sys.stderr)
+        return 1
+    text, problem = decode(data, filename)
+    problem = problem or check_text(text, filename)
+    if problem is not None:
+        print(problem.format(), file=sys.stderr)
         return 1
 
     outputs, failed = [], False
@@ -160,8 +200,12 @@ def main(argv: list[str] | None = None) -> int:
         if args.output == "-":
             sys.stdout.write(result)
         else:
-            with open(args.output, "w") as f:
-                f.write(result)
+            try:
+                with open(args.output, "w") as f:
+                    f.write(result)
+            except OSError as e:
+                print(f"mlirfuse-opt: error: cannot write '{args.output}': {e.strerror}", file=sys.stderr)
+                return 1
     return 1 if failed else 0
 
 

@@ -1,5 +1,5 @@
-// RUN: mlirfuse-opt %s --split-input-file --verify-analyses --test-alias | filecheck %s
-// RUN: not mlirfuse-opt %s --split-input-file --verify-analyses --pass-pipeline='builtin.module(test-alias{corrupt=true})' 2>&1 | filecheck %s --check-prefix=CORRUPT
+// RUN: mlirfuse-opt %s --split-input-file --allow-unregistered-dialect --verify-analyses --test-alias | filecheck %s
+// RUN: not mlirfuse-opt %s --split-input-file --allow-unregistered-dialect --verify-analyses --pass-pipeline='builtin.module(test-alias{corrupt=true})' 2>&1 | filecheck %s --check-prefix=CORRUPT
 
 // A view of a fresh copy shares its storage, so an in-place op through the
 // view mutates the copy too. copy.to_vtensor reads the storage into a

@@ -1,0 +1,15 @@
+// RUN: not mlirfuse-opt %s --mlirfuse-pipeline 2>&1 | filecheck %s
+// RUN: not mlirfuse-opt %s --mlirfuse-pipeline --emit-triton 2>&1 | filecheck %s
+
+// A group of kind "concat" ends in exactly one cat.
+
+// CHECK-NOT: Traceback
+func.func @f(%arg0: !torch.vtensor<[8],f32>) -> !torch.vtensor<[8],f32> {
+  // CHECK: kind-concat-without-cat.mlir:[[# @LINE + 1]]:8: error: 'fusion.group' op of kind "concat" holds 0 'torch.aten.cat' ops, expected exactly one
+  %0 = "fusion.group"(%arg0) ({
+  ^bb0(%a: !torch.vtensor<[8],f32>):
+    %1 = torch.aten.exp %a : !torch.vtensor<[8],f32> -> !torch.vtensor<[8],f32>
+    "fusion.yield"(%1) : (!torch.vtensor<[8],f32>) -> ()
+  }) {kind = "concat"} : (!torch.vtensor<[8],f32>) -> !torch.vtensor<[8],f32>
+  return %0 : !torch.vtensor<[8],f32>
+}
