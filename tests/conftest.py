@@ -1,15 +1,13 @@
-"""Shared setup: Triton's interpreter on CPU and a private kernel cache.
+"""Shared setup: checked analyses and a private kernel cache.
 
-The environment is set at import time, before torch or mlirfuse is imported:
-`mlirfuse.compiler` picks the Triton mode when it is first imported.
+No Triton environment is set: CPU tensors must run through the interpreter
+whatever the environment says (tests/test_import_order.py checks the rest).
 """
 
 import os
 import shutil
 import tempfile
 
-os.environ.setdefault("TRITON_INTERPRET", "1")
-os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
 # Model tests compile with the maintained analyses checked after every pass.
 os.environ.setdefault("MLIRFUSE_VERIFY_ANALYSES", "1")
 # Kernels written by this session must not leak into (or be served from) ~/.cache.
