@@ -10,6 +10,8 @@ import tempfile
 
 # Model tests compile with the maintained analyses checked after every pass.
 os.environ.setdefault("MLIRFUSE_VERIFY_ANALYSES", "1")
+# Every launch proves it stayed in its tensors (mlirfuse/runtime/checks.py).
+os.environ.setdefault("MLIRFUSE_CHECK_BOUNDS", "1")
 # Kernels written by this session must not leak into (or be served from) ~/.cache.
 _OWN_CACHE = None
 if not os.environ.get("MLIRFUSE_CACHE_DIR"):

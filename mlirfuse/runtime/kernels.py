@@ -13,6 +13,7 @@ kernel is loaded once per mode and launched under `triton_mode`.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import math
 import importlib.util
@@ -21,6 +22,7 @@ import tempfile
 from pathlib import Path
 
 from mlirfuse.lowering.triton import POINTWISE_KINDS, TritonKernel
+from mlirfuse.runtime import checks
 from mlirfuse.runtime.triton_mode import triton_mode
 
 _LOADED: dict[tuple[str, bool], object] = {}
@@ -136,7 +138,15 @@ class Launcher:
         import torch
 
         device = inputs[0].device if inputs else torch.device("cpu")
-        outputs = [torch.empty(s, dtype=dt, device=device) for s, dt in zip(self.out_shapes, self.out_dtypes)]
+        checked = checks.enabled()
+        outputs, guarded = [], []
+        for shape, dtype in zip(self.out_shapes, self.out_dtypes):
+            if checked:
+                out, raw = checks.guarded_empty(shape, dtype, device)
+                guarded.append(raw)
+            else:
+                out = torch.empty(shape, dtype=dtype, device=device)
+            outputs.append(out)
         if self.numel == 0 and self.kernel.kind in POINTWISE_KINDS:
             return outputs
         interpret = device.type != "cuda"
@@ -161,6 +171,19 @@ class Launcher:
             grid = ((self.xnumel + blocks["XBLOCK"] - 1) // blocks["XBLOCK"],)
         # Compiled launches ask for FP fusion explicitly (Triton 3.9 warns when left to the default).
         options = {} if interpret else {"enable_fp_fusion": True}
-        with triton_mode(interpret):
-            self._fn[grid](*loaded, *outputs, *self.kernel.scalars, *sizes, *strides, **blocks, **options)
+        out_params = self.kernel.params[len(loaded):len(loaded) + len(outputs)]
+        addresses = contextlib.nullcontext()
+        if checked and interpret:
+            reads = [checks.Extent.of(p, t) for p, t in zip(self.kernel.params, loaded)]
+            writes = [checks.Extent.of(p, t) for p, t in zip(out_params, outputs)]
+            addresses = checks.checked_addresses(self.kernel.name, reads, writes)
+        try:
+            with triton_mode(interpret), addresses:
+                self._fn[grid](*loaded, *outputs, *self.kernel.scalars, *sizes, *strides, **blocks, **options)
+        except Exception as e:
+            if checked and checks.unwrap(e) is not e:
+                raise checks.unwrap(e) from None  # not the interpreter's wrapping of it
+            raise
+        if checked:
+            checks.verify_guards(self.kernel.name, dict(zip(out_params, outputs)), guarded)
         return outputs
