@@ -22,9 +22,8 @@ in the same process, and `triton.compile` keeps working.
 
 from __future__ import annotations
 
+import functools
 from contextlib import contextmanager
-
-_SWAPPED: dict[tuple[object, bool], object] = {}
 
 
 def _namespaces() -> list:
@@ -34,21 +33,32 @@ def _namespaces() -> list:
     return [tl, tl.core, tl.standard, tl.math, tl.tensor, tl.dtype, tl.condition, tl.core.tensor_descriptor_base]
 
 
-def _in_mode(value, interpret: bool):
-    """`value` as a jit function of the wanted mode, or None if it is no jit function."""
+@functools.cache
+def _jit_functions() -> tuple[tuple[object, str, object], ...]:
+    """(namespace, name, function) for each jit function of triton.language, as imported."""
     from triton.runtime.interpreter import InterpretedFunction
     from triton.runtime.jit import JITFunction
 
-    if interpret and isinstance(value, JITFunction):
-        make = lambda: InterpretedFunction(value.fn)  # noqa: E731
-    elif not interpret and isinstance(value, InterpretedFunction):
-        make = lambda: JITFunction(value.fn, **value.kwargs)  # noqa: E731
-    else:
-        return None
-    key = (value.fn, interpret)
-    if key not in _SWAPPED:
-        _SWAPPED[key] = make()
-    return _SWAPPED[key]
+    return tuple(
+        (ns, name, value)
+        for ns in _namespaces()
+        for name, value in vars(ns).items()
+        if isinstance(value, (JITFunction, InterpretedFunction))
+    )
+
+
+@functools.cache
+def _swaps(interpret: bool) -> tuple[tuple[object, str, object], ...]:
+    """(namespace, name, function of the wanted mode) for each of `_jit_functions()`."""
+    from triton.runtime.interpreter import InterpretedFunction
+    from triton.runtime.jit import JITFunction
+
+    def in_mode(value):
+        if isinstance(value, InterpretedFunction if interpret else JITFunction):
+            return value
+        return InterpretedFunction(value.fn) if interpret else JITFunction(value.fn, **value.kwargs)
+
+    return tuple((ns, name, in_mode(value)) for ns, name, value in _jit_functions())
 
 
 @contextmanager
@@ -61,11 +71,8 @@ def triton_mode(interpret: bool):
     with triton.knobs.runtime.scope():
         triton.knobs.runtime.interpret = interpret
         try:
-            for ns in namespaces:
-                for name, value in list(vars(ns).items()):
-                    swapped = _in_mode(value, interpret)
-                    if swapped is not None:
-                        setattr(ns, name, swapped)
+            for ns, name, value in _swaps(interpret):
+                setattr(ns, name, value)
             yield
         finally:
             for ns, before in zip(namespaces, saved):
