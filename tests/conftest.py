@@ -1,4 +1,4 @@
-"""Shared setup: checked analyses and a private kernel cache.
+"""Shared setup: checked analyses and launches, and a private kernel cache.
 
 No Triton environment is set: CPU tensors must run through the interpreter
 whatever the environment says (tests/test_import_order.py checks the rest).
