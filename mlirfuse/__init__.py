@@ -8,6 +8,7 @@
 from mlirfuse.errors import (  # noqa: F401
     CompilationError,
     InputMismatchError,
+    KernelBoundsError,
     MlirfuseError,
     PipelineError,
     UnsupportedModelError,

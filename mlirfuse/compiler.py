@@ -11,14 +11,10 @@ Inference only: calls run under `torch.no_grad()`.
 
 from __future__ import annotations
 
-from mlirfuse.runtime.kernels import choose_triton_mode
+import torch
+from torch.utils import _pytree as pytree
 
-choose_triton_mode()  # must precede torch.export, which imports triton
-
-import torch  # noqa: E402
-from torch.utils import _pytree as pytree  # noqa: E402
-
-from mlirfuse.errors import CompilationError, InputMismatchError  # noqa: E402
+from mlirfuse.errors import CompilationError, InputMismatchError
 from mlirfuse.frontend.importer import ImportedProgram, import_module
 from mlirfuse.ir import ir
 from mlirfuse.passes import default_pipeline

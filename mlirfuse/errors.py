@@ -19,3 +19,7 @@ class InputMismatchError(MlirfuseError):
 
 class CompilationError(MlirfuseError):
     """A pass or the verifier rejected the IR; carries MLIR's diagnostics."""
+
+
+class KernelBoundsError(MlirfuseError):
+    """A checked launch (`MLIRFUSE_CHECK_BOUNDS=1`) touched memory outside its tensors: a bug in a kernel."""

@@ -1,17 +1,17 @@
-"""Shared setup: Triton's interpreter on CPU and a private kernel cache.
+"""Shared setup: checked analyses and launches, and a private kernel cache.
 
-The environment is set at import time, before torch or mlirfuse is imported:
-`mlirfuse.compiler` picks the Triton mode when it is first imported.
+No Triton environment is set: CPU tensors must run through the interpreter
+whatever the environment says (tests/test_import_order.py checks the rest).
 """
 
 import os
 import shutil
 import tempfile
 
-os.environ.setdefault("TRITON_INTERPRET", "1")
-os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
 # Model tests compile with the maintained analyses checked after every pass.
 os.environ.setdefault("MLIRFUSE_VERIFY_ANALYSES", "1")
+# Every launch proves it stayed in its tensors (mlirfuse/runtime/checks.py).
+os.environ.setdefault("MLIRFUSE_CHECK_BOUNDS", "1")
 # Kernels written by this session must not leak into (or be served from) ~/.cache.
 _OWN_CACHE = None
 if not os.environ.get("MLIRFUSE_CACHE_DIR"):

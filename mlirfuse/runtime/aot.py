@@ -1,9 +1,9 @@
 """Ahead-of-time compilation of generated kernels for real GPUs, no GPU needed.
 
 `triton.compile(ASTSource(...), target=GPUTarget("cuda", arch, 32))` turns a
-kernel into a cubin on any machine. It cannot run in a process where the
-Triton interpreter has run (the interpreter patches `triton.language`), so
-each kernel compiles in a worker subprocess; several workers run at once.
+kernel into a cubin on any machine. Each kernel compiles in a worker
+subprocess, so several compile at once and a compiler crash cannot take the
+caller down.
 
     python -m mlirfuse.runtime.aot KERNEL.py NAME SIGNATURE_JSON ARCH OUT.cubin
 """
@@ -64,12 +64,9 @@ def compile_kernels(kernels: list[TritonKernel], arch: int = 90, jobs: int | Non
         path = write_source(kernel)
         with tempfile.TemporaryDirectory() as tmp:
             out = Path(tmp) / "kernel.cubin"
-            env = dict(os.environ)
-            env.pop("TRITON_INTERPRET", None)
-            env.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
             proc = subprocess.run(
                 [sys.executable, "-m", "mlirfuse.runtime.aot", str(path), kernel.name, json.dumps(signature(kernel)), str(arch), str(out)],
-                capture_output=True, text=True, env=env,
+                capture_output=True, text=True,
             )
             if proc.returncode != 0:
                 raise MlirfuseError(f"Triton could not compile @{kernel.name} for sm_{arch}:\n{proc.stderr[-4000:]}")
@@ -86,13 +83,18 @@ def _worker(path: str, name: str, sig_json: str, arch: str, out: str) -> None:
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
 
-    spec = importlib.util.spec_from_file_location(f"mlirfuse_aot_{name}", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    sig = json.loads(sig_json)
-    constexprs = {"XBLOCK": BLOCK} if "RBLOCK" not in sig else {"XBLOCK": 1, "RBLOCK": BLOCK}
-    source = ASTSource(fn=getattr(module, name), signature=sig, constexprs=constexprs)
-    compiled = triton.compile(source, target=GPUTarget("cuda", int(arch), 32))
+    from mlirfuse.runtime.triton_mode import triton_mode
+
+    # TRITON_INTERPRET may be set in the environment the worker inherits.
+    with triton_mode(interpret=False):
+        spec = importlib.util.spec_from_file_location(f"mlirfuse_aot_{name}", path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        sig = json.loads(sig_json)
+        constexprs = {"XBLOCK": BLOCK} if "RBLOCK" not in sig else {"XBLOCK": 1, "RBLOCK": BLOCK}
+        source = ASTSource(fn=getattr(module, name), signature=sig, constexprs=constexprs)
+        target = GPUTarget("cuda", int(arch), 32)
+        compiled = triton.compile(source, target=target, options={"enable_fp_fusion": True})
     Path(out).write_bytes(compiled.asm["cubin"])
 
 

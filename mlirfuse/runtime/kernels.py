@@ -6,27 +6,26 @@ source and the Triton version, never by kernel names or paths. A file is
 written to a temporary name and renamed into place, so an interrupted write
 never leaves a corrupt entry.
 
-Triton runs in one of two modes per process: compiled (CUDA tensors) or
-interpreted (`TRITON_INTERPRET=1`, CPU tensors). The mode must be chosen
-before `triton` is first imported, and once the interpreter has run it
-patches `triton.language` so `triton.compile` no longer works in that
-process; ahead-of-time compilation therefore runs in worker subprocesses.
+CPU tensors run through Triton's interpreter, CUDA tensors through compiled
+kernels, in the same process and whatever imported `triton` first: each
+kernel is loaded once per mode and launched under `triton_mode`.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import math
 import importlib.util
 import os
-import sys
 import tempfile
 from pathlib import Path
 
-from mlirfuse.errors import MlirfuseError
 from mlirfuse.lowering.triton import POINTWISE_KINDS, TritonKernel
+from mlirfuse.runtime import checks
+from mlirfuse.runtime.triton_mode import triton_mode
 
-_LOADED: dict[str, object] = {}
+_LOADED: dict[tuple[str, bool], object] = {}
 
 
 def cache_dir() -> Path:
@@ -36,38 +35,6 @@ def cache_dir() -> Path:
     path = Path(root) / "kernels"
     path.mkdir(parents=True, exist_ok=True)
     return path
-
-
-def choose_triton_mode() -> None:
-    """Before anything imports triton (torch.export does): interpret unless CUDA is here.
-
-    Called when `mlirfuse.compiler` is imported. A user who wants the other
-    mode sets TRITON_INTERPRET themselves before importing torch.
-    """
-    if "triton" in sys.modules or "TRITON_INTERPRET" in os.environ:
-        return
-    import torch
-
-    if not torch.cuda.is_available():
-        os.environ["TRITON_INTERPRET"] = "1"
-    os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
-
-
-def import_triton(interpret: bool):
-    """Import triton in the mode this process needs; refuse a mode switch."""
-    if "triton" not in sys.modules:
-        if interpret:
-            os.environ["TRITON_INTERPRET"] = "1"
-        os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
-    import triton
-
-    interpreting = os.environ.get("TRITON_INTERPRET") == "1"
-    if interpret and not interpreting:
-        raise MlirfuseError(
-            "CPU tensors need the Triton interpreter, but triton was imported before mlirfuse "
-            "without TRITON_INTERPRET=1; set TRITON_INTERPRET=1 before importing triton (or torch._inductor)"
-        )
-    return triton
 
 
 def source_key(source: str) -> str:
@@ -88,14 +55,18 @@ def write_source(kernel: TritonKernel) -> Path:
 
 
 def load(kernel: TritonKernel, interpret: bool):
-    """The `@triton.jit` function for `kernel`, imported from its cache file."""
-    import_triton(interpret)
+    """`kernel`'s function for one mode: an `InterpretedFunction` or a `JITFunction`.
+
+    The cached file is executed once per mode, with `@triton.jit` deciding
+    under that mode, so the kernel and its helpers agree on it.
+    """
     path = write_source(kernel)
-    key = path.stem
+    key = (path.stem, interpret)
     if key not in _LOADED:
-        spec = importlib.util.spec_from_file_location(f"mlirfuse_kernels.{key}", path)
+        spec = importlib.util.spec_from_file_location(f"mlirfuse_kernels.{path.stem}_{'interpret' if interpret else 'jit'}", path)
         module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
+        with triton_mode(interpret):
+            spec.loader.exec_module(module)
         _LOADED[key] = getattr(module, kernel.name)
     return _LOADED[key]
 
@@ -167,7 +138,15 @@ class Launcher:
         import torch
 
         device = inputs[0].device if inputs else torch.device("cpu")
-        outputs = [torch.empty(s, dtype=dt, device=device) for s, dt in zip(self.out_shapes, self.out_dtypes)]
+        checked = checks.enabled()
+        outputs, guarded = [], []
+        for shape, dtype in zip(self.out_shapes, self.out_dtypes):
+            if checked:
+                out, raw = checks.guarded_empty(shape, dtype, device)
+                guarded.append(raw)
+            else:
+                out = torch.empty(shape, dtype=dtype, device=device)
+            outputs.append(out)
         if self.numel == 0 and self.kernel.kind in POINTWISE_KINDS:
             return outputs
         interpret = device.type != "cuda"
@@ -190,5 +169,21 @@ class Launcher:
                 return outputs
             sizes = [self.xnumel, self.rnumel, *self.shape]
             grid = ((self.xnumel + blocks["XBLOCK"] - 1) // blocks["XBLOCK"],)
-        self._fn[grid](*loaded, *outputs, *self.kernel.scalars, *sizes, *strides, **blocks)
+        # Compiled launches ask for FP fusion explicitly (Triton 3.9 warns when left to the default).
+        options = {} if interpret else {"enable_fp_fusion": True}
+        out_params = self.kernel.params[len(loaded):len(loaded) + len(outputs)]
+        addresses = contextlib.nullcontext()
+        if checked and interpret:
+            reads = [checks.Extent.of(p, t) for p, t in zip(self.kernel.params, loaded)]
+            writes = [checks.Extent.of(p, t) for p, t in zip(out_params, outputs)]
+            addresses = checks.checked_addresses(self.kernel.name, reads, writes)
+        try:
+            with triton_mode(interpret), addresses:
+                self._fn[grid](*loaded, *outputs, *self.kernel.scalars, *sizes, *strides, **blocks, **options)
+        except Exception as e:
+            if checked and checks.unwrap(e) is not e:
+                raise checks.unwrap(e) from None  # not the interpreter's wrapping of it
+            raise
+        if checked:
+            checks.verify_guards(self.kernel.name, dict(zip(out_params, outputs)), guarded)
         return outputs

@@ -98,6 +98,7 @@ class Program:
         self.kernels: dict[str, TritonKernel] = {}
         self._launchers: dict[str, Launcher] = {}
         self._lists: dict[ir.Value, list] = {}  # ListConstruct results, built per call from their items
+        self._aliases: dict[ir.Value, tuple] = {}  # extern groups' block arguments and results: what they stand for
         block = func_op.regions[0].blocks[0]
         self.num_args = len(block.arguments)
         for arg in block.arguments:
@@ -111,6 +112,8 @@ class Program:
         return self.slots[value]
 
     def _arg(self, value: ir.Value):
+        if value in self._aliases:
+            return self._aliases[value]
         const = constant_value(value)
         if const is not NO_CONSTANT:
             return ("const", const)
@@ -150,7 +153,7 @@ class Program:
         if name == "torch.operator":
             target = op.attributes["name"].value
             overload = aten_overload(target if target.startswith("torch.") else "torch." + target)
-        elif name.startswith(("torch.aten.", "torch.prims.")):
+        elif name.startswith(("torch.aten.", "torch.prims.", "torch.prim.")):
             overload = aten_overload(name)
         else:
             raise UnsupportedModelError(f"mlirfuse cannot run '{name}' (at {op.location})")
@@ -173,8 +176,9 @@ class Program:
     def _add_extern(self, group, module) -> None:
         """An extern group's body runs as ATen calls: views of the operands, then the call."""
         block = group.regions[0].blocks[0]
+        # Operands may be constants or lists as well as tensors.
         for arg, operand in zip(block.arguments, group.operands):
-            self.slots[arg] = self.slots[operand]
+            self._aliases[arg] = self._arg(operand)
         first = len(self.steps)
         ops = list(block.operations)
         for op in ops[:-1]:
@@ -182,7 +186,7 @@ class Program:
         for step in self.steps[first:]:
             step.operand_view = step.view
         for result, value in zip(group.results, ops[-1].operands):
-            self.slots[result] = self.slots[value]
+            self._aliases[result] = self._arg(value)
 
     def run(self, arguments: list) -> list:
         env = list(arguments) + [None] * (len(self.slots) - len(arguments))

@@ -1,0 +1,92 @@
+"""Interpreted and compiled Triton launches in one process, whatever was imported first.
+
+Triton fixes its mode in three places, none of which we may rely on:
+
+- `@triton.jit` returns an `InterpretedFunction` or a `JITFunction`
+  depending on `TRITON_INTERPRET` *when the decorator runs*; the
+  `triton.language` standard library (`tl.sum`, `tl.max`, `tl.sigmoid`, ...)
+  was decorated when `triton` was first imported, by whoever imported it
+  (`transformers`, `torch._inductor`).
+- A launch under the interpreter patches `triton.language` with interpreter
+  builtins and restores only what the kernel's own module sees: device
+  functions it calls (`tl.sum`'s body sees `triton.language.core`) patch
+  again and never restore, which leaves `triton.language.core` unusable for
+  the compiler.
+- `triton.knobs.runtime.interpret` is read by constexpr functions at call time.
+
+`triton_mode(interpret)` sets all three for the duration of a load or a
+launch and puts `triton.language` back exactly as it was afterwards, so CPU
+tensors run through the interpreter and CUDA tensors through compiled kernels
+in the same process, and `triton.compile` keeps working.
+"""
+
+from __future__ import annotations
+
+import functools
+from contextlib import contextmanager
+
+
+def _namespaces() -> list:
+    """What the interpreter patches, and where the standard library's jit functions live."""
+    import triton.language as tl
+
+    return [tl, tl.core, tl.standard, tl.math, tl.tensor, tl.dtype, tl.condition, tl.core.tensor_descriptor_base]
+
+
+@functools.cache
+def _jit_functions() -> tuple[tuple[object, str, object], ...]:
+    """(namespace, name, function) for each jit function of triton.language, as imported."""
+    from triton.runtime.interpreter import InterpretedFunction
+    from triton.runtime.jit import JITFunction
+
+    return tuple(
+        (ns, name, value)
+        for ns in _namespaces()
+        for name, value in vars(ns).items()
+        if isinstance(value, (JITFunction, InterpretedFunction))
+    )
+
+
+@functools.cache
+def _swaps(interpret: bool) -> tuple[tuple[object, str, object], ...]:
+    """(namespace, name, function of the wanted mode) for each of `_jit_functions()`."""
+    from triton.runtime.interpreter import InterpretedFunction
+    from triton.runtime.jit import JITFunction
+
+    def in_mode(value):
+        if isinstance(value, InterpretedFunction if interpret else JITFunction):
+            return value
+        return InterpretedFunction(value.fn) if interpret else JITFunction(value.fn, **value.kwargs)
+
+    return tuple((ns, name, in_mode(value)) for ns, name, value in _jit_functions())
+
+
+@contextmanager
+def triton_mode(interpret: bool):
+    """Within: `@triton.jit` and `triton.language` behave as under `TRITON_INTERPRET=<interpret>`."""
+    import triton
+
+    namespaces = _namespaces()
+    saved = [dict(vars(ns)) for ns in namespaces]
+    with triton.knobs.runtime.scope():
+        triton.knobs.runtime.interpret = interpret
+        try:
+            for ns, name, value in _swaps(interpret):
+                setattr(ns, name, value)
+            yield
+        finally:
+            for ns, before in zip(namespaces, saved):
+                _restore(ns, before)
+
+
+def _restore(ns, before: dict) -> None:
+    now = vars(ns)
+    for name, value in before.items():
+        if now.get(name) is not value:
+            setattr(ns, name, value)
+    if isinstance(ns, type):
+        # The interpreter adds dunders (__index__, __bool__) to tl.tensor.
+        # Names it adds to a module's globals stay: the functions it
+        # rewrote (and caches) refer to them.
+        for name in [n for n in now if n not in before]:
+            delattr(ns, name)
