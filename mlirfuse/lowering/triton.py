@@ -282,7 +282,7 @@ def lower_kernel(kernel) -> TritonKernel:
         if own == shape:
             stores.append(f"tl.store(out{j} + xindex, {text}, mask=xmask)")
         else:  # a piece-shaped result of a concat kernel
-            stores.append(f"tl.store(out{j} + ({_row_major(own)}), {text}, mask={_within('xmask', own, shape)})")
+            stores.append(f"tl.store(out{j} + ({_row_major(own, shape)}), {text}, mask={_inside('xmask', own, shape)})")
 
     params = [site.name for site in sites.values()] + [f"out{j}" for j in range(len(outputs))]
     params += [f"c{k}" for k in range(len(em.scalars))]
@@ -331,10 +331,10 @@ class _Concat:
             value = em.env.get(piece)
             if value is None:
                 raise LoweringError(f"kernel @{em.name}: a concat piece must be computed or loaded in the kernel")
-            offset = _row_major(out_shape)
+            offset = _row_major(out_shape, self.space)
             if start:
                 offset += f" + {start * along}"
-            mask = _within("xmask", tensor_type(piece.type).shape, self.space)
+            mask = _inside("xmask", tensor_type(piece.type).shape, self.space)
             lines.append(f"tl.store(out{j} + ({offset}), {_cast(value, t.dtype)}, mask={mask})  # piece at {start} along dim {self.dim}")
             start += size
         return lines
@@ -368,10 +368,23 @@ def _within(mask: str, shape, space) -> str:
     return " & ".join([mask] + terms)
 
 
-def _row_major(shape) -> str:
-    """Flat offset of the iteration coordinates in a contiguous tensor of `shape` (same rank as the space)."""
+def _inside(mask: str, shape, space) -> str:
+    """`mask`, restricted to the coordinates of a value of `shape` stored in `space`.
+
+    Unlike a load, a store never broadcasts: a dim of size 1 (a piece one wide
+    along the cat dim) or a missing leading dim is stored at coordinate 0 only.
+    """
+    offset = len(space) - len(shape)
+    extents = [1] * offset + list(shape)
+    terms = [f"(x{d} < {n})" for d, n in enumerate(extents) if n < space[d]]
+    return " & ".join([mask] + terms)
+
+
+def _row_major(shape, space) -> str:
+    """Flat offset of the iteration coordinates in a contiguous tensor of `shape` (its dims are the space's last)."""
+    offset = len(space) - len(shape)
     strides = [math.prod(shape[d + 1 :]) for d in range(len(shape))]
-    return " + ".join(f"x{d} * {st}" for d, st in enumerate(strides)) or "0"
+    return " + ".join(f"x{d + offset} * {st}" for d, st in enumerate(strides)) or "0"
 
 
 @dataclass(frozen=True)
