@@ -81,3 +81,59 @@ def assert_stores_in_bounds(cm, monkeypatch) -> None:
     assert margins
     for before, after in margins:
         assert (before == SENTINEL).all() and (after == SENTINEL).all(), "a kernel stored out of bounds"
+
+
+# --- bool and integer arithmetic ----------------------------------------------------------------
+
+
+def bool_pair():
+    return torch.tensor([True, False, True, False] * 3), torch.tensor([True, True, False, False] * 3)
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [
+        pytest.param(torch.add, id="add"),  # eager: logical or, never 1 + 1 wrapping to 0
+        pytest.param(torch.mul, id="mul"),
+        pytest.param(torch.maximum, id="maximum"),
+        pytest.param(torch.minimum, id="minimum"),
+        pytest.param(lambda a, b: (a + b) & ~a, id="add_then_bitwise"),
+        pytest.param(lambda a, b: torch.bitwise_xor(~(a * b), b), id="bitwise_not_xor"),
+        pytest.param(lambda a, b: (a + b).float() * 2, id="add_then_float"),
+        pytest.param(lambda a, b: (a + b + a).to(torch.int32), id="add_twice_then_int"),
+    ],
+)
+def test_bool_arithmetic_matches_eager(fn):
+    cm = compile_and_compare(fn, bool_pair())
+    assert cm.stats["launches"] == 1
+
+
+# --- casts ------------------------------------------------------------------------------------
+
+
+def values_of(dtype):
+    if dtype == torch.bool:
+        return torch.tensor([True, False, True, True])
+    if dtype == torch.uint8:
+        return torch.tensor([0, 1, 200, 255], dtype=dtype)
+    if dtype.is_floating_point:
+        return torch.tensor([0.1, -3.3, 1e30, 257.0], dtype=dtype)
+    big = {torch.int8: 127, torch.int32: 2**31 - 1, torch.int64: 2**53 + 1}[dtype]
+    return torch.tensor([-5, 0, 3, big], dtype=dtype)
+
+
+@pytest.mark.parametrize("to", [torch.bfloat16, torch.float16, torch.float32], ids=str)
+@pytest.mark.parametrize(
+    "source", [torch.bool, torch.uint8, torch.int8, torch.int32, torch.int64, torch.float64], ids=str
+)
+def test_cast_into_low_precision_in_a_kernel(source, to):
+    if source == torch.float64 and to == torch.float32:
+        pytest.skip("covered by the plain casts")
+    x = values_of(source)
+    compile_and_compare(lambda x: (x.to(to) * 2, x.to(to)), (x,))
+
+
+def test_sign_into_bfloat16():
+    # sign's branches are all literals: its value must still be a float, or bf16 rounding reads int bits.
+    x = torch.tensor([-2.0, 0.0, 3.0, -0.5], dtype=torch.bfloat16)
+    compile_and_compare(torch.sign, (x,))

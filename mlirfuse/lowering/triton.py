@@ -76,8 +76,11 @@ def _cast(v: _Value, dtype: str) -> str:
         return v.text
     if dtype == "bool":
         return f"({v.text} != 0)"
-    if dtype == "bfloat16" and v.dtype == "float32":
-        return _round_to_bf16(v.text)
+    if dtype == "bfloat16":
+        # Through f32, as eager converts every dtype to bf16 (the interpreter
+        # cannot convert ints or bools to bf16 at all).
+        text = v.text if v.dtype == "float32" else f"{v.text}.to(tl.float32)"
+        return _round_to_bf16(text)
     return f"{v.text}.to({TRITON_DTYPES[dtype]})"
 
 
@@ -190,6 +193,10 @@ class _Emitter:
             else:
                 consts.append(self.consts.get(operand, constant_value(operand)))
         target = self._target_dtype(rule, result, tensors, consts)
+        # Eager's bool arithmetic is int arithmetic tested != 0 (True + True is True).
+        bool_arith = rule.kind == "arith" and target == "bool"
+        if bool_arith:
+            target = "int32"
         if rule.kind == "compare":
             consts = _round_scalars(consts, promote([tensor_type(op.operands[i].type).dtype for i in tensors]))
         args = []
@@ -200,6 +207,8 @@ class _Emitter:
             else:
                 args.append(self.scalar_text(c))
         expr = rule.emit(args, consts)
+        if bool_arith:
+            expr = f"({expr}) != 0"
         out_dtype = compute_dtype(result.dtype)
         if rule.kind == "cast":
             expr = _cast(_Value(expr, tensors[0].dtype), result.dtype)
@@ -208,7 +217,7 @@ class _Emitter:
         return self.tmp(expr, out_dtype, name)
 
     def _target_dtype(self, rule, result: TensorType, tensors: dict, consts: list) -> str:
-        if rule.kind in ("arith", "select"):
+        if rule.kind in ("arith", "bitwise", "select"):
             return compute_dtype(result.dtype)
         if rule.kind == "compare":
             dtype = promote([t.dtype for t in tensors.values()])
