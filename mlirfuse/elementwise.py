@@ -155,7 +155,8 @@ RULES: dict[str, Rule] = {
     "torch.aten.ceil": _unary("tl.ceil({0})"),
     "torch.aten.reciprocal": _unary("1.0 / {0}"),
     "torch.aten.sigmoid": _unary("tl.sigmoid({0})"),
-    "torch.aten.tanh": Rule("arith", lambda a, c: _tanh(a[0]), float_only=True),
+    # tanh(-0.0) is -0.0; 2*sigmoid(0)-1 is +0.0
+    "torch.aten.tanh": Rule("arith", lambda a, c: f"tl.where({a[0]} == 0, {a[0]}, {_tanh(a[0])})", float_only=True),
     # eager's sign(nan) is 0; float literals keep the value a float (all-int branches would make it int32)
     "torch.aten.sign": Rule(
         "arith", lambda a, c: f"tl.where({a[0]} > 0, 1.0, tl.where({a[0]} < 0, -1.0, 0.0))", float_only=True
@@ -165,8 +166,9 @@ RULES: dict[str, Rule] = {
         "arith", _gelu, constant_args=(1,), float_only=True,
         check=lambda c: None if c[1] in ("none", "tanh") else f"approximate={c[1]!r}",
     ),
-    "torch.aten.hardsigmoid": _unary("tl.where({0} < -3, 0, tl.where({0} > 3, 1, {0} / 6 + 0.5))"),
-    "torch.aten.hardswish": _unary("{0} * tl.where({0} < -3, 0, tl.where({0} > 3, 1, {0} / 6 + 0.5))"),
+    # eager's formulas, min(max(x + 3, 0), 6) / 6 and x * that: x * 6 overflows to inf near f32's max
+    "torch.aten.hardsigmoid": _unary("tl.where({0} + 3 < 0, 0, tl.where({0} + 3 > 6, 6, {0} + 3)) / 6"),
+    "torch.aten.hardswish": _unary("{0} * tl.where({0} + 3 < 0, 0, tl.where({0} + 3 > 6, 6, {0} + 3)) / 6"),
     "torch.aten.leaky_relu": Rule(
         "arith", lambda a, c: f"tl.where({a[0]} > 0, {a[0]}, {a[0]} * {a[1]})", constant_args=(1,), float_only=True
     ),

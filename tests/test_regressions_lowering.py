@@ -13,7 +13,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from helpers import compile_and_compare
+import mlirfuse
+from helpers import Lambda, compile_and_compare
 from mlirfuse.runtime.kernels import Launcher
 
 # --- concat kernels: pieces one wide along the cat dim ------------------------------------------
@@ -137,3 +138,49 @@ def test_sign_into_bfloat16():
     # sign's branches are all literals: its value must still be a float, or bf16 rounding reads int bits.
     x = torch.tensor([-2.0, 0.0, 3.0, -0.5], dtype=torch.bfloat16)
     compile_and_compare(torch.sign, (x,))
+
+
+# --- special values -----------------------------------------------------------------------------
+
+SPECIAL = [math.inf, -math.inf, math.nan, -0.0, 0.0, 1.0, -1.0, 3.0, -3.0, 0.5, -0.5, 88.0, -88.0, 1e30, -1e30, 3.4e38]
+
+# Every unary elementwise op fused for floats, as eager spells it.
+SWEEP = {
+    "neg": torch.neg, "abs": torch.abs, "relu": torch.relu, "exp": torch.exp, "exp2": torch.exp2, "log": torch.log,
+    "log2": torch.log2, "sqrt": torch.sqrt, "rsqrt": torch.rsqrt, "sin": torch.sin, "cos": torch.cos, "erf": torch.erf,
+    "floor": torch.floor, "ceil": torch.ceil, "reciprocal": torch.reciprocal, "sigmoid": torch.sigmoid,
+    "tanh": torch.tanh, "sign": torch.sign, "silu": F.silu, "gelu": F.gelu,
+    "gelu_tanh": lambda x: F.gelu(x, approximate="tanh"), "hardsigmoid": F.hardsigmoid, "hardswish": F.hardswish,
+    "leaky_relu": F.leaky_relu, "hardtanh": F.hardtanh, "clamp": lambda x: torch.clamp(x, -0.5, 0.5),
+    "clamp_min": lambda x: torch.clamp_min(x, 0.1), "clamp_max": lambda x: torch.clamp_max(x, -0.1),
+    "pow_2": lambda x: x**2, "pow_3": lambda x: x**3, "pow_half": lambda x: x**0.5, "pow_minus_1": lambda x: x**-1,
+    "pow_minus_half": lambda x: x**-0.5, "pow_minus_2": lambda x: x**-2, "add_scalar": lambda x: x + 2.5,
+    "mul_zero": lambda x: x * 0.0, "add_minus_zero": lambda x: x + (-0.0), "rsub": lambda x: 2 - x,
+    "div_scalar": lambda x: x / 3,
+}
+# Where eager's own answer depends on the path it takes, only NaN/inf positions are compared.
+NO_SIGNED_ZERO = {"gelu"}  # eager's vectorized f32 gelu gives +0.0 at -0.0, its scalar tail -0.0
+# f16 `pow` runs std::pow in eager, not sqrt: pow(-inf, 0.5) is inf there, nan in f32.
+EAGER_POW_F16 = {"pow_half", "pow_minus_half"}
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16, torch.float64], ids=str)
+def test_special_values_match_eager(dtype):
+    # One kernel computes every op (one compile per dtype); each result is checked on its own.
+    names = [n for n in SWEEP if not (n in EAGER_POW_F16 and dtype == torch.float16)]
+
+    def every_op(x):
+        return tuple(SWEEP[n](x) for n in names)
+
+    x = torch.tensor(SPECIAL).to(dtype)
+    cm = mlirfuse.compile(Lambda(every_op), (x,))
+    assert cm.stats["launches"] == 1
+    for name, actual, expected in zip(names, cm(x), every_op(x)):
+        where = f"{name}({x.tolist()}): got {actual.tolist()}, eager {expected.tolist()}"
+        assert actual.dtype == expected.dtype, where
+        for special in (torch.isnan, torch.isposinf, torch.isneginf):
+            assert torch.equal(special(actual), special(expected)), where
+        if name not in NO_SIGNED_ZERO:
+            zeros = expected == 0
+            assert torch.equal(actual[zeros].signbit(), expected[zeros].signbit()), where
+        torch.testing.assert_close(actual, expected, equal_nan=True, msg=where)
