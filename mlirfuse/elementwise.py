@@ -10,7 +10,11 @@ as the rule's `kind` requires) and the operands' constant values, and
 returns one expression.
 
 Kinds decide how operands are cast before the op:
-  arith    tensor operands cast to the result's compute dtype
+  arith    tensor operands cast to the result's compute dtype; with a bool
+           result, computed in int32 and tested `!= 0`, as eager's bool
+           arithmetic is (True + True is True)
+  bitwise  tensor operands cast to the result's dtype, bits combined in it
+           (on bool, `~` is logical not only in 1-bit arithmetic)
   compare  tensor operands cast to their common compute dtype; result bool
   logical  tensor operands made bool; result bool
   select   operand `cond` made bool, the others cast to the result's dtype
@@ -151,16 +155,20 @@ RULES: dict[str, Rule] = {
     "torch.aten.ceil": _unary("tl.ceil({0})"),
     "torch.aten.reciprocal": _unary("1.0 / {0}"),
     "torch.aten.sigmoid": _unary("tl.sigmoid({0})"),
-    "torch.aten.tanh": Rule("arith", lambda a, c: _tanh(a[0]), float_only=True),
-    # eager's sign(nan) is 0
-    "torch.aten.sign": Rule("arith", lambda a, c: f"tl.where({a[0]} > 0, 1, tl.where({a[0]} < 0, -1, 0))", float_only=True),
+    # tanh(-0.0) is -0.0; 2*sigmoid(0)-1 is +0.0
+    "torch.aten.tanh": Rule("arith", lambda a, c: f"tl.where({a[0]} == 0, {a[0]}, {_tanh(a[0])})", float_only=True),
+    # eager's sign(nan) is 0; float literals keep the value a float (all-int branches would make it int32)
+    "torch.aten.sign": Rule(
+        "arith", lambda a, c: f"tl.where({a[0]} > 0, 1.0, tl.where({a[0]} < 0, -1.0, 0.0))", float_only=True
+    ),
     "torch.aten.silu": _unary("{0} * tl.sigmoid({0})"),
     "torch.aten.gelu": Rule(
         "arith", _gelu, constant_args=(1,), float_only=True,
         check=lambda c: None if c[1] in ("none", "tanh") else f"approximate={c[1]!r}",
     ),
-    "torch.aten.hardsigmoid": _unary("tl.where({0} < -3, 0, tl.where({0} > 3, 1, {0} / 6 + 0.5))"),
-    "torch.aten.hardswish": _unary("{0} * tl.where({0} < -3, 0, tl.where({0} > 3, 1, {0} / 6 + 0.5))"),
+    # eager's formulas, min(max(x + 3, 0), 6) / 6 and x * that: x * 6 overflows to inf near f32's max
+    "torch.aten.hardsigmoid": _unary("tl.where({0} + 3 < 0, 0, tl.where({0} + 3 > 6, 6, {0} + 3)) / 6"),
+    "torch.aten.hardswish": _unary("{0} * tl.where({0} + 3 < 0, 0, tl.where({0} + 3 > 6, 6, {0} + 3)) / 6"),
     "torch.aten.leaky_relu": Rule(
         "arith", lambda a, c: f"tl.where({a[0]} > 0, {a[0]}, {a[0]} * {a[1]})", constant_args=(1,), float_only=True
     ),
@@ -201,16 +209,16 @@ RULES: dict[str, Rule] = {
     },
     # boolean logic
     "torch.aten.logical_not": Rule("logical", lambda a, c: f"{a[0]} == 0"),
-    "torch.aten.bitwise_not": Rule("arith", lambda a, c: f"~{a[0]}"),
+    "torch.aten.bitwise_not": Rule("bitwise", lambda a, c: f"~{a[0]}"),
     "torch.aten.logical_and": _binary("{0} & {1}", "logical"),
     "torch.aten.logical_or": _binary("{0} | {1}", "logical"),
     "torch.aten.logical_xor": _binary("{0} ^ {1}", "logical"),
-    "torch.aten.__and__.Tensor": _binary("{0} & {1}"),
-    "torch.aten.__or__.Tensor": _binary("{0} | {1}"),
-    "torch.aten.__xor__.Tensor": _binary("{0} ^ {1}"),
-    "torch.aten.bitwise_and.Tensor": _binary("{0} & {1}"),
-    "torch.aten.bitwise_or.Tensor": _binary("{0} | {1}"),
-    "torch.aten.bitwise_xor.Tensor": _binary("{0} ^ {1}"),
+    "torch.aten.__and__.Tensor": _binary("{0} & {1}", "bitwise"),
+    "torch.aten.__or__.Tensor": _binary("{0} | {1}", "bitwise"),
+    "torch.aten.__xor__.Tensor": _binary("{0} ^ {1}", "bitwise"),
+    "torch.aten.bitwise_and.Tensor": _binary("{0} & {1}", "bitwise"),
+    "torch.aten.bitwise_or.Tensor": _binary("{0} | {1}", "bitwise"),
+    "torch.aten.bitwise_xor.Tensor": _binary("{0} ^ {1}", "bitwise"),
     # selection
     "torch.aten.where.self": Rule("select", lambda a, c: f"tl.where({a[0]}, {a[1]}, {a[2]})", tensor_args=(0, 1, 2)),
     "torch.aten.where.ScalarOther": Rule(

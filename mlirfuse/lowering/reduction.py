@@ -15,7 +15,9 @@ non-contiguous inputs work by index arithmetic.
   output needs are recomputed from the inputs in that loop (softmax: one
   loop for the max, one for the sum, one for the output).
 
-f16/bf16 values are computed and accumulated in f32.
+f16/bf16 values are computed and accumulated in f32. This module is the
+schedule only; every line is written through `KernelEmitter`
+(`lowering/emitter.py`), the same per-op emitters as pointwise kernels.
 """
 
 from __future__ import annotations
@@ -24,10 +26,10 @@ import math
 
 from mlirfuse.elementwise import TRITON_DTYPES, compute_dtype
 from mlirfuse.ir import ir, is_constant_like, tensor_type
-from mlirfuse.lowering.triton import (
-    LoweringError, TritonKernel, _cast, _Emitter, _Value, _stored_value, load_sites, module_prelude,
+from mlirfuse.lowering.emitter import (
+    KernelEmitter, LoweringError, TritonKernel, Value, block_ops, cast, coords, load_sites, static_signature,
+    stored_value,
 )
-from mlirfuse.passes.base import block_ops
 from mlirfuse.reductions import REDUCTIONS, Reduction, reduction
 
 _IDENTITY = {
@@ -39,36 +41,17 @@ _COMBINE = {"prod": "multiply", "max": "maximum", "min": "minimum"}
 _INDEXED = ("argmax", "argmin")
 
 
-def _coords(index: str, dims: list[int], prefix: str) -> list[str]:
-    """Row-major coordinates `{prefix}{d}` of the flat `index` over `dims` (sizes s{d})."""
-    if not dims:
-        return []
-    if len(dims) == 1:
-        return [f"{prefix}{dims[0]} = {index}"]
-    lines = []
-    for k in range(len(dims) - 1, -1, -1):
-        inner = " * ".join(f"s{d}" for d in dims[k + 1 :])
-        d = dims[k]
-        if k == len(dims) - 1:
-            lines.append(f"{prefix}{d} = {index} % s{d}")
-        elif k == 0:
-            lines.append(f"{prefix}{d} = {index} // ({inner})")
-        else:
-            lines.append(f"{prefix}{d} = ({index} // ({inner})) % s{d}")
-    return lines
+class _ReductionEmitter(KernelEmitter):
+    """The reduction schedule: which values are row-space or full-space, and which loop computes them."""
 
-
-class _ReductionEmitter(_Emitter):
     def __init__(self, name: str, block: ir.Block, red: Reduction, persistent: bool):
         super().__init__(name, block)
         self.red = red
         self.persistent = persistent
         self.rank = len(red.shape)
         self.kept = [d for d in range(self.rank) if d not in red.dims]
-        self.kernel_lines: list[str] = []
-        self.out = self.kernel_lines  # where tmp() writes
-        self.row_memo: dict[ir.Value, _Value] = {}
-        self.full_memo: dict[ir.Value, _Value] | None = {} if persistent else None
+        self.row_memo: dict[ir.Value, Value] = {}
+        self.full_memo: dict[ir.Value, Value] | None = {} if persistent else None
         self.producer = {r: op for op in block_ops(block)[0] for r in op.results}
         self.sites = load_sites(name, block)
         self.accumulators = 0
@@ -84,11 +67,11 @@ class _ReductionEmitter(_Emitter):
         offset = self.rank - len(shape)
         return all(shape[d - offset] == 1 for d in self.red.dims if d - offset >= 0)
 
-    def value(self, v: ir.Value) -> _Value:
+    def value(self, v: ir.Value) -> Value:
         if self.is_row(v):
             if v not in self.row_memo:
                 saved_out, saved_memo = self.out, self.full_memo
-                self.out = self.kernel_lines
+                self.out = self.body
                 if not self.persistent:
                     self.full_memo = None
                 self.row_memo[v] = self.compute(v, row=True)
@@ -100,26 +83,23 @@ class _ReductionEmitter(_Emitter):
             self.full_memo[v] = self.compute(v, row=False)
         return self.full_memo[v]
 
-    def compute(self, v: ir.Value, row: bool) -> _Value:
+    def compute(self, v: ir.Value, row: bool) -> Value:
         if v in self.sites:
-            return self.load(v, row)
+            return self.load_site(v, row)
         op = self.producer[v]
         if op.operation.name in REDUCTIONS:
             return self.reduce(op)
-        return self.pointwise(op, self.value)
+        return self.emit_op(op, self.value)
 
-    def load(self, v: ir.Value, row: bool) -> _Value:
+    def load_site(self, v: ir.Value, row: bool) -> Value:
         t, site = tensor_type(v.type), self.sites[v]
         dims = self.kept if row else list(range(self.rank))
         offset = " + ".join(f"{self.coord(d)} * {site.name}_st{d}" for d in dims)
         mask = "xmask" if row else "xmask & rmask"
         offset = offset or ("0 * xindex" if row else "0 * xindex + 0 * rindex")
-        value = self.tmp(f"tl.load({site.name} + ({offset}), mask={mask}, other=0)", t.dtype, site.comment())
-        if compute_dtype(t.dtype) != t.dtype:
-            value = self.tmp(f"{value.text}.to(tl.float32)", "float32", "compute in f32")
-        return value
+        return self.load(f"{site.name} + ({offset})", t.dtype, site.comment(), mask, other="0")
 
-    def reduce(self, op) -> _Value:
+    def reduce(self, op) -> Value:
         red = reduction(op)
         acc_dtype = compute_dtype(tensor_type(op.operands[0].type).dtype if red.combine in _INDEXED else red.dtype)
         identity = _IDENTITY[red.combine]
@@ -127,21 +107,21 @@ class _ReductionEmitter(_Emitter):
         if red.combine in _INDEXED:
             return self._reduce_indexed(op, red, acc_dtype)
         if self.persistent:
-            x = _cast(self.value(op.operands[0]), acc_dtype)
+            x = cast(self.value(op.operands[0]), acc_dtype)
             result = _final(red.combine, f"tl.where(xmask & rmask, {x}, {identity})")
         else:
             acc = f"acc{self.accumulators}"
             self.accumulators += 1
-            self.kernel_lines.append(f"{acc} = tl.full([XBLOCK, RBLOCK], {identity}, {TRITON_DTYPES[acc_dtype]})")
+            self.body.append(f"{acc} = tl.full([XBLOCK, RBLOCK], {identity}, {TRITON_DTYPES[acc_dtype]})")
             body = self.loop(lambda: self._accumulate(acc, op.operands[0], red, acc_dtype))
-            self.kernel_lines.extend(body)
+            self.body.extend(body)
             result = _final(red.combine, acc)
         if red.combine == "mean":
             result = f"{result} / {float(red.rnumel)!r}"
         return self.tmp(result, acc_dtype, name)
 
     def _accumulate(self, acc: str, operand, red: Reduction, acc_dtype: str) -> None:
-        x = _cast(self.value(operand), acc_dtype)
+        x = cast(self.value(operand), acc_dtype)
         masked = f"tl.where(xmask & rmask, {x}, {_IDENTITY[red.combine]})"
         if red.combine in ("sum", "mean"):
             self.out.append(f"{acc} = {acc} + {masked}")
@@ -150,25 +130,25 @@ class _ReductionEmitter(_Emitter):
         else:
             self.out.append(f"{acc} = {_COMBINE[red.combine]}({acc}, {masked})")
 
-    def _reduce_indexed(self, op, red: Reduction, acc_dtype: str) -> _Value:
+    def _reduce_indexed(self, op, red: Reduction, acc_dtype: str) -> Value:
         """argmax/argmin: (value, index) pairs reduced with eager's rules (NaN wins, first index on ties).
 
         Masked lanes carry index rnumel, so they lose every tie.
         """
         combine = f"{red.combine}_combine"
         if self.persistent:
-            x = _cast(self.value(op.operands[0]), acc_dtype)
+            x = cast(self.value(op.operands[0]), acc_dtype)
             values = f"tl.where(xmask & rmask, {x}, {_IDENTITY[red.combine]})"
             indices = "tl.where(xmask & rmask, rindex, rnumel)"
         else:
             k = self.accumulators
             self.accumulators += 1
             values, indices = f"acc{k}", f"idx{k}"
-            self.kernel_lines.append(f"{values} = tl.full([XBLOCK, RBLOCK], {_IDENTITY[red.combine]}, {TRITON_DTYPES[acc_dtype]})")
-            self.kernel_lines.append(f"{indices} = tl.full([XBLOCK, RBLOCK], rnumel, tl.int32)")
+            self.body.append(f"{values} = tl.full([XBLOCK, RBLOCK], {_IDENTITY[red.combine]}, {TRITON_DTYPES[acc_dtype]})")
+            self.body.append(f"{indices} = tl.full([XBLOCK, RBLOCK], rnumel, tl.int32)")
 
             def step():
-                x = _cast(self.value(op.operands[0]), acc_dtype)
+                x = cast(self.value(op.operands[0]), acc_dtype)
                 # Per lane, a later chunk has larger indices: replace only when strictly better.
                 better = ">" if red.combine == "argmax" else "<"
                 self.out.append(
@@ -178,7 +158,7 @@ class _ReductionEmitter(_Emitter):
                 self.out.append(f"{values} = tl.where(take{k}, {x}, {values})")
                 self.out.append(f"{indices} = tl.where(take{k}, rindex, {indices})")
 
-            self.kernel_lines.extend(self.loop(step))
+            self.body.extend(self.loop(step))
         result = f"tl.reduce(({values}, {indices}), 1, {combine})[1][:, None].to(tl.int64)"
         return self.tmp(result, "int64", op.operation.name)
 
@@ -189,7 +169,7 @@ class _ReductionEmitter(_Emitter):
         body()
         inner = self.out
         self.out, self.full_memo = saved_out, saved_memo
-        head = ["rindex = roffset + rbase", "rmask = rindex < rnumel"] + _coords("rindex", list(self.red.dims), "r")
+        head = ["rindex = roffset + rbase", "rmask = rindex < rnumel"] + coords("rindex", list(self.red.dims), "r")
         return ["for roffset in range(0, rnumel, RBLOCK):"] + ["    " + line for line in head + inner]
 
     def out_offset(self) -> str:
@@ -220,10 +200,7 @@ def lower_reduction(kernel, persistent: bool) -> TritonKernel:
     red = reductions[0]
     if any((r.shape, r.dims) != (red.shape, red.dims) for r in reductions):
         raise LoweringError(f"kernel @{name}: reductions over different axes in one kernel")
-    inputs = [tensor_type(a.type) for a in block.arguments]
-    outputs = [tensor_type(v.type) for v in terminator.operands]
-    if any(t is None or not t.is_static for t in inputs + outputs):
-        raise LoweringError(f"kernel @{name}: every argument and result must be a statically shaped tensor")
+    inputs, outputs = static_signature(name, block, terminator)
 
     em = _ReductionEmitter(name, block, red, persistent)
     rank = em.rank
@@ -232,7 +209,7 @@ def lower_reduction(kernel, persistent: bool) -> TritonKernel:
     for j, v in enumerate(terminator.operands):
         if is_constant_like(v):
             raise LoweringError(f"kernel @{name}: yields a constant")
-        v = _stored_value(v, em.sites)  # an exit reshape stores the value it reshapes
+        v = stored_value(v, em.sites)  # an exit reshape stores the value it reshapes
         (row_outputs if em.is_row(v) else full_outputs).append((j, v))
         shape = tensor_type(v.type).shape
         if shape != red.shape and math.prod(shape) != rows:
@@ -242,11 +219,11 @@ def lower_reduction(kernel, persistent: bool) -> TritonKernel:
         "xoffset = tl.program_id(0) * XBLOCK",
         "xindex = xoffset + tl.arange(0, XBLOCK)[:, None]",
         "xmask = xindex < xnumel",
-        *_coords("xindex", em.kept, "x"),
+        *coords("xindex", em.kept, "x"),
         "rbase = tl.arange(0, RBLOCK)[None, :]",
     ]
     if persistent:
-        head += ["rindex = rbase", "rmask = rindex < rnumel", *_coords("rindex", list(red.dims), "r")]
+        head += ["rindex = rbase", "rmask = rindex < rnumel", *coords("rindex", list(red.dims), "r")]
 
     # Row-space outputs first (they force the reductions), then full-space ones.
     row_values = [(j, em.value(v)) for j, v in row_outputs]
@@ -256,36 +233,21 @@ def lower_reduction(kernel, persistent: bool) -> TritonKernel:
         def store_full():
             for j, v in full_outputs:
                 value = em.value(v)
-                em.out.append(
-                    f"tl.store(out{j} + ({em.out_offset()}), {_cast(value, outputs[j].dtype)}, mask=xmask & rmask)"
-                )
+                em.store(f"out{j}", f"({em.out_offset()})", value, outputs[j].dtype, "xmask & rmask")
 
         if persistent:
             store_full()
         else:
             stores = em.loop(store_full)
-        em.kernel_lines.extend(stores)
+        em.body.extend(stores)
     for j, value in row_values:
-        em.kernel_lines.append(f"tl.store(out{j} + xindex, {_cast(value, outputs[j].dtype)}, mask=xmask)")
+        em.store(f"out{j}", "xindex", value, outputs[j].dtype, "xmask")
 
     sites = list(em.sites.values())
-    params = [site.name for site in sites] + [f"out{j}" for j in range(len(outputs))]
-    params += [f"c{k}" for k in range(len(em.scalars))]
-    params += ["xnumel", "rnumel"] + [f"s{d}" for d in range(rank)]
-    params += [f"{site.name}_st{d}" for site in sites for d in range(rank)]
+    params = em.params(sites, len(outputs), ["xnumel", "rnumel"] + [f"s{d}" for d in range(rank)], rank)
     kind = "persistent-reduction" if persistent else "reduction"
-    source = "\n".join(
-        [
-            f"# Generated by mlirfuse from fusion.kernel @{name}; do not edit.",
-            f"# {kind} over dims {list(red.dims)} of {list(red.shape)}: "
-            "rows are the kept dims, columns the reduced dims.",
-            *module_prelude(head + em.kernel_lines),
-            "@triton.jit",
-            f"def {name}({', '.join(params + ['XBLOCK: tl.constexpr', 'RBLOCK: tl.constexpr'])}):",
-            *("    " + line for line in head + em.kernel_lines),
-            "",
-        ]
-    )
+    header = f"{kind} over dims {list(red.dims)} of {list(red.shape)}: rows are the kept dims, columns the reduced dims."
+    source = em.render([header], params, ["XBLOCK", "RBLOCK"], head + em.body)
     return TritonKernel(
         name, source, tuple(inputs), tuple(outputs), tuple(em.scalars), tuple(params),
         kind=kind, sites=tuple(sites), space=red.shape, reduced=red.dims,

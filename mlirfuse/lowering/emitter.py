@@ -1,0 +1,414 @@
+"""The one Triton emitter: a kernel's text, one buffer, one table of per-op emitters.
+
+Every kernel the lowering writes reads like a hand-written one,
+
+    pid -> offsets -> mask -> index per dim -> loads -> one `tmpN = ...` per op -> stores
+
+and every kind of kernel is written by a `KernelEmitter`: the pointwise and
+concat schedule (`lowering/pointwise.py`) and the reduction schedule
+(`lowering/reduction.py`) only decide *where* values live (a flat block of
+[XBLOCK] lanes, or [XBLOCK, RBLOCK] tiles, inside or outside a loop) and
+which lines go where; the lines themselves come from here:
+
+- `emit_op(op, operand_value)` - one `tmpN = ...` line for an elementwise op,
+  from the rule table in `mlirfuse.elementwise` (casts, promotion, f16/bf16
+  computed in f32, bool arithmetic as eager does it);
+- `load` / `store` - one masked `tl.load` / `tl.store` line;
+- `coords` - flat index -> row-major coordinates;
+- `render` - the kernel module: header comments, imports and the helpers the
+  body uses, `@triton.jit`, the signature, the body.
+
+Extension point for templates. A GEMM or flash-attention template emits its
+own main loop (`tl.dot`, online softmax) and hosts a prologue or epilogue by
+calling `emit_op` with an `operand_value` that maps the op's tensor operands
+to tile expressions (`acc` for the matmul result, loads of the epilogue's
+other inputs as `[BLOCK_M, BLOCK_N]` tiles). Per-op emitters only combine
+expressions elementwise, so the same rule gives the same line on a 1D block,
+a reduction tile or a GEMM tile. Nothing here knows the tile's shape.
+
+This package only writes text; it never imports triton (see
+`mlirfuse.runtime.kernels` for why that matters), and it depends only on
+`mlirfuse.ir`, `mlirfuse.errors` and the op rule tables.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import struct
+from dataclasses import dataclass
+from typing import Callable
+
+from mlirfuse.elementwise import RULES, TRITON_DTYPES, compute_dtype, literal, promote
+from mlirfuse.errors import MlirfuseError
+from mlirfuse.ir import TensorType, constant_value, ir, is_constant_like, tensor_type
+from mlirfuse.views import RESHAPES, VIEW_OPS, view_chain
+
+
+class LoweringError(MlirfuseError):
+    """A fusion.kernel holds something the Triton lowering cannot express."""
+
+
+@dataclass(frozen=True)
+class Site:
+    """What a kernel loads: input `input` seen through `chain`, views applied in order.
+
+    `name` is the pointer parameter (`in2`, or `in2_v0` for a view of it); the
+    launcher applies the chain with torch's view functions and passes the
+    resulting tensor and its strides in the iteration space.
+    """
+
+    input: int
+    chain: tuple = ()  # ((op name, constant args), ...)
+    name: str = ""
+
+    def comment(self) -> str:
+        def text(arg) -> str:
+            return str(list(arg)) if isinstance(arg, tuple) else str(arg)
+
+        views = "".join(f".{op.split('.')[2]}({', '.join(map(text, args))})" for op, args in self.chain)
+        return f"load %arg{self.input}{views}"
+
+
+@dataclass(frozen=True)
+class TritonKernel:
+    """A kernel's source and what the runtime needs to launch it."""
+
+    name: str
+    source: str
+    inputs: tuple[TensorType, ...]
+    outputs: tuple[TensorType, ...]
+    scalars: tuple[float, ...]  # values of the c0, c1 ... parameters (constants with no literal)
+    params: tuple[str, ...] = ()
+    kind: str = "pointwise"
+    # What the kernel loads, in parameter order: inputs and views of them (see Site).
+    sites: tuple[Site, ...] = ()
+    # The shape every site broadcasts into: the stored values' shape
+    # (pointwise) or the reduced input's (reduction); and the reduced dims.
+    space: tuple[int, ...] = ()
+    reduced: tuple[int, ...] = ()
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """The iteration space."""
+        return self.space
+
+    def pointer_dtype(self, param: str) -> str:
+        """The element dtype behind a pointer parameter (`in3`, `in3_v0`, `out1`)."""
+        if param.startswith("out"):
+            return self.outputs[int(param[3:])].dtype
+        return self.inputs[int(param[2:].split("_")[0])].dtype
+
+
+@dataclass
+class Value:
+    """A value in the kernel: a Triton expression (usually a `tmpN` name) and its compute dtype."""
+
+    text: str
+    dtype: str
+
+
+def block_ops(block: ir.Block) -> tuple[list, object]:
+    """The ops of a block and its terminator, separately.
+
+    The same as `mlirfuse.passes.base.block_ops`; the lowering keeps its own
+    so that it does not depend on the passes.
+    """
+    ops = list(block.operations)
+    return ops[:-1], ops[-1]
+
+
+def cast(v: Value, dtype: str) -> str:
+    """`v` converted to `dtype` (a torch dtype name), as eager converts."""
+    if v.dtype == dtype:
+        return v.text
+    if dtype == "bool":
+        return f"({v.text} != 0)"
+    if dtype == "bfloat16":
+        # Through f32, as eager converts every dtype to bf16 (the interpreter
+        # cannot convert ints or bools to bf16 at all).
+        text = v.text if v.dtype == "float32" else f"{v.text}.to(tl.float32)"
+        return f"round_to_bf16({text})"
+    return f"{v.text}.to({TRITON_DTYPES[dtype]})"
+
+
+# Helper functions a kernel module defines when its kernel uses them, by name.
+HELPERS = {
+    # f32 -> bf16 rounding to nearest even, as eager does, spelled out on the
+    # bits: Triton's interpreter truncates f32 -> bf16 (even with
+    # fp_downcast_rounding="rtne") while compiled code rounds. After rounding
+    # the low 16 bits are zero, so the final cast is exact on both.
+    "round_to_bf16": """@triton.jit
+def round_to_bf16(x):
+    bits = x.to(tl.uint32, bitcast=True)
+    bits = (bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000
+    return bits.to(tl.float32, bitcast=True).to(tl.bfloat16)
+""",
+    # tl.reduce combine functions: product, and (value, index) pairs for
+    # argmax/argmin as eager picks them (NaN wins, ties go to the first index).
+    "multiply": """@triton.jit
+def multiply(a, b):
+    return a * b
+""",
+    # max/min that propagate NaN like eager (tl.max/tl.min drop NaNs).
+    "maximum": """@triton.jit
+def maximum(a, b):
+    return tl.maximum(a, b, propagate_nan=tl.PropagateNan.ALL)
+""",
+    "minimum": """@triton.jit
+def minimum(a, b):
+    return tl.minimum(a, b, propagate_nan=tl.PropagateNan.ALL)
+""",
+    "argmax_combine": """@triton.jit
+def argmax_combine(v0, i0, v1, i1):
+    nan0 = v0 != v0
+    nan1 = v1 != v1
+    first = (v0 > v1) | (nan0 & ~nan1) | (((v0 == v1) | (nan0 & nan1)) & (i0 < i1))
+    return tl.where(first, v0, v1), tl.where(first, i0, i1)
+""",
+    "argmin_combine": """@triton.jit
+def argmin_combine(v0, i0, v1, i1):
+    nan0 = v0 != v0
+    nan1 = v1 != v1
+    first = (v0 < v1) | (nan0 & ~nan1) | (((v0 == v1) | (nan0 & nan1)) & (i0 < i1))
+    return tl.where(first, v0, v1), tl.where(first, i0, i1)
+""",
+}
+
+
+def module_prelude(body: list[str]) -> list[str]:
+    """The imports, and the helpers the body uses, that start a kernel's source file."""
+    lines = ["import triton", "import triton.language as tl", "", ""]
+    text = "\n".join(body)
+    for name, source in HELPERS.items():
+        if re.search(rf"\b{name}\b", text):
+            lines += source.splitlines() + ["", ""]
+    return lines
+
+
+def coords(index: str, dims: list[int], prefix: str) -> list[str]:
+    """Row-major coordinates `{prefix}{d}` of the flat `index` over `dims` (sizes s{d})."""
+    if not dims:
+        return []
+    if len(dims) == 1:
+        return [f"{prefix}{dims[0]} = {index}"]
+    lines = []
+    for k in range(len(dims) - 1, -1, -1):
+        inner = " * ".join(f"s{d}" for d in dims[k + 1 :])
+        d = dims[k]
+        if k == len(dims) - 1:
+            lines.append(f"{prefix}{d} = {index} % s{d}")
+        elif k == 0:
+            lines.append(f"{prefix}{d} = {index} // ({inner})")
+        else:
+            lines.append(f"{prefix}{d} = ({index} // ({inner})) % s{d}")
+    return lines
+
+
+def load_sites(name: str, block: ir.Block) -> dict[ir.Value, Site]:
+    """Every value a kernel body reads from memory: arguments and view chains of them read by compute ops."""
+    sites: dict[ir.Value, Site] = {}
+    views_of: dict[int, int] = {}
+
+    def read_by_compute(v: ir.Value) -> bool:
+        return any(u.owner.operation.name not in VIEW_OPS for u in v.uses)
+
+    for arg in block.arguments:
+        if read_by_compute(arg):
+            sites[arg] = Site(arg.arg_number, (), f"in{arg.arg_number}")
+    for op in block_ops(block)[0]:
+        if op.operation.name not in VIEW_OPS:
+            continue
+        result = op.results[0]
+        chain = view_chain(result, block)
+        if chain is None:
+            if op.operation.name in RESHAPES and all(u.owner.operation.name in RESHAPES | {"fusion.yield"} for u in result.uses):
+                continue  # an exit reshape: stored, not loaded
+            raise LoweringError(f"kernel @{name}: '{op.operation.name}' must read a kernel input through views only")
+        if read_by_compute(result):
+            i, views = chain
+            k = views_of.setdefault(i, 0)
+            views_of[i] += 1
+            sites[result] = Site(i, views, f"in{i}_v{k}")
+    return dict(sorted(sites.items(), key=lambda kv: (kv[1].input, kv[1].name != f"in{kv[1].input}")))
+
+
+def stored_value(v: ir.Value, sites: dict) -> ir.Value:
+    """The value a result is computed from: through exit reshapes of computed values."""
+    while v not in sites and isinstance(v.owner, ir.OpView) and v.owner.operation.name in RESHAPES:
+        v = v.owner.operands[0]
+    return v
+
+
+def static_signature(name: str, block: ir.Block, terminator) -> tuple[list[TensorType], list[TensorType]]:
+    """The kernel's argument and result types; every one must be a statically shaped tensor."""
+    inputs = [tensor_type(a.type) for a in block.arguments]
+    outputs = [tensor_type(v.type) for v in terminator.operands]
+    if any(t is None or not t.is_static for t in inputs + outputs):
+        raise LoweringError(f"kernel @{name}: every argument and result must be a statically shaped tensor")
+    return inputs, outputs
+
+
+class KernelEmitter:
+    """The text of one kernel: its body lines, its values, its scalar parameters.
+
+    `out` is where lines go; a schedule points it at a loop body and back.
+    """
+
+    def __init__(self, name: str, block: ir.Block):
+        self.name = name
+        self.block = block
+        self.body: list[str] = []
+        self.out = self.body
+        self.env: dict[ir.Value, Value] = {}
+        self.consts: dict[ir.Value, object] = {}
+        self.scalars: list[float] = []
+        self.count = 0
+
+    # --- lines -----------------------------------------------------------------------------
+
+    def tmp(self, expr: str, dtype: str, comment: str) -> Value:
+        name = f"tmp{self.count}"
+        self.count += 1
+        self.out.append(f"{name} = {expr}  # {comment}")
+        return Value(name, dtype)
+
+    def load(self, address: str, dtype: str, comment: str, mask: str, other: str | None = None) -> Value:
+        """One masked load of a `dtype` tensor; f16/bf16 are widened to f32 for computing."""
+        other = "" if other is None else f", other={other}"
+        value = self.tmp(f"tl.load({address}, mask={mask}{other})", dtype, comment)
+        if compute_dtype(dtype) != dtype:
+            value = self.tmp(f"{value.text}.to(tl.float32)", "float32", "compute in f32")
+        return value
+
+    def store(self, pointer: str, offset: str, value: Value, dtype: str, mask: str, comment: str = "") -> None:
+        """One masked store of `value` converted to the output's `dtype`."""
+        comment = f"  # {comment}" if comment else ""
+        self.out.append(f"tl.store({pointer} + {offset}, {cast(value, dtype)}, mask={mask}){comment}")
+
+    def scalar_text(self, value) -> str:
+        text = literal(value)
+        if text is not None:
+            return text
+        if isinstance(value, float):  # inf / nan: passed in as a kernel argument
+            self.scalars.append(value)
+            return f"c{len(self.scalars) - 1}"
+        return repr(value)
+
+    # --- the per-op emitters ---------------------------------------------------------------
+
+    def emit_body_op(self, op) -> None:
+        """A body op in program order: constants are remembered, list constructs skipped, the rest emitted."""
+        name = op.operation.name
+        if name.startswith("torch.constant."):
+            self.consts[op.results[0]] = constant_value(op.results[0])
+            return
+        if name == "torch.prim.ListConstruct":  # view sizes, reduction dims: read as constants
+            return
+        self.env[op.results[0]] = self.emit_op(op, self.env.get)
+
+    def emit_op(self, op, operand_value: Callable[[ir.Value], Value | None]) -> Value:
+        """One `tmpN = ...` line for an elementwise op; `operand_value(v)` gives its tensor operands.
+
+        Templates host epilogues through this: `operand_value` may return any
+        tile expression; the line combines them elementwise.
+        """
+        name = op.operation.name
+        rule = RULES.get(name)
+        if rule is None:
+            raise LoweringError(f"kernel @{self.name}: no Triton lowering for '{name}'")
+        result = tensor_type(op.results[0].type)
+        consts, tensors = [], {}
+        for i, operand in enumerate(op.operands):
+            value = None if is_constant_like(operand) else operand_value(operand)
+            if value is not None:
+                tensors[i] = value
+                consts.append(None)
+            else:
+                consts.append(self.consts.get(operand, constant_value(operand)))
+        target = _target_dtype(rule, result, tensors, consts)
+        # Eager's bool arithmetic is int arithmetic tested != 0 (True + True is True).
+        bool_arith = rule.kind == "arith" and target == "bool"
+        if bool_arith:
+            target = "int32"
+        if rule.kind == "compare":
+            consts = _round_scalars(consts, promote([tensor_type(op.operands[i].type).dtype for i in tensors]))
+        args = []
+        for i, c in enumerate(consts):
+            if i in tensors:
+                want = "bool" if (rule.kind == "logical" or (rule.kind == "select" and i == rule.cond)) else target
+                args.append(tensors[i].text if rule.kind == "cast" else cast(tensors[i], want))
+            else:
+                args.append(self.scalar_text(c))
+        expr = rule.emit(args, consts)
+        if bool_arith:
+            expr = f"({expr}) != 0"
+        out_dtype = compute_dtype(result.dtype)
+        if rule.kind == "cast":
+            expr = cast(Value(expr, tensors[0].dtype), result.dtype)
+            if result.dtype != out_dtype:  # round through f16/bf16 as eager does
+                expr = f"{expr}.to({TRITON_DTYPES[out_dtype]})"
+        return self.tmp(expr, out_dtype, name)
+
+    # --- the kernel module -----------------------------------------------------------------
+
+    def params(self, sites: list[Site], outputs: int, sizes: list[str], rank: int) -> list[str]:
+        """Parameters in the runtime's launch order: loads, outputs, scalars, sizes, strides."""
+        params = [site.name for site in sites] + [f"out{j}" for j in range(outputs)]
+        params += [f"c{k}" for k in range(len(self.scalars))]
+        params += sizes
+        params += [f"{site.name}_st{d}" for site in sites for d in range(rank)]
+        return params
+
+    def render(self, header: list[str], params: list[str], blocks: list[str], lines: list[str]) -> str:
+        """The kernel's source file: header comments, prelude, `@triton.jit def ...`, `lines` indented."""
+        return "\n".join(
+            [
+                f"# Generated by mlirfuse from fusion.kernel @{self.name}; do not edit.",
+                *(f"# {line}" for line in header),
+                *module_prelude(lines),
+                "@triton.jit",
+                f"def {self.name}({', '.join(params + [f'{b}: tl.constexpr' for b in blocks])}):",
+                *("    " + line for line in lines),
+                "",
+            ]
+        )
+
+
+def _target_dtype(rule, result: TensorType, tensors: dict, consts: list) -> str:
+    """The dtype a rule's tensor operands are cast to."""
+    if rule.kind in ("arith", "bitwise", "select"):
+        return compute_dtype(result.dtype)
+    if rule.kind == "compare":
+        dtype = promote([t.dtype for t in tensors.values()])
+        if dtype not in ("float32", "float64") and any(isinstance(c, float) for c in consts):
+            dtype = "float32"
+        return compute_dtype(dtype)
+    return result.dtype
+
+
+def _round_scalars(consts: list, dtype: str) -> list:
+    """Eager compares an f16/bf16 tensor with a Python float rounded to that dtype."""
+    if dtype not in ("float16", "bfloat16"):
+        return consts
+    return [_round_to(c, dtype) if isinstance(c, float) else c for c in consts]
+
+
+def _round_to(value: float, dtype: str) -> float:
+    """`value` rounded to nearest even in f16 or bf16, as torch.tensor(value, dtype=...) does."""
+    if not math.isfinite(value):
+        return value
+    try:
+        if dtype == "float16":
+            return struct.unpack("<e", struct.pack("<e", value))[0]
+        bits = struct.unpack("<I", struct.pack("<f", value))[0]  # via f32, as torch converts
+    except OverflowError:  # beyond the dtype's range
+        return math.copysign(math.inf, value)
+    bits = (bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000
+    return struct.unpack("<f", struct.pack("<I", bits & 0xFFFFFFFF))[0]
+
+
+__all__ = [
+    "KernelEmitter", "LoweringError", "Site", "TritonKernel", "Value", "block_ops", "cast", "coords",
+    "load_sites", "module_prelude", "static_signature", "stored_value",
+]

@@ -1,0 +1,158 @@
+"""Pointwise and concat kernels: one flat iteration space, no reduction loop.
+
+A pointwise kernel runs over one iteration space (the shape of its results,
+which are written contiguously). Every input is addressed through its own
+strides in that space, so broadcasting (stride 0) and non-contiguous inputs
+need no copies; a chain of views of an input is one more load site (see
+`Site`). f16/bf16 values are computed in f32 and rounded on store.
+
+A `concat` kernel ends in a cat of its values (an exit node): the iteration
+space is the pieces' shape, widest along the cat dim; each piece is stored
+straight into its slice of the cat's buffer, narrower pieces under a mask.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from mlirfuse.elementwise import TRITON_DTYPES
+from mlirfuse.ir import TensorType, constant_value, ir, tensor_type
+from mlirfuse.lowering.emitter import (
+    KernelEmitter, LoweringError, TritonKernel, Value, block_ops, coords, load_sites, static_signature, stored_value,
+)
+from mlirfuse.views import VIEW_OPS
+
+CAT = "torch.aten.cat"
+
+
+def lower_pointwise(kernel, kind: str) -> TritonKernel:
+    """Emit the Triton source of a `pointwise` or `concat` fusion.kernel."""
+    name = kernel.attributes["sym_name"].value
+    block = kernel.regions[0].blocks[0]
+    ops, terminator = block_ops(block)
+    inputs, outputs = static_signature(name, block, terminator)
+    sites = load_sites(name, block)
+    # Each result is stored in row-major order; an exit reshape stores the
+    # value it reshapes, so the iteration space is that value's shape.
+    stored = [stored_value(v, sites) for v in terminator.operands]
+    cat = _concat(name, ops) if kind == "concat" else None
+    if cat is not None:
+        shape = cat.space
+    else:
+        shape = tensor_type(stored[0].type).shape
+        if any(tensor_type(v.type).shape != shape for v in stored):
+            raise LoweringError(f"kernel @{name}: results have different shapes; a pointwise kernel has one iteration space")
+    rank = len(shape)
+
+    em = KernelEmitter(name, block)
+    # Every load site (an input, or a chain of views of one) is loaded once at
+    # the iteration coordinates, through strides that broadcast it there.
+    # (In a concat kernel a piece narrower than the space is masked beyond its end.)
+    for value, site in sites.items():
+        offset = " + ".join(f"x{d} * {site.name}_st{d}" for d in range(rank)) or "xindex * 0"
+        mask = _within("xmask", tensor_type(value.type).shape, shape)
+        em.env[value] = em.load(f"{site.name} + ({offset})", tensor_type(value.type).dtype, site.comment(), mask)
+    for op in ops:
+        if op.operation.name not in VIEW_OPS and op.operation.name != CAT:
+            em.emit_body_op(op)
+    for j, (v, t) in enumerate(zip(stored, outputs)):
+        if cat is not None and v == cat.result:
+            cat.store(em, j, t)
+            continue
+        value = em.env.get(v)
+        if value is None:  # a yielded constant: fill the output with it
+            value = Value(f"tl.full([XBLOCK], {em.scalar_text(constant_value(v))}, {TRITON_DTYPES[t.dtype]})", t.dtype)
+        own = tensor_type(v.type).shape
+        if own == shape:
+            em.store(f"out{j}", "xindex", value, t.dtype, "xmask")
+        else:  # a piece-shaped result of a concat kernel
+            em.store(f"out{j}", f"({_row_major(own, shape)})", value, t.dtype, _inside("xmask", own, shape))
+
+    params = em.params(list(sites.values()), len(outputs), ["xnumel"] + [f"s{d}" for d in range(1, rank)], rank)
+    head = ["xoffset = tl.program_id(0) * XBLOCK", "xindex = xoffset + tl.arange(0, XBLOCK)", "xmask = xindex < xnumel"]
+    source = em.render(
+        [f"Iteration space {list(shape)}; inputs are addressed through their strides in it."],
+        params, ["XBLOCK"], head + coords("xindex", list(range(rank)), "x") + em.body,
+    )
+    return TritonKernel(
+        name, source, tuple(inputs), tuple(outputs), tuple(em.scalars), tuple(params),
+        kind=kind, sites=tuple(sites.values()), space=shape,
+    )
+
+
+@dataclass
+class _Concat:
+    """The cat a concat kernel ends with: pieces stored into slices of one output."""
+
+    result: ir.Value
+    pieces: list  # values, in order
+    dim: int
+    space: tuple[int, ...]  # the pieces' common shape, widest along dim
+
+    def store(self, em: KernelEmitter, j: int, t: TensorType) -> None:
+        """One masked store per piece, at its offset along the cat dim of out{j}."""
+        out_shape = tensor_type(self.result.type).shape
+        along = math.prod(out_shape[self.dim + 1 :])  # the cat dim's stride in the output
+        start = 0
+        for piece in self.pieces:
+            size = tensor_type(piece.type).shape[self.dim]
+            value = em.env.get(piece)
+            if value is None:
+                raise LoweringError(f"kernel @{em.name}: a concat piece must be computed or loaded in the kernel")
+            offset = _row_major(out_shape, self.space)
+            if start:
+                offset += f" + {start * along}"
+            mask = _inside("xmask", tensor_type(piece.type).shape, self.space)
+            em.store(f"out{j}", f"({offset})", value, t.dtype, mask, f"piece at {start} along dim {self.dim}")
+            start += size
+
+
+def _concat(name: str, ops: list) -> _Concat:
+    """The one cat of a concat kernel; it must only be yielded (an exit node)."""
+    cats = [op for op in ops if op.operation.name == CAT]
+    if len(cats) != 1:
+        raise LoweringError(f"kernel @{name}: a concat kernel holds exactly one torch.aten.cat")
+    cat = cats[0]
+    result = cat.results[0]
+    if any(u.owner.operation.name != "fusion.yield" for u in result.uses):
+        raise LoweringError(f"kernel @{name}: the cat result may only leave the kernel")
+    items = cat.operands[0].owner
+    dim = constant_value(cat.operands[1])
+    rank = len(tensor_type(result.type).shape)
+    if not isinstance(dim, int) or not isinstance(items, ir.OpView) or items.operation.name != "torch.prim.ListConstruct":
+        raise LoweringError(f"kernel @{name}: cat needs a constant dim and a list of tensors")
+    dim %= rank
+    pieces = list(items.operands)
+    space = list(tensor_type(pieces[0].type).shape)
+    space[dim] = max(tensor_type(p.type).shape[dim] for p in pieces)
+    return _Concat(result, pieces, dim, tuple(space))
+
+
+def _within(mask: str, shape, space) -> str:
+    """`mask`, restricted to coordinates inside `shape` where it is narrower than `space` (not broadcast)."""
+    offset = len(space) - len(shape)
+    terms = [f"(x{d + offset} < {n})" for d, n in enumerate(shape) if 1 < n < space[d + offset]]
+    return " & ".join([mask] + terms)
+
+
+def _inside(mask: str, shape, space) -> str:
+    """`mask`, restricted to the coordinates of a value of `shape` stored in `space`.
+
+    Unlike a load, a store never broadcasts: a dim of size 1 (a piece one wide
+    along the cat dim) or a missing leading dim is stored at coordinate 0 only.
+    """
+    offset = len(space) - len(shape)
+    extents = [1] * offset + list(shape)
+    terms = [f"(x{d} < {n})" for d, n in enumerate(extents) if n < space[d]]
+    return " & ".join([mask] + terms)
+
+
+def _row_major(shape, space) -> str:
+    """Flat offset of the iteration coordinates in a contiguous tensor of `shape` (its dims are the space's last)."""
+    offset = len(space) - len(shape)
+    strides = [math.prod(shape[d + 1 :]) for d in range(len(shape))]
+    return " + ".join(f"x{d + offset} * {st}" for d, st in enumerate(strides)) or "0"
+
+
+__all__ = ["lower_pointwise"]

@@ -1,0 +1,186 @@
+"""Regressions from issue 9 in the Triton lowering, each against eager PyTorch.
+
+Every case here once gave a wrong answer, a crash, or an out-of-bounds store
+(silent in the interpreter, a wild write on a GPU); the out-of-bounds ones are
+caught by writing the kernel's outputs into buffers with guard regions.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+import mlirfuse
+from helpers import Lambda, compile_and_compare
+from mlirfuse.runtime.kernels import Launcher
+
+# --- concat kernels: pieces one wide along the cat dim ------------------------------------------
+
+
+def cat_with_transposed(a, b):
+    c = a.exp()
+    return torch.cat([c, b.t()], dim=0), c
+
+
+def cat_of_split(a, b):
+    return torch.cat(torch.split(a - b, [3, 1], dim=1), dim=1)
+
+
+@pytest.mark.parametrize(
+    "fn, shapes",
+    [
+        # b.t() is [1,4]: a piece one row wide in a [3,4] iteration space.
+        pytest.param(cat_with_transposed, [(3, 4), (4, 1)], id="cat_transposed_one_row"),
+        # c is [1,4] and also returned: its own store must stay inside its [1,4] buffer.
+        pytest.param(cat_with_transposed, [(1, 4), (4, 3)], id="cat_returned_one_row"),
+        pytest.param(cat_with_transposed, [(3, 4), (4, 3)], id="cat_transposed_same_shape"),
+        pytest.param(cat_of_split, [(2, 4), (4,)], id="split_cat_broadcast_row"),
+        pytest.param(cat_of_split, [(2, 4), (2, 1)], id="split_cat_broadcast_column"),
+        pytest.param(cat_of_split, [(2, 4), (2, 4)], id="split_cat_same_shape"),
+    ],
+)
+def test_concat_piece_one_wide(fn, shapes, monkeypatch):
+    # The transpose of an input stays outside the kernel (the launch reads it strided).
+    cm = compile_and_compare(fn, tuple(torch.randn(s) for s in shapes), fused=False)
+    assert any(k.kind == "concat" for k in cm.kernels.values()), cm.mlir
+    assert_stores_in_bounds(cm, monkeypatch)
+
+
+def test_concat_exports_a_lower_rank_value(monkeypatch):
+    # e = exp(y) is [4], broadcast into a [3,4] piece and returned: stored once, at its own indices.
+    def f(x, y):
+        e = y.exp()
+        return torch.cat([x + e, x], dim=0), e
+
+    cm = compile_and_compare(f, (torch.randn(3, 4), torch.randn(4)))
+    assert_stores_in_bounds(cm, monkeypatch)
+
+
+GUARD = 64
+SENTINEL = 12345
+
+
+def assert_stores_in_bounds(cm, monkeypatch) -> None:
+    """Run every kernel with its outputs in the middle of larger buffers; the margins must stay untouched."""
+    margins = []
+
+    def guarded_empty(shape, dtype=None, device=None):
+        n = math.prod(shape)
+        buffer = torch.full((n + 2 * GUARD,), SENTINEL, dtype=dtype, device=device)
+        margins.append((buffer[:GUARD], buffer[GUARD + n :]))
+        return buffer[GUARD : GUARD + n].view(shape)
+
+    for kernel in cm.kernels.values():
+        inputs = [torch.randn(t.shape).to(getattr(torch, t.dtype)) for t in kernel.inputs]
+        launcher = Launcher(kernel)
+        with monkeypatch.context() as m:
+            m.setattr(torch, "empty", guarded_empty)  # how the launcher allocates outputs
+            launcher(*inputs)
+    assert margins
+    for before, after in margins:
+        assert (before == SENTINEL).all() and (after == SENTINEL).all(), "a kernel stored out of bounds"
+
+
+# --- bool and integer arithmetic ----------------------------------------------------------------
+
+
+def bool_pair():
+    return torch.tensor([True, False, True, False] * 3), torch.tensor([True, True, False, False] * 3)
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [
+        pytest.param(torch.add, id="add"),  # eager: logical or, never 1 + 1 wrapping to 0
+        pytest.param(torch.mul, id="mul"),
+        pytest.param(torch.maximum, id="maximum"),
+        pytest.param(torch.minimum, id="minimum"),
+        pytest.param(lambda a, b: (a + b) & ~a, id="add_then_bitwise"),
+        pytest.param(lambda a, b: torch.bitwise_xor(~(a * b), b), id="bitwise_not_xor"),
+        pytest.param(lambda a, b: (a + b).float() * 2, id="add_then_float"),
+        pytest.param(lambda a, b: (a + b + a).to(torch.int32), id="add_twice_then_int"),
+    ],
+)
+def test_bool_arithmetic_matches_eager(fn):
+    cm = compile_and_compare(fn, bool_pair())
+    assert cm.stats["launches"] == 1
+
+
+# --- casts ------------------------------------------------------------------------------------
+
+
+def values_of(dtype):
+    if dtype == torch.bool:
+        return torch.tensor([True, False, True, True])
+    if dtype == torch.uint8:
+        return torch.tensor([0, 1, 200, 255], dtype=dtype)
+    if dtype.is_floating_point:
+        return torch.tensor([0.1, -3.3, 1e30, 257.0], dtype=dtype)
+    big = {torch.int8: 127, torch.int32: 2**31 - 1, torch.int64: 2**53 + 1}[dtype]
+    return torch.tensor([-5, 0, 3, big], dtype=dtype)
+
+
+@pytest.mark.parametrize("to", [torch.bfloat16, torch.float16, torch.float32], ids=str)
+@pytest.mark.parametrize(
+    "source", [torch.bool, torch.uint8, torch.int8, torch.int32, torch.int64, torch.float64], ids=str
+)
+def test_cast_into_low_precision_in_a_kernel(source, to):
+    if source == torch.float64 and to == torch.float32:
+        pytest.skip("covered by the plain casts")
+    x = values_of(source)
+    compile_and_compare(lambda x: (x.to(to) * 2, x.to(to)), (x,))
+
+
+def test_sign_into_bfloat16():
+    # sign's branches are all literals: its value must still be a float, or bf16 rounding reads int bits.
+    x = torch.tensor([-2.0, 0.0, 3.0, -0.5], dtype=torch.bfloat16)
+    compile_and_compare(torch.sign, (x,))
+
+
+# --- special values -----------------------------------------------------------------------------
+
+SPECIAL = [math.inf, -math.inf, math.nan, -0.0, 0.0, 1.0, -1.0, 3.0, -3.0, 0.5, -0.5, 88.0, -88.0, 1e30, -1e30, 3.4e38]
+
+# Every unary elementwise op fused for floats, as eager spells it.
+SWEEP = {
+    "neg": torch.neg, "abs": torch.abs, "relu": torch.relu, "exp": torch.exp, "exp2": torch.exp2, "log": torch.log,
+    "log2": torch.log2, "sqrt": torch.sqrt, "rsqrt": torch.rsqrt, "sin": torch.sin, "cos": torch.cos, "erf": torch.erf,
+    "floor": torch.floor, "ceil": torch.ceil, "reciprocal": torch.reciprocal, "sigmoid": torch.sigmoid,
+    "tanh": torch.tanh, "sign": torch.sign, "silu": F.silu, "gelu": F.gelu,
+    "gelu_tanh": lambda x: F.gelu(x, approximate="tanh"), "hardsigmoid": F.hardsigmoid, "hardswish": F.hardswish,
+    "leaky_relu": F.leaky_relu, "hardtanh": F.hardtanh, "clamp": lambda x: torch.clamp(x, -0.5, 0.5),
+    "clamp_min": lambda x: torch.clamp_min(x, 0.1), "clamp_max": lambda x: torch.clamp_max(x, -0.1),
+    "pow_2": lambda x: x**2, "pow_3": lambda x: x**3, "pow_half": lambda x: x**0.5, "pow_minus_1": lambda x: x**-1,
+    "pow_minus_half": lambda x: x**-0.5, "pow_minus_2": lambda x: x**-2, "add_scalar": lambda x: x + 2.5,
+    "mul_zero": lambda x: x * 0.0, "add_minus_zero": lambda x: x + (-0.0), "rsub": lambda x: 2 - x,
+    "div_scalar": lambda x: x / 3,
+}
+# Where eager's own answer depends on the path it takes, only NaN/inf positions are compared.
+NO_SIGNED_ZERO = {"gelu"}  # eager's vectorized f32 gelu gives +0.0 at -0.0, its scalar tail -0.0
+# f16 `pow` runs std::pow in eager, not sqrt: pow(-inf, 0.5) is inf there, nan in f32.
+EAGER_POW_F16 = {"pow_half", "pow_minus_half"}
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16, torch.float64], ids=str)
+def test_special_values_match_eager(dtype):
+    # One kernel computes every op (one compile per dtype); each result is checked on its own.
+    names = [n for n in SWEEP if not (n in EAGER_POW_F16 and dtype == torch.float16)]
+
+    def every_op(x):
+        return tuple(SWEEP[n](x) for n in names)
+
+    x = torch.tensor(SPECIAL).to(dtype)
+    cm = mlirfuse.compile(Lambda(every_op), (x,))
+    assert cm.stats["launches"] == 1
+    for name, actual, expected in zip(names, cm(x), every_op(x)):
+        where = f"{name}({x.tolist()}): got {actual.tolist()}, eager {expected.tolist()}"
+        assert actual.dtype == expected.dtype, where
+        for special in (torch.isnan, torch.isposinf, torch.isneginf):
+            assert torch.equal(special(actual), special(expected)), where
+        if name not in NO_SIGNED_ZERO:
+            zeros = expected == 0
+            assert torch.equal(actual[zeros].signbit(), expected[zeros].signbit()), where
+        torch.testing.assert_close(actual, expected, equal_nan=True, msg=where)
