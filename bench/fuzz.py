@@ -71,6 +71,8 @@ def main(argv=None) -> int:
                     entry[4] = path.name
                     print(f"  saved {path}\n" + "\n".join("    " + s for s in render(small).splitlines()), flush=True)
             seed += 1
+            if counts["cases"] % 25 == 0:
+                print(f"[{time.strftime('%H:%M:%S')}] {dict(counts)}", flush=True)
 
     summary = markdown_table(
         ["cases", "ok", "mismatches", "crashes", "unsupported", "invalid", "first seed", "minutes"],
@@ -79,7 +81,7 @@ def main(argv=None) -> int:
         text_columns=0,
     )
     rows = [
-        [s.replace("|", "\\|")[:110], e[0], known_class(s) or "**new**", str(e[1]), str(e[2]), e[4] or ""]
+        [s.replace("|", "\\|")[:110], e[0], known_class(s) or "?", str(e[1]), str(e[2]), e[4] or ""]
         for s, e in sorted(signatures.items(), key=lambda kv: (kv[1][0], -kv[1][1]))
     ]
     failures = markdown_table(["signature", "outcome", "class", "cases", "first seed", "regression"], rows, text_columns=3)

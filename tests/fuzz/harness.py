@@ -156,7 +156,8 @@ def run_case_source(source: str) -> dict:
         problem = compare_one(a, e, ref)
         if problem is not None:
             kind, msg = problem
-            return {"status": "mismatch", "sig": f"mismatch: {kind}", "detail": f"output {i}: {msg}"}
+            dtype = str(e.dtype).removeprefix("torch.")
+            return {"status": "mismatch", "sig": f"mismatch: {kind} ({dtype})", "detail": f"output {i}: {msg}"}
     return {"status": "ok", "sig": "", "detail": "", "seconds": elapsed}
 
 

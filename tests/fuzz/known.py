@@ -1,16 +1,59 @@
-"""Failure signatures of bugs already filed (issue 9); the CI run xfails these and fails on anything new.
+"""Bug classes the fuzzer has found, so the bounded CI run fails only on new ones.
 
-Each entry: a regex over the outcome signature (see harness.normalize) -> the filed class.
-Remove an entry when its bug is fixed: the CI run then fails if the class comes back.
+`SIGNATURES` labels outcome signatures (see `harness.normalize`) that name
+their class by themselves (an exception message). Wrong answers all look
+alike ("mismatch: value (float32)"), so the CI run lists the seeds of its
+fixed range that hit a classified bug in `CI_SEEDS`, each with the
+signature it must still show: a listed seed that passes, or fails
+differently, fails the run, so whoever fixes a class removes its seeds here
+(and flips the xfail of its test in `regressions/`).
 """
 
 import re
 
-KNOWN: dict[str, str] = {}
+# class id -> what it is; "issue 9" marks classes filed there, "fuzz" classes found by this fuzzer.
+CLASSES = {
+    "bool-add": "issue 9: bool + bool (eager: logical or) computes False where eager gives True",
+    "gelu-inf": "issue 9: gelu(inf) differs from eager",
+    "cat-split-broadcast": "issue 9: cat(split(a - b)) with a broadcast operand returns wrong values",
+    "extern-double-erase": "issue 9: fusion-extern-operands erases a view feeding two operands twice (atan2(v, v)): segfault",
+    "cat-computed-transposed": "issue 9: cat of a computed value with a transposed input writes out of bounds / wrong values",
+    "bool-to-bf16": "issue 9: bool -> bf16 cast inside a kernel",
+    "max-dim-bool": "issue 9: max/min(dim) on bool calls argmax/argmin on bool",
+    "dead-norm-cast": "issue 9: dead layer_norm(x).to(f16): 'expected supported reductions in a reduction kernel'",
+    "concat-one-cat": "issue 9: 'a concat kernel holds exactly one torch.aten.cat'",
+    "dominance": "issue 9: the fuser builds a group that breaks dominance (unsqueeze, where, softmax(dim=-2))",
+    "int-div-trunc": "issue 9: integer div(rounding_mode='trunc')",
+    "int-to-bf16-nan": "fuzz: an int32/int64 -> bf16 cast in a kernel gives NaN",
+    "cat-mixed-dtype-abort": "fuzz: cat of pieces with different dtypes (type promotion) corrupts the heap (SIGABRT)",
+    "tanh-negative-zero": "fuzz: tanh(-0.0) gives +0.0",
+    "div-trunc-negative-zero": "fuzz: float div(rounding_mode='trunc') loses the sign of a zero quotient",
+    "low-precision-rms-norm": "fuzz: f16/bf16 rms_norm off by more than f16 tolerance (eager computes in f32)",
+}
+
+# signature regex -> class id, for signatures that identify their class
+SIGNATURES = {
+    r"argm(ax|in)\(\): does not support bool input": "max-dim-bool",
+    r"expected supported reductions in a reduction kernel": "dead-norm-cast",
+    r"a concat kernel holds exactly one": "concat-one-cat",
+    r"dominat": "dominance",
+    r"NumToTensor": "int-div-trunc",
+}
+
+# CI run seeds (MLIRFUSE_FUZZ_SEED=0) -> (signature regex, class id)
+CI_SEEDS = {
+    2: (r"^mismatch: nan \(bfloat16\)$", "int-to-bf16-nan"),
+    7: (r"^process died: SIGABRT$", "cat-mixed-dtype-abort"),
+}
 
 
-def known_class(signature: str) -> str | None:
-    for pattern, name in KNOWN.items():
+def known_class(signature: str, seed: int | None = None) -> str | None:
+    """The class id of a failure, or None if it is new."""
+    if seed is not None and seed in CI_SEEDS:
+        pattern, cls = CI_SEEDS[seed]
         if re.search(pattern, signature):
-            return name
+            return cls
+    for pattern, cls in SIGNATURES.items():
+        if re.search(pattern, signature):
+            return cls
     return None

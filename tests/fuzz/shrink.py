@@ -17,6 +17,7 @@ from pathlib import Path
 
 from .gen import Case, clone, eager_check, render
 from .harness import Worker
+from .known import CLASSES, known_class
 
 REGRESSIONS = Path(__file__).resolve().parent / "regressions"
 
@@ -148,7 +149,8 @@ def save_regression(case: Case, result: dict, directory: Path = REGRESSIONS, xfa
     check = "assert_matches_eager_isolated" if isolated else "assert_matches_eager"
     detail = result.get("detail", "").strip().splitlines()
     first = detail[-1] if detail and result["status"] == "crash" else (detail[0] if detail else "")
-    reason = sig.replace('"', "'")
+    cls = known_class(sig)
+    reason = (f"{cls}: {CLASSES[cls]}" if cls else sig).replace('"', "'")
     mark = f'@pytest.mark.xfail(strict=True, reason="{reason}")\n' if xfail else ""
     text = (
         f'"""Fuzz regression ({_slug(sig)}): {sig}\n\n'
