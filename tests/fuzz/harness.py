@@ -179,6 +179,8 @@ class Worker:
 
     def __init__(self):
         self.proc = None
+        self.ran = 0  # cases run by the current process
+        self.previous = ""
 
     def __enter__(self):
         return self
@@ -190,6 +192,7 @@ class Worker:
         env = dict(os.environ)
         env.update(ENV)
         env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
+        self.ran = 0
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "tests.fuzz.worker"], cwd=REPO, env=env,
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, start_new_session=True,
@@ -206,6 +209,24 @@ class Worker:
             self.proc = None
 
     def run(self, source: str, timeout: float = 180) -> dict:
+        """The outcome of `source`; a death is confirmed by re-running the case alone in a fresh worker.
+
+        Heap corruption may kill the process one case late: a case that dies
+        only after others ran is reported as a crash of the previous case.
+        """
+        fresh = self.proc is None or self.proc.poll() is not None or self.ran == 0
+        result = self._run(source, timeout)
+        if result["sig"].startswith("process died") and not fresh:
+            again = self._run(source, timeout)
+            if not again["sig"].startswith("process died"):
+                again = dict(again)
+                again.update(status="crash", sig=f"{result['sig']} after the previous case",
+                             detail=f"the worker died after running this case:\n{self.previous}")
+            result = again
+        self.previous = source
+        return result
+
+    def _run(self, source: str, timeout: float) -> dict:
         if self.proc is None or self.proc.poll() is not None:
             self._start()
         try:
@@ -216,6 +237,7 @@ class Worker:
         ready, _, _ = select.select([self.proc.stdout], [], [], timeout)
         line = self.proc.stdout.readline() if ready else b""
         if line:
+            self.ran += 1
             return json.loads(line)
         if not ready:
             self.close()
