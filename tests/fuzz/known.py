@@ -24,9 +24,9 @@ CLASSES = {
     "concat-one-cat": "issue 9: 'a concat kernel holds exactly one torch.aten.cat'",
     "dominance": "issue 9: the fuser builds a group that breaks dominance (unsqueeze, where, softmax(dim=-2))",
     "int-div-trunc": "issue 9: integer div(rounding_mode='trunc')",
-    "int-to-bf16-nan": "fuzz: an int32/int64 -> bf16 cast in a kernel gives NaN",
+    "int-to-bf16-nan": "fuzz (root cause of issue 9's bool -> bf16): round_to_bf16 bitcasts an integer value as f32 bits: int -> bf16 casts give NaN, sign() in bf16 wrong",
     "cat-mixed-dtype-abort": "fuzz: cat of pieces with different dtypes (type promotion) corrupts the heap (SIGABRT)",
-    "tanh-formula": "fuzz: tanh from an exp formula: tanh(-0.0) gives +0.0, tanh(1e-3) has relative error 5e-5 (f32)",
+    "tanh-formula": "fuzz: tanh lowered as 2*sigmoid(2x)-1: tanh(-0.0) gives +0.0, tanh(1e-3) has relative error 5e-5 (f32)",
     "div-trunc-negative-zero": "fuzz: float div(rounding_mode='trunc') loses the sign of a zero quotient",
     "low-precision-norm": "fuzz: f16 rms_norm / layer_norm results 1-2 ulp away from both eager and a float64 reference",
 }

@@ -28,6 +28,6 @@ def make_inputs():
 '''
 
 
-@pytest.mark.xfail(strict=True, reason="tanh-formula: fuzz: tanh from an exp formula: tanh(-0.0) gives +0.0, tanh(1e-3) has relative error 5e-5 (f32)")
+@pytest.mark.xfail(strict=True, reason="tanh-formula: fuzz: tanh lowered as 2*sigmoid(2x)-1: tanh(-0.0) gives +0.0, tanh(1e-3) has relative error 5e-5 (f32)")
 def test_6b0a396822():
     assert_matches_eager(SOURCE)
