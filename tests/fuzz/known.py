@@ -29,6 +29,7 @@ CLASSES = {
     "tanh-formula": "fuzz: tanh lowered as 2*sigmoid(2x)-1: tanh(-0.0) gives +0.0, tanh(1e-3) has relative error 5e-5 (f32)",
     "div-trunc-negative-zero": "fuzz: float div(rounding_mode='trunc') loses the sign of a zero quotient",
     "low-precision-norm": "fuzz: f16 rms_norm / layer_norm results 1-2 ulp away from both eager and a float64 reference",
+    "var-mean-inf": "fuzz (arguable): var_mean's mean of a row of equal infinities is ±inf fused, NaN in eager (Welford)",
 }
 
 # signature regex -> class id, for signatures that identify their class

@@ -1,4 +1,4 @@
-"""Fuzz regression (mismatch_nan_float32): mismatch: nan (float32)
+"""Fuzz regression (var-mean-inf): mismatch: nan (float32)
 
 Found by `bench/fuzz.py` (seed 100551), shrunk automatically.
 output 1: NaN positions differ, first at [0, 0, 0]: got -inf, eager nan
@@ -32,6 +32,6 @@ def make_inputs():
 '''
 
 
-@pytest.mark.xfail(strict=True, reason="mismatch: nan (float32)")
+@pytest.mark.xfail(strict=True, reason="var-mean-inf: fuzz (arguable): var_mean's mean of a row of equal infinities is ±inf fused, NaN in eager (Welford)")
 def test_f671472684():
     assert_matches_eager(SOURCE)
