@@ -234,7 +234,8 @@ class Worker:
             self.proc.stdin.flush()
         except BrokenPipeError:
             pass
-        ready, _, _ = select.select([self.proc.stdout], [], [], timeout)
+        # A fresh worker first imports torch, mlirfuse and Triton: not the case's time.
+        ready, _, _ = select.select([self.proc.stdout], [], [], timeout + (300 if self.ran == 0 else 0))
         line = self.proc.stdout.readline() if ready else b""
         if line:
             self.ran += 1
