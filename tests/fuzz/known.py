@@ -30,6 +30,7 @@ CLASSES = {
     "div-trunc-negative-zero": "fuzz: float div(rounding_mode='trunc') loses the sign of a zero quotient",
     "low-precision-norm": "fuzz: f16 rms_norm / layer_norm results 1-2 ulp away from both eager and a float64 reference",
     "var-mean-inf": "fuzz (arguable): var_mean's mean of a row of equal infinities is ±inf fused, NaN in eager (Welford)",
+    "pow-half-special": "fuzz: pow(x, ±0.5) lowered as sqrt/rsqrt: pow(-inf, -0.5) is NaN, eager (IEEE pow) gives 0",
 }
 
 # signature regex -> class id, for signatures that identify their class
