@@ -1,4 +1,4 @@
-"""Fuzz regression (cat-mixed-dtype-abort): process died: SIGABRT
+"""Fuzz regression (cat-mixed-dtype): process died: SIGABRT
 
 Found by `bench/fuzz.py` (seed 7), shrunk automatically.
 the worker died (SIGABRT)
@@ -29,6 +29,6 @@ def make_inputs():
 '''
 
 
-@pytest.mark.xfail(strict=True, reason="cat-mixed-dtype-abort: fuzz: cat of pieces with different dtypes (type promotion) corrupts the heap (SIGABRT)")
+@pytest.mark.xfail(strict=True, reason="cat-mixed-dtype: fuzz: cat of pieces with different dtypes (type promotion): wrong values, or heap corruption (SIGABRT)")
 def test_ecf33fe924():
     assert_matches_eager_isolated(SOURCE)
