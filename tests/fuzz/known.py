@@ -32,6 +32,7 @@ CLASSES = {
     "low-precision-norm": "fuzz: f16 layer_norm over a short row 1 ulp away from both eager and a float64 reference (arguable)",
     "var-mean-inf": "fuzz (arguable): var_mean's mean of a row of equal infinities is ±inf fused, NaN in eager (Welford)",
     "pow-half-special": "fuzz: pow(x, ±0.5) lowered as sqrt/rsqrt: pow(-inf, -0.5) is NaN, eager (IEEE pow) gives 0",
+    "maximum-signed-zero": "fuzz (minor): maximum(-0.0, 0) returns a zero of the other sign than eager",
 }
 
 # signature regex -> class id, for signatures that identify their class
