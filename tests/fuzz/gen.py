@@ -367,7 +367,7 @@ def _gen_view(b: _Builder):
     t = b.env[a]
     shape = list(t.shape)
     r = t.dim()
-    options = ["$0.unsqueeze({})".format(rng.randint(-r - 1, r)), "$0.contiguous()", "$0.flatten()"]
+    options = [f"$0.unsqueeze({rng.randint(-r - 1, r)})", "$0.contiguous()", "$0.flatten()"]
     if r >= 2:
         i, j = rng.sample(range(r), 2)
         perm = list(range(r))
@@ -385,7 +385,7 @@ def _gen_view(b: _Builder):
             start = rng.randrange(n - 1)
             options.append(f"$0.narrow({d}, {start}, {rng.randint(1, n - start)})")
             options.append(f"$0.select({d}, {rng.randrange(n)})")
-            options.append(f"$0[..., 1:]" if d in (-1, r - 1) else f"$0[1:]")
+            options.append("$0[..., 1:]" if d in (-1, r - 1) else "$0[1:]")
         ones = [i for i, s in enumerate(shape) if s == 1]
         if ones:
             new = list(shape)
