@@ -167,11 +167,16 @@ def assert_matches_eager(source: str) -> None:
     assert result["status"] in ("ok", "unsupported"), f"{result['sig']}\n{result['detail']}"
 
 
-def assert_matches_eager_isolated(source: str, timeout: float = 300) -> None:
-    """As `assert_matches_eager`, in a fresh subprocess: for cases that kill the process."""
+def assert_matches_eager_isolated(source: str, timeout: float = 300, repeat: int = 5) -> None:
+    """As `assert_matches_eager`, in a fresh subprocess: for cases that kill the process.
+
+    Heap corruption does not always abort at once: the case runs `repeat`
+    times in one worker and every run must pass.
+    """
     with Worker() as w:
-        result = w.run(source, timeout=timeout)
-    assert result["status"] in ("ok", "unsupported"), f"{result['sig']}\n{result['detail']}"
+        for _ in range(repeat):
+            result = w.run(source, timeout=timeout)
+            assert result["status"] in ("ok", "unsupported"), f"{result['sig']}\n{result['detail']}"
 
 
 class Worker:
