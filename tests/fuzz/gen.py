@@ -1,0 +1,496 @@
+"""Seeded random graphs over the ops mlirfuse claims to fuse, as Python source.
+
+A case is plain data (`Case`): input specs and a list of nodes, each node one
+line `v3 = torch.add($0, $1, alpha=2)` whose `$k` placeholders name earlier
+values. `render` turns it into the source of an `nn.Module` plus the code
+that builds its inputs; the same source runs eagerly, compiled, and as a
+saved regression test. Every node is validated eagerly while the graph is
+generated (an op eager rejects is redrawn), so a case is always a valid
+eager program.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import random
+import re
+import warnings
+from dataclasses import dataclass, field
+
+DTYPES = ("float32", "float16", "bfloat16", "int32", "int64", "bool")
+FLOATS = ("float32", "float16", "bfloat16")
+SPECIALS = ("float('inf')", "float('-inf')", "float('nan')", "-0.0")
+
+
+@dataclass
+class Input:
+    name: str
+    shape: list[int]
+    dtype: str
+    layout: str = "contiguous"  # contiguous | transposed | strided | expanded
+    special: bool = False  # some elements are inf, -inf, nan, -0.0
+    positive: bool = False  # values in (0.1, 2.1): variances, divisors
+    seed: int = 0
+
+
+@dataclass
+class Node:
+    outs: list[str]
+    expr: str  # Python expression with $0, $1 ... for `args`
+    args: list[str]
+    tag: str  # op family, for the op mix table
+
+
+@dataclass
+class Case:
+    inputs: list[Input]
+    nodes: list[Node]
+    returns: list[str]
+    seed: int = 0
+    tags: list[str] = field(default_factory=list)
+
+
+# ---------------------------------------------------------------- rendering
+
+
+def input_code(inp: Input) -> list[str]:
+    """Lines that build `inp.name` from its own seeded generator."""
+    shape = list(inp.shape)
+    base = list(shape)
+    if inp.layout == "transposed" and len(shape) >= 2:
+        base[-1], base[-2] = base[-2], base[-1]
+    elif inp.layout == "strided" and shape:
+        base[-1] = 2 * base[-1]
+    elif inp.layout == "expanded" and shape and shape[0] > 1:
+        base[0] = 1
+    n = inp.name
+    lines = [f"g = torch.Generator().manual_seed({inp.seed})"]
+    if inp.dtype == "bool":
+        lines.append(f"{n} = torch.rand({base}, generator=g) > 0.5")
+    elif inp.dtype.startswith("int"):
+        low = 1 if inp.positive else -5
+        lines.append(f"{n} = torch.randint({low}, 6, {base}, generator=g, dtype=torch.{inp.dtype})")
+    else:
+        if inp.positive:
+            lines.append(f"{n} = (torch.rand({base}, generator=g) * 2 + 0.1).to(torch.{inp.dtype})")
+        else:
+            lines.append(f"{n} = (torch.randn({base}, generator=g) * 2).to(torch.{inp.dtype})")
+        numel = math.prod(base)
+        if inp.special and numel >= 2:
+            rng = random.Random(inp.seed)
+            k = min(numel, rng.randint(1, 4))
+            idx = sorted(rng.sample(range(numel), k))
+            vals = [rng.choice(SPECIALS) for _ in idx]
+            lines.append(f"{n}.view(-1)[{idx}] = torch.tensor([{', '.join(vals)}], dtype=torch.{inp.dtype})")
+    if inp.layout == "transposed" and len(shape) >= 2:
+        lines.append(f"{n} = {n}.transpose(-1, -2)")
+    elif inp.layout == "strided" and shape:
+        lines.append(f"{n} = {n}[..., ::2]")
+    elif inp.layout == "expanded" and shape and shape[0] > 1:
+        lines.append(f"{n} = {n}.expand({shape})")
+    return lines
+
+
+def node_code(node: Node) -> str:
+    expr = re.sub(r"\$(\d+)", lambda m: node.args[int(m.group(1))], node.expr)
+    if len(node.outs) == 1 and not node.expr.endswith("#tuple"):
+        return f"{node.outs[0]} = {expr}"
+    return f"{', '.join(node.outs)}, = {expr.removesuffix('#tuple').rstrip()}"
+
+
+def render(case: Case) -> str:
+    """Source defining `Model` and `make_inputs()` for `case`."""
+    names = [i.name for i in case.inputs]
+    lines = [
+        "import torch",
+        "import torch.nn.functional as F",
+        "",
+        "",
+        "class Model(torch.nn.Module):",
+        f"    def forward(self, {', '.join(names)}):",
+    ]
+    lines += ["        " + node_code(n) for n in case.nodes]
+    lines.append(f"        return ({', '.join(case.returns)},)")
+    lines += ["", "", "def make_inputs():"]
+    for inp in case.inputs:
+        lines += ["    " + line for line in input_code(inp)]
+    lines.append(f"    return ({', '.join(names)},)")
+    return "\n".join(lines) + "\n"
+
+
+def load(source: str) -> tuple:
+    """(Model class, make_inputs) defined by `source`."""
+    namespace: dict = {}
+    exec(compile(source, "<fuzz case>", "exec"), namespace)
+    return namespace["Model"], namespace["make_inputs"]
+
+
+def eager_check(case: Case):
+    """The eager outputs of `case`, or None if eager rejects it (then the case is invalid)."""
+    import torch
+
+    try:
+        model, make_inputs = load(render(case))
+        with torch.no_grad(), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            out = model()(*make_inputs())
+    except Exception:
+        return None
+    if not all(isinstance(o, torch.Tensor) for o in out):
+        return None
+    if any(o.numel() > 4096 for o in out):
+        return None
+    return out
+
+
+# ---------------------------------------------------------------- generation
+
+
+class _Builder:
+    """Grows a case one eagerly validated node at a time."""
+
+    def __init__(self, rng: random.Random, seed: int):
+        import torch
+
+        self.torch = torch
+        self.rng = rng
+        self.case = Case(inputs=[], nodes=[], returns=[], seed=seed)
+        self.env: dict = {}  # name -> eager tensor
+        self.count = 0
+
+    # values -------------------------------------------------------------
+    def fresh_name(self, prefix: str) -> str:
+        self.count += 1
+        return f"{prefix}{self.count}"
+
+    def new_input(self, shape, dtype=None, positive=False, layout=None) -> str:
+        rng = self.rng
+        dtype = dtype or rng.choices(DTYPES, weights=(6, 2, 2, 1, 1, 1))[0]
+        if layout is None:
+            layout = rng.choices(("contiguous", "transposed", "strided", "expanded"), weights=(6, 2, 1, 1))[0]
+        inp = Input(
+            name=self.fresh_name("x"), shape=list(shape), dtype=dtype, layout=layout,
+            special=dtype in FLOATS and not positive and rng.random() < 0.3,
+            positive=positive, seed=rng.randrange(1 << 30),
+        )
+        ns = {"torch": self.torch}
+        for line in input_code(inp):
+            exec(line, ns)
+        self.case.inputs.append(inp)
+        self.env[inp.name] = ns[inp.name]
+        return inp.name
+
+    def random_shape(self) -> list[int]:
+        rank = self.rng.choices((1, 2, 3, 4), weights=(1, 4, 3, 1))[0]
+        return [self.rng.choice((1, 2, 3, 4, 5, 8)) for _ in range(rank)]
+
+    def pick(self, pred=lambda t: True) -> str | None:
+        names = [n for n, t in self.env.items() if pred(t)]
+        if not names:
+            return None
+        # Prefer recent values: graphs become chains rather than fans of inputs.
+        weights = [1 + i for i in range(len(names))]
+        return self.rng.choices(names, weights=weights)[0]
+
+    def broadcast_partner(self, t, dtype=None) -> str:
+        """An existing value or a fresh input whose shape broadcasts against `t`."""
+        rng = self.rng
+        if rng.random() < 0.5:
+            same = self.pick(lambda u: tuple(u.shape) == tuple(t.shape) and (dtype is None or str(u.dtype)[6:] == dtype))
+            if same is not None:
+                return same
+        shape = list(t.shape)
+        r = rng.random()
+        if r < 0.3 and shape:
+            shape = shape[rng.randrange(len(shape)):]  # trailing suffix
+        elif r < 0.6:
+            shape = [1 if rng.random() < 0.4 else s for s in shape]
+        return self.new_input(shape, dtype)
+
+    # nodes --------------------------------------------------------------
+    def try_node(self, expr: str, args: list[str], tag: str) -> bool:
+        saved_inputs = len(self.case.inputs)
+        saved_env = dict(self.env)
+        ns = {"torch": self.torch, "F": self.torch.nn.functional}
+        ns.update(self.env)
+        code = re.sub(r"\$(\d+)", lambda m: args[int(m.group(1))], expr.removesuffix("#tuple"))
+        try:
+            with self.torch.no_grad(), warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # std() with one element and the like: valid, eager warns
+                value = eval(code, ns)
+        except Exception:
+            value = None
+        ok = value is not None
+        values = list(value) if isinstance(value, (tuple, list)) else [value]
+        if ok and not all(isinstance(v, self.torch.Tensor) and v.numel() <= 2048 for v in values):
+            ok = False
+        if not ok:
+            del self.case.inputs[saved_inputs:]
+            self.env = saved_env
+            return False
+        outs = [self.fresh_name("v") for _ in values]
+        if isinstance(value, (tuple, list)) and not expr.endswith("#tuple"):
+            expr += " #tuple"
+        self.case.nodes.append(Node(outs=outs, expr=expr, args=list(args), tag=tag))
+        for n, v in zip(outs, values):
+            self.env[n] = v
+        return True
+
+
+def _dim(rng, t):
+    return rng.randrange(-t.dim(), t.dim()) if t.dim() else 0
+
+
+def _scalar(rng):
+    return rng.choice(("2", "0.5", "-1.5", "0", "3", "-2", "1e-3", "True"))
+
+
+UNARY_FLOAT = (
+    "torch.exp($0)", "torch.log($0)", "torch.sqrt($0)", "torch.rsqrt($0)", "torch.sin($0)", "torch.cos($0)",
+    "torch.erf($0)", "torch.floor($0)", "torch.ceil($0)", "torch.reciprocal($0)", "torch.sigmoid($0)",
+    "torch.tanh($0)", "torch.sign($0)", "F.silu($0)", "F.gelu($0)", "F.gelu($0, approximate='tanh')",
+    "F.hardsigmoid($0)", "F.hardswish($0)", "F.leaky_relu($0, 0.1)", "F.hardtanh($0)", "torch.exp2($0)",
+    "torch.log2($0)", "torch.pow($0, 2)", "torch.pow($0, 0.5)", "torch.pow($0, -1)", "torch.pow($0, 3)",
+    "torch.pow($0, -0.5)",
+)
+UNARY_ANY = (
+    "-$0", "torch.abs($0)", "torch.relu($0)", "torch.logical_not($0)", "torch.bitwise_not($0)", "$0.clone()",
+    "torch.clamp($0, -1, 2)", "torch.clamp_min($0, 0.5)", "torch.clamp_max($0, 1)", "torch.atan($0)",
+)
+BINARY = (
+    "$0 + $1", "torch.add($0, $1, alpha=2)", "$0 - $1", "torch.sub($0, $1, alpha=0.5)", "$0 * $1", "$0 / $1",
+    "torch.maximum($0, $1)", "torch.minimum($0, $1)", "$0 == $1", "$0 != $1", "$0 < $1", "$0 <= $1",
+    "$0 > $1", "$0 >= $1", "torch.logical_and($0, $1)", "torch.logical_or($0, $1)", "torch.logical_xor($0, $1)",
+    "$0 & $1", "$0 | $1", "$0 ^ $1", "torch.div($0, $1, rounding_mode='trunc')",
+    "torch.div($0, $1, rounding_mode='floor')", "torch.atan2($0, $1)", "torch.where($0 > 0, $0, $1)",
+)
+SCALAR = (
+    "$0 + {s}", "$0 - {s}", "{s} - $0", "$0 * {s}", "$0 / {s}", "$0 > {s}", "$0 == {s}", "$0 <= {s}",
+    "torch.where($0 > 0, $0, {s})", "torch.where($0 > 0, {s}, $0)", "$0.masked_fill($0 < 0, {s})",
+    "torch.add($0, {s}, alpha=2)", "torch.maximum($0, torch.tensor({s}))",
+)
+REDUCE = (
+    "torch.sum($0, {d}, keepdim={k})", "torch.mean($0, {d}, keepdim={k})", "torch.amax($0, {d}, keepdim={k})",
+    "torch.amin($0, {d}, keepdim={k})", "torch.prod($0, {d}, keepdim={k})", "torch.max($0, {d}, keepdim={k})",
+    "torch.min($0, {d}, keepdim={k})", "torch.argmax($0, {d}, keepdim={k})", "torch.argmin($0, {d}, keepdim={k})",
+    "torch.var($0, {d}, keepdim={k})", "torch.std($0, {d}, keepdim={k})", "torch.logsumexp($0, {d}, keepdim={k})",
+    "torch.sum($0, ({d}, {d2}), keepdim={k})", "$0.sum()", "$0.amax()", "$0.mean()",
+    "torch.var_mean($0, {d}, keepdim={k})",
+)
+
+
+def _gen_unary(b: _Builder):
+    a = b.pick()
+    return b.try_node(b.rng.choice(UNARY_FLOAT + UNARY_ANY), [a], "unary")
+
+
+def _gen_cast(b: _Builder):
+    a = b.pick()
+    dtype = b.rng.choice(DTYPES)
+    form = b.rng.choice(("$0.to(torch.{t})", "$0.to(torch.{t})", "$0.float()", "$0.bool()"))
+    return b.try_node(form.format(t=dtype), [a], "cast")
+
+
+def _gen_binary(b: _Builder):
+    a = b.pick()
+    t = b.env[a]
+    other = b.broadcast_partner(t, dtype=str(t.dtype)[6:] if b.rng.random() < 0.6 else None)
+    args = [a, other] if b.rng.random() < 0.8 else [other, a]
+    expr = b.rng.choice(BINARY)
+    tag = expr.split("(")[0] if "(" in expr else expr.split()[1]
+    return b.try_node(expr, args, "binary:" + tag)
+
+
+def _gen_scalar(b: _Builder):
+    a = b.pick()
+    return b.try_node(b.rng.choice(SCALAR).format(s=_scalar(b.rng)), [a], "scalar")
+
+
+def _gen_where(b: _Builder):
+    c = b.pick(lambda t: t.dtype == b.torch.bool) or b.pick()
+    t = b.env[c]
+    x = b.broadcast_partner(t)
+    y = b.broadcast_partner(t, dtype=str(b.env[x].dtype)[6:])
+    cond = "$0" if b.env[c].dtype == b.torch.bool else "$0 > 0"
+    return b.try_node(f"torch.where({cond}, $1, $2)", [c, x, y], "where")
+
+
+def _gen_reduce(b: _Builder):
+    a = b.pick(lambda t: t.dim() >= 1)
+    if a is None:
+        return False
+    t = b.env[a]
+    d, d2 = _dim(b.rng, t), _dim(b.rng, t)
+    expr = b.rng.choice(REDUCE).format(d=d, d2=d2, k=b.rng.choice((True, False)))
+    return b.try_node(expr, [a], "reduce:" + expr.split("(")[0].split(".")[-1])
+
+
+def _gen_norm(b: _Builder):
+    rng = b.rng
+    a = b.pick(lambda t: t.dim() >= 1 and t.is_floating_point())
+    if a is None:
+        a = b.new_input(b.random_shape(), rng.choice(FLOATS))
+    t = b.env[a]
+    dt = str(t.dtype)[6:]
+    kind = rng.choice(("softmax", "log_softmax", "layer_norm", "rms_norm", "group_norm", "batch_norm"))
+    if kind in ("softmax", "log_softmax"):
+        return b.try_node(f"torch.{kind}($0, {_dim(rng, t)})", [a], kind)
+    if kind in ("layer_norm", "rms_norm"):
+        k = rng.randint(1, max(1, min(2, t.dim())))
+        norm = list(t.shape[-k:])
+        args = [a]
+        if rng.random() < 0.6:
+            args.append(b.new_input(norm, dt, layout="contiguous"))
+            if kind == "layer_norm" and rng.random() < 0.7:
+                args.append(b.new_input(norm, dt, layout="contiguous"))
+        extra = "".join(f", ${i}" for i in range(1, len(args)))
+        return b.try_node(f"F.{kind}($0, {tuple(norm)}{extra})", args, kind)
+    if t.dim() < 2:
+        return False
+    c = t.shape[1]
+    if kind == "group_norm":
+        g = rng.choice([d for d in (1, 2, 3, 4) if c % d == 0])
+        args = [a]
+        if rng.random() < 0.6:
+            args += [b.new_input([c], dt, layout="contiguous"), b.new_input([c], dt, layout="contiguous")]
+        extra = "".join(f", ${i}" for i in range(1, len(args)))
+        return b.try_node(f"F.group_norm($0, {g}{extra})", args, kind)
+    mean = b.new_input([c], dt, layout="contiguous")
+    var = b.new_input([c], dt, positive=True, layout="contiguous")
+    return b.try_node("F.batch_norm($0, $1, $2, training=False)", [a, mean, var], kind)
+
+
+def _gen_view(b: _Builder):
+    rng = b.rng
+    a = b.pick()
+    t = b.env[a]
+    shape = list(t.shape)
+    r = t.dim()
+    options = [f"$0.unsqueeze({rng.randint(-r - 1, r)})", "$0.contiguous()", "$0.flatten()"]
+    if r >= 2:
+        i, j = rng.sample(range(r), 2)
+        perm = list(range(r))
+        rng.shuffle(perm)
+        options += [f"$0.transpose({i}, {j})", f"$0.permute({tuple(perm)})", "$0.mT"]
+        if r == 2:
+            options.append("$0.t()")
+        options.append(f"$0.reshape({shape[0] * shape[1]}, {', '.join(map(str, shape[2:]))})".replace(", )", ")"))
+        options.append(f"$0.view({shape[0] * shape[1]}{''.join(', ' + str(s) for s in shape[2:])})")
+    if r >= 1:
+        d = _dim(rng, t)
+        n = shape[d]
+        options.append(f"$0.squeeze({d})")
+        if n > 1:
+            start = rng.randrange(n - 1)
+            options.append(f"$0.narrow({d}, {start}, {rng.randint(1, n - start)})")
+            options.append(f"$0.select({d}, {rng.randrange(n)})")
+            options.append("$0[..., 1:]" if d in (-1, r - 1) else "$0[1:]")
+        ones = [i for i, s in enumerate(shape) if s == 1]
+        if ones:
+            new = list(shape)
+            new[rng.choice(ones)] = rng.choice((2, 3))
+            options.append(f"$0.expand({tuple(new)})")
+    return b.try_node(rng.choice(options), [a], "view")
+
+
+def _gen_split(b: _Builder):
+    rng = b.rng
+    a = b.pick(lambda t: t.dim() >= 1 and max(t.shape) > 1)
+    if a is None:
+        return False
+    t = b.env[a]
+    dims = [d for d in range(t.dim()) if t.shape[d] > 1]
+    d = rng.choice(dims)
+    n = t.shape[d]
+    cut = rng.randint(1, n - 1)
+    kind = rng.choice(("split", "split_sizes", "chunk", "unbind"))
+    if kind == "split":
+        expr = f"torch.split($0, {cut}, {d})"
+    elif kind == "split_sizes":
+        expr = f"torch.split($0, [{cut}, {n - cut}], {d})"
+    elif kind == "chunk":
+        expr = f"torch.chunk($0, {rng.randint(2, 3)}, {d})"
+    else:
+        expr = f"torch.unbind($0, {d})"
+    return b.try_node(expr, [a], kind)
+
+
+def _gen_cat(b: _Builder):
+    rng = b.rng
+    a = b.pick(lambda t: t.dim() >= 1)
+    if a is None:
+        return False
+    t = b.env[a]
+    d = rng.randrange(t.dim())
+    parts = [a]
+    for _ in range(rng.randint(1, 3)):
+        same = [n for n, u in b.env.items() if u.dim() == t.dim() and n != a
+                and all(u.shape[i] == t.shape[i] for i in range(t.dim()) if i != d)]
+        if same and rng.random() < 0.6:
+            parts.append(rng.choice(same))
+        else:
+            shape = list(t.shape)
+            shape[d] = rng.randint(1, 3)
+            parts.append(b.new_input(shape, str(t.dtype)[6:] if rng.random() < 0.8 else None))
+    if rng.random() < 0.2:
+        return b.try_node(f"torch.stack([{', '.join(f'${i}' for i in range(len(parts)))}], {d})",
+                          [a] + [a] * (len(parts) - 1), "stack")
+    return b.try_node(f"torch.cat([{', '.join(f'${i}' for i in range(len(parts)))}], {d})", parts, "cat")
+
+
+def _gen_matmul(b: _Builder):
+    rng = b.rng
+    a = b.pick(lambda t: t.dim() >= 1 and t.is_floating_point())
+    if a is None:
+        a = b.new_input([rng.randint(1, 4), rng.randint(1, 8)], rng.choice(FLOATS))
+    t = b.env[a]
+    dt = str(t.dtype)[6:]
+    k = t.shape[-1]
+    n = rng.randint(1, 6)
+    if rng.random() < 0.5:
+        w = b.new_input([n, k], dt, layout=rng.choice(("contiguous", "transposed")))
+        args = [a, w]
+        if rng.random() < 0.6:
+            args.append(b.new_input([n], dt, layout="contiguous"))
+        extra = ", $2" if len(args) == 3 else ""
+        return b.try_node(f"F.linear($0, $1{extra})", args, "linear")
+    w = b.new_input([k, n], dt)
+    return b.try_node("$0 @ $1", [a, w], "matmul")
+
+
+GENERATORS = (
+    (_gen_unary, 5), (_gen_cast, 2), (_gen_binary, 6), (_gen_scalar, 3), (_gen_where, 1), (_gen_reduce, 3),
+    (_gen_norm, 2), (_gen_view, 3), (_gen_split, 1.5), (_gen_cat, 1.5), (_gen_matmul, 1),
+)
+
+
+def generate(seed: int, max_nodes: int = 6) -> Case:
+    """A random valid case; the same seed always gives the same case."""
+    rng = random.Random(seed)
+    b = _Builder(rng, seed)
+    b.new_input(b.random_shape())
+    if rng.random() < 0.5:
+        b.new_input(b.random_shape())
+    target = rng.randint(1, max_nodes)
+    tries = 0
+    while len(b.case.nodes) < target and tries < 60:
+        tries += 1
+        fn = rng.choices([g for g, _ in GENERATORS], weights=[w for _, w in GENERATORS])[0]
+        fn(b)
+    if not b.case.nodes:
+        b.try_node("$0.clone()", [b.case.inputs[0].name], "unary")
+    case = b.case
+    # Return the last value and, sometimes, intermediate ones (multi-output groups); the rest is dead code.
+    produced = [o for n in case.nodes for o in n.outs]
+    returns = [produced[-1]]
+    for o in produced[:-1]:
+        if rng.random() < 0.25:
+            returns.insert(0, o)
+    case.returns = returns
+    case.tags = [n.tag for n in case.nodes]
+    return case
+
+
+def clone(case: Case) -> Case:
+    return copy.deepcopy(case)

@@ -1,0 +1,254 @@
+"""Run one fuzz case against eager and classify the outcome.
+
+Outcomes: `ok`; `mismatch` (a wrong answer: values, dtype, shape, NaN/inf
+positions or signed zeros differ from eager); `unsupported` (a documented
+`UnsupportedModelError` / `CompilationError` that names the op it cannot
+handle); `crash` (any other exception, or the process dying on a signal, or
+a hang). Each non-ok outcome carries a *signature*: the class it belongs to,
+stable across cases (numbers and SSA names stripped), which the shrinker
+keeps fixed while it minimizes.
+
+`Worker` runs cases in a long-lived subprocess (`python -m tests.fuzz.worker`)
+so a segfault or heap corruption kills the worker, not the fuzzer.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import select
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+ENV = {"TRITON_INTERPRET": "1", "TRITON_DEFAULT_FP_FUSION": "1", "MLIRFUSE_VERIFY_ANALYSES": "1"}
+
+_OP_NAME = re.compile(r"\b(?:torch\.)?(?:aten|prims?|torch)\.\w+")
+
+
+def normalize(message: str) -> str:
+    """The class of an error message: first line, numbers, SSA values, locations and shapes stripped."""
+    line = message.strip().splitlines()[0] if message.strip() else ""
+    line = re.sub(r"loc\([^)]*\)", "loc", line)
+    line = re.sub(r"%[\w#]+", "%v", line)
+    line = re.sub(r"\[[\d, ]*\]", "[..]", line)
+    line = re.sub(r"\d+", "N", line)
+    line = re.sub(r"0x[0-9a-f]+", "0x", line)
+    return line[:160]
+
+
+def _low_precision(t) -> bool:
+    import torch
+
+    return t.dtype in (torch.float16, torch.bfloat16)
+
+
+def compare_one(actual, expected, reference=None) -> tuple[str, str] | None:
+    """None if `actual` matches eager's `expected`, else (kind, message).
+
+    `reference`: the same output computed eagerly in float64 (then cast);
+    a low-precision value that is close to it is not a wrong answer even if
+    eager's own rounding differs (eager rounds after every op, a fused
+    kernel once).
+    """
+    import torch
+
+    if not isinstance(actual, torch.Tensor):
+        return "type", f"expected a tensor, got {type(actual).__name__}"
+    if actual.shape != expected.shape:
+        return "shape", f"shape {list(actual.shape)} != eager {list(expected.shape)}"
+    if actual.dtype != expected.dtype:
+        return "dtype", f"dtype {actual.dtype} != eager {expected.dtype}"
+    if expected.is_floating_point() or expected.is_complex():
+        en, an = torch.isnan(expected), torch.isnan(actual)
+        if not torch.equal(en, an):
+            ok_ref = reference is not None and torch.equal(torch.isnan(reference), an)
+            if not ok_ref:
+                i = (en != an).nonzero()[0].tolist()
+                return "nan", f"NaN positions differ, first at {i}: got {actual[tuple(i)].item()}, eager {expected[tuple(i)].item()}"
+        ei = torch.isinf(expected) & ~en
+        ai = torch.isinf(actual) & ~an
+        if not torch.equal(ei, ai) or not torch.equal(expected[ei], actual[ai] if torch.equal(ei, ai) else expected[ei]):
+            ok_ref = reference is not None and torch.equal(torch.isinf(reference), ai) and torch.equal(reference[ai], actual[ai])
+            if not ok_ref:
+                i = ((ei != ai) | (ei & (expected != actual))).nonzero()[0].tolist()
+                return "inf", f"inf positions differ, first at {i}: got {actual[tuple(i)].item()}, eager {expected[tuple(i)].item()}"
+    try:
+        torch.testing.assert_close(actual, expected, equal_nan=True)
+    except AssertionError as e:
+        if reference is not None and (_low_precision(expected) or expected.is_floating_point()):
+            try:
+                torch.testing.assert_close(actual, reference, equal_nan=True)
+            except AssertionError:
+                pass
+            else:
+                return None
+        return "value", str(e).strip().splitlines()[0] + " " + " ".join(str(e).split("\n")[1:4])
+    real = ~torch.isnan(expected) if expected.is_floating_point() else None
+    if real is not None and torch.equal(actual[real], expected[real]):
+        # Bit-exact values: zeros must carry eager's sign too.
+        zeros = expected == 0
+        if not torch.equal(torch.signbit(actual[zeros]), torch.signbit(expected[zeros])):
+            return "signed-zero", "a zero's sign differs from eager"
+    return None
+
+
+def _upcast_reference(model, inputs):
+    """Eager outputs with every float input in float64, cast back to eager's output dtypes."""
+    import torch
+
+    def up(x):
+        return x.double() if isinstance(x, torch.Tensor) and x.is_floating_point() else x
+
+    try:
+        with torch.no_grad():
+            return model(*[up(x) for x in inputs])
+    except Exception:
+        return None
+
+
+def run_case_source(source: str) -> dict:
+    """Compile and run the case in `source` (see gen.render); the outcome as a dict."""
+    import torch
+
+    import mlirfuse
+    from mlirfuse.errors import CompilationError, UnsupportedModelError
+
+    from .gen import load
+
+    Model, make_inputs = load(source)
+    model = Model().eval()
+    with torch.no_grad():
+        expected = model(*make_inputs())
+    reference = _upcast_reference(model, make_inputs())
+    started = time.time()
+    try:
+        cm = mlirfuse.compile(model, make_inputs())
+        actual = cm(*make_inputs())
+    except (UnsupportedModelError, CompilationError) as e:
+        msg = str(e)
+        documented = isinstance(e, UnsupportedModelError) or "unsupported" in msg.lower()
+        names = _OP_NAME.findall(msg)
+        if documented and names and "pipeline failed" not in msg:
+            return {"status": "unsupported", "sig": f"{type(e).__name__}: {normalize(msg)}", "detail": msg[:2000]}
+        return {"status": "crash", "sig": f"{type(e).__name__}: {normalize(msg)}", "detail": msg[:2000]}
+    except Exception as e:  # noqa: BLE001 - anything else is a crash by definition
+        import traceback
+
+        return {"status": "crash", "sig": f"{type(e).__name__}: {normalize(str(e))}",
+                "detail": traceback.format_exc()[-3000:]}
+    finally:
+        import gc
+
+        gc.collect()  # heap corruption shows up in this case, not a later one
+    elapsed = time.time() - started
+    if not isinstance(actual, tuple) or len(actual) != len(expected):
+        return {"status": "mismatch", "sig": "mismatch: structure", "detail": f"{type(actual)} vs {len(expected)} outputs"}
+    for i, (a, e) in enumerate(zip(actual, expected)):
+        ref = None
+        if reference is not None:
+            r = reference[i]
+            ref = r.to(e.dtype) if isinstance(r, torch.Tensor) and r.shape == e.shape else None
+        problem = compare_one(a, e, ref)
+        if problem is not None:
+            kind, msg = problem
+            dtype = str(e.dtype).removeprefix("torch.")
+            return {"status": "mismatch", "sig": f"mismatch: {kind} ({dtype})", "detail": f"output {i}: {msg}"}
+    return {"status": "ok", "sig": "", "detail": "", "seconds": elapsed}
+
+
+def assert_matches_eager(source: str) -> None:
+    """For saved regression tests: the case in `source` compiles and equals eager."""
+    result = run_case_source(source)
+    assert result["status"] in ("ok", "unsupported"), f"{result['sig']}\n{result['detail']}"
+
+
+def assert_matches_eager_isolated(source: str, timeout: float = 300, repeat: int = 5) -> None:
+    """As `assert_matches_eager`, in a fresh subprocess: for cases that kill the process.
+
+    Heap corruption does not always abort at once: the case runs `repeat`
+    times in one worker and every run must pass.
+    """
+    with Worker() as w:
+        for _ in range(repeat):
+            result = w.run(source, timeout=timeout)
+            assert result["status"] in ("ok", "unsupported"), f"{result['sig']}\n{result['detail']}"
+
+
+class Worker:
+    """A subprocess running cases one at a time; restarted when it dies or hangs."""
+
+    def __init__(self):
+        self.proc = None
+        self.ran = 0  # cases run by the current process
+        self.previous = ""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def _start(self):
+        env = dict(os.environ)
+        env.update(ENV)
+        env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
+        self.ran = 0
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "tests.fuzz.worker"], cwd=REPO, env=env,
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, start_new_session=True,
+        )
+
+    def close(self):
+        if self.proc is not None:
+            if self.proc.poll() is None:
+                try:
+                    os.killpg(self.proc.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            self.proc.wait()
+            self.proc = None
+
+    def run(self, source: str, timeout: float = 180) -> dict:
+        """The outcome of `source`; a death is confirmed by re-running the case alone in a fresh worker.
+
+        Heap corruption may kill the process one case late: a case that dies
+        only after others ran is reported as a crash of the previous case.
+        """
+        fresh = self.proc is None or self.proc.poll() is not None or self.ran == 0
+        result = self._run(source, timeout)
+        if result["sig"].startswith("process died") and not fresh:
+            again = self._run(source, timeout)
+            if not again["sig"].startswith("process died"):
+                again = dict(again)
+                again.update(status="crash", sig=f"{result['sig']} after the previous case",
+                             detail=f"the worker died after running this case:\n{self.previous}")
+            result = again
+        self.previous = source
+        return result
+
+    def _run(self, source: str, timeout: float) -> dict:
+        if self.proc is None or self.proc.poll() is not None:
+            self._start()
+        try:
+            self.proc.stdin.write((json.dumps({"source": source}) + "\n").encode())
+            self.proc.stdin.flush()
+        except BrokenPipeError:
+            pass
+        # A fresh worker first imports torch, mlirfuse and Triton: not the case's time.
+        ready, _, _ = select.select([self.proc.stdout], [], [], timeout + (300 if self.ran == 0 else 0))
+        line = self.proc.stdout.readline() if ready else b""
+        if line:
+            self.ran += 1
+            return json.loads(line)
+        if not ready:
+            self.close()
+            return {"status": "crash", "sig": "timeout", "detail": f"no answer within {timeout}s"}
+        code = self.proc.wait()
+        self.proc = None
+        name = signal.Signals(-code).name if code < 0 else f"exit {code}"
+        return {"status": "crash", "sig": f"process died: {name}", "detail": f"the worker died ({name})"}

@@ -1,0 +1,1 @@
+"""Minimal failing cases found by the fuzzer, one self-contained test each."""
