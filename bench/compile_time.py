@@ -58,7 +58,7 @@ PIPELINE = "builtin.module(mlirfuse-pipeline)"
 # default_pipeline() so the two modes always run the same passes).
 RECOMPUTE_PIPELINE = "builtin.module({})".format(
     ", ".join(
-        name + "{recompute-analyses=true}" if name == "fusion-fuse-elementwise" else name
+        name + "{recompute-analyses=true}" if name == "fusion-fuse-vertical" else name
         for name in default_pipeline()
     )
 )

@@ -128,6 +128,14 @@ class AliasAnalysis(ValueAnalysis):
 
     def add_op(self, op, position: int | None = None) -> None:
         super().add_op(op, position)
+        self._add_writes(op, position)
+
+    def operands_changed(self, op) -> None:
+        super().operands_changed(op)
+        self._drop_writes(op)
+        self._add_writes(op)
+
+    def _add_writes(self, op, position: int | None = None) -> None:
         written = [k for k in dict.fromkeys(_written_values(op)) if k in self.facts]
         if not written:
             return
@@ -136,6 +144,12 @@ class AliasAnalysis(ValueAnalysis):
         self.writes[key] = written
         for k in written:
             self.written_by.setdefault(k, set()).add(key)
+
+    def _drop_writes(self, op) -> None:
+        key = _op_key(op)
+        for k in self.writes.pop(key, []):
+            self.written_by[k].discard(key)
+        self.label.pop(key, None)
 
     def replace_value(self, old: ir.Value, new: ir.Value) -> None:
         old_key, new_key = value_key(old), value_key(new)
@@ -147,10 +161,7 @@ class AliasAnalysis(ValueAnalysis):
         super().replace_value(old, new)
 
     def erase_op(self, op) -> None:
-        key = _op_key(op)
-        for k in self.writes.pop(key, []):
-            self.written_by[k].discard(key)
-        self.label.pop(key, None)
+        self._drop_writes(op)
         super().erase_op(op)
 
     def _forget(self, key: Key) -> None:

@@ -26,7 +26,8 @@ from mlirfuse.analysis.shapes import SIZE_QUERIES, ShapeAnalysis
 from mlirfuse.dialect import build_group, build_yield
 from mlirfuse.elementwise import SCALAR_TYPES
 from mlirfuse.ir import TorchBuilder, constant_value, defining_op, ir, is_constant, rewrite
-from mlirfuse.passes.base import ModulePass, block_ops, body_ops, erase_dead_constants, pattern
+from mlirfuse.passes.base import ModulePass, block_ops, body_ops, pattern
+from mlirfuse.passes.rewriter import FusionRewriter
 
 _SCALAR_TYPE_CODES = {name: code for code, name in SCALAR_TYPES.items()}
 
@@ -103,7 +104,7 @@ def _merge_duplicate_results(group) -> bool:
     return changed
 
 
-def canonicalize_group(group, rewriter, shapes: ShapeAnalysis) -> bool:
+def canonicalize_group(group, rewriter: FusionRewriter, shapes: ShapeAnalysis) -> bool:
     """Tidy one group's body, then rebuild it without dead operands and results."""
     block = group.regions[0].blocks[0]
     inputs = list(group.operands)
@@ -118,8 +119,7 @@ def canonicalize_group(group, rewriter, shapes: ShapeAnalysis) -> bool:
     if len(keep_args) == len(inputs) and len(keep_results) == len(group.results):
         return changed
     if not keep_results:
-        shapes.erase_op(group)
-        rewriter.erase_op(group)
+        rewriter.erase(group)
         return True
 
     new = build_group(
@@ -127,7 +127,6 @@ def canonicalize_group(group, rewriter, shapes: ShapeAnalysis) -> bool:
         [group.results[i].type for i in keep_results],
         kind=group.attributes["kind"].value,
         loc=group.location,
-        ip=ir.InsertionPoint(group),
     )
     new_block = new.regions[0].blocks[0]
     for i, arg in zip(keep_args, new_block.arguments):
@@ -136,15 +135,14 @@ def canonicalize_group(group, rewriter, shapes: ShapeAnalysis) -> bool:
     new_yield = build_yield([terminator.operands[i] for i in keep_results], ip=ir.InsertionPoint(new_block))
     for op in ops:
         op.operation.move_before(new_yield)
+    rewriter.insert_before(new, group)
     for i, r in zip(keep_results, new.results):
-        shapes.replace_value(group.results[i], r)
-        group.results[i].replace_all_uses_with(r)
-    shapes.erase_op(group)
-    rewriter.erase_op(group)
+        rewriter.replace_uses(group.results[i], r)
+    rewriter.erase(group)
     return True
 
 
-def fold_size_query(query, rewriter, shapes: ShapeAnalysis) -> bool:
+def fold_size_query(query, rewriter: FusionRewriter, shapes: ShapeAnalysis) -> bool:
     """A size, rank or dtype query on a group result read for nothing else: answer it without the result.
 
     From the result's type where it says; else (a dynamic size) by asking a
@@ -158,15 +156,15 @@ def fold_size_query(query, rewriter, shapes: ShapeAnalysis) -> bool:
     if answer is not None:
         builder = TorchBuilder(ir.InsertionPoint(query), query.location)
         value = builder.int_list(answer) if isinstance(answer, list) else builder.int(answer)
-        query.results[0].replace_all_uses_with(value)
-        rewriter.erase_op(query)
+        rewriter.replace_uses(query.results[0], value)
+        rewriter.erase(query)
         return True
     if query.operation.name == "torch.prim.dtype":
         return False  # an input of the same shape may have another dtype
     same = next((v for v in group.operands if shapes.knows(v) and shapes.same_space(tensor, v)), None)
     if same is None:
         return False
-    query.operands[0] = same
+    rewriter.set_operand(query, 0, same)
     return True
 
 
@@ -207,14 +205,17 @@ class Canonicalize(ModulePass):
     preserves = (ShapeAnalysis,)
 
     def apply(self, module: ir.Operation, am=None) -> None:
-        shapes = (am or AnalysisManager()).get(ShapeAnalysis, module)
+        am = am or AnalysisManager()
+        shapes = am.get(ShapeAnalysis, module)
+        rewriter = FusionRewriter(am)
         changed = True
 
         def tracked(fn):
             @pattern
-            def apply_one(op, rewriter):
+            def apply_one(op, driver):
                 nonlocal changed
-                done = fn(op, rewriter, shapes)
+                with rewriter.driving(driver):
+                    done = fn(op, rewriter, shapes)
                 changed |= done
                 return done
 
@@ -228,11 +229,11 @@ class Canonicalize(ModulePass):
         while changed:
             changed = False
             rewrite.walk_and_apply_patterns(module, frozen)
-        merge_identical_groups(module, shapes)
-        erase_dead_constants(module)  # constant operands inlined into bodies, answered queries
+        merge_identical_groups(module, rewriter)
+        rewriter.erase_dead_constants(module)  # constant operands inlined into bodies, answered queries
 
 
-def merge_identical_groups(module: ir.Operation, shapes: ShapeAnalysis) -> None:
+def merge_identical_groups(module: ir.Operation, rewriter: FusionRewriter) -> None:
     """Groups with the same operands and the same canonical body compute the same values.
 
     Upstream `cse` would do this for a Pure op; the fusion ops are
@@ -257,10 +258,6 @@ def merge_identical_groups(module: ir.Operation, shapes: ShapeAnalysis) -> None:
                 continue
             key = (tuple(op.operands), canonical_form(op))
             if key in seen:
-                for old, new in zip(op.results, seen[key].results):
-                    shapes.replace_value(old, new)
-                    old.replace_all_uses_with(new)
-                shapes.erase_op(op)
-                op.operation.erase()
+                rewriter.replace_op(op, list(seen[key].results))
             else:
                 seen[key] = op

@@ -16,7 +16,15 @@ import dataclasses
 import math
 
 from mlirfuse.elementwise import SCALAR_TYPES
-from mlirfuse.ir import NO_CONSTANT, TorchBuilder, constant_int_list, constant_value, ir, static_tensor_types, tensor_type
+from mlirfuse.ir import (
+    NO_CONSTANT,
+    TorchBuilder,
+    constant_int_list,
+    constant_value,
+    ir,
+    static_tensor_types,
+    tensor_type,
+)
 from mlirfuse.passes.base import ModulePass, apply_patterns, pattern
 
 _DTYPE_CODES = {v: k for k, v in SCALAR_TYPES.items()}
