@@ -44,7 +44,8 @@ from mlirfuse.passes import default_pipeline  # noqa: E402
 from mlirfuse.compiler import count_aten_ops  # noqa: E402
 from mlirfuse.errors import PipelineError  # noqa: E402
 from mlirfuse.frontend.importer import import_module  # noqa: E402
-from mlirfuse.ir import ir, make_context  # noqa: E402
+from mlirfuse.dialect import make_context
+from mlirfuse.ir import ir  # noqa: E402
 from mlirfuse.passes.pipeline import build_pass_manager  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))

@@ -15,7 +15,8 @@ import mlirfuse
 from mlirfuse.analysis import AnalysisManager
 from mlirfuse.analysis.alias import AliasAnalysis
 from mlirfuse.analysis.dependence import DependenceAnalysis
-from mlirfuse.ir import ir, make_context
+from mlirfuse.dialect import make_context
+from mlirfuse.ir import ir
 from mlirfuse.passes.pipeline import build_pass_manager
 
 

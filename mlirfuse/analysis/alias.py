@@ -28,16 +28,7 @@ from __future__ import annotations
 
 from mlirfuse.analysis.values import Key, ValueAnalysis, is_non_value_tensor, value_key
 from mlirfuse.ir import ir, op_id
-
-# Results alias operand #0 (torch.tensor_static_info_cast only changes static info).
-VIEW_OPS = frozenset(
-    "torch.aten." + name
-    for name in (
-        "view", "reshape", "_unsafe_view", "permute", "transpose.int", "t", "expand", "expand_as",
-        "view_as", "squeeze", "squeeze.dim", "unsqueeze", "slice.Tensor", "select.int", "narrow",
-        "alias", "detach", "unflatten.int", "flatten.using_ints", "as_strided",
-    )
-) | {"torch.tensor_static_info_cast"}
+from mlirfuse.views import ALIASING_OPS
 
 # Mutating ops whose names do not say so (not ReadOnly in torch-mlir's ODS): operands written.
 _WRITES = {
@@ -97,7 +88,7 @@ def _written_values(op):
 def _aliased_operand(op) -> int | None:
     """The operand whose storage `op`'s result shares, if any."""
     name = torch_name(op)
-    if name in VIEW_OPS or is_inplace(name):
+    if name in ALIASING_OPS or is_inplace(name):
         return 0
     if _is_out_variant(name):
         return len(op.operands) - 1

@@ -23,7 +23,8 @@ from torch.export.graph_signature import InputKind, OutputKind
 from torch.utils import _pytree as pytree
 
 from mlirfuse.errors import UnsupportedModelError
-from mlirfuse.ir import ir, make_context
+from mlirfuse.dialect import make_context
+from mlirfuse.ir import ir
 
 
 @dataclass

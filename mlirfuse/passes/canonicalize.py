@@ -24,12 +24,18 @@ import dataclasses
 from mlirfuse.analysis import AnalysisManager
 from mlirfuse.analysis.shapes import SIZE_QUERIES, ShapeAnalysis
 from mlirfuse.dialect import build_group, build_yield
-from mlirfuse.elementwise import SCALAR_TYPES
-from mlirfuse.ir import TorchBuilder, constant_value, defining_op, ir, is_constant, rewrite
+from mlirfuse.ir import (
+    DTYPE_CODES,
+    TorchBuilder,
+    constant_value,
+    defining_op,
+    ir,
+    is_constant,
+    rewrite,
+)
 from mlirfuse.passes.base import ModulePass, block_ops, body_ops, pattern
+from mlirfuse.passes.outline import canonical_form
 from mlirfuse.passes.rewriter import FusionRewriter
-
-_SCALAR_TYPE_CODES = {name: code for code, name in SCALAR_TYPES.items()}
 
 
 def _inline_constants(block: ir.Block, inputs: list[ir.Value]) -> bool:
@@ -172,7 +178,7 @@ def _answer(query, tensor: ir.Value, shapes: ShapeAnalysis) -> int | list[int] |
     """What the query returns, if the type of `tensor` says."""
     name, shape = query.operation.name, shapes.shape(tensor)
     if name == "torch.prim.dtype":
-        return _SCALAR_TYPE_CODES.get(shapes.dtype(tensor))
+        return DTYPE_CODES.get(shapes.dtype(tensor))
     if shape is None:
         return None
     if name == "torch.aten.dim":
@@ -239,8 +245,6 @@ def merge_identical_groups(module: ir.Operation, rewriter: FusionRewriter) -> No
     Upstream `cse` would do this for a Pure op; the fusion ops are
     unregistered (see mlirfuse.dialect.fusion), so it is done here.
     """
-    from mlirfuse.passes.outline import canonical_form
-
     blocks = []
 
     def visit(op):

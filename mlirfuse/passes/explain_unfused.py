@@ -15,7 +15,13 @@ from mlirfuse.analysis.dependence import DependenceAnalysis
 from mlirfuse.elementwise import why_not_fusible
 from mlirfuse.ir import defining_op, ir, op_id
 from mlirfuse.passes.base import ModulePass
-from mlirfuse.passes.legality import CAT, FUSION_ANALYSES, Limits, why_not_concat, why_not_merge
+from mlirfuse.passes.legality import (
+    CAT,
+    FUSION_ANALYSES,
+    Limits,
+    why_not_concat,
+    why_not_merge,
+)
 from mlirfuse.reductions import REDUCTIONS, reduction
 from mlirfuse.views import VIEW_OPS, view_args
 

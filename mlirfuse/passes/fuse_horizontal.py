@@ -16,7 +16,12 @@ from mlirfuse.analysis import AnalysisManager
 from mlirfuse.ir import ir, op_id
 from mlirfuse.passes.base import ModulePass, function_ops
 from mlirfuse.passes.fuse_vertical import VerticalFuser
-from mlirfuse.passes.legality import FUSION_ANALYSES, Limits, is_fusible_group, why_not_merge
+from mlirfuse.passes.legality import (
+    FUSION_ANALYSES,
+    Limits,
+    is_fusible_group,
+    why_not_merge,
+)
 
 
 def fuse_siblings(fuser: VerticalFuser) -> bool:

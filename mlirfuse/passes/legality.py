@@ -20,7 +20,14 @@ from mlirfuse.analysis import AnalysisManager
 from mlirfuse.analysis.alias import AliasAnalysis
 from mlirfuse.analysis.dependence import DependenceAnalysis
 from mlirfuse.analysis.shapes import ShapeAnalysis
-from mlirfuse.ir import constant_value, defining_op, ir, op_id, result_index, tensor_type
+from mlirfuse.ir import (
+    constant_value,
+    defining_op,
+    ir,
+    op_id,
+    result_index,
+    tensor_type,
+)
 from mlirfuse.passes.base import body_ops
 from mlirfuse.passes.rewriter import FusionRewriter, group_kind, used_outside
 from mlirfuse.reductions import REDUCTIONS, Reduction, reduction

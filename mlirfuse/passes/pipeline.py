@@ -18,7 +18,13 @@ from mlirfuse.analysis import AnalysisManager
 from mlirfuse.dialect import verify_fusion_ops
 from mlirfuse.errors import MlirfuseError, PipelineError
 from mlirfuse.ir import ir, passmanager
-from mlirfuse.passes import OPTION_PIPELINES, PASSES, PIPELINES, STAGE_SWITCHES, get_pass_class
+from mlirfuse.passes import (
+    OPTION_PIPELINES,
+    PASSES,
+    PIPELINES,
+    STAGE_SWITCHES,
+    get_pass_class,
+)
 from mlirfuse.passes.base import parse_option
 
 
