@@ -37,16 +37,16 @@ from pathlib import Path  # noqa: E402
 import torch  # noqa: E402
 from torch import nn  # noqa: E402
 
-from report import RESULTS, append, header, markdown_table  # noqa: E402
-
 import mlirfuse  # noqa: E402, F401  (picks the Triton mode before torch.export imports triton)
-from mlirfuse.passes import default_pipeline  # noqa: E402
 from mlirfuse.compiler import count_aten_ops  # noqa: E402
+from mlirfuse.dialect import make_context  # noqa: E402
 from mlirfuse.errors import PipelineError  # noqa: E402
 from mlirfuse.frontend.importer import import_module  # noqa: E402
-from mlirfuse.dialect import make_context
 from mlirfuse.ir import ir  # noqa: E402
+from mlirfuse.passes import default_pipeline  # noqa: E402
 from mlirfuse.passes.pipeline import build_pass_manager  # noqa: E402
+
+from report import RESULTS, append, header, markdown_table  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from reductions import GPT2Block  # noqa: E402

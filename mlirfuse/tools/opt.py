@@ -14,9 +14,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from mlirfuse.dialect import verify_fusion_ops
+from mlirfuse.dialect import make_context, verify_fusion_ops
 from mlirfuse.errors import MlirfuseError
-from mlirfuse.dialect import make_context
 from mlirfuse.ir import ir
 from mlirfuse.passes import PASSES, PIPELINES, get_pass_class
 from mlirfuse.tools.diagnostics import Collector, Diag, expectations, verify
