@@ -15,7 +15,7 @@ Each model is imported once (not timed). Each timing parses the imported
 text afresh and runs one pass manager over it; only `pm.run` is timed.
 "seconds" runs `mlirfuse-pipeline` (best of 3 runs); "seconds (recompute)"
 runs (once) the same
-passes with `fusion-fuse-elementwise{recompute-analyses=true}`, which
+passes with `fusion-fuse-vertical`, `fusion-fuse-horizontal{recompute-analyses=true}`, which
 recomputes its analyses after every rewrite instead of maintaining them
 ("n/a" if this checkout's pass has no such option). Speedup is
 recompute / maintained. Recompute runs are skipped above
@@ -59,7 +59,7 @@ PIPELINE = "builtin.module(mlirfuse-pipeline)"
 # default_pipeline() so the two modes always run the same passes).
 RECOMPUTE_PIPELINE = "builtin.module({})".format(
     ", ".join(
-        name + "{recompute-analyses=true}" if name == "fusion-fuse-vertical" else name
+        name + "{recompute-analyses=true}" if name in ("fusion-fuse-vertical", "fusion-fuse-horizontal") else name
         for name in default_pipeline()
     )
 )

@@ -56,11 +56,14 @@ class FuseHorizontal(ModulePass):
 
     max_args: int = 128
     max_group_size: int = 0
+    # As fusion-fuse-vertical's, for the vertical rounds (bench/compile_time.py).
+    recompute_analyses: bool = False
 
     preserves = FUSION_ANALYSES
 
     def apply(self, module: ir.Operation, am=None) -> None:
-        fuser = VerticalFuser(module, am or AnalysisManager(), Limits(self.max_args, self.max_group_size))
+        limits = Limits(self.max_args, self.max_group_size)
+        fuser = VerticalFuser(module, am or AnalysisManager(), limits, self.recompute_analyses)
         while fuse_siblings(fuser):
             fuser.run()
         fuser.rewriter.erase_dead_constants(module)

@@ -1,4 +1,4 @@
-// RUN: mlirfuse-opt %s --split-input-file --fusion-explain --fusion-fuse-elementwise | filecheck %s
+// RUN: mlirfuse-opt %s --split-input-file --fusion-explain --pass-pipeline='builtin.module(fusion-fuse-vertical, fusion-mark-persistent)' | filecheck %s
 
 // Views inside groups: a group reads its inputs through chains of views
 // (view, reshape, permute, transpose, expand, squeeze, unsqueeze, slice,

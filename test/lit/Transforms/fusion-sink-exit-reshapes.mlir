@@ -1,4 +1,4 @@
-// RUN: mlirfuse-opt %s --split-input-file --fusion-explain --fusion-fuse-elementwise | filecheck %s
+// RUN: mlirfuse-opt %s --split-input-file --fusion-explain --pass-pipeline='builtin.module(fusion-fuse-vertical, fusion-fuse-horizontal, fusion-sink-exit-reshapes, fusion-mark-persistent)' | filecheck %s
 
 // fusion-sink-exit-reshapes: a row-major reshape of a group's result read
 // outside any group is stored by the group; other views of computed values
