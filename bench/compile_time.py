@@ -15,7 +15,7 @@ Each model is imported once (not timed). Each timing parses the imported
 text afresh and runs one pass manager over it; only `pm.run` is timed.
 "seconds" runs `mlirfuse-pipeline` (best of 3 runs); "seconds (recompute)"
 runs (once) the same
-passes with `fusion-fuse-vertical`, `fusion-fuse-horizontal{recompute-analyses=true}`, which
+passes with `{recompute-analyses=true}` on `fusion-fuse-vertical` and `fusion-fuse-horizontal`, which
 recomputes its analyses after every rewrite instead of maintaining them
 ("n/a" if this checkout's pass has no such option). Speedup is
 recompute / maintained. Recompute runs are skipped above
