@@ -95,7 +95,7 @@ def _eliminate_common_subexpressions(block: ir.Block) -> bool:
     return changed
 
 
-def _merge_duplicate_results(group) -> bool:
+def _merge_duplicate_results(group, rewriter: FusionRewriter) -> bool:
     """Results yielding the same value: users of the later ones read the first."""
     _, terminator = body_ops(group)
     first: dict[ir.Value, int] = {}
@@ -103,7 +103,7 @@ def _merge_duplicate_results(group) -> bool:
     for i, v in enumerate(terminator.operands):
         if v in first:
             if list(group.results[i].uses):
-                group.results[i].replace_all_uses_with(group.results[first[v]])
+                rewriter.replace_uses(group.results[i], group.results[first[v]])
                 changed = True
         else:
             first[v] = i
@@ -118,7 +118,7 @@ def canonicalize_group(group, rewriter: FusionRewriter, shapes: ShapeAnalysis) -
     changed |= _merge_duplicate_args(block, inputs)
     changed |= _eliminate_common_subexpressions(block)
     changed |= _erase_dead_ops(block)
-    changed |= _merge_duplicate_results(group)
+    changed |= _merge_duplicate_results(group, rewriter)
 
     keep_args = [i for i, arg in enumerate(block.arguments) if list(arg.uses)]
     keep_results = [i for i, r in enumerate(group.results) if list(r.uses)]
