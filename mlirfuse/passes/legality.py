@@ -29,7 +29,7 @@ from mlirfuse.ir import (
     tensor_type,
 )
 from mlirfuse.passes.base import body_ops
-from mlirfuse.passes.rewriter import FusionRewriter, group_kind, used_outside
+from mlirfuse.passes.rewriter import FusionRewriter, defined_by, exported_results, group_kind, merged_inputs
 from mlirfuse.reductions import REDUCTIONS, Reduction, reduction
 from mlirfuse.views import VIEW_OPS, is_view, view_args
 
@@ -87,9 +87,7 @@ def _broadcasts_into(shape, target) -> bool:
 
 def _merged_sizes(producer, consumer) -> tuple[int, int]:
     """(tensor arguments, torch ops) of the group merging the two would make."""
-    inputs = {v for v in producer.operands} | {v for v in consumer.operands if not _defined_by(v, producer)}
-    exported = [r for r in producer.results if used_outside(r, consumer)]
-    args = len(inputs) + len(consumer.results) + len(exported)
+    args = len(merged_inputs(producer, consumer)) + len(consumer.results) + len(exported_results(producer, consumer))
     ops = sum(
         1
         for g in (producer, consumer)
@@ -103,7 +101,7 @@ def _viewed_inputs(consumer, producer) -> bool:
     """Does `consumer` view a value `producer` computes? (Views inside a group read group inputs only.)"""
     block = consumer.regions[0].blocks[0]
     for arg, v in zip(block.arguments, consumer.operands):
-        if _defined_by(v, producer) and any(u.owner.operation.name in VIEW_OPS for u in arg.uses):
+        if defined_by(v, producer) and any(u.owner.operation.name in VIEW_OPS for u in arg.uses):
             return True
     return False
 
@@ -120,7 +118,7 @@ def why_not_merge(producer, consumer, dep: DependenceAnalysis, limits: Limits = 
     if limits.max_group_size and ops > limits.max_group_size:
         return f"group size limit ({ops} > {limits.max_group_size})"
     p_red, c_red = group_reduction(producer), group_reduction(consumer)
-    exported = [r for r in producer.results if used_outside(r, consumer)]
+    exported = exported_results(producer, consumer)
     if p_red is None and c_red is None:
         iteration = tensor_type(consumer.results[0].type).shape
         if any(tensor_type(r.type).shape != iteration for r in exported):
@@ -161,11 +159,6 @@ def _is_reduction_result(result) -> bool:
 def _keepdim(op) -> bool:
     red = reduction(op.opview)
     return isinstance(red, Reduction) and (red.keepdim or len(red.dims) == 0)
-
-
-def _defined_by(value: ir.Value, op) -> bool:
-    owner = defining_op(value)
-    return owner is not None and owner == op.operation
 
 
 def cat_list(cat):

@@ -134,11 +134,8 @@ class FusionRewriter:
         move after the merged group, which now computes what they read.
         """
         dependents, _ = dep.dependents_between(producer, consumer)
-        inputs: list[ir.Value] = []
-        for v in list(producer.operands) + [v for v in consumer.operands if not _defined_by(v, producer)]:
-            if v not in inputs:
-                inputs.append(v)
-        exported = [r for r in producer.results if used_outside(r, consumer)]
+        inputs = merged_inputs(producer, consumer)
+        exported = exported_results(producer, consumer)
         result_types = [r.type for r in consumer.results] + [r.type for r in exported]
         kinds = (group_kind(producer), group_kind(consumer))
         kind = "reduction" if "reduction" in kinds else "pointwise"
@@ -153,7 +150,7 @@ class FusionRewriter:
 
         c_ops, c_yield = body_ops(consumer)
         for old, v in zip(consumer.regions[0].blocks[0].arguments, consumer.operands):
-            mapping[old] = produced[result_index(v)] if _defined_by(v, producer) else arg_of[v]
+            mapping[old] = produced[result_index(v)] if defined_by(v, producer) else arg_of[v]
         clone_ops_into(c_ops, block, mapping)
         build_yield(
             [mapping[v] for v in c_yield.operands] + [produced[result_index(r)] for r in exported],
@@ -181,6 +178,17 @@ def used_outside(value: ir.Value, consumer) -> bool:
     return any(use.owner.operation != consumer.operation for use in value.uses)
 
 
-def _defined_by(value: ir.Value, op) -> bool:
+def merged_inputs(producer, consumer) -> list[ir.Value]:
+    """The operands of the group merging `producer` into `consumer`, in order, each once."""
+    inputs = list(producer.operands) + [v for v in consumer.operands if not defined_by(v, producer)]
+    return list(dict.fromkeys(inputs))
+
+
+def exported_results(producer, consumer) -> list[ir.Value]:
+    """`producer`'s results read outside `consumer`: extra results of the merged group."""
+    return [r for r in producer.results if used_outside(r, consumer)]
+
+
+def defined_by(value: ir.Value, op) -> bool:
     owner = value.owner
     return not isinstance(owner, ir.Block) and owner.operation == op.operation
