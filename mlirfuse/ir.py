@@ -83,6 +83,7 @@ class TensorType:
         return n
 
 
+@functools.lru_cache(maxsize=4096)
 def tensor_type(t: ir.Type) -> TensorType | None:
     """The shape and dtype of a ranked `!torch.vtensor<[d0,d1],dtype>` of a handled dtype; None for any other type."""
     parsed = parse_tensor_type(t)
