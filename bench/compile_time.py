@@ -15,7 +15,7 @@ Each model is imported once (not timed). Each timing parses the imported
 text afresh and runs one pass manager over it; only `pm.run` is timed.
 "seconds" runs `mlirfuse-pipeline` (best of 3 runs); "seconds (recompute)"
 runs (once) the same
-passes with `fusion-fuse-elementwise{recompute-analyses=true}`, which
+passes with `{recompute-analyses=true}` on `fusion-fuse-vertical` and `fusion-fuse-horizontal`, which
 recomputes its analyses after every rewrite instead of maintaining them
 ("n/a" if this checkout's pass has no such option). Speedup is
 recompute / maintained. Recompute runs are skipped above
@@ -37,15 +37,16 @@ from pathlib import Path  # noqa: E402
 import torch  # noqa: E402
 from torch import nn  # noqa: E402
 
-from report import RESULTS, append, header, markdown_table  # noqa: E402
-
 import mlirfuse  # noqa: E402, F401  (picks the Triton mode before torch.export imports triton)
-from mlirfuse.passes import default_pipeline  # noqa: E402
 from mlirfuse.compiler import count_aten_ops  # noqa: E402
+from mlirfuse.dialect import make_context  # noqa: E402
 from mlirfuse.errors import PipelineError  # noqa: E402
 from mlirfuse.frontend.importer import import_module  # noqa: E402
-from mlirfuse.ir import ir, make_context  # noqa: E402
+from mlirfuse.ir import ir  # noqa: E402
+from mlirfuse.passes import default_pipeline  # noqa: E402
 from mlirfuse.passes.pipeline import build_pass_manager  # noqa: E402
+
+from report import RESULTS, append, header, markdown_table  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from reductions import GPT2Block  # noqa: E402
@@ -58,7 +59,7 @@ PIPELINE = "builtin.module(mlirfuse-pipeline)"
 # default_pipeline() so the two modes always run the same passes).
 RECOMPUTE_PIPELINE = "builtin.module({})".format(
     ", ".join(
-        name + "{recompute-analyses=true}" if name == "fusion-fuse-elementwise" else name
+        name + "{recompute-analyses=true}" if name in ("fusion-fuse-vertical", "fusion-fuse-horizontal") else name
         for name in default_pipeline()
     )
 )

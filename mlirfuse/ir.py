@@ -16,29 +16,52 @@ from torch_mlir.dialects import ext, func  # noqa: F401
 from torch_mlir.dialects import torch as torch_dialect
 
 __all__ = [
-    "ir", "rewrite", "passmanager", "ext", "func", "make_context", "TensorType", "tensor_type",
+    "ir", "rewrite", "DTYPES", "DTYPE_CODES", "parse_tensor_type", "passmanager", "ext", "func", "torch_context", "TensorType", "tensor_type",
     "constant_value", "constant_int_list", "is_constant", "is_constant_like", "static_tensor_types", "NO_CONSTANT", "parent_name", "defining_op", "result_index",
     "vtensor_type", "TorchBuilder", "op_id",
 ]
 
 
-def make_context() -> ir.Context:
-    """A context with the `torch`, upstream and `fusion` dialects loaded."""
+def torch_context() -> ir.Context:
+    """A context with the `torch` and upstream dialects loaded (`mlirfuse.dialect.make_context` adds `fusion`)."""
     ctx = ir.Context()
     torch_dialect.register_dialect(ctx)
-    from mlirfuse.dialect import load_fusion_dialect
-
-    load_fusion_dialect(ctx)
     return ctx
 
 
-# torch-mlir's dtype spellings inside `!torch.vtensor<[...],dtype>`.
-_TORCH_DTYPES = {
-    "f32": "float32", "f16": "float16", "bf16": "bfloat16", "f64": "float64",
-    "si64": "int64", "si32": "int32", "si16": "int16", "si8": "int8", "ui8": "uint8",
-    "i1": "bool",
+# The dtypes mlirfuse handles: torch dtype name -> (torch-mlir's spelling in
+# `!torch.vtensor<[...],f32>`, torch's ScalarType code, as dtype operands
+# carry it). The values are torch-mlir's own tables
+# (`torch_mlir.extras.fx_importer.TORCH_DTYPE_TO_MLIR_TYPE_ASM`,
+# `TORCH_DTYPE_TO_INT`); importing that module imports torch, which
+# `mlirfuse-opt` never needs, so tests/test_dtypes.py checks this copy against them.
+DTYPES = {
+    "float32": ("f32", 6), "float16": ("f16", 5), "bfloat16": ("bf16", 15), "float64": ("f64", 7),
+    "int64": ("si64", 4), "int32": ("si32", 3), "int16": ("si16", 2), "int8": ("si8", 1), "uint8": ("ui8", 0),
+    "bool": ("i1", 11),
 }
-_VTENSOR = re.compile(r"^!torch\.vtensor<\[([^\]]*)\],([a-z0-9]+)>$")
+DTYPE_CODES = {name: code for name, (_, code) in DTYPES.items()}
+_TORCH_DTYPES = {spelling: name for name, (spelling, _) in DTYPES.items()}
+_TENSOR = re.compile(r"^!torch\.(v?)tensor(?:<(\*|\[[^\]]*\]),(.+)>)?$")
+
+Shape = tuple[int | None, ...]
+
+
+@functools.lru_cache(maxsize=4096)  # types are uniqued and hashable; printing them is the slow part
+def parse_tensor_type(t: ir.Type) -> tuple[bool, Shape | None, str | None] | None:
+    """(value semantics?, shape, torch dtype name) of `!torch.vtensor`/`!torch.tensor` types; None for others.
+
+    Shape is None when unranked or unsaid, a size None when `?`; dtype None when unsaid or not handled.
+    """
+    m = _TENSOR.match(str(t))
+    if not m:
+        return None
+    value, sizes, spelling = m.groups()
+    shape = None
+    if sizes is not None and sizes != "*":
+        dims = sizes[1:-1]
+        shape = tuple(None if d == "?" else int(d) for d in dims.split(",")) if dims else ()
+    return value == "v", shape, _TORCH_DTYPES.get(spelling)
 
 
 @dataclass(frozen=True)
@@ -60,15 +83,13 @@ class TensorType:
         return n
 
 
-@functools.lru_cache(maxsize=4096)  # types are uniqued and hashable; printing them is the slow part
+@functools.lru_cache(maxsize=4096)
 def tensor_type(t: ir.Type) -> TensorType | None:
-    """Parse a `!torch.vtensor<[d0,d1],dtype>`; None for any other type."""
-    m = _VTENSOR.match(str(t))
-    if not m or m.group(2) not in _TORCH_DTYPES:
+    """The shape and dtype of a ranked `!torch.vtensor<[d0,d1],dtype>` of a handled dtype; None for any other type."""
+    parsed = parse_tensor_type(t)
+    if parsed is None or not parsed[0] or parsed[1] is None or parsed[2] is None:
         return None
-    dims = m.group(1)
-    shape = tuple(None if d == "?" else int(d) for d in dims.split(",")) if dims else ()
-    return TensorType(shape, _TORCH_DTYPES[m.group(2)])
+    return TensorType(parsed[1], parsed[2])
 
 
 _NO_CONSTANT = object()
@@ -146,13 +167,10 @@ def result_index(value: ir.Value) -> int:
     return ir.OpResult(value).result_number
 
 
-_TORCH_MLIR_DTYPES = {v: k for k, v in _TORCH_DTYPES.items()}
-
-
 def vtensor_type(shape, dtype: str) -> ir.Type:
     """`!torch.vtensor<[d0,d1],dtype>` for a shape and a torch dtype name."""
     dims = ",".join(str(d) for d in shape)
-    return ir.Type.parse(f"!torch.vtensor<[{dims}],{_TORCH_MLIR_DTYPES[dtype]}>")
+    return ir.Type.parse(f"!torch.vtensor<[{dims}],{DTYPES[dtype][0]}>")
 
 
 class TorchBuilder:

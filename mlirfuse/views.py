@@ -23,6 +23,16 @@ VIEW_OPS = frozenset(
     )
 )
 
+# Every op whose result shares operand 0's storage (what the alias analysis
+# follows): the views above, views whose arguments are tensors (expand_as,
+# view_as) or that no kernel reads through (narrow, as_strided), detach, and
+# torch-mlir's static-info cast.
+ALIASING_OPS = (
+    VIEW_OPS
+    | {"torch.aten." + name for name in ("narrow", "detach", "expand_as", "view_as", "as_strided")}
+    | {"torch.tensor_static_info_cast"}
+)
+
 # Views that keep row-major order: storing a value contiguously and reading
 # the buffer with the new shape is the view. Exit reshapes are these.
 RESHAPES = frozenset(
@@ -77,4 +87,4 @@ def view_chain(value: ir.Value, block: ir.Block) -> tuple[int, tuple] | None:
         value = owner.operands[0]
 
 
-__all__ = ["VIEW_OPS", "RESHAPES", "is_view", "view_args", "view_chain"]
+__all__ = ["VIEW_OPS", "ALIASING_OPS", "RESHAPES", "is_view", "view_args", "view_chain"]

@@ -13,6 +13,11 @@ from torch import nn
 
 import mlirfuse
 from mlirfuse.analysis import AnalysisManager
+from mlirfuse.analysis.alias import AliasAnalysis
+from mlirfuse.analysis.dependence import DependenceAnalysis
+from mlirfuse.dialect import make_context
+from mlirfuse.ir import ir
+from mlirfuse.passes.pipeline import build_pass_manager
 
 
 class Chain(nn.Module):
@@ -90,3 +95,42 @@ def test_maintained_analyses_agree_with_recomputed(name, checks):
     torch.testing.assert_close(dict(compiled.named_buffers()), dict(eager.named_buffers()))
     assert {"alias", "shapes", "dependence"} <= checks["analyses"], checks["analyses"]
     assert checks["problems"] == []
+
+
+# Fusion wraps exp and neg, then merges them: the mm between them reads exp,
+# so it moves after the merged group; the transpose (storage of neg's result)
+# now views the group's result. Values are replaced and ops inserted, moved
+# and erased.
+CHAIN = """
+func.func @f(%a: !torch.vtensor<[4,4],f32>) -> (!torch.vtensor<[4,4],f32>, !torch.vtensor<[4,4],f32>) {
+  %0 = torch.aten.exp %a : !torch.vtensor<[4,4],f32> -> !torch.vtensor<[4,4],f32>
+  %1 = torch.aten.mm %0, %a : !torch.vtensor<[4,4],f32>, !torch.vtensor<[4,4],f32> -> !torch.vtensor<[4,4],f32>
+  %2 = torch.aten.neg %0 : !torch.vtensor<[4,4],f32> -> !torch.vtensor<[4,4],f32>
+  %int0 = torch.constant.int 0
+  %int1 = torch.constant.int 1
+  %3 = torch.aten.transpose.int %2, %int0, %int1 : !torch.vtensor<[4,4],f32>, !torch.int, !torch.int -> !torch.vtensor<[4,4],f32>
+  return %1, %3 : !torch.vtensor<[4,4],f32>, !torch.vtensor<[4,4],f32>
+}
+"""
+
+
+@pytest.mark.parametrize(
+    "analysis, notification, reported",
+    [
+        (DependenceAnalysis, "op_moved", "dependence: block 0: position"),
+        (AliasAnalysis, "value_replaced", "alias: 'torch.aten.transpose.int' #"),
+    ],
+)
+def test_verify_analyses_catches_an_analysis_that_ignores_the_rewriter(monkeypatch, analysis, notification, reported):
+    """Passes change IR only through FusionRewriter; an analysis deaf to one of its notifications goes stale, and --verify-analyses says how."""
+    ctx = make_context()
+    module = ir.Module.parse(CHAIN, ctx)
+    build_pass_manager("builtin.module(fusion-fuse-vertical)", ctx, verify_analyses=True).run(module.operation)
+
+    monkeypatch.setattr(analysis, notification, lambda self, *args: None)
+    module = ir.Module.parse(CHAIN, ctx)
+    with pytest.raises(ir.MLIRError) as failure:
+        build_pass_manager("builtin.module(fusion-fuse-vertical)", ctx, verify_analyses=True).run(module.operation)
+    message = str(failure.value)
+    assert "--verify-analyses: after 'fusion-fuse-vertical' the maintained analyses differ" in message
+    assert reported in message

@@ -1,8 +1,11 @@
 """Analyses fusion needs, cached and maintained instead of recomputed.
 
-An `AnalysisManager` holds analyses keyed by (class, anchor op). A pass
-declares in `preserves` which analyses it keeps valid - by updating them in
-place as it rewrites - and the manager drops the rest after the pass. With
+An `AnalysisManager` holds analyses keyed by (class, anchor op). Every
+analysis is a `RewriteListener`: passes change the IR through one
+`FusionRewriter` (mlirfuse.passes.rewriter), which tells every live analysis
+what it inserted, moved, replaced and erased, and each analysis updates
+itself. A pass declares in `preserves` which analyses stay valid that way;
+the manager drops the rest after the pass. With
 `verify=True` (`--verify-analyses`, `MLIRFUSE_VERIFY_ANALYSES=1`) every
 maintained analysis is recomputed from scratch after each pass and compared;
 a disagreement is an error with a readable diff.
@@ -13,8 +16,31 @@ from __future__ import annotations
 from typing import ClassVar
 
 
-class Analysis:
-    """An analysis of the IR under one anchor op."""
+class RewriteListener:
+    """What a `FusionRewriter` tells the analyses; each default does nothing.
+
+    Ops and values are still in the IR when a listener hears of them (an
+    erased op: just before it goes; a replaced value: before its uses move).
+    """
+
+    def op_inserted(self, op, before) -> None:
+        """`op` (complete, body included) now stands right before `before`."""
+
+    def op_moved(self, op, after) -> None:
+        """`op` now stands right after `after`."""
+
+    def operands_changed(self, op) -> None:
+        """`op` now reads other values."""
+
+    def value_replaced(self, old, new) -> None:
+        """Every use of `old` is about to read `new`."""
+
+    def op_erased(self, op) -> None:
+        """`op` is about to be erased."""
+
+
+class Analysis(RewriteListener):
+    """An analysis of the IR under one anchor op, kept current through the rewriter's notifications."""
 
     name: ClassVar[str] = ""
 
@@ -52,6 +78,10 @@ class AnalysisManager:
 
     def cached(self):
         return list(self._cache.items())
+
+    def listeners(self) -> list[RewriteListener]:
+        """The live analyses: what a rewrite must keep current."""
+        return list(self._cache.values())
 
     def invalidate(self, preserved: tuple[type, ...] = ()) -> None:
         """Drop every analysis not in `preserved`."""

@@ -28,16 +28,7 @@ from __future__ import annotations
 
 from mlirfuse.analysis.values import Key, ValueAnalysis, is_non_value_tensor, value_key
 from mlirfuse.ir import ir, op_id
-
-# Results alias operand #0 (torch.tensor_static_info_cast only changes static info).
-VIEW_OPS = frozenset(
-    "torch.aten." + name
-    for name in (
-        "view", "reshape", "_unsafe_view", "permute", "transpose.int", "t", "expand", "expand_as",
-        "view_as", "squeeze", "squeeze.dim", "unsqueeze", "slice.Tensor", "select.int", "narrow",
-        "alias", "detach", "unflatten.int", "flatten.using_ints", "as_strided",
-    )
-) | {"torch.tensor_static_info_cast"}
+from mlirfuse.views import ALIASING_OPS
 
 # Mutating ops whose names do not say so (not ReadOnly in torch-mlir's ODS): operands written.
 _WRITES = {
@@ -97,7 +88,7 @@ def _written_values(op):
 def _aliased_operand(op) -> int | None:
     """The operand whose storage `op`'s result shares, if any."""
     name = torch_name(op)
-    if name in VIEW_OPS or is_inplace(name):
+    if name in ALIASING_OPS or is_inplace(name):
         return 0
     if _is_out_variant(name):
         return len(op.operands) - 1
@@ -128,6 +119,14 @@ class AliasAnalysis(ValueAnalysis):
 
     def add_op(self, op, position: int | None = None) -> None:
         super().add_op(op, position)
+        self._add_writes(op, position)
+
+    def operands_changed(self, op) -> None:
+        super().operands_changed(op)
+        self._drop_writes(op)
+        self._add_writes(op)
+
+    def _add_writes(self, op, position: int | None = None) -> None:
         written = [k for k in dict.fromkeys(_written_values(op)) if k in self.facts]
         if not written:
             return
@@ -136,6 +135,12 @@ class AliasAnalysis(ValueAnalysis):
         self.writes[key] = written
         for k in written:
             self.written_by.setdefault(k, set()).add(key)
+
+    def _drop_writes(self, op) -> None:
+        key = _op_key(op)
+        for k in self.writes.pop(key, []):
+            self.written_by[k].discard(key)
+        self.label.pop(key, None)
 
     def replace_value(self, old: ir.Value, new: ir.Value) -> None:
         old_key, new_key = value_key(old), value_key(new)
@@ -147,10 +152,7 @@ class AliasAnalysis(ValueAnalysis):
         super().replace_value(old, new)
 
     def erase_op(self, op) -> None:
-        key = _op_key(op)
-        for k in self.writes.pop(key, []):
-            self.written_by[k].discard(key)
-        self.label.pop(key, None)
+        self._drop_writes(op)
         super().erase_op(op)
 
     def _forget(self, key: Key) -> None:

@@ -6,8 +6,8 @@ feed and read that op: a cycle). The check is a depth-first search from the
 producer's users that never visits ops positioned after the consumer, so it
 costs what lies between the two, not the size of the function.
 
-Positions are kept as the IR changes rather than recomputed: the pass tells
-the analysis what it inserted, moved and erased, and the analysis keeps a
+Positions are kept as the IR changes rather than recomputed: the rewriter
+tells the analysis what it inserted, moved and erased, and the analysis keeps a
 linked order with gapped numeric positions (renumbered only when a gap runs
 out). Recomputing after every rewrite is what made earlier PyTorch fusers
 quadratic; `refresh` exists to measure exactly that.
@@ -101,6 +101,21 @@ class DependenceAnalysis(Analysis):
                         seen[key] = user
                         stack.append(user)
         return [seen[k] for k in sorted(seen, key=self.pos.__getitem__)], cycle
+
+    # -- notifications (see RewriteListener) ---------------------------------
+    # Only ops of function bodies have positions; anything else is not ours.
+
+    def op_inserted(self, op, before) -> None:
+        if _key(before) in self.pos:
+            self.insert_before(op, before)
+
+    def op_moved(self, op, after) -> None:
+        if _key(op) in self.pos and _key(after) in self.pos:
+            self.move_after(op, after)
+
+    def op_erased(self, op) -> None:
+        if _key(op) in self.pos:
+            self.erase(op)
 
     # -- updates -----------------------------------------------------------
 

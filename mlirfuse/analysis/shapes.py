@@ -16,11 +16,9 @@ Use lists are not facts kept here: MLIR keeps them current, so
 
 from __future__ import annotations
 
-import re
-
 from mlirfuse.analysis.values import Key, ValueAnalysis, is_tensor_type, value_key
 from mlirfuse.elementwise import RULES
-from mlirfuse.ir import ir, tensor_type
+from mlirfuse.ir import Shape, ir, parse_tensor_type
 
 # Ops that read only a tensor's metadata (operand #0).
 SIZE_QUERIES = frozenset(
@@ -30,31 +28,10 @@ SIZE_QUERIES = frozenset(
 # Results with the shape of operand #0.
 _SHAPE_COPIES = frozenset({"torch.copy.to_tensor", "torch.copy.to_vtensor", "torch.tensor_static_info_cast"})
 
-_TENSOR = re.compile(r"^!torch\.v?tensor(?:<(\*|\[[^\]]*\]),(.+)>)?$")
-
-Shape = tuple[int | None, ...]
-
-
 def type_facts(t: ir.Type) -> tuple[Shape | None, str | None]:
     """(shape, torch dtype name) of a tensor type, value or not; None where the type does not say."""
-    m = _TENSOR.match(str(t))
-    sizes, spelling = m.groups() if m else (None, None)
-    shape = None
-    if sizes is not None and sizes != "*":
-        dims = sizes[1:-1]
-        shape = tuple(None if d == "?" else int(d) for d in dims.split(",")) if dims else ()
-    return shape, (_dtype_name(spelling, t.context) if spelling else None)
-
-
-_DTYPE_NAMES: dict[str, str | None] = {}
-
-
-def _dtype_name(spelling: str, context: ir.Context) -> str | None:
-    """torch-mlir's dtype spelling (`f32`) as a torch dtype name (`float32`), None if unknown."""
-    if spelling not in _DTYPE_NAMES:
-        parsed = tensor_type(ir.Type.parse(f"!torch.vtensor<[],{spelling}>", context))
-        _DTYPE_NAMES[spelling] = parsed.dtype if parsed is not None else None
-    return _DTYPE_NAMES[spelling]
+    parsed = parse_tensor_type(t)
+    return (None, None) if parsed is None else parsed[1:]
 
 
 def format_shape(shape: Shape | None) -> str:

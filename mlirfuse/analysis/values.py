@@ -9,8 +9,9 @@ a tree is a class and its root names it.
 
 Values are keyed by `(op_id(owner), result #)`, arguments by
 `(op_id(func), -1 - argument #)`, never by Python objects, which the bindings
-recycle. A rewrite keeps the facts current with `add_op`, `replace_value`
-and `erase_op`; `diff` lists how they differ from a fresh computation.
+recycle. The rewriter's notifications keep the facts current (through
+`add_op`, `replace_value` and `erase_op`); `diff` lists how they differ from
+a fresh computation.
 """
 
 from __future__ import annotations
@@ -49,6 +50,11 @@ def function_blocks(anchor) -> Iterator[tuple[str, ir.Block]]:
     for op in anchor.regions[0].blocks[0].operations:
         if op.operation.name == "func.func" and len(op.regions[0].blocks):
             yield ir.StringAttr(op.attributes["sym_name"]).value, op.regions[0].blocks[0]
+
+
+def _in_function_body(op) -> bool:
+    parent = op.operation.parent
+    return parent is not None and parent.name == "func.func"
 
 
 class ValueAnalysis(Analysis):
@@ -105,6 +111,31 @@ class ValueAnalysis(Analysis):
         self.children.setdefault(key, set())
         if parent is not None:
             self.children[parent].add(key)
+
+    # -- notifications (see RewriteListener) ----------------------------------
+    # Only func-level values have facts; ops inside group bodies are not ours.
+
+    def op_inserted(self, op, before) -> None:
+        if _in_function_body(op):
+            self.add_op(op)
+
+    def value_replaced(self, old, new) -> None:
+        self.replace_value(old, new)
+
+    def op_erased(self, op) -> None:
+        self.erase_op(op)
+
+    def operands_changed(self, op) -> None:
+        """Re-link `op`'s results: their parent may be one of the new operands."""
+        for result in op.results:
+            key = value_key(result)
+            if key not in self.facts:
+                continue
+            _, parent = self._value_facts(result, op)
+            parent_key = value_key(parent) if parent is not None else None
+            if self.parent[key] is not None:
+                self.children[self.parent[key]].discard(key)
+            self._link(key, parent_key if parent_key in self.facts else None)
 
     # -- updates ------------------------------------------------------------
 

@@ -10,3 +10,11 @@ from mlirfuse.dialect.fusion import (  # noqa: F401
     load_fusion_dialect,
     verify_fusion_ops,
 )
+from mlirfuse.ir import torch_context
+
+
+def make_context():
+    """A context with the `torch`, upstream and `fusion` dialects loaded."""
+    ctx = torch_context()
+    load_fusion_dialect(ctx)
+    return ctx

@@ -22,8 +22,9 @@ from torch.export import ExportedProgram
 from torch.export.graph_signature import InputKind, OutputKind
 from torch.utils import _pytree as pytree
 
+from mlirfuse.dialect import make_context
 from mlirfuse.errors import UnsupportedModelError
-from mlirfuse.ir import ir, make_context
+from mlirfuse.ir import ir
 
 
 @dataclass

@@ -13,7 +13,12 @@ PASSES: dict[str, str] = {
     "fusion-decompose": "mlirfuse.passes.decompose:Decompose",
     "fusion-split-bias": "mlirfuse.passes.split_bias:SplitBias",
     "fusion-chunk-motion": "mlirfuse.passes.chunk_motion:ChunkMotion",
-    "fusion-fuse-elementwise": "mlirfuse.passes.fuse_elementwise:FuseElementwise",
+    "fusion-fuse-vertical": "mlirfuse.passes.fuse_vertical:FuseVertical",
+    "fusion-fuse-horizontal": "mlirfuse.passes.fuse_horizontal:FuseHorizontal",
+    "fusion-fuse-concat": "mlirfuse.passes.fuse_concat:FuseConcat",
+    "fusion-sink-exit-reshapes": "mlirfuse.passes.sink_exit_reshapes:SinkExitReshapes",
+    "fusion-explain-unfused": "mlirfuse.passes.explain_unfused:ExplainUnfused",
+    "fusion-mark-persistent": "mlirfuse.passes.mark_persistent:MarkPersistent",
     "fusion-extern-operands": "mlirfuse.passes.extern_operands:ExternOperands",
     "fusion-canonicalize": "mlirfuse.passes.canonicalize:Canonicalize",
     "fusion-outline": "mlirfuse.passes.outline:Outline",
@@ -31,15 +36,37 @@ def default_pipeline() -> list[str]:
         "fusion-decompose",  # softmax, layer_norm, ... into reductions and elementwise ops
         "fusion-split-bias",  # linear/addmm bias as an add.Tensor, to fuse with what follows
         "fusion-chunk-motion",  # chunk/split as slices, moved above the elementwise ops they cut
-        "fusion-fuse-elementwise",  # group maximal chains of elementwise ops
+        "fusion-fuse-vertical",  # group maximal producer->consumer chains of elementwise ops and reductions
+        "fusion-fuse-horizontal",  # merge independent groups reading the same tensor
+        "fusion-fuse-concat",  # a cat of group results becomes the exit of one concat group
+        "fusion-sink-exit-reshapes",  # reshapes of group results are stored by the group
+        "fusion-mark-persistent",  # reductions whose rows fit a block keep them in registers
         "fusion-extern-operands",  # views feeding an unfused op (matmul ...) become its strided operands
         "fusion-canonicalize",  # CSE/DCE inside groups; tidy group operands and results
         "fusion-outline",  # one fusion.kernel per structural class, groups become launches
     ]
 
 
+def fuse_elementwise() -> list[str]:
+    """The fusion stages of mlirfuse-pipeline; an option goes to every stage that has it (explain=true adds fusion-explain-unfused, horizontal=false drops fusion-fuse-horizontal)."""
+    return [
+        "fusion-fuse-vertical",
+        "fusion-fuse-horizontal",
+        "fusion-fuse-concat",
+        "fusion-sink-exit-reshapes",
+        "fusion-explain-unfused",
+        "fusion-mark-persistent",
+    ]
+
+
 # Pipelines usable as one element of --pass-pipeline; each expands to its passes.
-PIPELINES = {"mlirfuse-pipeline": default_pipeline}
+PIPELINES = {"mlirfuse-pipeline": default_pipeline, "fusion-fuse-elementwise": fuse_elementwise}
+
+# Pipelines whose options go to their stages; the others take none.
+OPTION_PIPELINES = frozenset({"fusion-fuse-elementwise"})
+
+# Pipeline options that switch a stage on or off instead of configuring it: option -> (stage, default).
+STAGE_SWITCHES = {"explain": ("fusion-explain-unfused", False), "horizontal": ("fusion-fuse-horizontal", True)}
 
 
 def get_pass_class(name: str):

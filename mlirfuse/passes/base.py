@@ -35,11 +35,11 @@ class ModulePass:
             if key not in fields:
                 known = ", ".join(f.replace("_", "-") for f in fields) or "none"
                 raise PipelineError(f"pass '{cls.name}' has no option '{key.replace('_', '-')}' (options: {known})")
-            values[key] = _parse_option(cls.name, key, fields[key].type, text)
+            values[key] = parse_option(cls.name, key, fields[key].type, text)
         return cls(**values)
 
 
-def _parse_option(pass_name: str, key: str, type_name, text: str):
+def parse_option(pass_name: str, key: str, type_name, text: str):
     type_name = type_name if isinstance(type_name, str) else type_name.__name__
     try:
         if type_name == "bool":
@@ -134,16 +134,8 @@ def body_ops(region_op) -> tuple[list, object]:
     return block_ops(region_op.regions[0].blocks[0])
 
 
-def erase_dead_constants(module: ir.Operation, on_erase: Callable | None = None) -> None:
-    """Erase func-level constants (and lists of them) nobody reads any more, e.g. after cloning into groups."""
+def function_ops(module: ir.Operation):
+    """Each function body's ops, as a list taken up front (the pass may rewrite them)."""
     for func in module.regions[0].blocks[0].operations:
-        if func.operation.name != "func.func":
-            continue
-        for op in reversed(list(func.regions[0].blocks[0].operations)):
-            name = op.operation.name
-            if (name.startswith("torch.constant.") or name == "torch.prim.ListConstruct") and not any(
-                list(r.uses) for r in op.results
-            ):
-                if on_erase is not None:
-                    on_erase(op)
-                op.operation.erase()
+        if func.operation.name == "func.func":
+            yield list(func.regions[0].blocks[0].operations)

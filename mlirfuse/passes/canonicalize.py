@@ -24,11 +24,18 @@ import dataclasses
 from mlirfuse.analysis import AnalysisManager
 from mlirfuse.analysis.shapes import SIZE_QUERIES, ShapeAnalysis
 from mlirfuse.dialect import build_group, build_yield
-from mlirfuse.elementwise import SCALAR_TYPES
-from mlirfuse.ir import TorchBuilder, constant_value, defining_op, ir, is_constant, rewrite
-from mlirfuse.passes.base import ModulePass, block_ops, body_ops, erase_dead_constants, pattern
-
-_SCALAR_TYPE_CODES = {name: code for code, name in SCALAR_TYPES.items()}
+from mlirfuse.ir import (
+    DTYPE_CODES,
+    TorchBuilder,
+    constant_value,
+    defining_op,
+    ir,
+    is_constant,
+    rewrite,
+)
+from mlirfuse.passes.base import ModulePass, block_ops, body_ops, pattern
+from mlirfuse.passes.outline import canonical_form
+from mlirfuse.passes.rewriter import FusionRewriter
 
 
 def _inline_constants(block: ir.Block, inputs: list[ir.Value]) -> bool:
@@ -88,7 +95,7 @@ def _eliminate_common_subexpressions(block: ir.Block) -> bool:
     return changed
 
 
-def _merge_duplicate_results(group) -> bool:
+def _merge_duplicate_results(group, rewriter: FusionRewriter) -> bool:
     """Results yielding the same value: users of the later ones read the first."""
     _, terminator = body_ops(group)
     first: dict[ir.Value, int] = {}
@@ -96,14 +103,14 @@ def _merge_duplicate_results(group) -> bool:
     for i, v in enumerate(terminator.operands):
         if v in first:
             if list(group.results[i].uses):
-                group.results[i].replace_all_uses_with(group.results[first[v]])
+                rewriter.replace_uses(group.results[i], group.results[first[v]])
                 changed = True
         else:
             first[v] = i
     return changed
 
 
-def canonicalize_group(group, rewriter, shapes: ShapeAnalysis) -> bool:
+def canonicalize_group(group, rewriter: FusionRewriter, shapes: ShapeAnalysis) -> bool:
     """Tidy one group's body, then rebuild it without dead operands and results."""
     block = group.regions[0].blocks[0]
     inputs = list(group.operands)
@@ -111,15 +118,14 @@ def canonicalize_group(group, rewriter, shapes: ShapeAnalysis) -> bool:
     changed |= _merge_duplicate_args(block, inputs)
     changed |= _eliminate_common_subexpressions(block)
     changed |= _erase_dead_ops(block)
-    changed |= _merge_duplicate_results(group)
+    changed |= _merge_duplicate_results(group, rewriter)
 
     keep_args = [i for i, arg in enumerate(block.arguments) if list(arg.uses)]
     keep_results = [i for i, r in enumerate(group.results) if list(r.uses)]
     if len(keep_args) == len(inputs) and len(keep_results) == len(group.results):
         return changed
     if not keep_results:
-        shapes.erase_op(group)
-        rewriter.erase_op(group)
+        rewriter.erase(group)
         return True
 
     new = build_group(
@@ -127,7 +133,6 @@ def canonicalize_group(group, rewriter, shapes: ShapeAnalysis) -> bool:
         [group.results[i].type for i in keep_results],
         kind=group.attributes["kind"].value,
         loc=group.location,
-        ip=ir.InsertionPoint(group),
     )
     new_block = new.regions[0].blocks[0]
     for i, arg in zip(keep_args, new_block.arguments):
@@ -136,15 +141,14 @@ def canonicalize_group(group, rewriter, shapes: ShapeAnalysis) -> bool:
     new_yield = build_yield([terminator.operands[i] for i in keep_results], ip=ir.InsertionPoint(new_block))
     for op in ops:
         op.operation.move_before(new_yield)
+    rewriter.insert_before(new, group)
     for i, r in zip(keep_results, new.results):
-        shapes.replace_value(group.results[i], r)
-        group.results[i].replace_all_uses_with(r)
-    shapes.erase_op(group)
-    rewriter.erase_op(group)
+        rewriter.replace_uses(group.results[i], r)
+    rewriter.erase(group)
     return True
 
 
-def fold_size_query(query, rewriter, shapes: ShapeAnalysis) -> bool:
+def fold_size_query(query, rewriter: FusionRewriter, shapes: ShapeAnalysis) -> bool:
     """A size, rank or dtype query on a group result read for nothing else: answer it without the result.
 
     From the result's type where it says; else (a dynamic size) by asking a
@@ -158,15 +162,15 @@ def fold_size_query(query, rewriter, shapes: ShapeAnalysis) -> bool:
     if answer is not None:
         builder = TorchBuilder(ir.InsertionPoint(query), query.location)
         value = builder.int_list(answer) if isinstance(answer, list) else builder.int(answer)
-        query.results[0].replace_all_uses_with(value)
-        rewriter.erase_op(query)
+        rewriter.replace_uses(query.results[0], value)
+        rewriter.erase(query)
         return True
     if query.operation.name == "torch.prim.dtype":
         return False  # an input of the same shape may have another dtype
     same = next((v for v in group.operands if shapes.knows(v) and shapes.same_space(tensor, v)), None)
     if same is None:
         return False
-    query.operands[0] = same
+    rewriter.set_operand(query, 0, same)
     return True
 
 
@@ -174,7 +178,7 @@ def _answer(query, tensor: ir.Value, shapes: ShapeAnalysis) -> int | list[int] |
     """What the query returns, if the type of `tensor` says."""
     name, shape = query.operation.name, shapes.shape(tensor)
     if name == "torch.prim.dtype":
-        return _SCALAR_TYPE_CODES.get(shapes.dtype(tensor))
+        return DTYPE_CODES.get(shapes.dtype(tensor))
     if shape is None:
         return None
     if name == "torch.aten.dim":
@@ -207,14 +211,17 @@ class Canonicalize(ModulePass):
     preserves = (ShapeAnalysis,)
 
     def apply(self, module: ir.Operation, am=None) -> None:
-        shapes = (am or AnalysisManager()).get(ShapeAnalysis, module)
+        am = am or AnalysisManager()
+        shapes = am.get(ShapeAnalysis, module)
+        rewriter = FusionRewriter(am)
         changed = True
 
         def tracked(fn):
             @pattern
-            def apply_one(op, rewriter):
+            def apply_one(op, driver):
                 nonlocal changed
-                done = fn(op, rewriter, shapes)
+                with rewriter.driving(driver):
+                    done = fn(op, rewriter, shapes)
                 changed |= done
                 return done
 
@@ -228,18 +235,16 @@ class Canonicalize(ModulePass):
         while changed:
             changed = False
             rewrite.walk_and_apply_patterns(module, frozen)
-        merge_identical_groups(module, shapes)
-        erase_dead_constants(module)  # constant operands inlined into bodies, answered queries
+        merge_identical_groups(module, rewriter)
+        rewriter.erase_dead_constants(module)  # constant operands inlined into bodies, answered queries
 
 
-def merge_identical_groups(module: ir.Operation, shapes: ShapeAnalysis) -> None:
+def merge_identical_groups(module: ir.Operation, rewriter: FusionRewriter) -> None:
     """Groups with the same operands and the same canonical body compute the same values.
 
     Upstream `cse` would do this for a Pure op; the fusion ops are
     unregistered (see mlirfuse.dialect.fusion), so it is done here.
     """
-    from mlirfuse.passes.outline import canonical_form
-
     blocks = []
 
     def visit(op):
@@ -257,10 +262,6 @@ def merge_identical_groups(module: ir.Operation, shapes: ShapeAnalysis) -> None:
                 continue
             key = (tuple(op.operands), canonical_form(op))
             if key in seen:
-                for old, new in zip(op.results, seen[key].results):
-                    shapes.replace_value(old, new)
-                    old.replace_all_uses_with(new)
-                shapes.erase_op(op)
-                op.operation.erase()
+                rewriter.replace_op(op, list(seen[key].results))
             else:
                 seen[key] = op

@@ -21,10 +21,19 @@ from __future__ import annotations
 import dataclasses
 
 from mlirfuse.elementwise import RULES, fusible
-from mlirfuse.ir import NO_CONSTANT, TorchBuilder, constant_int_list, constant_value, defining_op, ir, static_tensor_types, tensor_type
+from mlirfuse.ir import (
+    NO_CONSTANT,
+    TorchBuilder,
+    constant_int_list,
+    constant_value,
+    defining_op,
+    ir,
+    static_tensor_types,
+    tensor_type,
+)
+from mlirfuse.passes.base import ModulePass, apply_patterns, pattern
 from mlirfuse.reductions import REDUCTIONS
 from mlirfuse.views import RESHAPES, view_args
-from mlirfuse.passes.base import ModulePass, apply_patterns, pattern
 
 
 def slice_args(op) -> tuple[int, int, int, int] | None:

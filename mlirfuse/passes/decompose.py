@@ -15,11 +15,17 @@ from __future__ import annotations
 import dataclasses
 import math
 
-from mlirfuse.elementwise import SCALAR_TYPES
-from mlirfuse.ir import NO_CONSTANT, TorchBuilder, constant_int_list, constant_value, ir, static_tensor_types, tensor_type
+from mlirfuse.ir import (
+    DTYPE_CODES,
+    NO_CONSTANT,
+    TorchBuilder,
+    constant_int_list,
+    constant_value,
+    ir,
+    static_tensor_types,
+    tensor_type,
+)
 from mlirfuse.passes.base import ModulePass, apply_patterns, pattern
-
-_DTYPE_CODES = {v: k for k, v in SCALAR_TYPES.items()}
 
 
 class _Builder(TorchBuilder):
@@ -46,7 +52,7 @@ class _Builder(TorchBuilder):
         return self.op(name, operands, reduced, dtype), reduced
 
     def convert(self, x, shape, dtype):
-        return self.op("torch.prims.convert_element_type", [x, self.int(_DTYPE_CODES[dtype])], shape, dtype)
+        return self.op("torch.prims.convert_element_type", [x, self.int(DTYPE_CODES[dtype])], shape, dtype)
 
 
 def _reduced_shape(shape, dims, keepdim):

@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import dataclasses
 
-from mlirfuse.dialect import build_group, build_yield
+from mlirfuse.analysis import AnalysisManager
 from mlirfuse.elementwise import fusible
-from mlirfuse.ir import defining_op, ir, is_constant_like
-from mlirfuse.passes.base import ModulePass, clone_ops_into, constant_ops, erase_dead_constants, unique_ops
+from mlirfuse.ir import defining_op, ir
+from mlirfuse.passes.base import ModulePass, function_ops, unique_ops
+from mlirfuse.passes.rewriter import FusionRewriter
 from mlirfuse.reductions import REDUCTIONS
 from mlirfuse.views import VIEW_OPS, view_args
 
@@ -42,32 +43,14 @@ def _view_chain_ops(value: ir.Value, block: ir.Block) -> list:
     return list(reversed(chain))
 
 
-def group_extern(op) -> bool:
+def group_extern(op, rewriter: FusionRewriter) -> bool:
     """Wrap `op` and the view chains feeding it into an extern group; False if no operand is a view."""
     block = op.operation.block
     chains = [_view_chain_ops(v, block) for v in op.operands]
     if not any(chains):
         return False
     views = [v for chain in chains for v in chain]
-    members = unique_ops([*views, op])  # a view feeding two operands is one member
-    member_results = {r for m in members for r in m.results}
-    inputs = []
-    for m in members:
-        for v in m.operands:
-            if v not in member_results and not is_constant_like(v) and v not in inputs:
-                inputs.append(v)
-    group = build_group(inputs, [r.type for r in op.results], kind="extern", loc=op.location, ip=ir.InsertionPoint(op))
-    body = group.regions[0].blocks[0]
-    mapping = dict(zip(inputs, body.arguments))
-    constants = unique_ops([c for m in members for c in constant_ops(m)])
-    clone_ops_into(constants + members, body, mapping)
-    build_yield([mapping[r] for r in op.results], ip=ir.InsertionPoint(body))
-    for old, new in zip(op.results, group.results):
-        old.replace_all_uses_with(new)
-    op.operation.erase()
-    for view in reversed(views):  # erase the originals nobody else reads
-        if view.operation.block is not None and not any(list(r.uses) for r in view.results):
-            view.operation.erase()
+    rewriter.wrap(unique_ops([*views, op]), "extern")  # a view feeding two operands is one member
     return True
 
 
@@ -78,13 +61,12 @@ class ExternOperands(ModulePass):
     name = "fusion-extern-operands"
 
     def apply(self, module: ir.Operation, am=None) -> None:
-        for func in module.regions[0].blocks[0].operations:
-            if func.operation.name != "func.func":
-                continue
-            for op in list(func.regions[0].blocks[0].operations):
+        rewriter = FusionRewriter(am or AnalysisManager())
+        for ops in function_ops(module):
+            for op in ops:
                 if _extern_candidate(op):
-                    group_extern(op)
-        erase_dead_constants(module)
+                    group_extern(op, rewriter)
+        rewriter.erase_dead_constants(module)
 
 
 __all__ = ["ExternOperands", "group_extern"]

@@ -29,6 +29,7 @@ from mlirfuse.analysis.alias import AliasAnalysis, is_inplace
 from mlirfuse.analysis.values import function_blocks, is_non_value_tensor, value_key
 from mlirfuse.ir import ir, op_id
 from mlirfuse.passes.base import ModulePass
+from mlirfuse.passes.rewriter import FusionRewriter
 
 READ, WRITE, OVERWRITE = "read", "write", "overwrite"
 
@@ -105,41 +106,33 @@ def _types_agree(copy, steps) -> bool:
     return True
 
 
-def functionalize(copy, steps, alias: AliasAnalysis) -> None:
-    """Replace the storage by the values it holds, keeping `alias` current."""
+def functionalize(copy, steps, rewriter: FusionRewriter) -> None:
+    """Replace the storage by the values it holds."""
     held = copy.operands[0]
     for op, step in steps:
         if step == READ:
-            alias.replace_value(op.results[0], held)
-            op.results[0].replace_all_uses_with(held)
+            rewriter.replace_uses(op.results[0], held)
         elif step == OVERWRITE:
             held = op.operands[0]
         else:
-            held = _functional_op(op, held, alias).results[0]
+            held = _functional_op(op, held, rewriter).results[0]
     for op, _ in reversed(steps):  # later ops first: they read the earlier ones' results
-        alias.erase_op(op)
-        op.operation.erase()
-    alias.erase_op(copy)
-    copy.operation.erase()
+        rewriter.erase(op)
+    rewriter.erase(copy)
 
 
-def _functional_op(op, held: ir.Value, alias: AliasAnalysis):
+def _functional_op(op, held: ir.Value, rewriter: FusionRewriter):
     """`op`'s functional form on `held`, before `op`; other non-value operands are read as they are there."""
-    ip = ir.InsertionPoint(op)
     operands = [held]
     for v in list(op.operands)[1:]:
         if is_non_value_tensor(v.type):
-            read = ir.Operation.create(
-                "torch.copy.to_vtensor", results=[_value_type(v.type)], operands=[v], loc=op.location, ip=ip
-            )
-            alias.add_op(read)
-            v = read.results[0]
+            read = ir.Operation.create("torch.copy.to_vtensor", results=[_value_type(v.type)], operands=[v], loc=op.location)
+            v = rewriter.insert_before(read, op).results[0]
         operands.append(v)
     new = ir.Operation.create(
-        _functional_name(op), results=[_value_type(op.results[0].type)], operands=operands, loc=op.location, ip=ip
+        _functional_name(op), results=[_value_type(op.results[0].type)], operands=operands, loc=op.location
     )
-    alias.add_op(new)
-    return new
+    return rewriter.insert_before(new, op)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -151,7 +144,9 @@ class Functionalize(ModulePass):
     preserves = (AliasAnalysis,)
 
     def apply(self, module: ir.Operation, am=None) -> None:
-        alias = (am or AnalysisManager()).get(AliasAnalysis, module)
+        am = am or AnalysisManager()
+        alias = am.get(AliasAnalysis, module)
+        rewriter = FusionRewriter(am)
         # Functionalizing one storage turns its reads of another into copy.to_vtensor
         # reads, which may make that one safe: repeat until nothing changes.
         changed = True
@@ -161,5 +156,5 @@ class Functionalize(ModulePass):
                 for copy in [op for op in block.operations if op.operation.name == "torch.copy.to_tensor"]:
                     steps = plan(copy, alias)
                     if steps is not None:
-                        functionalize(copy, steps, alias)
+                        functionalize(copy, steps, rewriter)
                         changed = True

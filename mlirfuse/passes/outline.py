@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import dataclasses
 
+from mlirfuse.analysis import AnalysisManager
 from mlirfuse.dialect import build_kernel, build_launch
 from mlirfuse.ir import ir
 from mlirfuse.passes.base import ModulePass
+from mlirfuse.passes.rewriter import FusionRewriter
 
 
 def canonical_form(region_op) -> str:
@@ -55,6 +57,7 @@ class Outline(ModulePass):
     name = "fusion-outline"
 
     def apply(self, module: ir.Operation, am=None) -> None:
+        rewriter = FusionRewriter(am or AnalysisManager())
         body = module.regions[0].blocks[0]
         # Extern groups are ATen calls, not Triton kernels: they stay in place.
         groups = [
@@ -79,14 +82,11 @@ class Outline(ModulePass):
                 by_form[form] = name
             else:
                 kernel.operation.erase()
-            launch = build_launch(
-                name, list(group.operands), [r.type for r in group.results], loc=group.location, ip=ir.InsertionPoint(group)
-            )
+            launch = build_launch(name, list(group.operands), [r.type for r in group.results], loc=group.location)
             if "fusion.explain" in group.attributes:  # per call site, so not part of the kernel
                 launch.attributes["fusion.explain"] = group.attributes["fusion.explain"]
-            for old, new in zip(group.results, launch.results):
-                old.replace_all_uses_with(new)
-            group.operation.erase()
+            rewriter.insert_before(launch, group)
+            rewriter.replace_op(group, list(launch.results))
 
 
 def _walk(op: ir.Operation) -> list:

@@ -18,7 +18,14 @@ from mlirfuse.analysis import AnalysisManager
 from mlirfuse.dialect import verify_fusion_ops
 from mlirfuse.errors import MlirfuseError, PipelineError
 from mlirfuse.ir import ir, passmanager
-from mlirfuse.passes import PASSES, PIPELINES, get_pass_class
+from mlirfuse.passes import (
+    OPTION_PIPELINES,
+    PASSES,
+    PIPELINES,
+    STAGE_SWITCHES,
+    get_pass_class,
+)
+from mlirfuse.passes.base import parse_option
 
 
 def split_top_level(text: str) -> list[str]:
@@ -56,6 +63,50 @@ def parse_element(element: str) -> tuple[str, dict[str, str]]:
     return name.strip(), options
 
 
+def expand_pipeline(name: str, options: dict[str, str]) -> list[tuple[str, str, dict[str, str]]]:
+    """A pipeline's steps, each given the options its pass has (STAGE_SWITCHES drop or keep a stage)."""
+    if options and name not in OPTION_PIPELINES:
+        raise PipelineError(f"pipeline '{name}' takes no options")
+    stages = PIPELINES[name]()
+    switches = {}
+    for key, (stage, default) in STAGE_SWITCHES.items():
+        if stage in stages:
+            switches[stage] = default
+            if key in options:
+                switches[stage] = parse_option(name, key, "bool", options[key])
+    fields = {n: {f.replace("_", "-") for f in get_pass_class(n).__dataclass_fields__} for n in stages}
+    for key in options:
+        if not any(key.replace("_", "-") in f for f in fields.values()) and key not in STAGE_SWITCHES:
+            known = sorted({f for fs in fields.values() for f in fs} | set(STAGE_SWITCHES))
+            raise PipelineError(
+                f"pipeline '{name}' has no option '{key}' (options: {', '.join(known) or 'none'})"
+            )
+    steps = []
+    for stage in stages:
+        if not switches.get(stage, True):
+            continue
+        own = {k: v for k, v in options.items() if k.replace("_", "-") in fields[stage]}
+        steps.append(("ours", stage, own))
+    return steps
+
+
+def with_explain(steps: list) -> list:
+    """`steps` with fusion-explain-unfused after the last fusion stage (limits from fusion-fuse-vertical), unless there."""
+    names = [what for _, what, _ in steps]
+    if "fusion-explain-unfused" in names:
+        return steps
+    fusion = [i for i, n in enumerate(names) if n in FUSION_STAGES]
+    if not fusion:
+        return steps
+    vertical = next((opts for _, what, opts in steps if what == "fusion-fuse-vertical"), {})
+    limits = {k: v for k, v in vertical.items() if k.replace("_", "-") in ("max-args", "max-group-size")}
+    return steps[: fusion[-1] + 1] + [("ours", "fusion-explain-unfused", limits)] + steps[fusion[-1] + 1 :]
+
+
+# The passes that make groups; fusion-explain-unfused describes what they left.
+FUSION_STAGES = ("fusion-fuse-vertical", "fusion-fuse-horizontal", "fusion-fuse-concat", "fusion-sink-exit-reshapes")
+
+
 def parse_pipeline(text: str) -> list[tuple[str, dict[str, str] | str]]:
     """A pipeline string -> [("ours", name, options) | ("mlir", text)] steps."""
     text = text.strip()
@@ -65,9 +116,7 @@ def parse_pipeline(text: str) -> list[tuple[str, dict[str, str] | str]]:
     for element in split_top_level(text):
         name, options = parse_element(element)
         if name in PIPELINES:
-            if options:
-                raise PipelineError(f"pipeline '{name}' takes no options")
-            steps.extend(("ours", n, {}) for n in PIPELINES[name]())
+            steps.extend(expand_pipeline(name, options))
         elif name in PASSES:
             steps.append(("ours", name, options))
         else:
@@ -137,18 +186,18 @@ def build_pass_manager(
     `verify_analyses` (default: the
     MLIRFUSE_VERIFY_ANALYSES environment variable) recomputes every maintained
     analysis after each of our passes and fails on a difference. `explain`
-    turns on fusion-fuse-elementwise's `explain` option (--fusion-explain).
+    (--fusion-explain) runs fusion-explain-unfused after the fusion passes.
     """
     if verify_analyses is None:
         verify_analyses = os.environ.get("MLIRFUSE_VERIFY_ANALYSES", "") not in ("", "0")
     am = AnalysisManager(verify=verify_analyses)
     steps = parse_pipeline(pipeline if isinstance(pipeline, str) else ",".join(pipeline))
+    if explain:
+        steps = with_explain(steps)
     with context:
         pm = passmanager.PassManager("builtin.module")
         for kind, what, options in steps:
             if kind == "ours":
-                if explain and what == "fusion-fuse-elementwise":
-                    options = {**options, "explain": "true"}
                 instance = get_pass_class(what).from_options(options)
                 pm.add(_python_pass(instance, am), name=what, argument=what, description=type(instance).__doc__ or "")
             else:

@@ -13,8 +13,17 @@ from __future__ import annotations
 
 import dataclasses
 
-from mlirfuse.ir import NO_CONSTANT, TorchBuilder, constant_value, ir, static_tensor_types, tensor_type
+from mlirfuse.elementwise import fusible
+from mlirfuse.ir import (
+    NO_CONSTANT,
+    TorchBuilder,
+    constant_value,
+    ir,
+    static_tensor_types,
+    tensor_type,
+)
 from mlirfuse.passes.base import ModulePass, apply_patterns, pattern
+from mlirfuse.reductions import REDUCTIONS
 
 
 def _bias_fits(bias, out) -> bool:
@@ -27,9 +36,6 @@ def _bias_fits(bias, out) -> bool:
 def _feeds_fusible_op(op) -> bool:
     """Splitting only pays when the bias add will join an elementwise op or
     reduction that reads the result; otherwise it would add a kernel."""
-    from mlirfuse.elementwise import fusible
-    from mlirfuse.reductions import REDUCTIONS
-
     return any(
         fusible(use.owner) or use.owner.operation.name in REDUCTIONS for use in op.results[0].uses
     )

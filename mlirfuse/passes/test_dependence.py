@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from mlirfuse.analysis import AnalysisManager
 from mlirfuse.analysis.dependence import DependenceAnalysis
 from mlirfuse.ir import ir
 from mlirfuse.passes.base import ModulePass
@@ -29,8 +30,6 @@ class TestDependence(ModulePass):
     preserves = (DependenceAnalysis,)
 
     def apply(self, module: ir.Operation, am=None) -> None:
-        from mlirfuse.analysis import AnalysisManager
-
         dep = (am or AnalysisManager()).get(DependenceAnalysis, module)
         tagged = tagged_ops(module)
         if self.corrupt:

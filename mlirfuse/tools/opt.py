@@ -19,9 +19,9 @@ import os
 import sys
 import traceback
 
-from mlirfuse.dialect import verify_fusion_ops
+from mlirfuse.dialect import make_context, verify_fusion_ops
 from mlirfuse.errors import MlirfuseError
-from mlirfuse.ir import ir, make_context
+from mlirfuse.ir import ir
 from mlirfuse.passes import PASSES, PIPELINES, get_pass_class
 from mlirfuse.tools.diagnostics import Collector, Diag, expectations, verify
 from mlirfuse.tools.input_checks import check_ir, check_text, decode

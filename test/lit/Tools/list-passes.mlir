@@ -12,9 +12,14 @@
 // CHECK-NEXT:    Split the bias add out of linear, addmm (beta = alpha = 1) and conv2d/convolution into an add.Tensor that fuses with the following elementwise ops.
 // CHECK:       --fusion-chunk-motion
 // CHECK-NEXT:    Turn chunk/split into slices and move them above the elementwise ops that feed them, so the chunked math fuses into one kernel (the LSTM cell); move reshapes below elementwise ops with scalar operands (group_norm + activation).
-// CHECK:       --fusion-fuse-elementwise
+// CHECK:       --fusion-fuse-vertical
 // CHECK-NEXT:    Group maximal producer->consumer chains of elementwise ops and reductions into fusion.group ops.
-// CHECK:         Options: persistent-max (rows up to this many elements stay in registers),
+// CHECK:         max-args (tensor arguments per kernel, default 128), max-group-size
+// CHECK:       --fusion-fuse-horizontal
+// CHECK:       --fusion-fuse-concat
+// CHECK:       --fusion-sink-exit-reshapes
+// CHECK:       --fusion-explain-unfused
+// CHECK:       --fusion-mark-persistent
 // CHECK:       --fusion-extern-operands
 // CHECK-NEXT:    Put each unfused op (matmul, linear, ...) together with the view chains feeding it into a fusion.group of kind extern: one ATen call reading strided operands, no copies.
 // CHECK:       --fusion-canonicalize
@@ -29,4 +34,6 @@
 // CHECK-NEXT:    Test pass: mark each op tagged `test.tag` with its result's shape, dtype, the tagged values of the same shape or broadcastable with it, and whether it is read only for its size; corrupt=true breaks the analysis on purpose.
 // CHECK-LABEL: Pipelines:
 // CHECK-NEXT:  --mlirfuse-pipeline
-// CHECK:         = fusion-functionalize, fusion-decompose, fusion-split-bias, fusion-chunk-motion, fusion-fuse-elementwise, fusion-extern-operands, fusion-canonicalize, fusion-outline
+// CHECK:         = fusion-functionalize, fusion-decompose, fusion-split-bias, fusion-chunk-motion, fusion-fuse-vertical, fusion-fuse-horizontal, fusion-fuse-concat, fusion-sink-exit-reshapes, fusion-mark-persistent, fusion-extern-operands, fusion-canonicalize, fusion-outline
+// CHECK:       --fusion-fuse-elementwise
+// CHECK:         = fusion-fuse-vertical, fusion-fuse-horizontal, fusion-fuse-concat, fusion-sink-exit-reshapes, fusion-explain-unfused, fusion-mark-persistent

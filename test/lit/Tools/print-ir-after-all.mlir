@@ -3,7 +3,7 @@
 // The pipeline is a straight line of named passes: the IR is dumped to
 // stderr after each, under its name, showing what that pass did.
 
-// CHECK:       IR Dump After fusion-fuse-elementwise
+// CHECK:       IR Dump After fusion-fuse-vertical
 // CHECK:         "fusion.group"
 // CHECK-NOT:     "fusion.kernel"
 // CHECK:       IR Dump After fusion-canonicalize

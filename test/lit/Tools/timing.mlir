@@ -5,7 +5,11 @@
 // CHECK:       Execution time report
 // CHECK:       Total Execution Time
 // CHECK:       Wall Time
-// CHECK:         fusion-fuse-elementwise
+// CHECK:         fusion-fuse-vertical
+// CHECK:         fusion-fuse-horizontal
+// CHECK:         fusion-fuse-concat
+// CHECK:         fusion-sink-exit-reshapes
+// CHECK:         fusion-mark-persistent
 // CHECK:         fusion-canonicalize
 // CHECK:         fusion-outline
 // CHECK:         Total

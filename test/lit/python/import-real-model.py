@@ -12,7 +12,8 @@ os.environ["TRITON_INTERPRET"] = "1"
 import torch  # noqa: E402
 from torch_mlir import fx  # noqa: E402
 
-from mlirfuse.ir import ir, make_context  # noqa: E402
+from mlirfuse.dialect import make_context
+from mlirfuse.ir import ir  # noqa: E402
 from mlirfuse.passes.pipeline import build_pass_manager  # noqa: E402
 
 

@@ -1,4 +1,4 @@
-// RUN: mlirfuse-opt %s --split-input-file --fusion-explain --fusion-fuse-elementwise | filecheck %s
+// RUN: mlirfuse-opt %s --split-input-file --fusion-explain --pass-pipeline='builtin.module(fusion-fuse-vertical, fusion-fuse-horizontal, fusion-fuse-concat, fusion-mark-persistent)' | filecheck %s
 
 // Concat as an exit node: a cat of pointwise group results is written by
 // one kernel straight into slices of the cat's buffer (see

@@ -1,4 +1,4 @@
-// RUN: mlirfuse-opt %s --split-input-file --fusion-fuse-elementwise | filecheck %s
+// RUN: mlirfuse-opt %s --split-input-file --pass-pipeline='builtin.module(fusion-fuse-vertical)' | filecheck %s
 
 // A chain of elementwise ops becomes one group; the scalar constants it reads
 // are cloned into the body and the chain leaves nothing behind outside.

@@ -1,5 +1,5 @@
-// RUN: mlirfuse-opt %s --split-input-file --fusion-fuse-elementwise | filecheck %s
-// RUN: mlirfuse-opt %s --split-input-file --pass-pipeline='builtin.module(fusion-fuse-elementwise{horizontal=false})' | filecheck %s --check-prefix=OFF
+// RUN: mlirfuse-opt %s --split-input-file --pass-pipeline='builtin.module(fusion-fuse-vertical, fusion-fuse-horizontal)' | filecheck %s
+// RUN: mlirfuse-opt %s --split-input-file --pass-pipeline='builtin.module(fusion-fuse-vertical)' | filecheck %s --check-prefix=OFF
 
 // Horizontal (sibling) fusion: independent groups that read the same tensor
 // become one multi-output group, so the kernel reads %x once. The mv that

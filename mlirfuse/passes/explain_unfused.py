@@ -1,0 +1,93 @@
+"""fusion-explain-unfused: `fusion.explain` on each group, naming every neighbour left outside it and why.
+
+An annotator: it runs the same checks the fusion passes act on
+(`why_not_merge`, `why_not_concat`, the elementwise and reduction rules) and
+writes their answers as a string array attribute, so lit can check why two
+ops were not fused. Run it after the fusion passes, with their limits.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from mlirfuse.analysis import AnalysisManager
+from mlirfuse.analysis.dependence import DependenceAnalysis
+from mlirfuse.elementwise import why_not_fusible
+from mlirfuse.ir import defining_op, ir, op_id
+from mlirfuse.passes.base import ModulePass
+from mlirfuse.passes.legality import (
+    CAT,
+    FUSION_ANALYSES,
+    Limits,
+    why_not_concat,
+    why_not_merge,
+)
+from mlirfuse.reductions import REDUCTIONS, reduction
+from mlirfuse.views import VIEW_OPS, view_args
+
+
+def neighbours(group) -> list:
+    """(op, "producer" | "consumer") for each op next to `group` (a cat, for a cat's pieces)."""
+    found = [(defining_op(v), "producer") for v in group.operands]
+    for use in (use for r in group.results for use in r.uses):
+        owner = use.owner.operation
+        if owner.name == "torch.prim.ListConstruct":  # a cat's pieces: the cat is the neighbour
+            found += [(u.owner.operation, "consumer") for u in owner.results[0].uses]
+        else:
+            found.append((owner, "consumer"))
+    return found
+
+
+def why_outside(op, group, role: str, dep: DependenceAnalysis, limits: Limits) -> str:
+    """Why `op` (a `role` of `group`) is not in the group."""
+    if op.parent is None or op.parent.name != "func.func":
+        return "inside a nested region (only function bodies are fused)"
+    if op.name == "fusion.group":
+        producer, consumer = (op.opview, group) if role == "producer" else (group, op.opview)
+        return why_not_merge(producer, consumer, dep, limits) or "not merged"
+    if op.name == CAT:
+        return why_not_concat(op.opview, dep, limits) or "not merged"
+    if op.name in VIEW_OPS:
+        if view_args(op) is None:
+            return "view with non-constant arguments"
+        return "view of a computed value (only reshapes of results are stored)"
+    if op.name in REDUCTIONS:
+        red = reduction(op.opview)
+        return red if isinstance(red, str) else "not merged"
+    return why_not_fusible(op.opview) or "not merged"
+
+
+@dataclasses.dataclass(frozen=True)
+class ExplainUnfused(ModulePass):
+    """Attach `fusion.explain` to each fusion.group: every neighbour left outside it and why. Options: max-args, max-group-size (the limits fusion ran with)."""
+
+    name = "fusion-explain-unfused"
+
+    max_args: int = 128
+    max_group_size: int = 0
+
+    preserves = FUSION_ANALYSES
+
+    def apply(self, module: ir.Operation, am=None) -> None:
+        dep = (am or AnalysisManager()).get(DependenceAnalysis, module)
+        limits = Limits(self.max_args, self.max_group_size)
+        groups = []
+
+        def visit(op):
+            if op.name == "fusion.group":
+                groups.append(op.opview)
+            return ir.WalkResult.ADVANCE
+
+        module.walk(visit)
+        for group in groups:
+            reasons, seen = [], set()
+            for op, role in neighbours(group):
+                if op is None or op.name == "func.return" or op.name.startswith(("torch.constant.", "torch.prim.")):
+                    continue
+                key = (op_id(op), role)
+                if key in seen:
+                    continue
+                seen.add(key)
+                reasons.append(f"{role} {op.name}: {why_outside(op, group, role, dep, limits)}")
+            if reasons:
+                group.attributes["fusion.explain"] = ir.ArrayAttr.get([ir.StringAttr.get(r) for r in reasons])

@@ -1,0 +1,69 @@
+"""fusion-fuse-horizontal: two independent groups reading the same tensor become one (sibling fusion).
+
+The merged kernel reads the shared input once and writes both groups'
+results. Legal when neither depends on the other and the usual
+iteration-space rules hold (`why_not_merge`, as for a producer whose
+results all leave the group). After each round the vertical patterns run
+again (a merged sibling may now merge with its consumer), until neither
+changes anything.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from mlirfuse.analysis import AnalysisManager
+from mlirfuse.ir import ir, op_id
+from mlirfuse.passes.base import ModulePass, function_ops
+from mlirfuse.passes.fuse_vertical import VerticalFuser
+from mlirfuse.passes.legality import (
+    FUSION_ANALYSES,
+    Limits,
+    is_fusible_group,
+    why_not_merge,
+)
+
+
+def fuse_siblings(fuser: VerticalFuser) -> bool:
+    """One round over every function: merge each pair of independent groups sharing an input; whether any merged."""
+    merged = False
+    dep, rewriter = fuser.dep, fuser.rewriter
+    for ops in function_ops(fuser.module):
+        # Ids are taken up front: a merged (erased) op must not be touched again.
+        readers: dict[ir.Value, list] = {}
+        for op in ops:
+            if is_fusible_group(op):
+                for v in dict.fromkeys(op.operands):  # ordered: deterministic merges
+                    readers.setdefault(v, []).append((op_id(op), op))
+        done: set[int] = set()
+        for groups in readers.values():
+            for (first_id, first), (second_id, second) in zip(groups, groups[1:]):
+                if first_id in done or second_id in done:
+                    continue  # merged already this round; revisit next round
+                if dep.reaches(first, second) or why_not_merge(first, second, dep, fuser.limits) is not None:
+                    continue
+                done.update((first_id, second_id))
+                rewriter.merge(first, second, dep)
+                merged = True
+    return merged
+
+
+@dataclasses.dataclass(frozen=True)
+class FuseHorizontal(ModulePass):
+    """Merge independent fusion.groups that read the same tensor into one group (one read, several results), then fuse vertically again. Options: max-args, max-group-size (as fusion-fuse-vertical)."""
+
+    name = "fusion-fuse-horizontal"
+
+    max_args: int = 128
+    max_group_size: int = 0
+    # As fusion-fuse-vertical's, for the vertical rounds (bench/compile_time.py).
+    recompute_analyses: bool = False
+
+    preserves = FUSION_ANALYSES
+
+    def apply(self, module: ir.Operation, am=None) -> None:
+        limits = Limits(self.max_args, self.max_group_size)
+        fuser = VerticalFuser(module, am or AnalysisManager(), limits, self.recompute_analyses)
+        while fuse_siblings(fuser):
+            fuser.run()
+        fuser.rewriter.erase_dead_constants(module)

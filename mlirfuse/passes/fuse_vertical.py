@@ -1,0 +1,155 @@
+"""fusion-fuse-vertical: maximal producer->consumer groups of elementwise ops and reductions.
+
+Two patterns reach a fixpoint together (MLIR's walk driver):
+
+1. `wrap` puts each fusible torch op (see `mlirfuse.elementwise` and
+   `mlirfuse.reductions`) alone into a `fusion.group` (kind `pointwise` or
+   `reduction`), with the constants it reads cloned inside.
+2. `merge_producer` merges a group into a consumer group when
+   `why_not_merge` (mlirfuse.passes.legality) allows it; a producer result
+   also used outside the consumer becomes an extra result. A view with
+   constant arguments that the consumer reads joins it first (an absorbed
+   view: the kernel reads through it by index arithmetic).
+
+Each sweep visits ops in order; a consumer merges with its (already merged)
+producer, so a chain needs one sweep to wrap and one to merge. Ops that
+cannot be fused are never touched; only ops directly in a function body are
+fused (ops in nested regions, e.g. prim.If arms, are left alone).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from mlirfuse.analysis import AnalysisManager
+from mlirfuse.analysis.dependence import DependenceAnalysis
+from mlirfuse.elementwise import RULES, fusible
+from mlirfuse.ir import defining_op, ir, parent_name, rewrite
+from mlirfuse.passes.base import ModulePass, pattern
+from mlirfuse.passes.legality import (
+    FUSIBLE_KINDS,
+    FUSION_ANALYSES,
+    Limits,
+    absorbable_view,
+    fusion_rewriter,
+    is_fusible_group,
+    why_not_merge,
+)
+from mlirfuse.passes.rewriter import group_kind, used_outside
+from mlirfuse.reductions import REDUCTIONS, Reduction, reduction
+
+
+class VerticalFuser:
+    """The wrap and merge patterns, run to a fixpoint by `run`."""
+
+    def __init__(self, module: ir.Operation, am: AnalysisManager, limits: Limits, recompute: bool = False):
+        self.module, self.limits, self.recompute = module, limits, recompute
+        self.rewriter, self.dep = fusion_rewriter(module, am)
+        self.changed = False
+        patterns = rewrite.RewritePatternSet()
+        wrap, merge = self._tracking(self.wrap), self._tracking(self.merge_producer)
+        for name in list(RULES) + list(REDUCTIONS):
+            patterns.add(name, wrap)
+        patterns.add("fusion.group", merge)
+        self.patterns = patterns.freeze()
+
+    def _tracking(self, fn):
+        @pattern
+        def apply(op, driver):
+            with self.rewriter.driving(driver):
+                done = fn(op)
+            self.changed |= done
+            return done
+
+        return apply
+
+    def run(self) -> bool:
+        """Sweep until nothing changes; whether anything did."""
+        changed = False
+        while True:
+            self.changed = False
+            rewrite.walk_and_apply_patterns(self.module, self.patterns)
+            if not self.changed:
+                return changed
+            changed = True
+
+    def dependence(self) -> DependenceAnalysis:
+        if self.recompute:
+            self.dep.refresh()
+        return self.dep
+
+    def wrap(self, op) -> bool:
+        """A lone fusible op becomes a one-op group (pointwise or reduction)."""
+        if parent_name(op) != "func.func":
+            return False  # inside a group already, or in a nested region (prim.If/Loop): not fused
+        if op.operation.name in REDUCTIONS:
+            if not isinstance(reduction(op), Reduction):
+                return False
+            kind = "reduction"
+        elif fusible(op):
+            kind = "pointwise"
+        else:
+            return False
+        self.rewriter.wrap([op], kind)
+        return True
+
+    def merge_producer(self, consumer) -> bool:
+        """Merge the first group that feeds `consumer` into it, if legal."""
+        if group_kind(consumer) not in FUSIBLE_KINDS:
+            return False
+        for operand in consumer.operands:
+            view = absorbable_view(operand, consumer)
+            if view is not None:
+                self._absorb_view(view, consumer)
+                return True
+            producer = defining_op(operand)
+            if not is_fusible_group(producer) or producer.block != consumer.operation.block:
+                continue
+            producer = producer.opview
+            if why_not_merge(producer, consumer, self.dependence(), self.limits) is None:
+                self.rewriter.merge(producer, consumer, self.dep)
+                return True
+        return False
+
+    def _absorb_view(self, view, consumer) -> None:
+        """Move `view` into `consumer` (a private clone of it if others read it too: views are free)."""
+        if used_outside(view.results[0], consumer):
+            clone = self.rewriter.clone_before(view, consumer)
+            for k, v in enumerate(consumer.operands):
+                if v == view.results[0]:
+                    self.rewriter.set_operand(consumer, k, clone.results[0])
+            view = clone
+        wrapped = self.rewriter.wrap([view], "pointwise")
+        self.rewriter.merge(wrapped, consumer, self.dep)
+
+
+@dataclasses.dataclass(frozen=True)
+class FuseVertical(ModulePass):
+    """Group maximal producer->consumer chains of elementwise ops and reductions into fusion.group ops.
+
+    Unary and binary math (with broadcasting and scalar operands), casts,
+    comparisons, where/masked_fill, clamp and activations (relu, gelu, silu, ...);
+    sum/mean/amax/amin/prod/argmax/argmin with their pointwise prologue and
+    epilogue. Views of group inputs join the group (read by index
+    arithmetic). A producer used outside the chain is exported as an extra
+    group result; merges that would create a cycle are refused. Options:
+    max-args (tensor arguments per kernel, default 128), max-group-size
+    (torch ops per group, 0 = unlimited).
+    """
+
+    name = "fusion-fuse-vertical"
+
+    max_args: int = 128
+    max_group_size: int = 0
+    # Debug/benchmark: rebuild the dependence analysis before every legality
+    # check instead of maintaining it (quadratic; see bench/compile_time.py).
+    recompute_analyses: bool = False
+
+    preserves = FUSION_ANALYSES
+
+    def apply(self, module: ir.Operation, am=None) -> None:
+        am = am or AnalysisManager()
+        fuser = VerticalFuser(module, am, Limits(self.max_args, self.max_group_size), self.recompute_analyses)
+        fuser.run()
+        # Constants cloned into groups and now unused outside.
+        fuser.rewriter.erase_dead_constants(module)

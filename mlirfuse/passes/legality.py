@@ -1,0 +1,211 @@
+"""When two groups may become one: the checks every fusion pass and `fusion-explain-unfused` share.
+
+Each `why_not_*` returns None when the rewrite is legal, otherwise the reason
+in words; the fusion passes act on None, `fusion-explain-unfused` attaches the words.
+
+- pointwise + pointwise: exported results must have the consumer's shape;
+- with a reduction: every reduction of the merged group reduces the same
+  axes of the same shape S; every pointwise op's shape broadcasts into S
+  (prologue: full shape; epilogue on reduced values: the keepdim shape);
+  a reduction's result without keepdim may only leave the group;
+- never when another path runs from the producer to the consumer through an
+  op outside both (the merged group would feed and read it: a cycle).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from mlirfuse.analysis import AnalysisManager
+from mlirfuse.analysis.alias import AliasAnalysis
+from mlirfuse.analysis.dependence import DependenceAnalysis
+from mlirfuse.analysis.shapes import ShapeAnalysis
+from mlirfuse.ir import (
+    constant_value,
+    defining_op,
+    ir,
+    op_id,
+    result_index,
+    tensor_type,
+)
+from mlirfuse.passes.base import body_ops
+from mlirfuse.passes.rewriter import FusionRewriter, defined_by, exported_results, group_kind, merged_inputs
+from mlirfuse.reductions import REDUCTIONS, Reduction, reduction
+from mlirfuse.views import VIEW_OPS, is_view, view_args
+
+# Group kinds the fusion passes grow; the others are finished.
+FUSIBLE_KINDS = ("pointwise", "reduction")
+
+CAT = "torch.aten.cat"
+
+
+@dataclasses.dataclass(frozen=True)
+class Limits:
+    max_args: int = 128  # kernel tensor arguments: inputs + results
+    max_group_size: int = 0  # torch ops in a group; 0: no limit
+
+
+# What every fusion pass keeps current through its rewriter (and so preserves).
+FUSION_ANALYSES = (DependenceAnalysis, AliasAnalysis, ShapeAnalysis)
+
+
+def fusion_rewriter(module: ir.Operation, am: AnalysisManager | None) -> tuple[FusionRewriter, DependenceAnalysis]:
+    """A fusion pass's rewriter and the dependence analysis it asks; every FUSION_ANALYSES is live, so kept current."""
+    am = am or AnalysisManager()
+    dep, _, _ = (am.get(cls, module) for cls in FUSION_ANALYSES)
+    return FusionRewriter(am), dep
+
+
+def is_fusible_group(op) -> bool:
+    return op is not None and op.name == "fusion.group" and group_kind(op) in FUSIBLE_KINDS
+
+
+def group_reduction(group) -> Reduction | None:
+    """The (shared) reduction a reduction group computes; None for pointwise groups."""
+    for op in group.regions[0].blocks[0].operations:
+        if op.operation.name in REDUCTIONS:
+            return reduction(op)
+    return None
+
+
+def absorbable_view(operand, consumer):
+    """A view op outside any group (constant arguments) whose result `consumer` reads.
+
+    The group reads through it by index arithmetic instead of a copy.
+    """
+    op = defining_op(operand)
+    if not is_view(op) or op.block != consumer.operation.block or view_args(op) is None:
+        return None
+    return op.opview
+
+
+def _broadcasts_into(shape, target) -> bool:
+    if len(shape) > len(target):
+        return False
+    return all(d == t or d == 1 for d, t in zip(reversed(shape), reversed(target)))
+
+
+def _merged_sizes(producer, consumer) -> tuple[int, int]:
+    """(tensor arguments, torch ops) of the group merging the two would make."""
+    args = len(merged_inputs(producer, consumer)) + len(consumer.results) + len(exported_results(producer, consumer))
+    ops = sum(
+        1
+        for g in (producer, consumer)
+        for op in g.regions[0].blocks[0].operations
+        if op.operation.name.startswith(("torch.aten.", "torch.prims.")) and op.operation.name not in VIEW_OPS
+    )
+    return args, ops
+
+
+def _viewed_inputs(consumer, producer) -> bool:
+    """Does `consumer` view a value `producer` computes? (Views inside a group read group inputs only.)"""
+    block = consumer.regions[0].blocks[0]
+    for arg, v in zip(block.arguments, consumer.operands):
+        if defined_by(v, producer) and any(u.owner.operation.name in VIEW_OPS for u in arg.uses):
+            return True
+    return False
+
+
+def why_not_merge(producer, consumer, dep: DependenceAnalysis, limits: Limits = Limits()) -> str | None:
+    """None if `producer` may merge into `consumer`; otherwise the reason."""
+    if dep.dependents_between(producer, consumer)[1]:
+        return "cycle"
+    if _viewed_inputs(consumer, producer):
+        return "view of a computed value"
+    args, ops = _merged_sizes(producer, consumer)
+    if args > limits.max_args:
+        return f"argument limit ({args} > {limits.max_args})"
+    if limits.max_group_size and ops > limits.max_group_size:
+        return f"group size limit ({ops} > {limits.max_group_size})"
+    p_red, c_red = group_reduction(producer), group_reduction(consumer)
+    exported = exported_results(producer, consumer)
+    if p_red is None and c_red is None:
+        iteration = tensor_type(consumer.results[0].type).shape
+        if any(tensor_type(r.type).shape != iteration for r in exported):
+            return "different iteration space"
+        return None
+    if p_red is not None and c_red is not None and (p_red.shape, p_red.dims) != (c_red.shape, c_red.dims):
+        return "reductions over different axes"
+    red = p_red or c_red
+    pointwise = consumer if c_red is None else producer if p_red is None else None
+    if pointwise is not None and not _broadcasts_into(tensor_type(pointwise.results[0].type).shape, red.shape):
+        return "different iteration space"
+    # A kernel writes full-space results over S and row-space results one per
+    # row: anything else (a broadcast-smaller value) has no place to be stored.
+    for r in list(exported) + list(consumer.results):
+        shape = tensor_type(r.type).shape
+        if shape not in (red.shape, red.keepdim_shape) and not _is_reduction_result(r):
+            return "different iteration space"
+    for r in producer.results:
+        if _is_reduction_result(r) and any(u.owner.operation == consumer.operation for u in r.uses):
+            owner = _yielded_op(producer, r)
+            if not _keepdim(owner):
+                return "reduction result used without keepdim"
+    return None
+
+
+def _yielded_op(group, result):
+    """The op inside `group` whose value the group yields as `result`."""
+    _, terminator = body_ops(group)
+    return defining_op(terminator.operands[result_index(result)])
+
+
+def _is_reduction_result(result) -> bool:
+    group = defining_op(result).opview
+    owner = _yielded_op(group, result)
+    return owner is not None and owner.name in REDUCTIONS
+
+
+def _keepdim(op) -> bool:
+    red = reduction(op.opview)
+    return isinstance(red, Reduction) and (red.keepdim or len(red.dims) == 0)
+
+
+def cat_list(cat):
+    """The ListConstruct op holding the cat's pieces, or None."""
+    items = defining_op(cat.operands[0])
+    return items if items is not None and items.name == "torch.prim.ListConstruct" else None
+
+
+def piece_groups(cat) -> list:
+    """The distinct groups computing the cat's pieces, in list order."""
+    groups = {}
+    for v in cat_list(cat).operands:
+        owner = defining_op(v)
+        if owner is not None and owner.name == "fusion.group":
+            groups.setdefault(op_id(owner), owner.opview)
+    return list(groups.values())
+
+
+def why_not_concat(cat, dep: DependenceAnalysis, limits: Limits = Limits()) -> str | None:
+    """None if `cat` and the groups computing its pieces can become one concat group; otherwise why not."""
+    items = cat_list(cat)
+    result = tensor_type(cat.results[0].type)
+    if items is None or not isinstance(constant_value(cat.operands[1]), int) or result is None or not result.is_static:
+        return "cat with a non-constant dim or list, or a dynamic shape"
+    if any(u.owner.operation != cat.operation for u in items.results[0].uses):
+        return "cat's list is read by another op"
+    groups = piece_groups(cat)
+    if not groups:
+        return "no piece is computed by a group"
+    if any(group_kind(g) != "pointwise" for g in groups):
+        return "cat of a reduction result"
+    members = {op_id(g) for g in groups}
+    for i, a in enumerate(groups):
+        for b in groups[i + 1 :]:
+            if dep.reaches(a, b) or dep.reaches(b, a):
+                return "cycle"
+    for v in items.operands:  # a piece no group computes must not be computed from one
+        owner = defining_op(v)
+        if owner is not None and op_id(owner) not in members and any(dep.reaches(g, owner) for g in groups):
+            return "cycle"
+    inputs = {v for g in groups for v in g.operands} | {v for v in items.operands if not _defined_by_any(v, members)}
+    outputs = 1 + sum(1 for g in groups for r in g.results if any(u.owner.operation != items.operation for u in r.uses))
+    if len(inputs) + outputs > limits.max_args:
+        return f"argument limit ({len(inputs) + outputs} > {limits.max_args})"
+    return None
+
+
+def _defined_by_any(value: ir.Value, ids: set) -> bool:
+    owner = defining_op(value)
+    return owner is not None and op_id(owner) in ids

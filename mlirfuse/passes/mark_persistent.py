@@ -1,0 +1,34 @@
+"""fusion-mark-persistent: reduction groups whose rows fit one block become `persistent-reduction` groups.
+
+The kernel then keeps a row in registers instead of looping over it. Only
+the `kind` attribute changes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from mlirfuse.ir import ir
+from mlirfuse.passes.base import ModulePass
+from mlirfuse.passes.legality import FUSION_ANALYSES, group_reduction
+from mlirfuse.passes.rewriter import group_kind
+
+
+@dataclasses.dataclass(frozen=True)
+class MarkPersistent(ModulePass):
+    """Mark reduction groups whose rows have at most persistent-max elements (default 4096) `persistent-reduction`: one block per row, no loop."""
+
+    name = "fusion-mark-persistent"
+
+    persistent_max: int = 4096
+
+    preserves = FUSION_ANALYSES
+
+    def apply(self, module: ir.Operation, am=None) -> None:
+        def visit(op):
+            if op.name == "fusion.group" and group_kind(op) == "reduction":
+                if group_reduction(op.opview).rnumel <= self.persistent_max:
+                    op.attributes["kind"] = ir.StringAttr.get("persistent-reduction")
+            return ir.WalkResult.ADVANCE
+
+        module.walk(visit)

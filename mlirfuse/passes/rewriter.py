@@ -1,0 +1,194 @@
+"""FusionRewriter: the one way passes change function bodies, telling every live analysis.
+
+As xDSL's `PatternRewriter` with its `PatternRewriterListener`s: a pass
+inserts, clones, moves, replaces and erases func-level ops through the
+rewriter, and each change is announced to every analysis the pipeline's
+`AnalysisManager` holds (see `mlirfuse.analysis.RewriteListener`), which
+updates itself. No pass calls an analysis's update methods. Building an op's
+body (ops inside a new group) is construction, not rewriting: a new op is
+announced once it is complete.
+
+`wrap` and `merge` are the two group-making rewrites fusion passes share;
+legality is the passes' business, the IR surgery is here.
+
+Inside an MLIR pattern (the walk driver) erasures go through the driver's
+own rewriter (`driving`), so the walk never visits an erased op.
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+from mlirfuse.analysis import AnalysisManager
+from mlirfuse.analysis.dependence import DependenceAnalysis
+from mlirfuse.dialect import build_group, build_yield
+from mlirfuse.ir import ir, is_constant_like, result_index
+from mlirfuse.passes.base import body_ops, clone_ops_into, constant_ops, unique_ops
+
+
+class FusionRewriter:
+    def __init__(self, am: AnalysisManager):
+        self.am = am
+        self._driver = None  # the MLIR PatternRewriter while a pattern runs
+
+    @contextlib.contextmanager
+    def driving(self, driver):
+        """Erase through `driver` (an MLIR pattern's rewriter) while a pattern runs."""
+        self._driver = driver
+        try:
+            yield self
+        finally:
+            self._driver = None
+
+    def _notify(self, event: str, *args) -> None:
+        for listener in self.am.listeners():
+            getattr(listener, event)(*args)
+
+    # -- primitives ---------------------------------------------------------
+
+    def insert_before(self, op, anchor):
+        """Insert `op` (detached and complete) right before `anchor`."""
+        ir.InsertionPoint(anchor).insert(op)
+        self._notify("op_inserted", op, anchor)
+        return op
+
+    def clone_before(self, op, anchor):
+        """A copy of `op`, reading the same values, right before `anchor`."""
+        clone = op.operation.clone(ip=ir.InsertionPoint(anchor))
+        self._notify("op_inserted", clone, anchor)
+        return clone
+
+    def move_after(self, op, anchor) -> None:
+        op.move_after(anchor)
+        self._notify("op_moved", op, anchor)
+
+    def set_operand(self, op, index: int, value: ir.Value) -> None:
+        op.operation.operands[index] = value
+        self._notify("operands_changed", op)
+
+    def replace_uses(self, old: ir.Value, new: ir.Value) -> None:
+        """Every use of `old` reads `new` instead."""
+        self._notify("value_replaced", old, new)
+        old.replace_all_uses_with(new)
+
+    def erase(self, op) -> None:
+        """Erase `op`, whose results nobody reads any more."""
+        self._notify("op_erased", op)
+        if self._driver is not None:
+            self._driver.erase_op(op)
+        else:
+            op.operation.erase()
+
+    def replace_op(self, op, values) -> None:
+        """`op`'s results become `values`, and `op` goes."""
+        for old, new in zip(op.results, values):
+            self.replace_uses(old, new)
+        self.erase(op)
+
+    def erase_dead_constants(self, module: ir.Operation) -> None:
+        """Erase func-level constants (and lists of them) nobody reads any more, e.g. after cloning into groups."""
+        for func in module.regions[0].blocks[0].operations:
+            if func.operation.name != "func.func":
+                continue
+            for op in reversed(list(func.regions[0].blocks[0].operations)):
+                name = op.operation.name
+                if (name.startswith("torch.constant.") or name == "torch.prim.ListConstruct") and not any(
+                    list(r.uses) for r in op.results
+                ):
+                    self.erase(op)
+
+    # -- group rewrites -----------------------------------------------------
+
+    def wrap(self, ops: list, kind: str):
+        """One group holding `ops` (and clones of the constants they read), in place of the last one.
+
+        The group's results are the last op's; the others are cloned in and
+        erased once nobody else reads them (a cat's list, views a group reads
+        through). Their other operands become group inputs.
+        """
+        last = ops[-1]
+        inside = {r for op in ops for r in op.results}
+        inputs = []
+        for op in ops:
+            for v in op.operands:
+                if not is_constant_like(v) and v not in inside and v not in inputs:
+                    inputs.append(v)
+        group = build_group(inputs, [r.type for r in last.results], kind=kind, loc=last.location)
+        block = group.regions[0].blocks[0]
+        mapping = dict(zip(inputs, block.arguments))
+        constants = unique_ops([c for op in ops for c in constant_ops(op)])
+        clone_ops_into(constants + list(ops), block, mapping)
+        build_yield([mapping[r] for r in last.results], ip=ir.InsertionPoint(block))
+        self.insert_before(group, last)
+        self.replace_op(last, list(group.results))
+        for op in reversed(ops[:-1]):
+            if not any(list(r.uses) for r in op.results):
+                self.erase(op)
+        return group
+
+    def merge(self, producer, consumer, dep: DependenceAnalysis):
+        """One group doing `producer` then `consumer`, where the consumer was.
+
+        A producer result read outside the consumer becomes an extra result.
+        The ops between the two that read the producer (found with `dep`)
+        move after the merged group, which now computes what they read.
+        """
+        dependents, _ = dep.dependents_between(producer, consumer)
+        inputs = merged_inputs(producer, consumer)
+        exported = exported_results(producer, consumer)
+        result_types = [r.type for r in consumer.results] + [r.type for r in exported]
+        kinds = (group_kind(producer), group_kind(consumer))
+        kind = "reduction" if "reduction" in kinds else "pointwise"
+        group = build_group(inputs, result_types, kind=kind, loc=consumer.location)
+        block = group.regions[0].blocks[0]
+        arg_of = dict(zip(inputs, block.arguments))
+
+        p_ops, p_yield = body_ops(producer)
+        mapping = {old: arg_of[v] for old, v in zip(producer.regions[0].blocks[0].arguments, producer.operands)}
+        clone_ops_into(p_ops, block, mapping)
+        produced = [mapping[v] for v in p_yield.operands]
+
+        c_ops, c_yield = body_ops(consumer)
+        for old, v in zip(consumer.regions[0].blocks[0].arguments, consumer.operands):
+            mapping[old] = produced[result_index(v)] if defined_by(v, producer) else arg_of[v]
+        clone_ops_into(c_ops, block, mapping)
+        build_yield(
+            [mapping[v] for v in c_yield.operands] + [produced[result_index(r)] for r in exported],
+            ip=ir.InsertionPoint(block),
+        )
+
+        n = len(consumer.results)
+        self.insert_before(group, consumer)
+        for k, r in enumerate(exported):
+            self.replace_uses(r, group.results[n + k])
+        self.replace_op(consumer, list(group.results)[:n])
+        self.erase(producer)
+        anchor = group
+        for op in dependents:
+            self.move_after(op, anchor)
+            anchor = op
+        return group
+
+
+def group_kind(group) -> str:
+    return ir.StringAttr(group.attributes["kind"]).value
+
+
+def used_outside(value: ir.Value, consumer) -> bool:
+    return any(use.owner.operation != consumer.operation for use in value.uses)
+
+
+def merged_inputs(producer, consumer) -> list[ir.Value]:
+    """The operands of the group merging `producer` into `consumer`, in order, each once."""
+    inputs = list(producer.operands) + [v for v in consumer.operands if not defined_by(v, producer)]
+    return list(dict.fromkeys(inputs))
+
+
+def exported_results(producer, consumer) -> list[ir.Value]:
+    """`producer`'s results read outside `consumer`: extra results of the merged group."""
+    return [r for r in producer.results if used_outside(r, consumer)]
+
+
+def defined_by(value: ir.Value, op) -> bool:
+    owner = value.owner
+    return not isinstance(owner, ir.Block) and owner.operation == op.operation

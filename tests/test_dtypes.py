@@ -1,0 +1,13 @@
+"""mlirfuse's dtype table is torch-mlir's (`mlirfuse.ir.DTYPES`, a copy so that `mlirfuse-opt` need not import torch)."""
+
+import torch
+from torch_mlir.extras.fx_importer import TORCH_DTYPE_TO_INT, TORCH_DTYPE_TO_MLIR_TYPE_ASM
+
+from mlirfuse.ir import DTYPES
+
+
+def test_dtype_spellings_and_codes_are_torch_mlirs():
+    for name, (spelling, code) in DTYPES.items():
+        dtype = getattr(torch, name)
+        assert TORCH_DTYPE_TO_MLIR_TYPE_ASM[dtype] == spelling, name
+        assert TORCH_DTYPE_TO_INT[dtype] == code, name
