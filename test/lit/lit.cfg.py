@@ -25,7 +25,8 @@ config.environment["PATH"] = os.pathsep.join([bin_dir, config.environment.get("P
 # against recomputed ones after each pass (--verify-analyses).
 config.environment["MLIRFUSE_VERIFY_ANALYSES"] = "1"
 
-for name in ("HOME", "MLIRFUSE_CACHE_DIR", "TRITON_INTERPRET"):
+# PYTHONPATH: a worktree run (`PYTHONPATH=$PWD lit test/lit`) tests its own mlirfuse, not the installed one.
+for name in ("HOME", "MLIRFUSE_CACHE_DIR", "TRITON_INTERPRET", "PYTHONPATH"):
     if name in os.environ:
         config.environment[name] = os.environ[name]
 
