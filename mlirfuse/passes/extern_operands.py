@@ -65,8 +65,10 @@ def group_extern(op) -> bool:
     for old, new in zip(op.results, group.results):
         old.replace_all_uses_with(new)
     op.operation.erase()
-    for view in reversed(views):  # erase the originals nobody else reads
-        if view.operation.block is not None and not any(list(r.uses) for r in view.results):
+    # Erase the originals nobody else reads, each once: a view feeding two
+    # operands appears in two chains, and touching an erased op is a use-after-free.
+    for view in reversed(unique_ops(views)):
+        if not any(list(r.uses) for r in view.results):
             view.operation.erase()
     return True
 
