@@ -3,6 +3,7 @@
 Each test is the smallest model of its class that failed before its fix.
 """
 
+import pytest
 import torch
 
 import mlirfuse
@@ -24,3 +25,15 @@ def test_extern_view_feeding_two_operands():
 
     _check(f, torch.randn(4, 4))
 
+
+
+@pytest.mark.parametrize("dtype", [torch.bool, torch.int32, torch.uint8])
+@pytest.mark.parametrize("reduce", [torch.max, torch.min])
+def test_max_dim_of_non_float(reduce, dtype):
+    """max.dim on bool was decomposed into amax + argmax, and ATen has no argmax on bool."""
+
+    def f(x):
+        values, indices = reduce(x, dim=1)
+        return values, indices, reduce(x, dim=0, keepdim=True)
+
+    _check(f, torch.randint(0, 2, (4, 5)).to(dtype))
