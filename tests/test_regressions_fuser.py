@@ -37,3 +37,44 @@ def test_max_dim_of_non_float(reduce, dtype):
         return values, indices, reduce(x, dim=0, keepdim=True)
 
     _check(f, torch.randint(0, 2, (4, 5)).to(dtype))
+
+
+def test_dead_reduction_next_to_live_code():
+    """A dead layer_norm merged (horizontally) with live code on the same input left a reduction kernel without a reduction."""
+
+    def f(x):
+        _ = torch.nn.functional.layer_norm(x, (4,)).to(torch.float16)  # export keeps the layer_norm, drops the cast
+        _ = x.sum(-1).to(torch.float16)
+        return x + 1
+
+    _check(f, torch.randn(4, 4))
+
+
+def test_dead_softmax_next_to_live_pointwise():
+    def f(x):
+        _ = x.softmax(-1).to(torch.float16)
+        return x.exp()
+
+    _check(f, torch.randn(4, 4))
+
+
+def test_dead_cat_next_to_live_code():
+    """A dead cat merged with live code on the same input left a concat kernel without a cat."""
+
+    def f(x):
+        e = x.exp()
+        _ = torch.cat([e, x + 1]).to(torch.float16)
+        return e, x * 2
+
+    _check(f, torch.randn(4, 4))
+
+
+def test_dead_code_beside_live_code_of_other_shapes():
+    """Only the dead softmax (cat) made one group of results of different shapes legal."""
+
+    def f(x, y, a, b):
+        _ = (x + y).softmax(-1).to(torch.float16)
+        _ = torch.cat([a.exp(), b.exp()]).to(torch.float16)
+        return y * 2, x.exp(), a * 2, b + 1
+
+    _check(f, torch.randn(4, 4), torch.randn(4, 1), torch.randn(2, 4), torch.randn(3, 4))

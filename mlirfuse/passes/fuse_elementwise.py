@@ -473,6 +473,7 @@ class _Fuser:
         return apply
 
     def run(self) -> None:
+        self._erase_dead_code()
         patterns = rewrite.RewritePatternSet()
         wrap, merge = self._tracking(wrap_elementwise), self._tracking(merge_producer)
         for name in list(RULES) + list(REDUCTIONS):
@@ -568,6 +569,25 @@ class _Fuser:
                     _merge(first, second, None, self)
                     merged = True
         return merged
+
+    def _erase_dead_code(self) -> None:
+        """Erase the fusible (pure) ops nobody reads, users first.
+
+        Export keeps some (the operand of a dropped `x.to(dtype)`). Fused beside
+        live code they make groups only they justify (a reduction kernel, a
+        concat exit, one iteration space) that canonicalize later strips bare.
+        """
+        for func in self.module.regions[0].blocks[0].operations:
+            if func.operation.name != "func.func":
+                continue
+            for op in reversed(list(func.regions[0].blocks[0].operations)):
+                name = op.operation.name
+                pure = name in RULES or name in REDUCTIONS or name in VIEW_OPS or name in (CAT, "torch.prim.ListConstruct")
+                if pure and not any(list(r.uses) for r in op.results):
+                    for analysis in self.values:
+                        analysis.erase_op(op)
+                    self.dep.erase(op)
+                    op.operation.erase()
 
     def _erase_dead_constants(self) -> None:
         """Constants (and lists of them) cloned into groups and now unused outside."""
