@@ -27,6 +27,7 @@ from mlirfuse.dialect import build_group, build_yield
 from mlirfuse.elementwise import SCALAR_TYPES
 from mlirfuse.ir import TorchBuilder, constant_value, defining_op, ir, is_constant, rewrite
 from mlirfuse.passes.base import ModulePass, block_ops, body_ops, erase_dead_constants, pattern
+from mlirfuse.reductions import REDUCTIONS
 
 _SCALAR_TYPE_CODES = {name: code for code, name in SCALAR_TYPES.items()}
 
@@ -103,6 +104,18 @@ def _merge_duplicate_results(group) -> bool:
     return changed
 
 
+def _refresh_kind(group) -> bool:
+    """A reduction (concat) group whose reductions (cat) DCE erased, e.g. dead code fused beside live code, is pointwise now."""
+    kind = group.attributes["kind"].value
+    names = {op.operation.name for op in body_ops(group)[0]}
+    if kind in ("reduction", "persistent-reduction") and not names & set(REDUCTIONS) or (
+        kind == "concat" and "torch.aten.cat" not in names
+    ):
+        group.attributes["kind"] = ir.StringAttr.get("pointwise")
+        return True
+    return False
+
+
 def canonicalize_group(group, rewriter, shapes: ShapeAnalysis) -> bool:
     """Tidy one group's body, then rebuild it without dead operands and results."""
     block = group.regions[0].blocks[0]
@@ -112,6 +125,7 @@ def canonicalize_group(group, rewriter, shapes: ShapeAnalysis) -> bool:
     changed |= _eliminate_common_subexpressions(block)
     changed |= _erase_dead_ops(block)
     changed |= _merge_duplicate_results(group)
+    changed |= _refresh_kind(group)
 
     keep_args = [i for i, arg in enumerate(block.arguments) if list(arg.uses)]
     keep_results = [i for i, r in enumerate(group.results) if list(r.uses)]
