@@ -78,3 +78,20 @@ def test_dead_code_beside_live_code_of_other_shapes():
         return y * 2, x.exp(), a * 2, b + 1
 
     _check(f, torch.randn(4, 4), torch.randn(4, 1), torch.randn(2, 4), torch.randn(3, 4))
+
+
+def test_horizontal_fusion_after_a_merge_reordered_the_pair():
+    """Merging softmax and exp (siblings on x) moved where(...) past u * 2; the (where, u * 2) pair, merged in its old order, broke dominance."""
+
+    def f(x, c, u):
+        d = torch.where(c, torch.softmax(x, dim=-2).unsqueeze(0), u)
+        return d, u * 2, x.exp()
+
+    _check(f, torch.randn(4, 4), torch.randn(2, 4, 4) > 0, torch.randn(2, 4, 4))
+
+
+def test_horizontal_fusion_after_a_merge_reordered_the_pair_pointwise():
+    def f(x, u):
+        return x.sin().unsqueeze(0) + u, u * 2, x.exp()
+
+    _check(f, torch.randn(4, 4), torch.randn(2, 4, 4))

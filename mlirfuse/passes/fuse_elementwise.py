@@ -561,6 +561,10 @@ class _Fuser:
                 for (first_id, first), (second_id, second) in zip(groups, groups[1:]):
                     if first_id in done or second_id in done:
                         continue  # merged already this round; revisit next round
+                    # An earlier merge may have moved `first` (a dependent) past `second`:
+                    # the checks and _merge need the pair in the current order.
+                    if self.dep.position(first) > self.dep.position(second):
+                        first, second = second, first
                     if self.dep.reaches(first, second):
                         continue
                     if why_not_merge(first, second, self.dep, self.limits) is not None:
