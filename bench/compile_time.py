@@ -45,7 +45,6 @@ from mlirfuse.frontend.importer import import_module  # noqa: E402
 from mlirfuse.ir import ir  # noqa: E402
 from mlirfuse.passes import default_pipeline  # noqa: E402
 from mlirfuse.passes.pipeline import build_pass_manager  # noqa: E402
-
 from report import RESULTS, append, header, markdown_table  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))

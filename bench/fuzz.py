@@ -21,12 +21,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from report import append, header, markdown_table  # noqa: E402
-
 from tests.fuzz.gen import generate, render  # noqa: E402
 from tests.fuzz.harness import Worker  # noqa: E402
 from tests.fuzz.known import known_class  # noqa: E402
 from tests.fuzz.shrink import save_regression, shrink  # noqa: E402
+from report import append, header, markdown_table  # noqa: E402
 
 
 def main(argv=None) -> int:

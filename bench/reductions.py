@@ -35,10 +35,8 @@ import torch  # noqa: E402
 from torch import nn  # noqa: E402
 from torch.nn import functional as F  # noqa: E402
 
-from report import RESULTS, append, header, markdown_table  # noqa: E402
-
 import mlirfuse  # noqa: E402
-
+from report import RESULTS, append, header, markdown_table  # noqa: E402
 
 
 class SoftmaxMatmul(nn.Module):

@@ -55,11 +55,13 @@ class CompiledModule:
         self.program = Program(func, imported.module)
         self.kernels = self.program.kernels
         steps = self.program.steps
+        launches = sum(1 for s in steps if s.kind == "launch")
         self.stats = {
             "aten_ops": aten_ops,
-            "groups": sum(1 for s in steps if s.kind == "launch"),
+            # Outlining turns every fusion.group into one fusion.launch: the two counts agree by construction.
+            "groups": launches,
             "kernels": len(self.kernels),
-            "launches": sum(1 for s in steps if s.kind == "launch"),
+            "launches": launches,
             "unfused_ops": sum(1 for s in steps if s.kind == "aten" and not s.operand_view),
             # Of those, views (view, transpose, split, ...): they launch no kernel.
             "unfused_views": sum(1 for s in steps if s.kind == "aten" and s.view and not s.operand_view),

@@ -28,7 +28,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Callable
 
-from mlirfuse.ir import NO_CONSTANT, constant_value, tensor_type
+from mlirfuse.ir import DTYPE_CODES, NO_CONSTANT, constant_value, tensor_type
 
 # Triton spelling of each torch dtype, and the dtype arithmetic happens in.
 TRITON_DTYPES = {
@@ -37,11 +37,8 @@ TRITON_DTYPES = {
     "bool": "tl.int1",
 }
 FLOAT_DTYPES = ("float32", "float16", "bfloat16", "float64")
-# torch's ScalarType numbering, as torch-mlir prints dtype operands.
-SCALAR_TYPES = {
-    0: "uint8", 1: "int8", 2: "int16", 3: "int32", 4: "int64", 5: "float16", 6: "float32",
-    7: "float64", 11: "bool", 15: "bfloat16",
-}
+# torch's ScalarType numbering, as torch-mlir prints dtype operands (code -> dtype name).
+SCALAR_TYPES = {code: name for name, code in DTYPE_CODES.items()}
 
 
 def compute_dtype(dtype: str) -> str:

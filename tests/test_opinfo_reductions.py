@@ -30,8 +30,8 @@ from torch.testing._internal.common_methods_invocations import op_db
 from torch.utils import _pytree as pytree
 
 import mlirfuse
-from helpers import unfused_ops
 from mlirfuse.reductions import OPINFO_SUPPORTED
+from helpers import unfused_ops
 
 # Reductions mlirfuse does not fuse: they must still run (through ATen) and match.
 UNSUPPORTED = ("cumsum", "norm")

@@ -14,8 +14,8 @@ import torch
 import torch.nn.functional as F
 
 import mlirfuse
-from helpers import Lambda, compile_and_compare
 from mlirfuse.runtime.kernels import Launcher
+from helpers import Lambda, compile_and_compare
 
 # --- concat kernels: pieces one wide along the cat dim ------------------------------------------
 

@@ -11,8 +11,8 @@ import torch
 from torch import nn
 
 import mlirfuse
-from helpers import Lambda
 from mlirfuse.frontend.importer import import_module
+from helpers import Lambda
 
 STATS_KEYS = {"aten_ops", "groups", "kernels", "launches", "unfused_ops", "unfused_views", "operand_views"}
 

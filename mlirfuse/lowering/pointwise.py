@@ -19,7 +19,15 @@ from dataclasses import dataclass
 from mlirfuse.elementwise import TRITON_DTYPES
 from mlirfuse.ir import TensorType, constant_value, ir, tensor_type
 from mlirfuse.lowering.emitter import (
-    KernelEmitter, LoweringError, TritonKernel, Value, block_ops, coords, load_sites, static_signature, stored_value,
+    KernelEmitter,
+    LoweringError,
+    TritonKernel,
+    Value,
+    block_ops,
+    coords,
+    load_sites,
+    static_signature,
+    stored_value,
 )
 from mlirfuse.views import VIEW_OPS
 

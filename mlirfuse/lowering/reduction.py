@@ -27,7 +27,15 @@ import math
 from mlirfuse.elementwise import TRITON_DTYPES, compute_dtype
 from mlirfuse.ir import ir, is_constant_like, tensor_type
 from mlirfuse.lowering.emitter import (
-    KernelEmitter, LoweringError, TritonKernel, Value, block_ops, cast, coords, load_sites, static_signature,
+    KernelEmitter,
+    LoweringError,
+    TritonKernel,
+    Value,
+    block_ops,
+    cast,
+    coords,
+    load_sites,
+    static_signature,
     stored_value,
 )
 from mlirfuse.reductions import REDUCTIONS, Reduction, reduction

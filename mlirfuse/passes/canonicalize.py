@@ -36,6 +36,7 @@ from mlirfuse.ir import (
 from mlirfuse.passes.base import ModulePass, block_ops, body_ops, pattern
 from mlirfuse.passes.outline import canonical_form
 from mlirfuse.passes.rewriter import FusionRewriter
+from mlirfuse.reductions import REDUCTIONS
 
 
 def _inline_constants(block: ir.Block, inputs: list[ir.Value]) -> bool:
@@ -110,6 +111,18 @@ def _merge_duplicate_results(group, rewriter: FusionRewriter) -> bool:
     return changed
 
 
+def _refresh_kind(group) -> bool:
+    """A reduction (concat) group whose reductions (cat) DCE erased, e.g. dead code fused beside live code, is pointwise now."""
+    kind = group.attributes["kind"].value
+    names = {op.operation.name for op in body_ops(group)[0]}
+    if kind in ("reduction", "persistent-reduction") and not names & set(REDUCTIONS) or (
+        kind == "concat" and "torch.aten.cat" not in names
+    ):
+        group.attributes["kind"] = ir.StringAttr.get("pointwise")
+        return True
+    return False
+
+
 def canonicalize_group(group, rewriter: FusionRewriter, shapes: ShapeAnalysis) -> bool:
     """Tidy one group's body, then rebuild it without dead operands and results."""
     block = group.regions[0].blocks[0]
@@ -119,6 +132,7 @@ def canonicalize_group(group, rewriter: FusionRewriter, shapes: ShapeAnalysis) -
     changed |= _eliminate_common_subexpressions(block)
     changed |= _erase_dead_ops(block)
     changed |= _merge_duplicate_results(group, rewriter)
+    changed |= _refresh_kind(group)
 
     keep_args = [i for i, arg in enumerate(block.arguments) if list(arg.uses)]
     keep_results = [i for i, r in enumerate(group.results) if list(r.uses)]

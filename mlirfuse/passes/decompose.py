@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 import math
 
+from mlirfuse.elementwise import FLOAT_DTYPES
 from mlirfuse.ir import (
     DTYPE_CODES,
     NO_CONSTANT,
@@ -313,6 +314,10 @@ def decompose_max_dim(op, rewriter) -> bool:
         return False
     dim %= len(xt.shape)
     if xt.shape[dim] == 0:
+        return False
+    # amax/argmax fuse on floats only (reductions.py); for other dtypes one ATen
+    # max.dim is cheaper, and ATen has no argmax/argmin on bool.
+    if xt.dtype not in FLOAT_DTYPES:
         return False
     is_max = op.operation.name == "torch.aten.max.dim"
     b = _Builder(op)

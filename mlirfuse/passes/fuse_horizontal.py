@@ -40,6 +40,10 @@ def fuse_siblings(fuser: VerticalFuser) -> bool:
             for (first_id, first), (second_id, second) in zip(groups, groups[1:]):
                 if first_id in done or second_id in done:
                     continue  # merged already this round; revisit next round
+                # An earlier merge this round may have moved `first` (a dependent) past
+                # `second`; the position-bounded checks need the pair in the current order.
+                if dep.position(first) > dep.position(second):
+                    first, second = second, first
                 if dep.reaches(first, second) or why_not_merge(first, second, dep, fuser.limits) is not None:
                     continue
                 done.update((first_id, second_id))

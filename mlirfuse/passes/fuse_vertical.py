@@ -25,8 +25,9 @@ from mlirfuse.analysis import AnalysisManager
 from mlirfuse.analysis.dependence import DependenceAnalysis
 from mlirfuse.elementwise import RULES, fusible
 from mlirfuse.ir import defining_op, ir, parent_name, rewrite
-from mlirfuse.passes.base import ModulePass, pattern
+from mlirfuse.passes.base import ModulePass, function_ops, pattern
 from mlirfuse.passes.legality import (
+    CAT,
     FUSIBLE_KINDS,
     FUSION_ANALYSES,
     Limits,
@@ -37,6 +38,7 @@ from mlirfuse.passes.legality import (
 )
 from mlirfuse.passes.rewriter import group_kind, used_outside
 from mlirfuse.reductions import REDUCTIONS, Reduction, reduction
+from mlirfuse.views import VIEW_OPS
 
 
 class VerticalFuser:
@@ -77,6 +79,20 @@ class VerticalFuser:
         if self.recompute:
             self.dep.refresh()
         return self.dep
+
+    def erase_dead_code(self) -> None:
+        """Erase the fusible (pure) ops nobody reads, users first.
+
+        Export keeps some (the operand of a dropped `x.to(dtype)`). Fused beside
+        live code they make groups only they justify (a reduction kernel, a
+        concat exit, one iteration space) that canonicalize later strips bare.
+        """
+        for ops in function_ops(self.module):
+            for op in reversed(ops):
+                name = op.operation.name
+                pure = name in RULES or name in REDUCTIONS or name in VIEW_OPS or name in (CAT, "torch.prim.ListConstruct")
+                if pure and not any(list(r.uses) for r in op.results):
+                    self.rewriter.erase(op)
 
     def wrap(self, op) -> bool:
         """A lone fusible op becomes a one-op group (pointwise or reduction)."""
@@ -150,6 +166,7 @@ class FuseVertical(ModulePass):
     def apply(self, module: ir.Operation, am=None) -> None:
         am = am or AnalysisManager()
         fuser = VerticalFuser(module, am, Limits(self.max_args, self.max_group_size), self.recompute_analyses)
+        fuser.erase_dead_code()
         fuser.run()
         # Constants cloned into groups and now unused outside.
         fuser.rewriter.erase_dead_constants(module)

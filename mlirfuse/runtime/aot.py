@@ -21,6 +21,8 @@ from pathlib import Path
 
 from mlirfuse.errors import MlirfuseError
 from mlirfuse.lowering.triton import POINTWISE_KINDS, TritonKernel
+from mlirfuse.runtime.kernels import write_source
+from mlirfuse.runtime.triton_mode import triton_mode
 
 POINTER_TYPES = {
     "float32": "*fp32", "float16": "*fp16", "bfloat16": "*bf16", "float64": "*fp64",
@@ -58,8 +60,6 @@ def signature(kernel: TritonKernel) -> dict[str, str]:
 
 def compile_kernels(kernels: list[TritonKernel], arch: int = 90, jobs: int | None = None) -> list[CompiledKernel]:
     """Compile each kernel to a cubin for sm_<arch>, in parallel worker processes."""
-    from mlirfuse.runtime.kernels import write_source
-
     def one(kernel: TritonKernel) -> CompiledKernel:
         path = write_source(kernel)
         with tempfile.TemporaryDirectory() as tmp:
@@ -82,8 +82,6 @@ def _worker(path: str, name: str, sig_json: str, arch: str, out: str) -> None:
     import triton
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
-
-    from mlirfuse.runtime.triton_mode import triton_mode
 
     # TRITON_INTERPRET may be set in the environment the worker inherits.
     with triton_mode(interpret=False):

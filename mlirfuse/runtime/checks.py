@@ -102,7 +102,8 @@ def _check(kernel: str, what: str, extents: list[Extent], ptrs, mask) -> None:
 @contextmanager
 def checked_addresses(kernel: str, reads: list[Extent], writes: list[Extent]):
     """Within: the interpreter refuses loads outside `reads` and stores outside `writes`."""
-    from triton.runtime.interpreter import InterpreterBuilder, interpreter_builder as builder
+    from triton.runtime.interpreter import InterpreterBuilder
+    from triton.runtime.interpreter import interpreter_builder as builder
 
     def load(ptrs, mask, other, cache_policy, is_volatile):
         _check(kernel, "load from", reads, ptrs, mask)

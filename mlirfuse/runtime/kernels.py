@@ -15,14 +15,15 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import math
 import importlib.util
+import math
 import os
 import tempfile
 from pathlib import Path
 
 from mlirfuse.lowering.triton import POINTWISE_KINDS, TritonKernel
 from mlirfuse.runtime import checks
+from mlirfuse.runtime.aten import aten_call
 from mlirfuse.runtime.triton_mode import triton_mode
 
 _LOADED: dict[tuple[str, bool], object] = {}
@@ -119,8 +120,6 @@ class Launcher:
         self._interpret = None
         # Each load site's view chain as ATen view functions (metadata only:
         # strides and offset change, no data moves).
-        from mlirfuse.runtime.program import aten_call
-
         self._views = [[aten_call(op, (None, *args)) for op, args in site.chain] for site in kernel.sites]
 
     def blocks(self, interpret: bool) -> dict:

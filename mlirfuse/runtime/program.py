@@ -14,14 +14,11 @@ import numpy as np
 import torch
 
 from mlirfuse.dialect import find_kernel
-from mlirfuse.elementwise import SCALAR_TYPES
 from mlirfuse.errors import UnsupportedModelError
 from mlirfuse.ir import NO_CONSTANT, constant_value, ir
 from mlirfuse.lowering.triton import TritonKernel, lower_kernel
+from mlirfuse.runtime.aten import RESHAPING, aten_overload, convert
 from mlirfuse.runtime.kernels import Launcher
-
-_LAYOUTS = {0: torch.strided, 1: torch.sparse_coo}
-_MEMORY_FORMATS = {0: torch.contiguous_format, 1: torch.preserve_format, 2: torch.channels_last, 3: torch.channels_last_3d}
 
 
 @dataclass
@@ -34,59 +31,6 @@ class Step:
     name: str
     view: bool = False  # an ATen op whose result aliases its input: no kernel, no copy
     operand_view: bool = False  # a view inside an extern group: part of the extern call's operands
-
-
-def aten_overload(op_name: str):
-    """`torch.aten.add.Tensor` -> torch.ops.aten.add.Tensor; no overload -> .default."""
-    parts = op_name.split(".")
-    namespace, name = parts[1], parts[2]
-    overload = parts[3] if len(parts) > 3 else "default"
-    try:
-        return getattr(getattr(getattr(torch.ops, namespace), name), overload)
-    except (AttributeError, RuntimeError):
-        raise UnsupportedModelError(f"no ATen operator for '{op_name}'") from None
-
-
-def view_or_reshape(t: torch.Tensor, size) -> torch.Tensor:
-    """aten.view, or a copying reshape where `t`'s strides allow no view.
-
-    torch.export records `reshape` as `view` when the example input is
-    contiguous; a later call with a non-contiguous input (same shape, so the
-    guards pass) must still get eager's result.
-    """
-    try:
-        return torch.ops.aten.view.default(t, size)
-    except RuntimeError:
-        return torch.ops.aten.reshape.default(t, size)
-
-
-# ATen view ops whose eager source may have been a reshape: see view_or_reshape.
-_RESHAPING = {"torch.aten.view": view_or_reshape, "torch.aten._unsafe_view": view_or_reshape}
-
-
-def aten_call(op_name: str, values: tuple) -> tuple[Callable, list, dict]:
-    """(function, positional args, keyword args) calling `op_name` with `values`, one per schema argument."""
-    overload = aten_overload(op_name)
-    args, kwargs = [], {}
-    for schema_arg, value in zip(overload._schema.arguments, values):
-        if schema_arg.kwarg_only:
-            kwargs[schema_arg.name] = value
-        else:
-            args.append(value)
-    return _RESHAPING.get(op_name, overload), args, kwargs
-
-
-def _convert(type_name: str, value):
-    """torch-mlir passes dtypes, layouts and memory formats as ints; ATen wants enums."""
-    if not isinstance(value, int) or isinstance(value, bool):
-        return value
-    if "ScalarType" in type_name:
-        return getattr(torch, SCALAR_TYPES[value])
-    if "Layout" in type_name:
-        return _LAYOUTS[value]
-    if "MemoryFormat" in type_name:
-        return _MEMORY_FORMATS[value]
-    return value
 
 
 class Program:
@@ -164,14 +108,14 @@ class Program:
         for schema_arg, value in zip(schema.arguments, op.operands):
             arg = self._arg(value)
             if arg[0] == "const":
-                arg = ("const", _convert(str(schema_arg.type), arg[1]))
+                arg = ("const", convert(str(schema_arg.type), arg[1]))
             if schema_arg.kwarg_only:
                 kwargs[schema_arg.name] = arg
             else:
                 args.append(arg)
         outs = [self._slot(r) for r in op.results]
         view = all(r.alias_info is not None and not r.alias_info.is_write for r in schema.returns)
-        self.steps.append(Step(_RESHAPING.get(name, overload), args, kwargs, outs, "aten", name, view))
+        self.steps.append(Step(RESHAPING.get(name, overload), args, kwargs, outs, "aten", name, view))
 
     def _add_extern(self, group, module) -> None:
         """An extern group's body runs as ATen calls: views of the operands, then the call."""

@@ -58,8 +58,9 @@ def fusion_report(cm) -> str:
 
 
 def demo(out: Path, arch: int) -> int:
-    import mlirfuse
     import torch
+
+    import mlirfuse
     from mlirfuse.models import TinyBlock, demo_inputs
 
     torch.manual_seed(0)

@@ -117,7 +117,6 @@ def run_case_source(source: str) -> dict:
 
     import mlirfuse
     from mlirfuse.errors import CompilationError, UnsupportedModelError
-
     from .gen import load
 
     Model, make_inputs = load(source)

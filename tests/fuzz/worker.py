@@ -25,7 +25,6 @@ def main() -> None:
 
     torch.set_num_threads(1)
     import mlirfuse  # noqa: F401 - picks the Triton mode before anything imports triton
-
     from tests.fuzz.harness import run_case_source
 
     for line in sys.stdin:
