@@ -7,7 +7,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: setup demo test pytest lit bench clean
+.PHONY: setup demo test lint pytest lit bench clean
 
 setup: $(STAMP)
 
@@ -21,7 +21,10 @@ $(STAMP): pyproject.toml
 demo: setup
 	$(BIN)/mlirfuse demo --out demo-out
 
-test: pytest lit
+test: lint pytest lit
+
+lint: setup
+	$(BIN)/ruff check mlirfuse tests bench
 
 pytest: setup
 	$(BIN)/python -m pytest -q tests

@@ -11,7 +11,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from mlirfuse.ir import ir, make_context
+from mlirfuse.dialect import make_context
+from mlirfuse.ir import ir
 from mlirfuse.lowering.emitter import KernelEmitter, Value, block_ops
 
 LOWERING = Path(__file__).resolve().parents[1] / "mlirfuse" / "lowering"
