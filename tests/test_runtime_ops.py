@@ -2,6 +2,7 @@
 
 import pytest
 import torch
+import torch.nn.functional as F
 
 import mlirfuse
 from helpers import Lambda
@@ -24,3 +25,24 @@ def test_extern_call_with_a_list_operand():
     cm = mlirfuse.compile(Lambda(fn), (x, i))
     assert cm.stats["operand_views"] == 1
     assert torch.equal(cm(x, i), fn(x, i))
+
+
+SDPA_CASES = {
+    "causal": lambda q, k, v, m: F.scaled_dot_product_attention(q, k, v, is_causal=True),
+    "gqa": lambda q, k, v, m: F.scaled_dot_product_attention(q, k[:, :2], v[:, :2], enable_gqa=True),
+    "bool_mask": lambda q, k, v, m: F.scaled_dot_product_attention(q, k, v, attn_mask=m, scale=0.3),
+    "float_mask": lambda q, k, v, m: F.scaled_dot_product_attention(q, k, v, attn_mask=m * -1e4),
+}
+
+
+@pytest.mark.parametrize("case", list(SDPA_CASES))
+def test_sdpa_stays_one_aten_call(case):
+    """The frontend exports with no decomposition table: SDPA reaches the runtime as one ATen op."""
+    fn = SDPA_CASES[case]
+    q, k, v = torch.randn(2, 4, 8, 8), torch.randn(2, 4, 8, 8), torch.randn(2, 4, 8, 8)
+    m = torch.rand(2, 1, 8, 8) > 0.3
+    if case == "float_mask":
+        m = m.float()
+    cm = mlirfuse.compile(Lambda(fn), (q, k, v, m))
+    assert cm.mlir.count("torch.aten.scaled_dot_product_attention") == 1
+    torch.testing.assert_close(cm(q, k, v, m), fn(q, k, v, m))
