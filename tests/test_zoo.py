@@ -10,6 +10,11 @@ encoders). The main output must match eager at f32 tolerances. Each model's
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 import torch
 
@@ -130,3 +135,36 @@ def test_zoo_matches_eager(name, attn):
             expected = model(*args, **kwargs)
         torch.testing.assert_close(got.last_hidden_state, expected.last_hidden_state, **TOL)
     assert cm.stats["launches"] > 0
+
+
+FRESH_PROCESS = """
+import sys
+import torch
+import transformers
+from transformers.models.bert import modeling_bert
+from transformers.models.gpt2 import modeling_gpt2
+from transformers.models.llama import modeling_llama
+
+sys.path.insert(0, sys.argv[1])
+from test_zoo import TOL, build, example  # mlirfuse comes in only now
+
+import mlirfuse
+
+for name in ("gpt2", "bert", "llama"):
+    model = build(name, "sdpa")
+    args, kwargs = example(name)
+    got = mlirfuse.compile(model, args, kwargs)(*args, **kwargs)
+    torch.testing.assert_close(got.last_hidden_state, model(*args, **kwargs).last_hidden_state, **TOL)
+print("ok")
+"""
+
+
+def test_transformers_imported_first_in_a_fresh_process():
+    """Issue 13's acceptance: `import transformers` first, no TRITON_INTERPRET; GPT-2, BERT, Llama match eager."""
+    tests = Path(__file__).resolve().parent
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TRITON_")}
+    env["PYTHONPATH"] = os.pathsep.join([str(tests.parent), env.get("PYTHONPATH", "")])
+    proc = subprocess.run(
+        [sys.executable, "-c", FRESH_PROCESS, str(tests)], capture_output=True, text=True, env=env, timeout=600
+    )
+    assert proc.returncode == 0 and proc.stdout.strip().endswith("ok"), proc.stderr[-4000:]
