@@ -15,8 +15,8 @@ from mlirfuse.errors import (  # noqa: F401
 )
 
 
-def compile(model, example_inputs, **options):
+def compile(model, example_inputs, example_kwargs=None, **options):
     """Compile an nn.Module; see `mlirfuse.compiler.compile`."""
     from mlirfuse.compiler import compile as _compile
 
-    return _compile(model, example_inputs, **options)
+    return _compile(model, example_inputs, example_kwargs, **options)

@@ -2,6 +2,8 @@
 
     cm = mlirfuse.compile(model, example_inputs)
     cm(*inputs)      # what model(*inputs) returns
+    cm = mlirfuse.compile(model, (ids,), {"attention_mask": mask})
+    cm(ids, attention_mask=mask)
     cm.stats         # aten_ops, groups, kernels, launches, unfused_ops, unfused_views, operand_views
     cm.mlir          # the final IR
     cm.kernels       # kernel name -> TritonKernel (source included)
@@ -15,7 +17,7 @@ import torch
 from torch.utils import _pytree as pytree
 
 from mlirfuse.errors import CompilationError, InputMismatchError
-from mlirfuse.frontend.importer import ImportedProgram, import_module
+from mlirfuse.frontend.importer import ImportedProgram, flatten_inputs, import_module
 from mlirfuse.ir import ir
 from mlirfuse.passes import default_pipeline
 from mlirfuse.passes.pipeline import build_pass_manager
@@ -100,8 +102,11 @@ class CompiledModule:
             elif x != m:
                 raise InputMismatchError(f"input {i}: compiled for the value {m!r}, got {x!r}")
 
-    def __call__(self, *inputs):
-        flat, _ = pytree.tree_flatten((inputs, {}))
+    def __call__(self, *inputs, **kwargs):
+        try:
+            flat = flatten_inputs(inputs, kwargs, self.imported.in_spec)
+        except ValueError:
+            raise InputMismatchError(f"keyword arguments {sorted(kwargs)} differ from the example's") from None
         self._check_inputs(flat)
         arguments = []
         for kind, what in self.imported.bindings:
@@ -126,8 +131,10 @@ class CompiledModule:
         return pytree.tree_unflatten(outputs, self.imported.out_spec)
 
 
-def compile(model: torch.nn.Module, example_inputs, *, pipeline=None, explain: bool = False) -> CompiledModule:
-    """Compile `model` for inputs shaped like `example_inputs` (a tuple).
+def compile(
+    model: torch.nn.Module, example_inputs, example_kwargs: dict | None = None, *, pipeline=None, explain: bool = False
+) -> CompiledModule:
+    """Compile `model` for inputs shaped like `example_inputs` (a tuple) and `example_kwargs`.
 
     `pipeline`: a pass pipeline string or list of pass names (default: the
     mlirfuse pipeline). `explain`: record on each launch which neighbours
@@ -135,4 +142,4 @@ def compile(model: torch.nn.Module, example_inputs, *, pipeline=None, explain: b
     """
     if isinstance(example_inputs, torch.Tensor):
         example_inputs = (example_inputs,)
-    return CompiledModule(model, import_module(model, tuple(example_inputs)), pipeline, explain)
+    return CompiledModule(model, import_module(model, tuple(example_inputs), example_kwargs), pipeline, explain)

@@ -131,6 +131,24 @@ def test_wrong_number_of_inputs(two_inputs):
         two_inputs(torch.randn(4, 16))
 
 
+class Masked(nn.Module):
+    """Keyword arguments after the positional input, as transformers' `attention_mask`."""
+
+    def forward(self, x, mask=None, scale=None):
+        return torch.relu(x * scale).masked_fill(mask, 0.0)
+
+
+def test_keyword_inputs_in_any_order():
+    x, mask, scale = torch.randn(4, 16), torch.rand(4, 16) > 0.5, torch.randn(16)
+    cm = mlirfuse.compile(Masked(), (x,), {"scale": scale, "mask": mask})
+    expected = Masked()(x, mask=mask, scale=scale)
+    # Flattened in the example's keyword order, whatever order the caller uses.
+    assert torch.equal(cm(x, mask=mask, scale=scale), expected)
+    assert torch.equal(cm(x, scale=scale, mask=mask), expected)
+    with pytest.raises(mlirfuse.InputMismatchError, match="keyword arguments"):
+        cm(x, mask=mask)
+
+
 def test_input_mismatch_is_an_mlirfuse_error():
     assert issubclass(mlirfuse.InputMismatchError, mlirfuse.MlirfuseError)
     assert issubclass(mlirfuse.UnsupportedModelError, mlirfuse.MlirfuseError)

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 import torch
 from torch.export import ExportedProgram
+from torch.export._tree_utils import reorder_kwargs
 from torch.export.graph_signature import InputKind, OutputKind
 from torch.utils import _pytree as pytree
 
@@ -38,15 +39,17 @@ class ImportedProgram:
     # Per function result: ("output", index) | ("buffer", name) | ("input", index) (written back)
     results: list[tuple[str, object]]
     out_spec: object
+    # How `(args, kwargs)` flatten: the order of keyword arguments among the user inputs.
+    in_spec: object = None
     # Per flat user input: (shape, dtype, device) for tensors, the value itself otherwise.
     input_meta: list = field(default_factory=list)
 
 
-def export(model: torch.nn.Module, example_inputs: tuple) -> ExportedProgram:
+def export(model: torch.nn.Module, example_inputs: tuple, example_kwargs: dict | None = None) -> ExportedProgram:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            program = torch.export.export(model, tuple(example_inputs), strict=False)
+            program = torch.export.export(model, tuple(example_inputs), kwargs=example_kwargs or None, strict=False)
             program = program.run_decompositions({})
     except Exception as e:
         raise UnsupportedModelError(f"torch.export could not trace {type(model).__name__}: {e}") from e
@@ -98,15 +101,24 @@ def import_program(program: ExportedProgram, func_name: str = "forward") -> Impo
             results.append(("input", user_inputs.index(spec.target)))
         else:
             raise UnsupportedModelError(f"exported output of kind {spec.kind.name} is not supported")
-    return ImportedProgram(importer.module, context, bindings, results, program.call_spec.out_spec)
+    return ImportedProgram(
+        importer.module, context, bindings, results, program.call_spec.out_spec, program.call_spec.in_spec
+    )
 
 
-def import_module(model: torch.nn.Module, example_inputs: tuple) -> ImportedProgram:
-    """Export `model` on `example_inputs` and import it into the torch dialect."""
+def flatten_inputs(args: tuple, kwargs: dict, in_spec) -> list:
+    """The user inputs in the exported function's order: keyword arguments in the example's order, not the caller's."""
+    if in_spec is not None:
+        kwargs = reorder_kwargs(kwargs, in_spec)
+    return pytree.tree_flatten((tuple(args), kwargs))[0]
+
+
+def import_module(model: torch.nn.Module, example_inputs: tuple, example_kwargs: dict | None = None) -> ImportedProgram:
+    """Export `model` on `example_inputs` (and keyword arguments) and import it into the torch dialect."""
     if not isinstance(model, torch.nn.Module):
         raise UnsupportedModelError(f"expected a torch.nn.Module, got {type(model).__name__}")
-    imported = import_program(export(model, example_inputs))
-    flat, _ = pytree.tree_flatten((tuple(example_inputs), {}))
+    imported = import_program(export(model, example_inputs, example_kwargs))
+    flat = flatten_inputs(example_inputs, example_kwargs or {}, imported.in_spec)
     imported.input_meta = [
         (tuple(x.shape), x.dtype, x.device) if isinstance(x, torch.Tensor) else x for x in flat
     ]
