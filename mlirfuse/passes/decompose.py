@@ -15,7 +15,7 @@ from __future__ import annotations
 import dataclasses
 import math
 
-from mlirfuse.elementwise import FLOAT_DTYPES
+from mlirfuse.elementwise import FLOAT_DTYPES, compute_dtype
 from mlirfuse.ir import (
     DTYPE_CODES,
     NO_CONSTANT,
@@ -131,7 +131,8 @@ def _layer_norm(op, rewriter, rms: bool) -> bool:
         if eps is None:
             import torch
 
-            eps = torch.finfo(getattr(torch, xt.dtype)).eps
+            # eager's default: epsilon of the dtype it computes in (f32 for f16/bf16 inputs)
+            eps = torch.finfo(getattr(torch, compute_dtype(xt.dtype))).eps
     else:
         bias, eps = op.operands[3], constant_value(op.operands[4])
     if not isinstance(eps, float) and not isinstance(eps, int):
