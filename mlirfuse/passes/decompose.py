@@ -139,7 +139,12 @@ def _layer_norm(op, rewriter, rms: bool) -> bool:
         return False
     out = tensor_type(op.results[0].type)
     b = _Builder(op)
-    shape, dtype = xt.shape, xt.dtype
+    # f16/bf16 are normalized in f32 and rounded once, as eager (and torch's own
+    # decomposition) does: intermediates of the input's dtype would be rounded
+    # wherever they leave a kernel (a few ulp off eager, issue 9).
+    shape, dtype = xt.shape, compute_dtype(xt.dtype)
+    if dtype != xt.dtype:
+        x = b.convert(x, shape, dtype)
     if rms:
         sq = b.binary("torch.aten.mul.Tensor", x, x, shape, dtype)
         ms, rshape = b.reduce("torch.aten.mean.dim", sq, dims, shape, dtype)
