@@ -21,7 +21,11 @@ import re
 
 # Open classes: class id -> what it is; "issue 9" marks classes filed there, "fuzz" classes
 # found by this fuzzer.
-CLASSES: dict[str, str] = {}
+CLASSES = {
+    "group-norm-inf-weight": (
+        "fuzz (arguable): group_norm with an infinite weight: eager (CPU) computes y = x * (rstd * w) + (b - mean * rstd * w), inf - inf = NaN where the fused (x - mean) * rstd * w + b gives ±inf; the float64 reference follows eager"
+    ),
+}
 
 # Differences from eager accepted as not wrong, with the reason; their regression tests
 # assert the documented behaviour. The fuzzer still reports them when a case hits them.
