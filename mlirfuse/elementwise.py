@@ -68,14 +68,17 @@ class Rule:
     # For `select`: the position of the boolean condition.
     cond: int = 0
     tensor_args: tuple[int, ...] = field(default=(0,))
+    # For ops whose eager special cases depend on the storage dtype: `emit`
+    # also receives the first tensor operand's dtype (before f16/bf16 -> f32).
+    by_dtype: bool = False
 
 
 NAN_ALL = "propagate_nan=tl.PropagateNan.ALL"
 
 
 def _tanh(x: str) -> str:
-    # The interpreter has no libdevice; 2*sigmoid(2x)-1 is exact to ~1 ulp of 1.
-    return f"(2 * tl.sigmoid(2 * {x}) - 1)"
+    # The `tanh` helper every kernel module using it defines (lowering/emitter.py HELPERS).
+    return f"tanh({x})"
 
 
 def _with_alpha(op: str):
@@ -90,6 +93,16 @@ def _alpha_const(c):
 
 
 _POW = {2: "{0} * {0}", 3: "{0} * {0} * {0}", 1: "{0}", 0.5: "tl.sqrt({0})", -1: "1.0 / {0}", -0.5: "tl.rsqrt({0})", -2: "1.0 / ({0} * {0})"}
+
+
+def _pow(a, c, dtype: str) -> str:
+    x = a[0]
+    if dtype == "float16" and c[1] in (0.5, -0.5):
+        # Eager's f16 pow on CPU is std::pow, whose special cases differ from
+        # sqrt/rsqrt (f32/bf16/f64 take those): pow(-inf, ±0.5) is inf / 0,
+        # pow(-0.0, ±0.5) is 0 / inf. So -inf and -0.0 become their absolute values.
+        x = f"tl.where({x} == 0, 0.0, tl.where({x} < -3.4028234663852886e38, -{x}, {x}))"
+    return _POW[c[1]].format(x)
 
 
 def _unary(template: str, float_only: bool = True) -> Rule:
@@ -152,8 +165,7 @@ RULES: dict[str, Rule] = {
     "torch.aten.ceil": _unary("tl.ceil({0})"),
     "torch.aten.reciprocal": _unary("1.0 / {0}"),
     "torch.aten.sigmoid": _unary("tl.sigmoid({0})"),
-    # tanh(-0.0) is -0.0; 2*sigmoid(0)-1 is +0.0
-    "torch.aten.tanh": Rule("arith", lambda a, c: f"tl.where({a[0]} == 0, {a[0]}, {_tanh(a[0])})", float_only=True),
+    "torch.aten.tanh": Rule("arith", lambda a, c: _tanh(a[0]), float_only=True),
     # eager's sign(nan) is 0; float literals keep the value a float (all-int branches would make it int32)
     "torch.aten.sign": Rule(
         "arith", lambda a, c: f"tl.where({a[0]} > 0, 1.0, tl.where({a[0]} < 0, -1.0, 0.0))", float_only=True
@@ -176,7 +188,7 @@ RULES: dict[str, Rule] = {
     "torch.aten.clamp_min": Rule("arith", lambda a, c: _clamp([a[0], a[1], None], [c[0], c[1], None]), constant_args=(1,)),
     "torch.aten.clamp_max": Rule("arith", lambda a, c: _clamp([a[0], None, a[1]], [c[0], None, c[1]]), constant_args=(1,)),
     "torch.aten.pow.Tensor_Scalar": Rule(
-        "arith", lambda a, c: _POW[c[1]].format(a[0]), constant_args=(1,),
+        "arith", _pow, constant_args=(1,), by_dtype=True,
         check=lambda c: None if c[1] in _POW else f"exponent {c[1]} has no exact Triton form",
     ),
     # binary arithmetic; `.Scalar` forms take a constant second operand

@@ -15,7 +15,7 @@ from __future__ import annotations
 import dataclasses
 import math
 
-from mlirfuse.elementwise import FLOAT_DTYPES
+from mlirfuse.elementwise import FLOAT_DTYPES, compute_dtype
 from mlirfuse.ir import (
     DTYPE_CODES,
     NO_CONSTANT,
@@ -131,14 +131,20 @@ def _layer_norm(op, rewriter, rms: bool) -> bool:
         if eps is None:
             import torch
 
-            eps = torch.finfo(getattr(torch, xt.dtype)).eps
+            # eager's default: epsilon of the dtype it computes in (f32 for f16/bf16 inputs)
+            eps = torch.finfo(getattr(torch, compute_dtype(xt.dtype))).eps
     else:
         bias, eps = op.operands[3], constant_value(op.operands[4])
     if not isinstance(eps, float) and not isinstance(eps, int):
         return False
     out = tensor_type(op.results[0].type)
     b = _Builder(op)
-    shape, dtype = xt.shape, xt.dtype
+    # f16/bf16 are normalized in f32 and rounded once, as eager (and torch's own
+    # decomposition) does: intermediates of the input's dtype would be rounded
+    # wherever they leave a kernel (a few ulp off eager, issue 9).
+    shape, dtype = xt.shape, compute_dtype(xt.dtype)
+    if dtype != xt.dtype:
+        x = b.convert(x, shape, dtype)
     if rms:
         sq = b.binary("torch.aten.mul.Tensor", x, x, shape, dtype)
         ms, rshape = b.reduce("torch.aten.mean.dim", sq, dims, shape, dtype)

@@ -193,10 +193,10 @@ class _Builder:
         weights = [1 + i for i in range(len(names))]
         return self.rng.choices(names, weights=weights)[0]
 
-    def broadcast_partner(self, t, dtype=None) -> str:
-        """An existing value or a fresh input whose shape broadcasts against `t`."""
+    def broadcast_partner(self, t, dtype=None, positive=False) -> str:
+        """An existing value or a fresh input whose shape broadcasts against `t` (a fresh one if `positive`)."""
         rng = self.rng
-        if rng.random() < 0.5:
+        if rng.random() < 0.5 and not positive:
             same = self.pick(lambda u: tuple(u.shape) == tuple(t.shape) and (dtype is None or str(u.dtype)[6:] == dtype))
             if same is not None:
                 return same
@@ -206,7 +206,7 @@ class _Builder:
             shape = shape[rng.randrange(len(shape)):]  # trailing suffix
         elif r < 0.6:
             shape = [1 if rng.random() < 0.4 else s for s in shape]
-        return self.new_input(shape, dtype)
+        return self.new_input(shape, dtype, positive=positive)
 
     # nodes --------------------------------------------------------------
     def try_node(self, expr: str, args: list[str], tag: str) -> bool:
@@ -264,7 +264,10 @@ BINARY = (
     "$0 > $1", "$0 >= $1", "torch.logical_and($0, $1)", "torch.logical_or($0, $1)", "torch.logical_xor($0, $1)",
     "$0 & $1", "$0 | $1", "$0 ^ $1", "torch.div($0, $1, rounding_mode='trunc')",
     "torch.div($0, $1, rounding_mode='floor')", "torch.atan2($0, $1)", "torch.where($0 > 0, $0, $1)",
+    "torch.floor_divide($0, $1)", "torch.remainder($0, $1)", "torch.fmod($0, $1)",
 )
+# Integer division by zero raises in eager: their integer divisors are drawn non-zero.
+INT_DIVISION = ("rounding_mode", "floor_divide", "remainder", "fmod")
 SCALAR = (
     "$0 + {s}", "$0 - {s}", "{s} - $0", "$0 * {s}", "$0 / {s}", "$0 > {s}", "$0 == {s}", "$0 <= {s}",
     "torch.where($0 > 0, $0, {s})", "torch.where($0 > 0, {s}, $0)", "$0.masked_fill($0 < 0, {s})",
@@ -298,6 +301,10 @@ def _gen_binary(b: _Builder):
     other = b.broadcast_partner(t, dtype=str(t.dtype)[6:] if b.rng.random() < 0.6 else None)
     args = [a, other] if b.rng.random() < 0.8 else [other, a]
     expr = b.rng.choice(BINARY)
+    if any(k in expr for k in INT_DIVISION) and not t.is_floating_point() and t.dtype != b.torch.bool:
+        args = [a, b.broadcast_partner(t, dtype=str(t.dtype)[6:], positive=True)]
+        if b.rng.random() < 0.5:
+            expr = expr.replace("$1", "(-$1)")  # negative divisors too
     tag = expr.split("(")[0] if "(" in expr else expr.split()[1]
     return b.try_node(expr, args, "binary:" + tag)
 

@@ -19,7 +19,7 @@
 // CHECK-NEXT:   tmp2 = tmp0 * tmp1  # torch.aten.mul.Tensor
 // CHECK-NEXT:   tmp3 = tmp2 + 1.0  # torch.aten.add.Scalar
 // CHECK-NEXT:   tmp4 = tl.where(tmp3 < 0, 0, tmp3)  # torch.aten.relu
-// CHECK-NEXT:   tmp5 = tl.where(tmp4 == 0, tmp4, (2 * tl.sigmoid(2 * tmp4) - 1))  # torch.aten.tanh
+// CHECK-NEXT:   tmp5 = tanh(tmp4)  # torch.aten.tanh
 // CHECK-NEXT:   tmp6 = tl.sigmoid(tmp5)  # torch.aten.sigmoid
 // CHECK-NEXT:   tl.store(out0 + xindex, tmp6, mask=xmask)
 // CHECK-NEXT: // -----

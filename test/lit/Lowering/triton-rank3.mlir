@@ -18,7 +18,7 @@
 // CHECK-NEXT:   tmp0 = tl.load(in0 + (x0 * in0_st0 + x1 * in0_st1 + x2 * in0_st2), mask=xmask)  # load %arg0
 // CHECK-NEXT:   tmp1 = tl.load(in1 + (x0 * in1_st0 + x1 * in1_st1 + x2 * in1_st2), mask=xmask)  # load %arg1
 // CHECK-NEXT:   tmp2 = tmp0 * tmp1  # torch.aten.mul.Tensor
-// CHECK-NEXT:   tmp3 = tl.where(tmp2 == 0, tmp2, (2 * tl.sigmoid(2 * tmp2) - 1))  # torch.aten.tanh
+// CHECK-NEXT:   tmp3 = tanh(tmp2)  # torch.aten.tanh
 // CHECK-NEXT:   tl.store(out0 + xindex, tmp3, mask=xmask)
 // CHECK-NOT:  @triton.jit
 func.func @fuse_rank3(%arg0: !torch.vtensor<[2,3,4],f32>, %arg1: !torch.vtensor<[3,1],f32>) -> !torch.vtensor<[2,3,4],f32> {

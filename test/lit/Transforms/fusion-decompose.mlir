@@ -535,3 +535,18 @@ func.func @decompose_max_dim(%arg0: !torch.vtensor<[8,100],f32>) -> (!torch.vten
   %values, %indices = torch.aten.max.dim %arg0, %int1, %false : !torch.vtensor<[8,100],f32>, !torch.int, !torch.bool -> !torch.vtensor<[8],f32>, !torch.vtensor<[8],si64>
   return %values, %indices : !torch.vtensor<[8],f32>, !torch.vtensor<[8],si64>
 }
+
+// -----
+
+// rms_norm without eps on f16 adds f32's epsilon, as eager does (it computes
+// f16/bf16 in f32 and takes that dtype's epsilon), not f16's (issue 9).
+// CHECK-LABEL: func.func @decompose_rms_norm_default_eps_f16
+// CHECK:         %[[EPS:.+]] = torch.constant.float 1.1920928955078125E-7
+// CHECK:         torch.aten.add.Scalar %{{.+}}, %[[EPS]]
+func.func @decompose_rms_norm_default_eps_f16(%arg0: !torch.vtensor<[4,8],f16>) -> !torch.vtensor<[4,8],f16> {
+  %int8 = torch.constant.int 8
+  %0 = torch.prim.ListConstruct %int8 : (!torch.int) -> !torch.list<int>
+  %none = torch.constant.none
+  %1 = torch.aten.rms_norm %arg0, %0, %none, %none : !torch.vtensor<[4,8],f16>, !torch.list<int>, !torch.none, !torch.none -> !torch.vtensor<[4,8],f16>
+  return %1 : !torch.vtensor<[4,8],f16>
+}

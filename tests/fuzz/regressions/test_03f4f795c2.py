@@ -4,8 +4,6 @@ Found by `bench/fuzz.py` (seed 100492), shrunk automatically.
 output 1: Tensor-likes are not close!  Mismatched elements: 2 / 4 (50.0%) Greatest absolute difference: 1.0 at index (1,) (up to 1e-05 allowed)
 """
 
-import pytest
-
 from ..harness import assert_matches_eager
 
 SOURCE = '''\
@@ -26,6 +24,5 @@ def make_inputs():
 '''
 
 
-@pytest.mark.xfail(strict=True, reason="int-to-bf16-nan: fuzz (root cause of issue 9's bool -> bf16): round_to_bf16 bitcasts an integer value as f32 bits: int -> bf16 casts give NaN, sign() in bf16 wrong")
 def test_03f4f795c2():
     assert_matches_eager(SOURCE)

@@ -4,8 +4,6 @@ Found by `bench/fuzz.py` (seed 100055), shrunk automatically.
 output 2: a zero's sign differs from eager
 """
 
-import pytest
-
 from ..harness import assert_matches_eager
 
 SOURCE = '''\
@@ -28,6 +26,5 @@ def make_inputs():
 '''
 
 
-@pytest.mark.xfail(strict=True, reason="div-trunc-negative-zero: fuzz: float div(rounding_mode='trunc') loses the sign of a zero quotient")
 def test_1a9ef1e77a():
     assert_matches_eager(SOURCE)

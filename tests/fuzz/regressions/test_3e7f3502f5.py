@@ -4,8 +4,6 @@ Found by `bench/fuzz.py` (seed 100713), shrunk automatically.
 output 2: NaN positions differ, first at [0, 0]: got nan, eager 0.0
 """
 
-import pytest
-
 from ..harness import assert_matches_eager
 
 SOURCE = '''\
@@ -31,6 +29,5 @@ def make_inputs():
 '''
 
 
-@pytest.mark.xfail(strict=True, reason="pow-half-special: fuzz: pow(x, ±0.5) lowered as sqrt/rsqrt: pow(-inf, -0.5) is NaN, eager (IEEE pow) gives 0")
 def test_3e7f3502f5():
     assert_matches_eager(SOURCE)

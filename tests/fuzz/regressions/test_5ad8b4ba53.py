@@ -4,8 +4,6 @@ Found by `bench/fuzz.py` (seed 300053), shrunk automatically.
 triton.runtime.errors.InterpreterError: ValueError('cannot reshape array of size 4 into shape (16,)')
 """
 
-import pytest
-
 from ..harness import assert_matches_eager
 
 SOURCE = '''\
@@ -27,6 +25,5 @@ def make_inputs():
 '''
 
 
-@pytest.mark.xfail(strict=True, reason="bool-to-bf16: issue 9: bool -> bf16 cast inside a kernel")
 def test_5ad8b4ba53():
     assert_matches_eager(SOURCE)

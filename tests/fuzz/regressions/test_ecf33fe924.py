@@ -4,8 +4,6 @@ Found by `bench/fuzz.py` (seed 7), shrunk automatically.
 the worker died (SIGABRT)
 """
 
-import pytest
-
 from ..harness import assert_matches_eager_isolated
 
 SOURCE = '''\
@@ -29,6 +27,5 @@ def make_inputs():
 '''
 
 
-@pytest.mark.xfail(strict=True, reason="cat-mixed-dtype: fuzz: cat of pieces with different dtypes (type promotion): wrong values, or heap corruption (SIGABRT)")
 def test_ecf33fe924():
     assert_matches_eager_isolated(SOURCE)

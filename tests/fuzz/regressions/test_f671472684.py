@@ -4,9 +4,10 @@ Found by `bench/fuzz.py` (seed 100551), shrunk automatically.
 output 1: NaN positions differ, first at [0, 0, 0]: got -inf, eager nan
 """
 
-import pytest
+import torch
 
-from ..harness import assert_matches_eager
+import mlirfuse
+from ..gen import load
 
 SOURCE = '''\
 import torch
@@ -32,6 +33,16 @@ def make_inputs():
 '''
 
 
-@pytest.mark.xfail(strict=True, reason="var-mean-inf: fuzz (arguable): var_mean's mean of a row of equal infinities is ±inf fused, NaN in eager (Welford)")
 def test_f671472684():
-    assert_matches_eager(SOURCE)
+    # Accepted (known.ACCEPTED["var-mean-inf"]): eager's var_mean takes its mean from
+    # Welford's update, which turns a row holding infinities into NaN or ±inf depending
+    # on where they sit; the fused mean is sum / N, torch.mean's value. The variance is
+    # NaN either way.
+    Model, make_inputs = load(SOURCE)
+    model = Model().eval()
+    (actual,) = mlirfuse.compile(model, make_inputs())(*make_inputs())
+    x2, x3, x4 = make_inputs()
+    v5 = torch.nn.functional.batch_norm(x2, x3, x4, training=False)
+    torch.testing.assert_close(actual, torch.mean(v5, -3, keepdim=True), equal_nan=True)
+    (eager,) = model(*make_inputs())
+    assert torch.isnan(eager).any() and not torch.isnan(actual).all()  # still the eager disagreement documented
