@@ -25,27 +25,22 @@ the quadratic recompute mode at 400 LSTM steps.
 
 from __future__ import annotations
 
-import os
+import argparse
+import sys
+import time
+from pathlib import Path
 
-os.environ.setdefault("TRITON_INTERPRET", "1")  # before torch/triton are imported
+import torch
+from torch import nn
 
-import argparse  # noqa: E402
-import sys  # noqa: E402
-import time  # noqa: E402
-from pathlib import Path  # noqa: E402
-
-import torch  # noqa: E402
-from torch import nn  # noqa: E402
-
-import mlirfuse  # noqa: E402, F401  (picks the Triton mode before torch.export imports triton)
-from mlirfuse.compiler import count_aten_ops  # noqa: E402
-from mlirfuse.dialect import make_context  # noqa: E402
-from mlirfuse.errors import PipelineError  # noqa: E402
-from mlirfuse.frontend.importer import import_module  # noqa: E402
-from mlirfuse.ir import ir  # noqa: E402
-from mlirfuse.passes import default_pipeline  # noqa: E402
-from mlirfuse.passes.pipeline import build_pass_manager  # noqa: E402
-from report import RESULTS, append, header, markdown_table  # noqa: E402
+from mlirfuse.compiler import count_aten_ops
+from mlirfuse.dialect import make_context
+from mlirfuse.errors import PipelineError
+from mlirfuse.frontend.importer import import_module
+from mlirfuse.ir import ir
+from mlirfuse.passes import default_pipeline
+from mlirfuse.passes.pipeline import build_pass_manager
+from report import RESULTS, append, header, markdown_table
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from reductions import GPT2Block  # noqa: E402
