@@ -11,8 +11,9 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from mlirfuse.ir import ir, make_context
-from mlirfuse.lowering.emitter import KernelEmitter, Value, block_ops
+from mlirfuse.dialect import make_context
+from mlirfuse.ir import block_ops, ir
+from mlirfuse.lowering.emitter import KernelEmitter, Value
 
 LOWERING = Path(__file__).resolve().parents[1] / "mlirfuse" / "lowering"
 # What the lowering may depend on: the IR, the error base class, the op rule tables, itself.
