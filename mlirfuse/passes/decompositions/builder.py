@@ -1,15 +1,9 @@
-"""What the decompositions share: a shape-aware op builder and dim-operand parsing."""
+"""What the decompositions share: a shape-aware op builder."""
 
 from __future__ import annotations
 
-from mlirfuse.ir import (
-    DTYPE_CODES,
-    NO_CONSTANT,
-    TorchBuilder,
-    constant_int_list,
-    constant_value,
-    ir,
-)
+from mlirfuse.ir import DTYPE_CODES, TorchBuilder, ir
+from mlirfuse.reductions import reduced_shape
 
 
 class Builder(TorchBuilder):
@@ -37,27 +31,3 @@ class Builder(TorchBuilder):
 
     def convert(self, x, shape, dtype):
         return self.op("torch.prims.convert_element_type", [x, self.int(DTYPE_CODES[dtype])], shape, dtype)
-
-
-def reduced_shape(shape, dims, keepdim):
-    """`shape` reduced over `dims`: kept as 1s with keepdim, dropped without."""
-    if keepdim:
-        return tuple(1 if i in dims else d for i, d in enumerate(shape))
-    return tuple(d for i, d in enumerate(shape) if i not in dims)
-
-
-def parse_dims(value, rank: int) -> list[int] | None:
-    """A dim operand (int, list of ints or None = all) as sorted non-negative dims."""
-    const = constant_value(value)
-    if const is NO_CONSTANT:
-        const = constant_int_list(value)
-        if const is None:
-            return None
-    if const is None:
-        return list(range(rank))
-    if isinstance(const, int):
-        const = [const]
-    if rank == 0:
-        return []
-    dims = sorted({d % rank for d in const})
-    return dims if dims or rank == 0 else list(range(rank))

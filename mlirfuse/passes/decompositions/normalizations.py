@@ -6,7 +6,8 @@ import math
 
 from mlirfuse.ir import NO_CONSTANT, constant_int_list, constant_value, static_tensor_types, tensor_type
 from mlirfuse.passes.base import pattern
-from mlirfuse.passes.decompositions.builder import Builder, parse_dims
+from mlirfuse.passes.decompositions.builder import Builder
+from mlirfuse.reductions import reduction_dims
 
 
 def _softmax(op, rewriter, log: bool) -> bool:
@@ -15,7 +16,7 @@ def _softmax(op, rewriter, log: bool) -> bool:
     (xt,) = static_tensor_types(x) or [None]
     if xt is None or out is None:
         return False
-    dims = parse_dims(op.operands[1], len(xt.shape))
+    dims = reduction_dims(op.operands[1], len(xt.shape))
     if dims is None or len(dims) != (1 if xt.shape else 0) or any(xt.shape[d] == 0 for d in dims):
         return False  # softmax over an empty dim is empty; amax over it would be an error
     b = Builder(op)

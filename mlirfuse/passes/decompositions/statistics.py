@@ -11,7 +11,8 @@ import math
 from mlirfuse.elementwise import FLOAT_DTYPES
 from mlirfuse.ir import NO_CONSTANT, constant_value, static_tensor_types, tensor_type
 from mlirfuse.passes.base import pattern
-from mlirfuse.passes.decompositions.builder import Builder, parse_dims, reduced_shape
+from mlirfuse.passes.decompositions.builder import Builder
+from mlirfuse.reductions import reduced_shape, reduction_dims
 
 
 @pattern
@@ -25,7 +26,7 @@ def variance(op, rewriter, name: str) -> bool:
     (xt,) = static_tensor_types(x) or [None]
     if xt is None:
         return False
-    dims = parse_dims(op.operands[1], len(xt.shape))
+    dims = reduction_dims(op.operands[1], len(xt.shape))
     correction = constant_value(op.operands[2])  # .dim variants: `unbiased` (bool)
     keepdim = constant_value(op.operands[3])
     if dims is None or correction is NO_CONSTANT or not isinstance(keepdim, bool):
@@ -91,7 +92,7 @@ def decompose_logsumexp(op, rewriter) -> bool:
     (xt,) = static_tensor_types(x) or [None]
     if xt is None:
         return False
-    dims = parse_dims(op.operands[1], len(xt.shape))
+    dims = reduction_dims(op.operands[1], len(xt.shape))
     keepdim = constant_value(op.operands[2])
     out = tensor_type(op.results[0].type)
     if dims is None or not isinstance(keepdim, bool) or out.dtype != xt.dtype or any(xt.shape[d] == 0 for d in dims):
