@@ -20,32 +20,28 @@ recomputes its analyses after every rewrite instead of maintaining them
 ("n/a" if this checkout's pass has no such option). Speedup is
 recompute / maintained. Recompute runs are skipped above
 `RECOMPUTE_MAX_SIZE`; with the defaults the script runs ~15 minutes, most of it
-the quadratic recompute mode at 400 LSTM steps.
+the quadratic recompute mode at 400 LSTM steps (`--recompute-max-steps 100`
+skips the 200- and 400-step recompute runs, for a loaded machine).
 """
 
 from __future__ import annotations
 
-import os
+import argparse
+import sys
+import time
+from pathlib import Path
 
-os.environ.setdefault("TRITON_INTERPRET", "1")  # before torch/triton are imported
+import torch
+from torch import nn
 
-import argparse  # noqa: E402
-import sys  # noqa: E402
-import time  # noqa: E402
-from pathlib import Path  # noqa: E402
-
-import torch  # noqa: E402
-from torch import nn  # noqa: E402
-
-import mlirfuse  # noqa: E402, F401  (picks the Triton mode before torch.export imports triton)
-from mlirfuse.compiler import count_aten_ops  # noqa: E402
-from mlirfuse.dialect import make_context  # noqa: E402
-from mlirfuse.errors import PipelineError  # noqa: E402
-from mlirfuse.frontend.importer import import_module  # noqa: E402
-from mlirfuse.ir import ir  # noqa: E402
-from mlirfuse.passes import default_pipeline  # noqa: E402
-from mlirfuse.passes.pipeline import build_pass_manager  # noqa: E402
-from report import RESULTS, append, header, markdown_table  # noqa: E402
+from mlirfuse.compiler import count_aten_ops
+from mlirfuse.dialect import make_context
+from mlirfuse.errors import PipelineError
+from mlirfuse.frontend.importer import import_module
+from mlirfuse.ir import ir
+from mlirfuse.passes import default_pipeline
+from mlirfuse.passes.pipeline import build_pass_manager
+from report import RESULTS, append, header, markdown_table
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from reductions import GPT2Block  # noqa: E402
@@ -116,7 +112,7 @@ def time_pipeline(text: str, pipeline: str) -> tuple[float, str]:
         return time.perf_counter() - start, str(module)
 
 
-def measure(family: str, size: int, build) -> dict:
+def measure(family: str, size: int, build, recompute_max: int) -> dict:
     torch.manual_seed(0)
     model, inputs = build(size)
     imported = import_module(model.eval(), inputs)
@@ -124,7 +120,7 @@ def measure(family: str, size: int, build) -> dict:
     result = {"family": family, "size": size, "ops": count_aten_ops(imported.module)}
     runs = [time_pipeline(text, PIPELINE) for _ in range(REPEATS)]
     result["seconds"], fused = min(t for t, _ in runs), runs[0][1]
-    if size > RECOMPUTE_MAX_SIZE[family]:
+    if size > recompute_max:
         result["recompute"] = "skipped"
     else:
         try:
@@ -182,12 +178,17 @@ def plot(results: list[dict], path: Path) -> None:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--no-write", action="store_true", help=f"do not append to {RESULTS.name} nor write {PLOT.name}")
+    parser.add_argument(
+        "--recompute-max-steps", type=int, default=RECOMPUTE_MAX_SIZE["LSTM"],
+        help="time the recompute mode only up to this many LSTM steps (default: %(default)s)",
+    )
     args = parser.parse_args(argv)
+    recompute_max = {**RECOMPUTE_MAX_SIZE, "LSTM": args.recompute_max_steps}
 
     results, rows = [], []
     for family, (size_label, build, sizes) in FAMILIES.items():
         for size in sizes:
-            r = measure(family, size, build)
+            r = measure(family, size, build, recompute_max[family])
             print(f"{family} {size} {size_label}: {r['ops']} ops, {r['seconds']:.2f}s", file=sys.stderr)
             results.append(r)
             rows.append(row(r, size_label))

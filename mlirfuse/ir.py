@@ -14,11 +14,12 @@ from dataclasses import dataclass
 from torch_mlir import ir, passmanager, rewrite  # noqa: F401  (re-exported)
 from torch_mlir.dialects import ext, func  # noqa: F401
 from torch_mlir.dialects import torch as torch_dialect
+from torch_mlir.dialects._ods_common import _cext
 
 __all__ = [
     "ir", "rewrite", "DTYPES", "DTYPE_CODES", "parse_tensor_type", "passmanager", "ext", "func", "torch_context", "TensorType", "tensor_type",
     "constant_value", "constant_int_list", "is_constant", "is_constant_like", "static_tensor_types", "NO_CONSTANT", "parent_name", "defining_op", "result_index",
-    "vtensor_type", "TorchBuilder", "op_id",
+    "vtensor_type", "TorchBuilder", "op_id", "block_ops", "add_dialect_search_prefix",
 ]
 
 
@@ -161,6 +162,17 @@ def defining_op(value: ir.Value) -> ir.Operation | None:
     """The operation that defines `value`; None for a block argument."""
     owner = value.owner
     return owner.operation if isinstance(owner, (ir.OpView, ir.Operation)) else None
+
+
+def block_ops(block: ir.Block) -> tuple[list, object]:
+    """The ops of a block and its terminator, separately."""
+    ops = list(block.operations)
+    return ops[:-1], ops[-1]
+
+
+def add_dialect_search_prefix(prefix: str) -> None:
+    """Let the bindings look for a dialect's Python module (`<prefix>.<namespace>`) under `prefix` too."""
+    _cext.globals.append_dialect_search_prefix(prefix)
 
 
 def result_index(value: ir.Value) -> int:

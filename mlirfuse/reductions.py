@@ -77,16 +77,26 @@ class Reduction:
 
     @property
     def keepdim_shape(self) -> tuple[int, ...]:
-        return tuple(1 if i in self.dims else d for i, d in enumerate(self.shape))
+        return reduced_shape(self.shape, self.dims, keepdim=True)
 
 
-def _int_list(value) -> list[int] | None:
+def reduced_shape(shape, dims, keepdim: bool) -> tuple:
+    """`shape` reduced over `dims`: kept as 1s with keepdim, dropped without."""
+    if keepdim:
+        return tuple(1 if i in dims else d for i, d in enumerate(shape))
+    return tuple(d for i, d in enumerate(shape) if i not in dims)
+
+
+def reduction_dims(value, rank: int) -> list[int] | None:
+    """A dim operand (an int, a list of ints, or None or [] for all dims) as sorted non-negative dims; None unless constant."""
     const = constant_value(value)
     if const is None:
+        return list(range(rank))
+    listed = [const] if isinstance(const, int) and not isinstance(const, bool) else constant_int_list(value)
+    if listed is None:
         return None
-    if isinstance(const, int) and not isinstance(const, bool):
-        return [const]
-    return constant_int_list(value)
+    dims = sorted({d % rank for d in listed}) if rank else []
+    return dims or list(range(rank))
 
 
 def reduction(op) -> Reduction | str:
@@ -102,14 +112,9 @@ def reduction(op) -> Reduction | str:
     if dims_at is None:
         dims = list(range(rank))
     else:
-        listed = _int_list(op.operands[dims_at])
-        if constant_value(op.operands[dims_at]) is None:
-            listed = []
-        if listed is None:
+        dims = reduction_dims(op.operands[dims_at], rank)
+        if dims is None:
             return "reduction dims are not constant"
-        dims = sorted({d % rank for d in listed}) if rank else []
-        if not dims:
-            dims = list(range(rank))
     keepdim = False if keep_at is None else constant_value(op.operands[keep_at])
     if not isinstance(keepdim, bool):
         return "keepdim is not constant"

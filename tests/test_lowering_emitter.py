@@ -12,8 +12,8 @@ import ast
 from pathlib import Path
 
 from mlirfuse.dialect import make_context
-from mlirfuse.ir import ir
-from mlirfuse.lowering.emitter import KernelEmitter, Value, block_ops
+from mlirfuse.ir import block_ops, ir
+from mlirfuse.lowering.emitter import KernelEmitter, Value
 
 LOWERING = Path(__file__).resolve().parents[1] / "mlirfuse" / "lowering"
 # What the lowering may depend on: the IR, the error base class, the op rule tables, itself.

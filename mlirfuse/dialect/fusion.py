@@ -21,7 +21,7 @@ form either way.
 
 from __future__ import annotations
 
-from mlirfuse.ir import ir
+from mlirfuse.ir import add_dialect_search_prefix, ir
 from mlirfuse.reductions import REDUCTIONS, Reduction, reduction
 
 GROUP_KINDS = ("pointwise", "reduction", "persistent-reduction", "concat", "extern")
@@ -220,9 +220,7 @@ def _register_python_namespace() -> None:
     global _NAMESPACE_REGISTERED
     if _NAMESPACE_REGISTERED:
         return
-    from torch_mlir.dialects._ods_common import _cext
-
-    _cext.globals.append_dialect_search_prefix("mlirfuse.dialect._bindings")
+    add_dialect_search_prefix("mlirfuse.dialect._bindings")
     _NAMESPACE_REGISTERED = True
 
 

@@ -41,7 +41,7 @@ from typing import Callable
 
 from mlirfuse.elementwise import RULES, TRITON_DTYPES, compute_dtype, literal, promote
 from mlirfuse.errors import MlirfuseError
-from mlirfuse.ir import TensorType, constant_value, ir, is_constant_like, tensor_type
+from mlirfuse.ir import TensorType, block_ops, constant_value, ir, is_constant_like, tensor_type
 from mlirfuse.views import RESHAPES, VIEW_OPS, view_chain
 
 
@@ -106,16 +106,6 @@ class Value:
 
     text: str
     dtype: str
-
-
-def block_ops(block: ir.Block) -> tuple[list, object]:
-    """The ops of a block and its terminator, separately.
-
-    The same as `mlirfuse.passes.base.block_ops`; the lowering keeps its own
-    so that it does not depend on the passes.
-    """
-    ops = list(block.operations)
-    return ops[:-1], ops[-1]
 
 
 def cast(v: Value, dtype: str) -> str:
@@ -434,6 +424,6 @@ def _round_to(value: float, dtype: str) -> float:
 
 
 __all__ = [
-    "KernelEmitter", "LoweringError", "Site", "TritonKernel", "Value", "block_ops", "cast", "coords",
+    "KernelEmitter", "LoweringError", "Site", "TritonKernel", "Value", "cast", "coords",
     "load_sites", "module_prelude", "static_signature", "stored_value",
 ]

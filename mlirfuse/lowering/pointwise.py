@@ -17,13 +17,12 @@ import math
 from dataclasses import dataclass
 
 from mlirfuse.elementwise import TRITON_DTYPES
-from mlirfuse.ir import TensorType, constant_value, ir, tensor_type
+from mlirfuse.ir import TensorType, block_ops, constant_value, ir, tensor_type
 from mlirfuse.lowering.emitter import (
     KernelEmitter,
     LoweringError,
     TritonKernel,
     Value,
-    block_ops,
     coords,
     load_sites,
     static_signature,

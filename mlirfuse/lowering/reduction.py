@@ -25,13 +25,12 @@ from __future__ import annotations
 import math
 
 from mlirfuse.elementwise import TRITON_DTYPES, compute_dtype
-from mlirfuse.ir import ir, is_constant_like, tensor_type
+from mlirfuse.ir import block_ops, ir, is_constant_like, tensor_type
 from mlirfuse.lowering.emitter import (
     KernelEmitter,
     LoweringError,
     TritonKernel,
     Value,
-    block_ops,
     cast,
     coords,
     load_sites,

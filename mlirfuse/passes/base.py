@@ -11,7 +11,7 @@ import functools
 from typing import Callable, ClassVar
 
 from mlirfuse.errors import PipelineError
-from mlirfuse.ir import ir, is_constant_like, rewrite
+from mlirfuse.ir import block_ops, ir, is_constant_like, rewrite
 
 
 @dataclasses.dataclass(frozen=True)
@@ -121,12 +121,6 @@ def unique_ops(ops: list) -> list:
             seen.add(op.operation)
             out.append(op)
     return out
-
-
-def block_ops(block: ir.Block) -> tuple[list, object]:
-    """The ops of a block and its terminator, separately."""
-    ops = list(block.operations)
-    return ops[:-1], ops[-1]
 
 
 def body_ops(region_op) -> tuple[list, object]:

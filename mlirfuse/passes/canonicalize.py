@@ -27,13 +27,14 @@ from mlirfuse.dialect import build_group, build_yield
 from mlirfuse.ir import (
     DTYPE_CODES,
     TorchBuilder,
+    block_ops,
     constant_value,
     defining_op,
     ir,
     is_constant,
     rewrite,
 )
-from mlirfuse.passes.base import ModulePass, block_ops, body_ops, pattern
+from mlirfuse.passes.base import ModulePass, body_ops, pattern
 from mlirfuse.passes.outline import canonical_form
 from mlirfuse.passes.rewriter import FusionRewriter
 from mlirfuse.reductions import REDUCTIONS

@@ -47,16 +47,21 @@ def view_or_reshape(t: torch.Tensor, size) -> torch.Tensor:
 RESHAPING = {"torch.aten.view": view_or_reshape, "torch.aten._unsafe_view": view_or_reshape}
 
 
-def aten_call(op_name: str, values: tuple) -> tuple[Callable, list, dict]:
-    """(function, positional args, keyword args) calling `op_name` with `values`, one per schema argument."""
-    overload = aten_overload(op_name)
+def split_by_schema(schema, values) -> tuple[list, dict]:
+    """`values`, one per argument of `schema`, as positional args and (for keyword-only arguments) kwargs."""
     args, kwargs = [], {}
-    for schema_arg, value in zip(overload._schema.arguments, values):
+    for schema_arg, value in zip(schema.arguments, values):
         if schema_arg.kwarg_only:
             kwargs[schema_arg.name] = value
         else:
             args.append(value)
-    return RESHAPING.get(op_name, overload), args, kwargs
+    return args, kwargs
+
+
+def aten_call(op_name: str, values: tuple) -> tuple[Callable, list, dict]:
+    """(function, positional args, keyword args) calling `op_name` with `values`, one per schema argument."""
+    overload = aten_overload(op_name)
+    return RESHAPING.get(op_name, overload), *split_by_schema(overload._schema, values)
 
 
 def convert(type_name: str, value):

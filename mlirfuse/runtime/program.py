@@ -17,7 +17,7 @@ from mlirfuse.dialect import find_kernel
 from mlirfuse.errors import UnsupportedModelError
 from mlirfuse.ir import NO_CONSTANT, constant_value, ir
 from mlirfuse.lowering.triton import TritonKernel, lower_kernel
-from mlirfuse.runtime.aten import RESHAPING, aten_overload, convert
+from mlirfuse.runtime.aten import RESHAPING, aten_overload, convert, split_by_schema
 from mlirfuse.runtime.kernels import Launcher
 
 
@@ -102,17 +102,13 @@ class Program:
         else:
             raise UnsupportedModelError(f"mlirfuse cannot run '{name}' (at {op.location})")
         schema = overload._schema
-        args, kwargs = [], {}
         if len(schema.arguments) != len(op.operands):
             raise UnsupportedModelError(f"'{name}' has {len(op.operands)} operands but its ATen schema has {len(schema.arguments)}")
+        values = []
         for schema_arg, value in zip(schema.arguments, op.operands):
             arg = self._arg(value)
-            if arg[0] == "const":
-                arg = ("const", convert(str(schema_arg.type), arg[1]))
-            if schema_arg.kwarg_only:
-                kwargs[schema_arg.name] = arg
-            else:
-                args.append(arg)
+            values.append(("const", convert(str(schema_arg.type), arg[1])) if arg[0] == "const" else arg)
+        args, kwargs = split_by_schema(schema, values)
         outs = [self._slot(r) for r in op.results]
         view = all(r.alias_info is not None and not r.alias_info.is_write for r in schema.returns)
         self.steps.append(Step(RESHAPING.get(name, overload), args, kwargs, outs, "aten", name, view))

@@ -24,6 +24,9 @@ config.environment["PATH"] = os.pathsep.join([bin_dir, config.environment.get("P
 # Every pipeline in the suite runs with the maintained analyses checked
 # against recomputed ones after each pass (--verify-analyses).
 config.environment["MLIRFUSE_VERIFY_ANALYSES"] = "1"
+# Every kernel the python tests launch proves it stayed in bounds (guard bytes,
+# checked interpreter loads and stores), as under pytest.
+config.environment["MLIRFUSE_CHECK_BOUNDS"] = "1"
 
 # PYTHONPATH: a worktree run (`PYTHONPATH=$PWD lit test/lit`) tests its own mlirfuse, not the installed one.
 for name in ("HOME", "MLIRFUSE_CACHE_DIR", "TRITON_INTERPRET", "PYTHONPATH"):

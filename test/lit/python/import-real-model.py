@@ -4,17 +4,12 @@
 # goes through torch_mlir.fx.export_and_import, then through the mlirfuse
 # pipeline built programmatically, as an embedding compiler would run it.
 
-import os
-
-# Interpret mode must be chosen before triton (pulled in by torch) is imported.
-os.environ["TRITON_INTERPRET"] = "1"
-
-import torch  # noqa: E402
-from torch_mlir import fx  # noqa: E402
+import torch
+from torch_mlir import fx
 
 from mlirfuse.dialect import make_context
-from mlirfuse.ir import ir  # noqa: E402
-from mlirfuse.passes.pipeline import build_pass_manager  # noqa: E402
+from mlirfuse.ir import ir
+from mlirfuse.passes.pipeline import build_pass_manager
 
 
 class Block(torch.nn.Module):

@@ -1,0 +1,1 @@
+"""The rewrite patterns of `fusion-decompose` (mlirfuse/passes/decompose.py), by family."""
