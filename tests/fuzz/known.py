@@ -17,15 +17,12 @@ import re
 # dominance, int-div-trunc, int-to-bf16-nan, cat-mixed-dtype (pieces are cast to the
 # cat's dtype on store; the SIGABRT was the one-wide piece store), div-trunc-negative-zero
 # (div with a rounding mode runs through ATen), tanh-formula, pow-half-special,
-# rms-norm-default-eps, low-precision-norm (f16/bf16 norms computed in f32).
+# rms-norm-default-eps, low-precision-norm (f16/bf16 norms computed in f32),
+# group-norm-inf-weight (group_norm's affine step is eager's x * scale + shift).
 
 # Open classes: class id -> what it is; "issue 9" marks classes filed there, "fuzz" classes
 # found by this fuzzer.
-CLASSES = {
-    "group-norm-inf-weight": (
-        "fuzz (arguable): group_norm with an infinite weight: eager (CPU) computes y = x * (rstd * w) + (b - mean * rstd * w), inf - inf = NaN where the fused (x - mean) * rstd * w + b gives ±inf; the float64 reference follows eager"
-    ),
-}
+CLASSES: dict[str, str] = {}
 
 # Differences from eager accepted as not wrong, with the reason; their regression tests
 # assert the documented behaviour. The fuzzer still reports them when a case hits them.

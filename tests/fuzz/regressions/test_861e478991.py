@@ -4,8 +4,6 @@ Found by `bench/fuzz.py` (seed 59778194), shrunk automatically.
 output 0: NaN positions differ, first at [2, 2]: got -inf, eager nan
 """
 
-import pytest
-
 from ..harness import assert_matches_eager
 
 SOURCE = '''\
@@ -31,6 +29,5 @@ def make_inputs():
 '''
 
 
-@pytest.mark.xfail(strict=True, reason="group-norm-inf-weight: fuzz (arguable): group_norm with an infinite weight: eager (CPU) computes y = x * (rstd * w) + (b - mean * rstd * w), inf - inf = NaN where the fused (x - mean) * rstd * w + b gives ±inf; the float64 reference follows eager")
 def test_861e478991():
     assert_matches_eager(SOURCE)
