@@ -9,13 +9,8 @@ largest absolute difference between mlirfuse's output and eager PyTorch.
 mlirfuse's kernels run in the Triton interpreter on CPU; Inductor on CPU
 generates C++ and is not affected by TRITON_INTERPRET.
 
-Views: Inductor turns them (view, transpose, split ...) into
-`reinterpret_tensor` calls, counted neither as kernels nor as extern calls.
-mlirfuse reads views of kernel inputs inside the kernel (index arithmetic)
-and folds the views feeding an extern call (matmul, linear) into that
-call's operands (`fusion-extern-operands`; "operand views", not counted as
-unfused ops). Views left as ATen ops are "of which views";
-"launches+unfused non-views" leaves them out.
+How device calls are counted, on both sides: bench/inductor.py. Views left
+as ATen ops are "of which views"; "launches+unfused non-views" leaves them out.
 """
 
 from __future__ import annotations
@@ -26,7 +21,6 @@ os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
 
 import argparse  # noqa: E402
 import math  # noqa: E402
-import re  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
 
@@ -34,7 +28,7 @@ import torch  # noqa: E402
 from torch import nn  # noqa: E402
 from torch.nn import functional as F  # noqa: E402
 
-import mlirfuse  # noqa: E402
+from device_calls import measure_inductor, measure_mlirfuse  # noqa: E402
 from report import RESULTS, append, header, markdown_table  # noqa: E402
 
 
@@ -122,53 +116,6 @@ COLUMNS = (
     "inductor total",
     "max abs err vs eager",
 )
-
-
-def _flat(out) -> list[torch.Tensor]:
-    return list(out) if isinstance(out, (tuple, list)) else [out]
-
-
-def measure_mlirfuse(model: nn.Module, inputs: tuple) -> dict:
-    with torch.no_grad():
-        expected = _flat(model(*inputs))
-    cm = mlirfuse.compile(model, inputs)
-    actual = _flat(cm(*inputs))
-    err = max((a.float() - e.float()).abs().max().item() for a, e in zip(actual, expected))
-    return {**cm.stats, "err": err}
-
-
-# Inductor's output code (CPU) defines each generated kernel once at module
-# level, as `cpp_fused_<ops>_<n> = async_compile.cpp_pybinding([...], r'''...`
-# (older releases: `async_compile.cpp(`; GPU: `async_compile.triton(`), and
-# `call()` invokes it once per launch. We count those definitions. Extern
-# calls are the code lines of `call()` that call a library kernel,
-# `extern_kernels.<mm|addmm|bmm|...>(`, or fall back to an ATen op,
-# `aten.<op>(` / `torch.ops.aten.<op>(`; comments (which also list ATen op
-# names) are stripped first, and buffer allocation helpers are not counted.
-_KERNEL_DEF = re.compile(r"^(\w+) = async_compile\.(?:cpp_pybinding|cpp|triton)\(", re.MULTILINE)
-_EXTERN_CALL = re.compile(r"(?:\bextern_kernels|(?:\btorch\.ops\.)?\baten)\.[\w.]+\(")
-
-
-def count_inductor(code: str) -> tuple[int, int]:
-    """(generated kernels, extern/ATen calls) in one module of Inductor output code."""
-    kernels = len(_KERNEL_DEF.findall(code))
-    _, _, call_body = code.partition("def call(")
-    call_body = call_body.split("\ndef ", 1)[0]  # up to the next top-level function
-    lines = (line.split("#", 1)[0] for line in call_body.splitlines())
-    externs = sum(len(_EXTERN_CALL.findall(line)) for line in lines)
-    return kernels, externs
-
-
-def measure_inductor(model: nn.Module, inputs: tuple) -> dict:
-    from torch._inductor.utils import run_and_get_code
-
-    torch._dynamo.reset()
-    # A cache hit could skip code generation; compile every time so the code is seen.
-    with torch.no_grad(), torch._inductor.config.patch(fx_graph_cache=False):
-        compiled = torch.compile(model, backend="inductor")
-        _, codes = run_and_get_code(compiled, *inputs)
-    counts = [count_inductor(code) for code in codes]
-    return {"kernels": sum(k for k, _ in counts), "externs": sum(e for _, e in counts)}
 
 
 def row(name: str, m: dict, i: dict) -> list[str]:

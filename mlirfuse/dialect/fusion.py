@@ -52,6 +52,7 @@ def _verify_body(op, region: ir.Region, operand_types, result_types, what: str) 
     ops = list(block.operations)
     if not ops or ops[-1].operation.name != "fusion.yield":
         _error(op, "expects its body to end in 'fusion.yield'")
+    _verify_yield(ops[-1])  # the walk does not enter bodies
     yielded = [v.type for v in ops[-1].operands]
     if result_types is not None:
         if len(yielded) != len(result_types):
@@ -167,7 +168,12 @@ _VERIFIERS = {
 
 
 def verify_fusion_ops(root: ir.Operation) -> bool:
-    """Verify every fusion op under `root`; errors go to the context's diagnostics."""
+    """Verify every fusion op under `root`; errors go to the context's diagnostics.
+
+    The walk does not enter group and kernel bodies: their verifiers go
+    through the body once (torch ops only, isolated from above), which is
+    what keeps running this after every pass cheap.
+    """
     ok = True
 
     def visit(op):
@@ -183,10 +189,13 @@ def verify_fusion_ops(root: ir.Operation) -> bool:
             verifier(op)
         except _Failed:
             ok = False
-        return ir.WalkResult.ADVANCE
+        return ir.WalkResult.SKIP if name in _HAS_BODY else ir.WalkResult.ADVANCE
 
-    root.walk(visit)
+    root.walk(visit, ir.WalkOrder.PRE_ORDER)
     return ok
+
+
+_HAS_BODY = ("fusion.group", "fusion.kernel")
 
 
 def find_kernel(op: ir.Operation, name: str):

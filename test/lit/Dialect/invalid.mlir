@@ -121,6 +121,18 @@ func.func @yield_outside_group(%arg0: !torch.vtensor<[8],f32>) -> !torch.vtensor
 
 // -----
 
+// The verifier's walk does not enter bodies; the body check covers the yield.
+func.func @yield_with_results(%arg0: !torch.vtensor<[8],f32>) -> !torch.vtensor<[8],f32> {
+  %0 = "fusion.group"(%arg0) ({
+  ^bb0(%a: !torch.vtensor<[8],f32>):
+    // expected-error @+1 {{'fusion.yield' op has no results}}
+    %r = "fusion.yield"(%a) : (!torch.vtensor<[8],f32>) -> (!torch.vtensor<[8],f32>)
+  }) {kind = "pointwise"} : (!torch.vtensor<[8],f32>) -> !torch.vtensor<[8],f32>
+  return %0 : !torch.vtensor<[8],f32>
+}
+
+// -----
+
 func.func @kernel_in_function() {
   // expected-error @+1 {{'fusion.kernel' op must be defined at module level}}
   "fusion.kernel"() ({

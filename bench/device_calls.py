@@ -1,0 +1,82 @@
+"""Device calls per forward, counted the same way for mlirfuse and TorchInductor.
+
+mlirfuse: `cm.stats` (Triton launches; ATen ops left unfused, of which views).
+Inductor (CPU): the output code of every graph it compiles.
+
+Inductor's output code defines each generated kernel once at module level,
+as `cpp_fused_<ops>_<n> = async_compile.cpp_pybinding([...], r'''...`
+(older releases: `async_compile.cpp(`; GPU: `async_compile.triton(`), and
+`call()` invokes it once per launch. We count those definitions. Extern
+calls are the code lines of `call()` that call a library kernel,
+`extern_kernels.<mm|addmm|bmm|...>(`, or fall back to an ATen op,
+`aten.<op>(` / `torch.ops.aten.<op>(`; comments (which also list ATen op
+names) are stripped first, and buffer allocation helpers are not counted.
+
+Views: Inductor turns them (view, transpose, split ...) into
+`reinterpret_tensor` calls, counted neither as kernels nor as extern calls.
+mlirfuse reads views of kernel inputs inside the kernel (index arithmetic)
+and folds the views feeding an extern call into that call's operands
+(`fusion-extern-operands`, "operand views"); views it leaves as ATen ops
+are `unfused_views`, excluded from its device calls.
+"""
+
+from __future__ import annotations
+
+import re
+
+import torch
+from torch import nn
+
+import mlirfuse
+
+_KERNEL_DEF = re.compile(r"^(\w+) = async_compile\.(?:cpp_pybinding|cpp|triton)\(", re.MULTILINE)
+_EXTERN_CALL = re.compile(r"(?:\bextern_kernels|(?:\btorch\.ops\.)?\baten)\.[\w.]+\(")
+
+
+def flat(out) -> list[torch.Tensor]:
+    if isinstance(out, torch.Tensor):
+        return [out]
+    if isinstance(out, dict):
+        out = list(out.values())
+    return [t for o in out for t in flat(o)] if isinstance(out, (tuple, list)) else []
+
+
+def max_error(actual, expected) -> float:
+    return max((a.float() - e.float()).abs().max().item() for a, e in zip(flat(actual), flat(expected)))
+
+
+def measure_mlirfuse(model: nn.Module, inputs: tuple, **options) -> dict:
+    """cm.stats, `device_calls` (launches + non-view ATen ops) and the max abs error vs eager."""
+    with torch.no_grad():
+        expected = model(*inputs)
+    cm = mlirfuse.compile(model, inputs, **options)
+    stats = dict(cm.stats)
+    stats["aten_calls"] = stats["unfused_ops"] - stats["unfused_views"]
+    stats["device_calls"] = stats["launches"] + stats["aten_calls"]
+    stats["err"] = max_error(cm(*inputs), expected)
+    return stats
+
+
+def count_inductor(code: str) -> tuple[int, int]:
+    """(generated kernels, extern/ATen calls) in one module of Inductor output code."""
+    kernels = len(_KERNEL_DEF.findall(code))
+    _, _, call_body = code.partition("def call(")
+    call_body = call_body.split("\ndef ", 1)[0]  # up to the next top-level function
+    lines = (line.split("#", 1)[0] for line in call_body.splitlines())
+    externs = sum(len(_EXTERN_CALL.findall(line)) for line in lines)
+    return kernels, externs
+
+
+def measure_inductor(model: nn.Module, inputs: tuple) -> dict:
+    """Inductor's generated kernels, extern calls, their sum (`device_calls`) and max abs error vs eager."""
+    from torch._inductor.utils import run_and_get_code
+
+    torch._dynamo.reset()
+    # A cache hit could skip code generation; compile every time so the code is seen.
+    with torch.no_grad(), torch._inductor.config.patch(fx_graph_cache=False):
+        expected = model(*inputs)
+        compiled = torch.compile(model, backend="inductor")
+        out, codes = run_and_get_code(compiled, *inputs)
+    counts = [count_inductor(code) for code in codes]
+    kernels, externs = sum(k for k, _ in counts), sum(e for _, e in counts)
+    return {"kernels": kernels, "externs": externs, "device_calls": kernels + externs, "err": max_error(out, expected)}

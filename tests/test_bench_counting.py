@@ -1,0 +1,39 @@
+"""The benchmarks' device-call counting (bench/device_calls.py) on models whose counts are known by hand."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+
+from device_calls import count_inductor, measure_inductor  # noqa: E402
+from helpers import Lambda  # noqa: E402
+
+
+def test_inductor_counts_one_extern_matmul_and_one_fused_kernel():
+    # relu(x @ w) + 1: the matmul is a library call, relu and the add one generated kernel.
+    w = torch.randn(8, 4)
+    model = Lambda(lambda x: torch.relu(x @ w) + 1)
+    counts = measure_inductor(model, (torch.randn(3, 8),))
+    assert (counts["kernels"], counts["externs"], counts["device_calls"]) == (1, 1, 2)
+    assert counts["err"] < 1e-5
+
+
+def test_comments_and_allocations_are_not_calls():
+    code = '''
+cpp_fused_add_relu_0 = async_compile.cpp_pybinding(['float*'], r"""...""")
+
+def call(args):
+    buf0 = empty_strided_cpu((3, 4), (4, 1), torch.float32)
+    # Topologically Sorted Source Nodes: [matmul], Original ATen: [aten.mm]
+    extern_kernels.mm(arg0_1, arg1_1, out=buf0)
+    cpp_fused_add_relu_0(buf0)
+    return (reinterpret_tensor(buf0, (4, 3), (1, 4), 0), )
+
+def benchmark_compiled_module():
+    aten.mm(a, b)
+'''
+    assert count_inductor(code) == (1, 1)
