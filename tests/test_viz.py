@@ -16,6 +16,7 @@ from mlirfuse.dialect import make_context
 from mlirfuse.ir import ir
 from mlirfuse.passes.pipeline import build_pass_manager
 from mlirfuse.tools.main import main
+from mlirfuse.tools.opt import main as opt_main
 from mlirfuse.viz import graph_of, graph_of_mlir, render, to_dot
 from mlirfuse.viz.draw import VIZ_JS, VizError
 from mlirfuse.viz.graph import ATEN, EXTERN, INPUT, OP, OUTPUT, VIEW, FusionGraph
@@ -125,6 +126,14 @@ def test_concat_pieces_reach_the_cat_through_the_list():
     (cluster,) = graph.clusters
     assert cluster.kind == "concat" and cluster.ops == ["torch.aten.relu", "torch.aten.mul.Tensor", "torch.aten.cat"]
     assert {("relu", "cat"), ("mul.Tensor", "cat"), ("%arg0", "relu"), ("%arg1", "mul.Tensor")} <= edges_by_label(graph)
+
+
+def test_already_fused_ir_is_drawn_as_it_is(write, tmp_path):
+    fused_file = tmp_path / "fused.mlir"
+    assert opt_main([str(write(TWO_GROUPS)), "--mlirfuse-pipeline", "--fusion-explain", "-o", str(fused_file)]) == 0
+    drawn, direct = graph_of_mlir(fused_file), graph_of_mlir(write(TWO_GROUPS))
+    assert [(c.name, c.ops, c.reasons) for c in drawn.clusters] == [(c.name, c.ops, c.reasons) for c in direct.clusters]
+    assert edges_by_label(drawn) == edges_by_label(direct)
 
 
 def test_groups_before_outlining_and_unfused_views():

@@ -107,6 +107,15 @@ def test_viz_page_of_the_bundled_block_in_chromium(compiled, tmp_path, monkeypat
             assert set(shown) == set(compiled.kernels)  # every kernel drawn
             assert {k: v for k, v in shown.items() if v} == explained
 
+            # A click keeps a group in the panel while the pointer moves on; a second click releases it.
+            first, second = clusters.nth(0), clusters.nth(1)
+            first.locator("text").first.click()
+            second.locator("text").first.hover()
+            assert page.get_attribute("#details", "data-group") == first.get_attribute("id")
+            first.locator("text").first.click()
+            second.locator("text").first.hover()
+            assert page.get_attribute("#details", "data-group") == second.get_attribute("id")
+
             # The picture: the first group with reasons hovered, its panel open.
             clusters.nth(with_reasons).locator("text").first.hover()
             page.screenshot(path=str(screenshot), full_page=True)
