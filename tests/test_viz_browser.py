@@ -107,6 +107,10 @@ def test_viz_page_of_the_bundled_block_in_chromium(compiled, tmp_path, monkeypat
             assert set(shown) == set(compiled.kernels)  # every kernel drawn
             assert {k: v for k, v in shown.items() if v} == explained
 
+            # An extern call tells which views it reads its operands through.
+            page.locator("#graph svg g.node-extern").first.hover()
+            assert "operand views folded into the call" in page.inner_text("#details .node-title")
+
             # A click keeps a group in the panel while the pointer moves on; a second click releases it.
             first, second = clusters.nth(0), clusters.nth(1)
             first.locator("text").first.click()

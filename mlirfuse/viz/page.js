@@ -1,6 +1,6 @@
 // mlirfuse viz page: draws the DOT text with Graphviz (viz.js, inlined before this script), then shows a
 // fusion group's kernel, ops and explain reasons in #details when a cluster or one of its nodes is hovered
-// (click keeps it there). Sets <body data-rendered="true"> once drawn ("error" if Graphviz failed).
+// (click keeps it there); other nodes show what they are. Sets <body data-rendered="true"> once drawn ("error" if Graphviz failed).
 (function () {
   "use strict";
   const data = JSON.parse(document.getElementById("mlirfuse-data").textContent);
@@ -41,9 +41,19 @@
     } else {
       body.push(element("p", "No neighbour left outside was recorded (compile with explain).", "hint"));
     }
+    delete details.dataset.node;
     details.dataset.group = id;
     details.replaceChildren(...body);
     setActive(id);
+  }
+
+  // A node outside the groups (ATen op, extern call, argument): what it is, in full.
+  function showNode(id) {
+    const node = data.nodes[id];
+    delete details.dataset.group;
+    details.dataset.node = id;
+    details.replaceChildren(element("h2", node.kind), element("p", node.title, "node-title"));
+    setActive(null);
   }
 
   function hover(id) {
@@ -64,6 +74,10 @@
         el.addEventListener("mouseenter", () => hover(id));
         el.addEventListener("click", () => click(id));
       }
+    }
+    for (const [id, node] of Object.entries(data.nodes)) {
+      const el = node.cluster === null ? document.getElementById(id) : null;
+      if (el) el.addEventListener("mouseenter", () => pinned === null && showNode(id));
     }
     document.body.dataset.rendered = "true";
   }).catch(function (err) {
