@@ -20,6 +20,7 @@ KNOWN_LOCAL_IMPORTS = {
     ("mlirfuse.tools.main", "mlirfuse"),
     ("mlirfuse.tools.main", "mlirfuse.models"),
     ("mlirfuse.tools.main", "mlirfuse.runtime.aot"),
+    ("mlirfuse.tools.main", "mlirfuse.viz.cli"),
     # `import mlirfuse` stays light: compile() imports the compiler when called
     ("mlirfuse", "mlirfuse.compiler"),
 }

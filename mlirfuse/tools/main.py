@@ -4,6 +4,9 @@
         compile the bundled transformer block, print the fusion report,
         write IR and Triton sources, run it (Triton interpreter on CPU) and
         compare with eager, then compile the kernels ahead of time for sm_SM
+    mlirfuse viz MODEL_OR_MLIR [-o graph.html] [--format html|dot|svg]
+        draw the fusion graph of a .mlir file or a bundled model (TinyBlock):
+        one self-contained HTML page, or DOT, or SVG through Graphviz
 """
 
 from __future__ import annotations
@@ -76,6 +79,9 @@ def demo(out: Path, arch: int) -> int:
     for name, kernel in cm.kernels.items():
         (kernels / f"{name}.py").write_text(kernel.source)
     print(f"\nwrote {out / 'forward.mlir'} and {len(cm.kernels)} Triton kernels under {kernels}/")
+    from mlirfuse.viz.cli import write_demo_page
+
+    write_demo_page(cm, out / "graph.html")
 
     got = cm(*inputs)
     with torch.no_grad():
@@ -101,9 +107,17 @@ def main(argv: list[str] | None = None) -> int:
     d = sub.add_parser("demo", help="compile, report, run and check the bundled transformer block")
     d.add_argument("--out", type=Path, default=Path("demo-out"), help="folder for the IR and Triton sources")
     d.add_argument("--aot", type=int, default=90, metavar="SM", help="also compile the kernels for sm_SM (0: skip)")
+    v = sub.add_parser("viz", help="draw the fusion graph of a .mlir file or a bundled model")
+    v.add_argument("target", metavar="MODEL_OR_MLIR", help="a .mlir file (torch dialect, or already fused) or TinyBlock")
+    v.add_argument("-o", dest="output", type=Path, help="output file (default: graph.FORMAT)")
+    v.add_argument("--format", choices=("html", "dot", "svg"), help="default: from -o's suffix, else html (svg needs Graphviz)")
     args = parser.parse_args(argv)
     if args.command == "demo":
         return demo(args.out, args.aot)
+    if args.command == "viz":
+        from mlirfuse.viz.cli import viz
+
+        return viz(args.target, args.output, args.format)
     return 1
 
 
