@@ -94,6 +94,9 @@ def _layer_norm(op, rewriter, rms: bool) -> bool:
         y = b.binary("torch.aten.mul.Tensor", y, weight, shape, dtype)
     if bias is not None and constant_value(bias) is NO_CONSTANT:
         y = b.binary("torch.aten.add.Tensor", y, bias, shape, dtype)
+    elif not rms:
+        # ATen's CPU kernel adds a zero bias where there is none: a -0.0 result is 0.0 in eager.
+        y = b.add_scalar(y, 0.0, shape, dtype)
     if out.dtype != dtype:
         y = b.convert(y, shape, out.dtype)
     results = [y]
@@ -109,7 +112,7 @@ def _layer_norm(op, rewriter, rms: bool) -> bool:
 
 @pattern
 def decompose_layer_norm(op, rewriter) -> bool:
-    """layer_norm(x) = (x - mean) * rsqrt(mean((x - mean)^2) + eps) * w + b."""
+    """layer_norm(x) = (x - mean) * rsqrt(mean((x - mean)^2) + eps) * w + b (b = 0 when absent, as in eager)."""
     return _layer_norm(op, rewriter, rms=False)
 
 
