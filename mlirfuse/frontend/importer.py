@@ -153,21 +153,26 @@ def import_graph_module(gm: torch.fx.GraphModule, func_name: str = "forward") ->
 
 
 def _lift_constants(gm: torch.fx.GraphModule) -> tuple[torch.fx.Graph, list[torch.Tensor]]:
-    """`gm`'s graph with each tensor get_attr turned into a trailing placeholder (a copy; `gm` is untouched)."""
+    """A copy of `gm`'s graph: each tensor get_attr becomes a trailing placeholder, each detach its operand.
+
+    detach is the identity on values (AOTAutograd leaves it on saved
+    activations); left in, it would split fusion groups.
+    """
     from torch.fx.passes.shape_prop import _extract_tensor_metadata
 
-    def attr(node):
-        return operator.attrgetter(node.target)(gm) if node.op == "get_attr" else None
-
-    if not any(isinstance(attr(n), torch.Tensor) for n in gm.graph.nodes):
-        return gm.graph, []
     graph = torch.fx.Graph()
     copies: dict = {}
     graph.output(graph.graph_copy(gm.graph, copies))
-    first = next(copies[n] for n in gm.graph.nodes if n.op != "placeholder")
+    first = next((copies[n] for n in gm.graph.nodes if n.op != "placeholder"), None)
     constants = []
     for node in gm.graph.nodes:
-        value = attr(node)
+        copy = copies.get(node)
+        if node.op == "call_function" and node.target is torch.ops.aten.detach.default:
+            copies[node] = copies[node.args[0]]  # what a detach of this detach reads
+            copy.replace_all_uses_with(copies[node])
+            graph.erase_node(copy)
+            continue
+        value = operator.attrgetter(node.target)(gm) if node.op == "get_attr" else None
         if not isinstance(value, torch.Tensor):
             continue
         with graph.inserting_before(first):
@@ -175,8 +180,8 @@ def _lift_constants(gm: torch.fx.GraphModule) -> tuple[torch.fx.Graph, list[torc
         placeholder.meta = dict(node.meta)
         if not isinstance(node.meta.get("val"), torch.Tensor):
             placeholder.meta["tensor_meta"] = _extract_tensor_metadata(value)
-        copies[node].replace_all_uses_with(placeholder)
-        graph.erase_node(copies[node])
+        copy.replace_all_uses_with(placeholder)
+        graph.erase_node(copy)
         constants.append(value)
     return graph, constants
 
