@@ -106,9 +106,9 @@ def unsupported_node(gm: torch.fx.GraphModule) -> str | None:
                 continue
             name = getattr(target, "name", None)
             name = name() if callable(name) else getattr(target, "__name__", str(target))
-            return f"op '{name}' is not an ATen or prims operator"
-        elif node.op == "get_attr" and isinstance(getattr(gm, str(node.target), None), torch.Tensor):
-            continue  # a lifted constant: the importer makes it a literal
+            return f"op '{name}' is a higher-order op or a Python function, not an operator mlirfuse runs"
+        elif node.op == "get_attr":
+            continue  # tensor constants become arguments; subgraphs are read only by higher-order ops (above)
         elif node.op in ("call_module", "call_method"):
             return f"node '{node.name}' ({node.op} {node.target}) is not a functional ATen op"
     return None
