@@ -110,3 +110,16 @@ def test_unsupported_op_runs_eagerly_with_one_log_line(caplog):
     assert len(lines) == 1 and "op 'cond'" in lines[0], lines
     assert backend.stats["inference"]["eager_graphs"] == 1
 
+
+
+def test_symbolic_sizes_run_eagerly_with_one_log_line(caplog):
+    # Dynamic shapes are not compiled yet (issue 11 item 4): never a wrong answer, one line saying why.
+    def f(x):
+        return torch.relu(x) * 2
+
+    x = torch.randn(4, 8)
+    with caplog.at_level(logging.INFO, logger="mlirfuse"):
+        out = torch.compile(f, backend="mlirfuse", dynamic=True)(x)
+    torch.testing.assert_close(out, f(x))
+    lines = [r.getMessage() for r in caplog.records if r.name == "mlirfuse"]
+    assert len(lines) == 1 and "symbolic sizes" in lines[0], lines
