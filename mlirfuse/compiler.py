@@ -218,7 +218,7 @@ class CompiledModule:
 
     def _run_eagerly(self, key: tuple, why: str) -> None:
         self.specializations[key] = None
-        message = f"mlirfuse: new inputs for {type(self.model).__name__} run eagerly from now on: {why}"
+        message = f"mlirfuse: {type(self.model).__name__} called with inputs no specialization covers; they run eagerly: {why}"
         logger.warning(message)
         warnings.warn(message, RecompileLimitWarning, stacklevel=4)
 
