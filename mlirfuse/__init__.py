@@ -11,6 +11,7 @@ from mlirfuse.errors import (  # noqa: F401
     KernelBoundsError,
     MlirfuseError,
     PipelineError,
+    RecompileLimitWarning,
     UnsupportedModelError,
 )
 

@@ -7,21 +7,38 @@
     cm.stats         # aten_ops, groups, kernels, launches, unfused_ops, unfused_views, operand_views
     cm.mlir          # the final IR
     cm.kernels       # kernel name -> TritonKernel (source included)
+    cm.guard_stats   # compiles, hits, eager_calls: how calls met the specializations
 
 Inference only: calls run under `torch.no_grad()`.
+
+Guards: each call's inputs are keyed by what a specialization assumes
+(positional/keyword structure; per tensor shape, dtype and device; other
+values by value). Strides are not part of the key: every launch reads its
+inputs' strides at run time and view ops fall back to copying reshapes, so
+a non-contiguous input reuses the kernels. A new key exports and compiles a
+new specialization, cached; past `max_specializations` (default 8) a new key
+runs the eager model with a `RecompileLimitWarning`. `strict=True` raises
+`InputMismatchError` instead of compiling anything new.
 """
 
 from __future__ import annotations
 
+import logging
+import warnings
+
 import torch
 from torch.utils import _pytree as pytree
 
-from mlirfuse.errors import CompilationError, InputMismatchError
+from mlirfuse.errors import CompilationError, InputMismatchError, MlirfuseError, RecompileLimitWarning
 from mlirfuse.frontend.importer import ImportedProgram, flatten_inputs, import_module
 from mlirfuse.ir import ir
 from mlirfuse.passes import default_pipeline
 from mlirfuse.passes.pipeline import build_pass_manager
 from mlirfuse.runtime.program import Program
+
+logger = logging.getLogger("mlirfuse")
+
+DEFAULT_MAX_SPECIALIZATIONS = 8
 
 
 def count_aten_ops(module: ir.Module) -> int:
@@ -46,9 +63,14 @@ def run_pipeline(module: ir.Module, context: ir.Context, pipeline=None, explain:
         raise CompilationError(f"the fusion pipeline failed: {e}") from None
 
 
-class CompiledModule:
-    def __init__(self, model: torch.nn.Module, imported: ImportedProgram, pipeline=None, explain: bool = False):
-        self.model = model
+class CompiledGraph:
+    """One imported function through the fusion pipeline: its IR, kernels, runnable steps and stats.
+
+    Shared by `mlirfuse.compile` (one per specialization) and the
+    `torch.compile` backend (one per FX graph Dynamo or AOTAutograd hands over).
+    """
+
+    def __init__(self, imported: ImportedProgram, pipeline=None, explain: bool = False):
         self.imported = imported
         aten_ops = count_aten_ops(imported.module)
         run_pipeline(imported.module, imported.context, pipeline, explain)
@@ -85,31 +107,132 @@ class CompiledModule:
         self.imported.module.operation.walk(visit)
         return reasons
 
-    def _check_inputs(self, flat: list) -> None:
-        meta = self.imported.input_meta
-        if len(flat) != len(meta):
-            raise InputMismatchError(f"expected {len(meta)} inputs (as in the example), got {len(flat)}")
-        for i, (x, m) in enumerate(zip(flat, meta)):
-            if isinstance(m, tuple):
-                if not isinstance(x, torch.Tensor):
-                    raise InputMismatchError(f"input {i}: expected a tensor, got {type(x).__name__}")
-                got = (tuple(x.shape), x.dtype, x.device)
-                if got != m:
-                    raise InputMismatchError(
-                        f"input {i}: compiled for shape {list(m[0])} {m[1]} on {m[2]}, "
-                        f"got shape {list(got[0])} {got[1]} on {got[2]}; recompile for new shapes"
-                    )
-            elif x != m:
-                raise InputMismatchError(f"input {i}: compiled for the value {m!r}, got {x!r}")
+
+def _input_meta(x):
+    return (tuple(x.shape), x.dtype, x.device) if isinstance(x, torch.Tensor) else x
+
+
+def input_key(args: tuple, kwargs: dict) -> tuple:
+    """What a specialization assumes about a call: the inputs' structure, tensor shapes/dtypes/devices, other values."""
+    leaves, spec = pytree.tree_flatten((tuple(args), dict(sorted(kwargs.items()))))
+    key = []
+    for x in leaves:
+        meta = _input_meta(x)
+        try:
+            hash(meta)
+        except TypeError:
+            meta = (type(x).__name__, repr(x))
+        key.append(meta)
+    return str(spec), tuple(key)
+
+
+def describe_mismatch(meta: list, flat: list) -> str:
+    """How `flat` (a call's inputs) differs from `meta` (a specialization's)."""
+    if len(flat) != len(meta):
+        return f"expected {len(meta)} inputs (as in the example), got {len(flat)}"
+    for i, (x, m) in enumerate(zip(flat, meta)):
+        if isinstance(m, tuple):
+            if not isinstance(x, torch.Tensor):
+                return f"input {i}: expected a tensor, got {type(x).__name__}"
+            got = _input_meta(x)
+            if got != m:
+                return (
+                    f"input {i}: compiled for shape {list(m[0])} {m[1]} on {m[2]}, "
+                    f"got shape {list(got[0])} {got[1]} on {got[2]}"
+                )
+        elif x != m:
+            return f"input {i}: compiled for the value {m!r}, got {x!r}"
+    return "inputs differ from the example's"
+
+
+class CompiledModule:
+    """`model` compiled per input specialization; see the module docstring for the guards."""
+
+    def __init__(
+        self,
+        model: torch.nn.Module,
+        example_inputs: tuple,
+        example_kwargs: dict | None = None,
+        *,
+        pipeline=None,
+        explain: bool = False,
+        max_specializations: int = DEFAULT_MAX_SPECIALIZATIONS,
+        strict: bool = False,
+    ):
+        if not isinstance(max_specializations, int) or isinstance(max_specializations, bool) or max_specializations < 1:
+            raise ValueError(f"max_specializations must be a positive int, got {max_specializations!r}")
+        self.model = model
+        self.pipeline = pipeline
+        self.explain_unfused = explain
+        self.max_specializations = max_specializations
+        self.strict = strict
+        # input_key -> CompiledGraph; None for keys that run eagerly (past the bound or not compilable).
+        self.specializations: dict[tuple, CompiledGraph | None] = {}
+        self.guard_stats = {"compiles": 0, "hits": 0, "eager_calls": 0}
+        kwargs = example_kwargs or {}
+        self._current = self._specialize(input_key(example_inputs, kwargs), example_inputs, kwargs)
+
+    # The specialization the last call ran (at first: the example's).
+    imported = property(lambda self: self._current.imported)
+    program = property(lambda self: self._current.program)
+    mlir = property(lambda self: self._current.mlir)
+    kernels = property(lambda self: self._current.kernels)
+    stats = property(lambda self: self._current.stats)
+
+    def explain(self) -> dict[str, list[str]]:
+        """Kernel name -> why its neighbours were not fused (compile with explain=True)."""
+        return self._current.explain()
+
+    def _specialize(self, key: tuple, args: tuple, kwargs: dict) -> CompiledGraph:
+        imported = import_module(self.model, tuple(args), kwargs)
+        graph = CompiledGraph(imported, self.pipeline, self.explain_unfused)
+        self.specializations[key] = graph
+        self.guard_stats["compiles"] += 1
+        return graph
+
+    def _lookup(self, args: tuple, kwargs: dict) -> CompiledGraph | None:
+        """The specialization for these inputs, compiled if new and allowed; None: run eagerly."""
+        key = input_key(args, kwargs)
+        if key in self.specializations:
+            graph = self.specializations[key]
+            if graph is not None:
+                self.guard_stats["hits"] += 1
+            return graph
+        if self.strict:
+            try:
+                flat = flatten_inputs(args, kwargs, self.imported.in_spec)
+            except ValueError:
+                raise InputMismatchError(f"keyword arguments {sorted(kwargs)} differ from the example's") from None
+            raise InputMismatchError(describe_mismatch(self.imported.input_meta, flat) + "; recompile for new shapes")
+        compiled = sum(1 for g in self.specializations.values() if g is not None)
+        if compiled >= self.max_specializations:
+            self._run_eagerly(
+                key, f"{compiled} specializations compiled (max_specializations={self.max_specializations})"
+            )
+            return None
+        try:
+            return self._specialize(key, args, kwargs)
+        except MlirfuseError as e:
+            self._run_eagerly(key, f"compiling a specialization for them failed: {e}")
+            return None
+
+    def _run_eagerly(self, key: tuple, why: str) -> None:
+        self.specializations[key] = None
+        message = f"mlirfuse: {type(self.model).__name__} called with inputs no specialization covers; they run eagerly: {why}"
+        logger.warning(message)
+        warnings.warn(message, RecompileLimitWarning, stacklevel=4)
 
     def __call__(self, *inputs, **kwargs):
-        try:
-            flat = flatten_inputs(inputs, kwargs, self.imported.in_spec)
-        except ValueError:
-            raise InputMismatchError(f"keyword arguments {sorted(kwargs)} differ from the example's") from None
-        self._check_inputs(flat)
+        graph = self._lookup(inputs, kwargs)
+        if graph is None:
+            self.guard_stats["eager_calls"] += 1
+            with torch.no_grad():
+                return self.model(*inputs, **kwargs)
+        self._current = graph
+        imported = graph.imported
+        flat = flatten_inputs(inputs, kwargs, imported.in_spec)
         arguments = []
-        for kind, what in self.imported.bindings:
+        for kind, what in imported.bindings:
             if kind == "param":
                 arguments.append(self.model.get_parameter(what))
             elif kind == "buffer":
@@ -119,27 +242,43 @@ class CompiledModule:
             else:
                 arguments.append(flat[what])
         with torch.no_grad():
-            results = self.program.run(arguments)
+            results = graph.program.run(arguments)
             outputs = []
-            for (kind, what), value in zip(self.imported.results, results):
+            for (kind, what), value in zip(imported.results, results):
                 if kind == "output":
                     outputs.append(value)
                 elif kind == "buffer":
                     self.model.get_buffer(what).copy_(value)
                 else:
                     flat[what].copy_(value)
-        return pytree.tree_unflatten(outputs, self.imported.out_spec)
+        # An output that is a mutated input or buffer (`x.add_(1); return x`) is that tensor, as in eager.
+        for index, (kind, what) in imported.output_aliases.items():
+            outputs[index] = self.model.get_buffer(what) if kind == "buffer" else flat[what]
+        return pytree.tree_unflatten(outputs, imported.out_spec)
 
 
 def compile(
-    model: torch.nn.Module, example_inputs, example_kwargs: dict | None = None, *, pipeline=None, explain: bool = False
+    model: torch.nn.Module,
+    example_inputs,
+    example_kwargs: dict | None = None,
+    *,
+    pipeline=None,
+    explain: bool = False,
+    max_specializations: int = DEFAULT_MAX_SPECIALIZATIONS,
+    strict: bool = False,
 ) -> CompiledModule:
     """Compile `model` for inputs shaped like `example_inputs` (a tuple) and `example_kwargs`.
 
     `pipeline`: a pass pipeline string or list of pass names (default: the
     mlirfuse pipeline). `explain`: record on each launch which neighbours
-    were not fused and why (`cm.explain()`).
+    were not fused and why (`cm.explain()`). `max_specializations`: how many
+    input signatures get their own compiled code before new ones run eagerly
+    (with a warning). `strict`: raise `InputMismatchError` on inputs unlike
+    the example's instead of recompiling.
     """
     if isinstance(example_inputs, torch.Tensor):
         example_inputs = (example_inputs,)
-    return CompiledModule(model, import_module(model, tuple(example_inputs), example_kwargs), pipeline, explain)
+    return CompiledModule(
+        model, tuple(example_inputs), example_kwargs,
+        pipeline=pipeline, explain=explain, max_specializations=max_specializations, strict=strict,
+    )

@@ -14,7 +14,7 @@ class UnsupportedModelError(MlirfuseError):
 
 
 class InputMismatchError(MlirfuseError):
-    """Call-time inputs differ from the example inputs the model was compiled for."""
+    """Call-time inputs differ from the example inputs (raised by `compile(..., strict=True)`; otherwise they recompile)."""
 
 
 class CompilationError(MlirfuseError):
@@ -23,3 +23,7 @@ class CompilationError(MlirfuseError):
 
 class KernelBoundsError(MlirfuseError):
     """A checked launch (`MLIRFUSE_CHECK_BOUNDS=1`) touched memory outside its tensors: a bug in a kernel."""
+
+
+class RecompileLimitWarning(UserWarning):
+    """New inputs run the eager model: the specialization bound was reached or compiling for them failed."""

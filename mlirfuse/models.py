@@ -1,4 +1,4 @@
-"""Small bundled models: the demo's transformer-style block."""
+"""Small bundled models: the demo's transformer-style block, and an MLP and a CNN for training (tests, bench/training.py)."""
 
 from __future__ import annotations
 
@@ -44,3 +44,33 @@ class TinyBlock(nn.Module):
 def demo_inputs(seed: int = 0) -> tuple[torch.Tensor]:
     torch.manual_seed(seed)
     return (torch.randn(2, 16, 64),)
+
+
+class MLP(nn.Module):
+    """The MLP half of a transformer block: LayerNorm, Linear, GELU, Linear, residual."""
+
+    def __init__(self, d_model: int = 32, hidden: int = 64):
+        super().__init__()
+        self.ln = nn.LayerNorm(d_model)
+        self.fc1 = nn.Linear(d_model, hidden)
+        self.fc2 = nn.Linear(hidden, d_model)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x + self.fc2(nn.functional.gelu(self.fc1(self.ln(x))))
+
+
+class SmallCNN(nn.Module):
+    """Two Conv-BatchNorm-ReLU stages, global average pooling and a linear head (train mode updates running stats)."""
+
+    def __init__(self, channels: int = 4, classes: int = 3):
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, channels, 3, padding=1)
+        self.bn1 = nn.BatchNorm2d(channels)
+        self.conv2 = nn.Conv2d(channels, channels, 3, padding=1)
+        self.bn2 = nn.BatchNorm2d(channels)
+        self.head = nn.Linear(channels, classes)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = torch.relu(self.bn1(self.conv1(x)))
+        x = torch.relu(self.bn2(self.conv2(x)))
+        return self.head(x.mean(dim=(2, 3)))

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import re
+import sys
+import tomllib
+from pathlib import Path
 
 import torch
 
@@ -59,3 +62,61 @@ def compile_and_compare(fn, inputs: tuple, *, op: str | None = None, fused: bool
     if fused:
         assert_fully_fused(cm, op)
     return cm
+
+
+def train_side_by_side(model, compile_fn, batches, *, lr: float = 0.05, **tolerances):
+    """Train `model` eagerly and `compile_fn(copy)` side by side with SGD, one step per (input, target) batch.
+
+    After every step the losses (MSE, computed eagerly) and every
+    parameter's gradient must match eager's; at the end every buffer.
+    Returns (eager model, compiled model's module).
+    """
+    import copy
+
+    tolerances = tolerances or dict(rtol=1e-4, atol=1e-5)
+    eager, ours = model, copy.deepcopy(model)
+    compiled = compile_fn(ours)
+    optimizers = [torch.optim.SGD(m.parameters(), lr=lr) for m in (eager, ours)]
+    for step, (x, target) in enumerate(batches):
+        losses = []
+        for fn, optimizer in zip((eager, compiled), optimizers):
+            optimizer.zero_grad()
+            loss = torch.nn.functional.mse_loss(fn(x), target)
+            loss.backward()
+            losses.append(loss.detach())
+        torch.testing.assert_close(losses[1], losses[0], **tolerances, msg=lambda m: f"step {step} loss: {m}")
+        for (name, p), q in zip(eager.named_parameters(), ours.parameters()):
+            torch.testing.assert_close(q.grad, p.grad, **tolerances, msg=lambda m, n=name: f"step {step} grad {n}: {m}")
+        for optimizer in optimizers:
+            optimizer.step()
+    for (name, b), c in zip(eager.named_buffers(), ours.buffers()):
+        torch.testing.assert_close(c, b, **tolerances, msg=lambda m, n=name: f"buffer {n}: {m}")
+    return eager, ours
+
+
+def dynamo_entry_points_dir(root: Path) -> Path:
+    """A stand-in for an installed mlirfuse under `root`: a dist-info holding pyproject.toml's Dynamo entry points.
+
+    Lets `backend="mlirfuse"` resolve through the real discovery mechanism
+    (importlib.metadata) whether or not the installed package is current.
+    """
+    project = tomllib.loads((Path(__file__).resolve().parents[1] / "pyproject.toml").read_text())
+    entry_points = project["project"]["entry-points"]["torch_dynamo_backends"]
+    dist = root / "mlirfuse_entry_point_check-0.dist-info"
+    dist.mkdir(parents=True, exist_ok=True)
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: mlirfuse-entry-point-check\nVersion: 0\n")
+    lines = "".join(f"{name} = {target}\n" for name, target in entry_points.items())
+    (dist / "entry_points.txt").write_text("[torch_dynamo_backends]\n" + lines)
+    return root
+
+
+def discover_dynamo_backends(root: Path) -> None:
+    """Make Dynamo (re)discover entry-point backends with `dynamo_entry_points_dir(root)` on sys.path."""
+    from torch._dynamo.backends import registry
+
+    path = str(dynamo_entry_points_dir(root))
+    if path not in sys.path:
+        sys.path.insert(0, path)
+    registry._lazy_import()
+    registry._discover_entrypoint_backends.cache_clear()
+    registry._discover_entrypoint_backends()

@@ -112,8 +112,9 @@ def test_kernels_are_cached_under_the_cache_dir():
 
 @pytest.fixture(scope="module")
 def two_inputs():
+    # strict: a mismatch raises instead of compiling a new specialization (tests/test_guards.py).
     model = Lambda(lambda x, y: torch.relu(x * y) + 1)
-    return mlirfuse.compile(model, (torch.randn(4, 16), torch.randn(4, 16)))
+    return mlirfuse.compile(model, (torch.randn(4, 16), torch.randn(4, 16)), strict=True)
 
 
 def test_wrong_shape_names_the_input(two_inputs):
@@ -145,8 +146,10 @@ def test_keyword_inputs_in_any_order():
     # Flattened in the example's keyword order, whatever order the caller uses.
     assert torch.equal(cm(x, mask=mask, scale=scale), expected)
     assert torch.equal(cm(x, scale=scale, mask=mask), expected)
+    assert cm.guard_stats["compiles"] == 1
+    strict = mlirfuse.compile(Masked(), (x,), {"scale": scale, "mask": mask}, strict=True)
     with pytest.raises(mlirfuse.InputMismatchError, match="keyword arguments"):
-        cm(x, mask=mask)
+        strict(x, mask=mask)
 
 
 def test_input_mismatch_is_an_mlirfuse_error():

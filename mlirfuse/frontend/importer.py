@@ -14,6 +14,7 @@ model does not make 1 GB of IR. Non-persistent buffers (rotary `inv_freq`,
 
 from __future__ import annotations
 
+import operator
 import warnings
 from dataclasses import dataclass, field
 
@@ -43,6 +44,9 @@ class ImportedProgram:
     in_spec: object = None
     # Per flat user input: (shape, dtype, device) for tensors, the value itself otherwise.
     input_meta: list = field(default_factory=list)
+    # User output index -> ("buffer", name) | ("input", index): the output *is* that mutated tensor
+    # (`x.add_(1); return x`), so the caller gets the tensor itself, as from eager.
+    output_aliases: dict = field(default_factory=dict)
 
 
 def export(model: torch.nn.Module, example_inputs: tuple, example_kwargs: dict | None = None) -> ExportedProgram:
@@ -62,16 +66,35 @@ def export(model: torch.nn.Module, example_inputs: tuple, example_kwargs: dict |
     return program
 
 
-def import_program(program: ExportedProgram, func_name: str = "forward") -> ImportedProgram:
-    """Import an exported program's graph; placeholders become arguments."""
+def _import_graph(graph: torch.fx.Graph, func_name: str, what: str) -> tuple[ir.Module, ir.Context]:
+    """`graph` as a func.func of a new module; every placeholder becomes an argument."""
     from torch_mlir.extras.fx_importer import FxImporter
 
     context = make_context()
     importer = FxImporter(context=context)
     try:
-        importer.import_stateless_graph(program.graph_module.graph, func_name=func_name)
+        importer.import_stateless_graph(graph, func_name=func_name)
     except Exception as e:
-        raise UnsupportedModelError(f"torch-mlir could not import the exported graph: {e}") from e
+        node = _failing_node(e.__traceback__)
+        where = f" at op '{node.target}' (node {node.name})" if node is not None and node.op == "call_function" else ""
+        raise UnsupportedModelError(f"torch-mlir could not import the {what}{where}: {str(e)[:500]}") from e
+    return importer.module, context
+
+
+def _failing_node(tb) -> torch.fx.Node | None:
+    """The FX node the importer was working on when it raised: the innermost frame's `node` local."""
+    node = None
+    while tb is not None:
+        candidate = tb.tb_frame.f_locals.get("node")
+        if isinstance(candidate, torch.fx.Node):
+            node = candidate
+        tb = tb.tb_next
+    return node
+
+
+def import_program(program: ExportedProgram, func_name: str = "forward") -> ImportedProgram:
+    """Import an exported program's graph; placeholders become arguments."""
+    module, context = _import_graph(program.graph_module.graph, func_name, "exported graph")
 
     bindings = []
     user_index = 0
@@ -90,20 +113,77 @@ def import_program(program: ExportedProgram, func_name: str = "forward") -> Impo
 
     user_inputs = [spec.arg.name for spec in program.graph_signature.input_specs if spec.kind == InputKind.USER_INPUT]
     results = []
-    output_index = 0
+    output_nodes = []  # per user output, the graph value it returns
+    mutated = {}  # graph value -> the buffer or input it is written back to
     for spec in program.graph_signature.output_specs:
+        name = getattr(spec.arg, "name", None)
         if spec.kind == OutputKind.USER_OUTPUT:
-            results.append(("output", output_index))
-            output_index += 1
+            results.append(("output", len(output_nodes)))
+            output_nodes.append(name)
         elif spec.kind == OutputKind.BUFFER_MUTATION:
             results.append(("buffer", spec.target))
+            mutated[name] = results[-1]
         elif spec.kind == OutputKind.USER_INPUT_MUTATION:
             results.append(("input", user_inputs.index(spec.target)))
+            mutated[name] = results[-1]
         else:
             raise UnsupportedModelError(f"exported output of kind {spec.kind.name} is not supported")
+    aliases = {i: mutated[name] for i, name in enumerate(output_nodes) if name is not None and name in mutated}
     return ImportedProgram(
-        importer.module, context, bindings, results, program.call_spec.out_spec, program.call_spec.in_spec
+        module, context, bindings, results, program.call_spec.out_spec, program.call_spec.in_spec,
+        output_aliases=aliases,
     )
+
+
+def import_graph_module(gm: torch.fx.GraphModule, func_name: str = "forward") -> ImportedProgram:
+    """Import an FX graph as Dynamo or AOTAutograd hands it to a backend (nodes carry `val` metadata).
+
+    The placeholders are the call's arguments, in order; tensor constants the
+    graph reads with get_attr follow them, bound to the module's tensors (the
+    importer would bake them into the IR). The results are the output node's
+    values, in order (returned as a flat list).
+    """
+    graph, constants = _lift_constants(gm)
+    module, context = _import_graph(graph, func_name, "FX graph")
+    inputs = sum(1 for n in gm.graph.nodes if n.op == "placeholder")
+    output = next(n for n in gm.graph.nodes if n.op == "output").args[0]
+    count = len(output) if isinstance(output, (tuple, list)) else 1
+    bindings = [("input", i) for i in range(inputs)] + [("constant", t) for t in constants]
+    return ImportedProgram(module, context, bindings, [("output", i) for i in range(count)], None)
+
+
+def _lift_constants(gm: torch.fx.GraphModule) -> tuple[torch.fx.Graph, list[torch.Tensor]]:
+    """A copy of `gm`'s graph: each tensor get_attr becomes a trailing placeholder, each detach its operand.
+
+    detach is the identity on values (AOTAutograd leaves it on saved
+    activations); left in, it would split fusion groups.
+    """
+    from torch.fx.passes.shape_prop import _extract_tensor_metadata
+
+    graph = torch.fx.Graph()
+    copies: dict = {}
+    graph.output(graph.graph_copy(gm.graph, copies))
+    first = next((copies[n] for n in gm.graph.nodes if n.op != "placeholder"), None)
+    constants = []
+    for node in gm.graph.nodes:
+        copy = copies.get(node)
+        if node.op == "call_function" and node.target is torch.ops.aten.detach.default:
+            copies[node] = copies[node.args[0]]  # what a detach of this detach reads
+            copy.replace_all_uses_with(copies[node])
+            graph.erase_node(copy)
+            continue
+        value = operator.attrgetter(node.target)(gm) if node.op == "get_attr" else None
+        if not isinstance(value, torch.Tensor):
+            continue
+        with graph.inserting_before(first):
+            placeholder = graph.placeholder(f"constant_{len(constants)}")
+        placeholder.meta = dict(node.meta)
+        if not isinstance(node.meta.get("val"), torch.Tensor):
+            placeholder.meta["tensor_meta"] = _extract_tensor_metadata(value)
+        copy.replace_all_uses_with(placeholder)
+        graph.erase_node(copy)
+        constants.append(value)
+    return graph, constants
 
 
 def flatten_inputs(args: tuple, kwargs: dict, in_spec) -> list:

@@ -1,0 +1,203 @@
+"""`torch.compile(model, backend="mlirfuse")`: Dynamo's FX graphs through the mlirfuse pipeline.
+
+    compiled = torch.compile(model, backend="mlirfuse")        # no import of mlirfuse needed (entry point)
+    compiled = torch.compile(model, backend="mlirfuse", options={"explain": True})
+    loss = compiled(x).sum(); loss.backward()                  # forward and backward both fused
+
+    from mlirfuse.frontend.dynamo import backend
+    backend.stats            # {"forward": {...}, "backward": {...}, "inference": {...}}, summed per role
+    backend.graphs           # one CompiledFxGraph per graph handed over: role, stats, mlir, kernels, eager_reason
+    backend.clear()          # forget the records (compiled code stays with torch.compile)
+
+Every graph Dynamo captures goes through AOTAutograd: it functionalizes it
+(buffer and input mutations become extra outputs its runtime copies back),
+applies the decompositions below (backward ops such as gelu_backward and
+native_layer_norm_backward become pointwise ops and reductions the fuser
+groups) and splits it into a forward and a backward graph with the min-cut
+partitioner, which recomputes cheap pointwise values in the backward
+instead of saving them. Each graph is imported with torch-mlir's FX
+importer (no second torch.export) and run through the same pipeline and
+runtime as `mlirfuse.compile`. Without gradients (`torch.no_grad()`, or
+nothing requires grad) AOTAutograd hands over one "inference" graph.
+
+A graph that cannot be compiled (an op the importer or the runtime does
+not know, symbolic sizes) runs eagerly, with one warning on the `mlirfuse`
+logger naming the op or the reason; the other graphs stay compiled.
+Symbolic sizes (`dynamic=True`, or Dynamo's automatic dynamic shapes after
+a second size) are not compiled yet: pass `dynamic=False` to get one static
+specialization per shape.
+
+Options (`torch.compile(..., options={...})` or `Backend(**options)`):
+`pipeline` (a pass pipeline string or list of pass names, as for
+`mlirfuse.compile`), `explain` (record why neighbours were not fused).
+"""
+
+from __future__ import annotations
+
+import logging
+import operator
+import time
+from dataclasses import dataclass, field
+
+import torch
+from torch._functorch.aot_autograd import make_boxed_func
+
+from mlirfuse.compiler import CompiledGraph
+from mlirfuse.errors import MlirfuseError, PipelineError
+from mlirfuse.frontend.importer import import_graph_module
+
+logger = logging.getLogger("mlirfuse")
+
+OPTIONS = ("pipeline", "explain")
+
+# Decomposed by AOTAutograd before import: backward (and training-mode
+# batch norm) ops into the pointwise ops and reductions the fuser groups.
+# Forward normalizations (softmax, layer_norm) stay whole: fusion-decompose
+# handles them in MLIR.
+_DECOMPOSED = (
+    "gelu_backward",
+    "native_layer_norm_backward",
+    "_softmax_backward_data",
+    "_log_softmax_backward_data",
+    "threshold_backward",
+    "sigmoid_backward",
+    "tanh_backward",
+    "silu_backward",
+    "hardswish_backward",
+    "leaky_relu_backward",
+    "elu_backward",
+    "mse_loss",
+    "mse_loss_backward",
+    "native_batch_norm",
+    "_native_batch_norm_legit",
+    "_native_batch_norm_legit_functional",
+    "native_batch_norm_backward",
+)
+
+
+def decompositions() -> dict:
+    from torch._decomp import get_decompositions
+
+    return get_decompositions([getattr(torch.ops.aten, name) for name in _DECOMPOSED])
+
+
+@dataclass
+class CompiledFxGraph:
+    """One graph the backend was handed: compiled (`graph`) or run eagerly (`eager_reason`)."""
+
+    role: str  # "forward" | "backward" | "inference"
+    graph: CompiledGraph | None = None
+    eager_reason: str | None = None
+    compile_seconds: float = 0.0
+    stats: dict = field(default_factory=dict)
+
+
+def unsupported_node(gm: torch.fx.GraphModule) -> str | None:
+    """Why `gm` cannot be compiled, naming the first node in the way; None if nothing is known to be."""
+    for node in gm.graph.nodes:
+        if node.op == "placeholder":
+            val = node.meta.get("val")
+            sizes = val.shape if isinstance(val, torch.Tensor) else [val]
+            if any(isinstance(s, torch.SymInt) for s in sizes):
+                return f"input '{node.name}' has symbolic sizes (dynamic shapes are not compiled yet)"
+        elif node.op == "call_function":
+            target = node.target
+            if target is operator.getitem or isinstance(target, torch._ops.OpOverload):
+                continue
+            name = getattr(target, "name", None)
+            name = name() if callable(name) else getattr(target, "__name__", str(target))
+            return f"op '{name}' is a higher-order op or a Python function, not an operator mlirfuse runs"
+        elif node.op == "get_attr":
+            continue  # tensor constants become arguments; subgraphs are read only by higher-order ops (above)
+        elif node.op in ("call_module", "call_method"):
+            return f"node '{node.name}' ({node.op} {node.target}) is not a functional ATen op"
+    return None
+
+
+class Backend:
+    """A torch.compile backend running each graph through mlirfuse; `backend` below is the registered one."""
+
+    __name__ = "mlirfuse"
+
+    def __init__(self, **options):
+        self.options = self._check_options(options)
+        self.graphs: list[CompiledFxGraph] = []
+
+    @staticmethod
+    def _check_options(options: dict | None) -> dict:
+        options = dict(options or {})
+        unknown = sorted(set(options) - set(OPTIONS))
+        if unknown:
+            raise PipelineError(f"unknown mlirfuse backend option(s) {unknown}; known: {', '.join(OPTIONS)}")
+        return options
+
+    def __call__(self, gm: torch.fx.GraphModule, example_inputs, options: dict | None = None, **unused):
+        from functorch.compile import min_cut_rematerialization_partition
+        from torch._dynamo.backends.common import aot_autograd
+
+        opts = {**self.options, **self._check_options(options)}
+
+        def compiler(role):
+            return lambda g, inputs: self.compile_graph(g, inputs, role, opts)
+
+        return aot_autograd(
+            fw_compiler=compiler("forward"),
+            bw_compiler=compiler("backward"),
+            inference_compiler=compiler("inference"),
+            partition_fn=min_cut_rematerialization_partition,
+            decompositions=decompositions(),
+        )(gm, example_inputs)
+
+    def compile_graph(self, gm: torch.fx.GraphModule, example_inputs, role: str, options: dict):
+        """One functional ATen graph -> a callable on its flat inputs; `gm` itself if it cannot be compiled."""
+        record = CompiledFxGraph(role)
+        self.graphs.append(record)
+        start = time.perf_counter()
+        reason = unsupported_node(gm)
+        if reason is None:
+            try:
+                record.graph = CompiledGraph(
+                    import_graph_module(gm), options.get("pipeline"), bool(options.get("explain", False))
+                )
+            except MlirfuseError as e:
+                reason = str(e).split("\n", 1)[0]
+            except Exception as e:  # a bug in mlirfuse: the graph still runs, eagerly
+                reason = f"internal error: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+        record.compile_seconds = time.perf_counter() - start
+        if record.graph is None:
+            record.eager_reason = reason
+            logger.warning("%s graph runs eagerly: %s", role, reason)
+            return make_boxed_func(gm.forward)
+        record.stats = record.graph.stats
+        program = record.graph.program
+        constants = [what for kind, what in record.graph.imported.bindings if kind == "constant"]
+
+        def run(args: list):
+            # AOTAutograd's boxed convention: one list, which we empty so inputs are freed as early as eager frees them.
+            arguments = [*args, *constants]
+            args.clear()
+            return program.run(arguments)
+
+        run._boxed_call = True
+        return run
+
+    @property
+    def stats(self) -> dict:
+        """Per role ("forward", "backward", "inference"): each stat summed over its compiled graphs, plus counts."""
+        totals: dict[str, dict] = {}
+        for record in self.graphs:
+            role = totals.setdefault(record.role, {"graphs": 0, "eager_graphs": 0, "compile_seconds": 0.0})
+            role["graphs"] += 1
+            role["eager_graphs"] += record.graph is None
+            role["compile_seconds"] += record.compile_seconds
+            for key, value in record.stats.items():
+                role[key] = role.get(key, 0) + value
+        return totals
+
+    def clear(self) -> None:
+        """Forget the records of compiled graphs (what torch.compile compiled keeps running)."""
+        self.graphs.clear()
+
+
+# What `torch.compile(backend="mlirfuse")` finds through the `torch_dynamo_backends` entry point.
+backend = Backend()
