@@ -158,15 +158,14 @@ def batch_norm(op, rewriter, x, w, bias, mean, var, eps) -> bool:
 
 @pattern
 def decompose_group_norm(op, rewriter) -> bool:
-    """group_norm over [N, C, *S] on the [N, G, C/G, prod(S)] view, reduced over its last two dims.
+    """group_norm over [N, C, *S] as layer norm of the [N, G, C/G, prod(S)] view, reduced over its last two dims.
 
-    The affine step is eager's (ATen's CPU and CUDA kernels alike):
-    y = x * scale + shift with scale = rstd * w and shift = b - mean * scale,
-    per (sample, channel). Algebraically (x - mean) * rstd * w + b, but not
-    in IEEE arithmetic: an infinite weight gives inf - inf = NaN in eager
-    (issue 9's group-norm-inf-weight class). Weight and bias are viewed as
-    [1, G, C/G, 1] so every step runs in the grouped iteration space; the
-    result is reshaped back (an exit reshape).
+    Weight and bias are viewed as [1, G, C/G, 1] so the affine step runs in
+    the same iteration space; the result is reshaped back (an exit reshape).
+    Eager's kernels compute x * (rstd * w) + (b - mean * rstd * w) instead,
+    which cancels where |mean| >> std (a group of one element gives b only up
+    to the rounding of x * rstd * w); this form is exact there and differs
+    from eager only for an infinite weight (known.ACCEPTED in tests/fuzz).
     """
     x, groups, w, bias, eps, _ = op.operands
     (xt,) = static_tensor_types(x) or [None]
@@ -185,13 +184,12 @@ def decompose_group_norm(op, rewriter) -> bool:
     xc = b.binary("torch.aten.sub.Tensor", xg, mean, grouped, dtype)
     var, _ = b.reduce("torch.aten.mean.dim", b.binary("torch.aten.mul.Tensor", xc, xc, grouped, dtype), [2, 3], grouped, dtype)
     rstd = b.unary("torch.aten.rsqrt", b.add_scalar(var, float(eps), rshape, dtype), rshape, dtype)
-    scale, sshape = rstd, rshape
+    y = b.binary("torch.aten.mul.Tensor", xc, rstd, grouped, dtype)
     if constant_value(w) is NO_CONSTANT:
-        sshape = [n, groups, c // groups, 1]
-        scale = b.binary("torch.aten.mul.Tensor", rstd, b.view(w, affine, dtype), sshape, dtype)
-    shift = b.unary("torch.aten.neg", b.binary("torch.aten.mul.Tensor", scale, mean, sshape, dtype), sshape, dtype)
+        y = b.binary("torch.aten.mul.Tensor", y, b.view(w, affine, dtype), grouped, dtype)
     if constant_value(bias) is NO_CONSTANT:
-        shift = b.binary("torch.aten.add.Tensor", shift, b.view(bias, affine, dtype), sshape, dtype)
-    y = b.binary("torch.aten.add.Tensor", b.binary("torch.aten.mul.Tensor", xg, scale, grouped, dtype), shift, grouped, dtype)
+        y = b.binary("torch.aten.add.Tensor", y, b.view(bias, affine, dtype), grouped, dtype)
+    else:  # eager adds a zero bias where there is none: a -0.0 result is 0.0 in eager
+        y = b.add_scalar(y, 0.0, grouped, dtype)
     rewriter.replace_op(op, [b.view(y, xt.shape, dtype)])
     return True

@@ -4,7 +4,12 @@ Found by `bench/fuzz.py` (seed 59778194), shrunk automatically.
 output 0: NaN positions differ, first at [2, 2]: got -inf, eager nan
 """
 
-from ..harness import assert_matches_eager
+import torch
+import torch.nn.functional as F
+
+import mlirfuse
+from ..gen import load
+from helpers import Lambda
 
 SOURCE = '''\
 import torch
@@ -30,4 +35,24 @@ def make_inputs():
 
 
 def test_861e478991():
-    assert_matches_eager(SOURCE)
+    # Accepted (known.ACCEPTED["group-norm-inf-weight"]): eager's kernels compute
+    # x * (rstd * w) + (b - mean * rstd * w), inf - inf = NaN for an infinite weight; the
+    # fused (x - mean) * rstd * w + b gives ±inf there and is exact where eager's form
+    # cancels (a one-element group gives b exactly).
+    Model, make_inputs = load(SOURCE)
+    model = Model().eval()
+    (actual,) = mlirfuse.compile(model, make_inputs())(*make_inputs())
+    x2, x4, x5 = make_inputs()
+    mean, var = x2.mean(1, keepdim=True), x2.var(1, unbiased=False, keepdim=True)
+    expected = (x2 - mean) * torch.rsqrt(var + 1e-5) * x4 + x5
+    torch.testing.assert_close(actual, expected, equal_nan=True)
+    (eager,) = model(*make_inputs())
+    assert torch.isnan(eager).any() and not torch.isnan(actual).any()  # still the eager disagreement documented
+
+
+def test_group_norm_without_bias_adds_eager_zero_bias():
+    # (x - mean) * rstd * w is -0.0 where x == mean and w < 0; eager adds a zero bias.
+    x, w = torch.zeros(2, 4, 3), torch.tensor([-1.0, 2.0, -3.0, 1.0])
+    model = Lambda(lambda x, w: F.group_norm(x, 2, w))
+    actual, eager = mlirfuse.compile(model, (x, w))(x, w), model(x, w)
+    assert torch.equal(torch.signbit(actual), torch.signbit(eager)) and torch.equal(actual, eager)
