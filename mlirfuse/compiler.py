@@ -13,14 +13,17 @@ Inference only: calls run under `torch.no_grad()`.
 
 from __future__ import annotations
 
+import functools
+
 import torch
 from torch.utils import _pytree as pytree
 
-from mlirfuse.errors import CompilationError, InputMismatchError
+from mlirfuse.errors import CompilationError, InputMismatchError, PipelineError
 from mlirfuse.frontend.importer import ImportedProgram, flatten_inputs, import_module
 from mlirfuse.ir import ir
 from mlirfuse.passes import default_pipeline
-from mlirfuse.passes.pipeline import build_pass_manager
+from mlirfuse.passes.pipeline import build_pass_manager, format_options, parse_pipeline
+from mlirfuse.progress import Progress
 from mlirfuse.runtime.program import Program
 
 
@@ -38,8 +41,9 @@ def count_aten_ops(module: ir.Module) -> int:
     return count
 
 
-def run_pipeline(module: ir.Module, context: ir.Context, pipeline=None, explain: bool = False) -> None:
-    pm = build_pass_manager(pipeline or default_pipeline(), context, explain=explain)
+def run_pipeline(module: ir.Module, context: ir.Context, pipeline=None, explain: bool = False, progress=None) -> None:
+    on_pass = None if progress is None else functools.partial(progress.step, "pass")
+    pm = build_pass_manager(pipeline or default_pipeline(), context, explain=explain, progress=on_pass)
     try:
         pm.run(module.operation)
     except ir.MLIRError as e:
@@ -47,14 +51,18 @@ def run_pipeline(module: ir.Module, context: ir.Context, pipeline=None, explain:
 
 
 class CompiledModule:
-    def __init__(self, model: torch.nn.Module, imported: ImportedProgram, pipeline=None, explain: bool = False):
+    def __init__(
+        self, model: torch.nn.Module, imported: ImportedProgram, pipeline=None, explain: bool = False,
+        progress: Progress | None = None,
+    ):
         self.model = model
         self.imported = imported
         aten_ops = count_aten_ops(imported.module)
-        run_pipeline(imported.module, imported.context, pipeline, explain)
+        run_pipeline(imported.module, imported.context, pipeline, explain, progress)
         self.mlir = str(imported.module)
         func = next(op for op in imported.module.body.operations if op.operation.name == "func.func")
-        self.program = Program(func, imported.module)
+        on_kernel = None if progress is None else functools.partial(progress.step, "lowering kernel")
+        self.program = Program(func, imported.module, on_kernel=on_kernel)
         self.kernels = self.program.kernels
         steps = self.program.steps
         launches = sum(1 for s in steps if s.kind == "launch")
@@ -132,14 +140,36 @@ class CompiledModule:
 
 
 def compile(
-    model: torch.nn.Module, example_inputs, example_kwargs: dict | None = None, *, pipeline=None, explain: bool = False
+    model: torch.nn.Module,
+    example_inputs,
+    example_kwargs: dict | None = None,
+    *,
+    pipeline=None,
+    explain: bool = False,
+    options: dict | None = None,
 ) -> CompiledModule:
     """Compile `model` for inputs shaped like `example_inputs` (a tuple) and `example_kwargs`.
 
     `pipeline`: a pass pipeline string or list of pass names (default: the
-    mlirfuse pipeline). `explain`: record on each launch which neighbours
-    were not fused and why (`cm.explain()`).
+    mlirfuse pipeline). `options`: the mlirfuse pipeline's options, spelled
+    as in `--pass-pipeline` (`{"max-args": 64, "horizontal": False}` is
+    `mlirfuse-pipeline{max-args=64 horizontal=false}`); with a `pipeline`,
+    put them in its text instead. `explain`: record on each launch which
+    neighbours were not fused and why (`cm.explain()`). On a terminal,
+    stderr shows progress (`mlirfuse.progress`).
     """
+    if options:
+        if pipeline is not None:
+            raise PipelineError("options= applies to the default pipeline; with pipeline=, write them in its text")
+        pipeline = f"mlirfuse-pipeline{{{format_options(options)}}}"
+    if pipeline is not None:  # a bad pass or option fails now, not after the export
+        parse_pipeline(pipeline if isinstance(pipeline, str) else ",".join(pipeline))
     if isinstance(example_inputs, torch.Tensor):
         example_inputs = (example_inputs,)
-    return CompiledModule(model, import_module(model, tuple(example_inputs), example_kwargs), pipeline, explain)
+    progress = Progress()
+    try:
+        progress.phase("exporting and importing the model")
+        imported = import_module(model, tuple(example_inputs), example_kwargs)
+        return CompiledModule(model, imported, pipeline, explain, progress)
+    finally:
+        progress.done()
