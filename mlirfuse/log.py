@@ -3,9 +3,10 @@
     MLIRFUSE_LOG=info   each fusion decision: what merged, what was refused and why
     MLIRFUSE_LOG=debug  also each op wrapped into a group, and each pass's time
 
-With the variable set, `import mlirfuse` adds one stderr handler to the
-`mlirfuse` logger; without it nothing is configured and an application
-routes the records as it routes any library's (`logging.getLogger("mlirfuse")`).
+With the variable set, `import mlirfuse` gives the `mlirfuse` logger its
+own stderr handler (and stops propagation to the root logger); without it
+nothing is configured and an application routes the records as it routes
+any library's (`logging.getLogger("mlirfuse")`).
 Records come from `mlirfuse.fusion` (the fusion passes) and
 `mlirfuse.pipeline` (pass timings). Describing an op costs time, so the
 passes ask `logger.isEnabledFor` before building a message.
@@ -34,6 +35,7 @@ def configure_from_environment() -> None:
     handler.setFormatter(logging.Formatter("[%(name)s] %(levelname)s: %(message)s"))
     logger.addHandler(handler)
     logger.setLevel(LEVELS[setting])
+    logger.propagate = False  # a root handler (some libraries install one) would print every line twice
     logger._mlirfuse_handler = handler
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 import time
 
 
@@ -27,15 +28,17 @@ class Progress:
         self.enabled = enabled
         self.start = time.monotonic()
         self._shown = False
+        self._lock = threading.Lock()
 
     def phase(self, text: str) -> None:
         """Show `text` as what the compile does now."""
         if not self.enabled:
             return
         elapsed = time.monotonic() - self.start
-        self.stream.write(f"\r\x1b[K[mlirfuse {elapsed:.1f}s] {text}")
-        self.stream.flush()
-        self._shown = True
+        with self._lock:  # AOT compilation reports from worker threads
+            self.stream.write(f"\r\x1b[K[mlirfuse {elapsed:.1f}s] {text}")
+            self.stream.flush()
+            self._shown = True
 
     def step(self, what: str, index: int, total: int, name: str) -> None:
         """Show `what index+1/total name` (a pass, a kernel)."""

@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import sys
 from pathlib import Path
 
@@ -91,9 +92,15 @@ def demo(out: Path, arch: int) -> int:
     print(f"max abs error vs eager PyTorch: {err:.3e} ({'ok' if ok else 'MISMATCH'})")
 
     if arch:
+        from mlirfuse.progress import Progress
         from mlirfuse.runtime.aot import compile_kernels
 
-        compiled = compile_kernels(list(cm.kernels.values()), arch=arch)
+        progress = Progress()
+        try:
+            on_done = functools.partial(progress.step, f"compiled for sm_{arch}: kernel")
+            compiled = compile_kernels(list(cm.kernels.values()), arch=arch, on_done=on_done)
+        finally:
+            progress.done()
         for c in compiled:
             (kernels / f"{c.name}.sm{arch}.cubin").write_bytes(c.cubin)
         size = sum(len(c.cubin) for c in compiled)
