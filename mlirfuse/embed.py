@@ -31,7 +31,7 @@ What this module promises (the rest of mlirfuse may move):
   `mlirfuse.PipelineError` naming the valid ones (`.source`, `.column`
   locate it). The passes run on any module of `torch`-dialect functions:
   value (`!torch.vtensor`) or not (`!torch.tensor`; only value-semantic ops
-  are fused), several functions, public and private. Each pass is checked
+  are fused), several functions, public and private, declarations too. Each pass is checked
   by the fusion verifier; a failure is an MLIR error located at the module
   and the PassManager's run raises `ir.MLIRError`.
 - `passes()`, `pass_options(name)`: every pass and pipeline name with its

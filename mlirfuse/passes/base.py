@@ -138,7 +138,10 @@ def body_ops(region_op) -> tuple[list, object]:
 
 
 def function_ops(module: ir.Operation):
-    """Each function body's ops, as a list taken up front (the pass may rewrite them)."""
+    """Each function body's ops, as a list taken up front (the pass may rewrite them).
+
+    Declarations (`func.func private @f(...)` without a body) have none.
+    """
     for func in module.regions[0].blocks[0].operations:
-        if func.operation.name == "func.func":
+        if func.operation.name == "func.func" and len(func.regions[0].blocks):
             yield list(func.regions[0].blocks[0].operations)
