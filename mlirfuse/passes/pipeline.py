@@ -104,7 +104,8 @@ def expand_pipeline(name: str, options: dict[str, str]) -> list[Step]:
             continue
         fields = {o.name for o in pass_options(stage)}
         steps.append(Step("ours", stage, {k: v for k, v in options.items() if k.replace("_", "-") in fields}))
-    if switches["fusion-explain-unfused"]:
+    explain_stage = STAGE_SWITCHES["explain"][0]
+    if switches[explain_stage] and explain_stage not in stages:  # mlirfuse-pipeline: add it where it belongs
         steps = with_explain(steps)
     return steps
 
@@ -270,6 +271,11 @@ def add_passes(
     total = sum(step.kind == "ours" for step in steps)
     index = 0
     with context:
+        # Every upstream element is checked before `pm` is touched: a bad one leaves it as it was.
+        scratch = passmanager.PassManager("builtin.module")
+        for step in steps:
+            if step.kind == "mlir":
+                _add_upstream(scratch, step, text)
         for kind, what, options, column in steps:
             if kind == "ours":
                 before = None if progress is None else functools.partial(progress, index, total)
@@ -278,15 +284,20 @@ def add_passes(
                 pm.add(run, name=what, argument=what, description=type(instance).__doc__ or "")
                 index += 1
             else:
-                try:
-                    pm.add(what)
-                except ValueError as e:
-                    close = difflib.get_close_matches(re.split(r"[({]", what, maxsplit=1)[0].strip(), OUR_NAMES, n=1)
-                    hint = f" (did you mean '{close[0]}'?)" if close else ""
-                    message = f"unknown pass or malformed pipeline element '{what}'{hint}: {_mlir_reason(e, what)}"
-                    raise PipelineError(message, source=text, column=column) from None
+                _add_upstream(pm, Step(kind, what, options, column), text)
                 # An upstream pass keeps none of our analyses.
                 pm.add(lambda op, pass_: am.invalidate(), name="invalidate-analyses")
+
+
+def _add_upstream(pm: passmanager.PassManager, step: Step, text: str) -> None:
+    """Hand an upstream element to MLIR's parser; a PipelineError located in `text` if it is refused."""
+    try:
+        pm.add(step.what)
+    except ValueError as e:
+        close = difflib.get_close_matches(re.split(r"[({]", step.what, maxsplit=1)[0].strip(), OUR_NAMES, n=1)
+        hint = f" (did you mean '{close[0]}'?)" if close else ""
+        message = f"unknown pass or malformed pipeline element '{step.what}'{hint}: {_mlir_reason(e, step.what)}"
+        raise PipelineError(message, source=text, column=step.column) from None
 
 
 def _mlir_reason(error: ValueError, element: str) -> str:

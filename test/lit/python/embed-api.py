@@ -111,3 +111,14 @@ with ctx:
 # CHECK-NEXT: <pass-pipeline>:1:36: error: pipeline 'mlirfuse-pipeline' has no option 'explian' ({{.*}}explain{{.*}}); did you mean 'explain'?
 # CHECK-NEXT: cse, mlirfuse-pipeline{max-args=64 explian=true}
 # CHECK-NEXT: {{^                                   \^$}}
+
+# A refused element leaves the caller's PassManager as it was: nothing of ours was added before it.
+with ctx:
+    pm = passmanager.PassManager.parse("builtin.module(cse)")
+    try:
+        embed.add_passes(pm, "fusion-outline, bogus-pass")
+    except mlirfuse.PipelineError as e:
+        print(e.message.split(":")[0])
+    print(pm)
+# CHECK:      unknown pass or malformed pipeline element 'bogus-pass'
+# CHECK-NEXT: builtin.module(cse)
