@@ -40,12 +40,15 @@ What this module promises (the rest of mlirfuse may move):
   (`.name`, `.source`, ...), on its own, no runtime; `triton_sources(module)`
   does every kernel of a module. A kernel Triton cannot express raises
   `LoweringError` naming it.
-- `analyses(module)`: what fusion knows, for the embedding compiler to ask:
-  `.dependence` (`position(op)`, `reaches(a, b)`: a use-def path from op a
-  to op b), `.alias` (`may_alias(v, w)`, `is_mutated(v)`, `writers(v)`) and
-  `.shapes` (`shape(v)`, `dtype(v)`, `same_space(v, w)`,
-  `broadcast_compatible(v, w)`, `size_only_uses(v)`), each computed once
-  for the module as it is now. `explanations(module)`: after a pipeline run
+- `analyses(module)`: what fusion knows, for the embedding compiler to ask
+  about the ops and values of function bodies: `.dependence`
+  (`position(op)`: a topological position; `reaches(a, b)`: does op b
+  depend on op a through def-use chains), `.alias` (`may_alias(v, w)`,
+  `is_mutated(v)`, `writers(v)`: the `mlirfuse.ir.op_id`s of the ops that
+  may write v's storage) and `.shapes` (`shape(v)`, `dtype(v)`: a torch
+  dtype name; `same_space(v, w)`: provably the same shape;
+  `broadcast_compatible(v, w)`; `size_only_uses(v)`: read only for its
+  sizes), each computed once for the module as it is now. `explanations(module)`: after a pipeline run
   with `explain=true`, each group or launch with its neighbours left
   unfused and why.
 """
