@@ -31,7 +31,7 @@ demo: setup
 test: lint pytest lit
 
 lint: setup
-	$(BIN)/ruff check mlirfuse tests bench
+	$(BIN)/ruff check mlirfuse tests bench examples
 
 pytest: setup
 	$(BIN)/python -m pytest -q tests

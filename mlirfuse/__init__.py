@@ -14,6 +14,9 @@ from mlirfuse.errors import (  # noqa: F401
     RecompileLimitWarning,
     UnsupportedModelError,
 )
+from mlirfuse.log import configure_from_environment as _configure_log
+
+_configure_log()  # MLIRFUSE_LOG=info|debug
 
 
 def compile(model, example_inputs, example_kwargs=None, **options):

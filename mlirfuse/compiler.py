@@ -23,17 +23,19 @@ runs the eager model with a `RecompileLimitWarning`. `strict=True` raises
 
 from __future__ import annotations
 
+import functools
 import logging
 import warnings
 
 import torch
 from torch.utils import _pytree as pytree
 
-from mlirfuse.errors import CompilationError, InputMismatchError, MlirfuseError, RecompileLimitWarning
+from mlirfuse.errors import CompilationError, InputMismatchError, MlirfuseError, PipelineError, RecompileLimitWarning
 from mlirfuse.frontend.importer import ImportedProgram, flatten_inputs, import_module
 from mlirfuse.ir import ir
 from mlirfuse.passes import default_pipeline
-from mlirfuse.passes.pipeline import build_pass_manager
+from mlirfuse.passes.pipeline import build_pass_manager, format_options, parse_pipeline
+from mlirfuse.progress import Progress
 from mlirfuse.runtime.program import Program
 
 logger = logging.getLogger("mlirfuse")
@@ -55,8 +57,9 @@ def count_aten_ops(module: ir.Module) -> int:
     return count
 
 
-def run_pipeline(module: ir.Module, context: ir.Context, pipeline=None, explain: bool = False) -> None:
-    pm = build_pass_manager(pipeline or default_pipeline(), context, explain=explain)
+def run_pipeline(module: ir.Module, context: ir.Context, pipeline=None, explain: bool = False, progress=None) -> None:
+    on_pass = None if progress is None else functools.partial(progress.step, "pass")
+    pm = build_pass_manager(pipeline or default_pipeline(), context, explain=explain, progress=on_pass)
     try:
         pm.run(module.operation)
     except ir.MLIRError as e:
@@ -70,13 +73,16 @@ class CompiledGraph:
     `torch.compile` backend (one per FX graph Dynamo or AOTAutograd hands over).
     """
 
-    def __init__(self, imported: ImportedProgram, pipeline=None, explain: bool = False):
+    def __init__(
+        self, imported: ImportedProgram, pipeline=None, explain: bool = False, progress: Progress | None = None
+    ):
         self.imported = imported
         aten_ops = count_aten_ops(imported.module)
-        run_pipeline(imported.module, imported.context, pipeline, explain)
+        run_pipeline(imported.module, imported.context, pipeline, explain, progress)
         self.mlir = str(imported.module)
         func = next(op for op in imported.module.body.operations if op.operation.name == "func.func")
-        self.program = Program(func, imported.module)
+        on_kernel = None if progress is None else functools.partial(progress.step, "lowering kernel")
+        self.program = Program(func, imported.module, on_kernel=on_kernel)
         self.kernels = self.program.kernels
         steps = self.program.steps
         launches = sum(1 for s in steps if s.kind == "launch")
@@ -184,8 +190,13 @@ class CompiledModule:
         return self._current.explain()
 
     def _specialize(self, key: tuple, args: tuple, kwargs: dict) -> CompiledGraph:
-        imported = import_module(self.model, tuple(args), kwargs)
-        graph = CompiledGraph(imported, self.pipeline, self.explain_unfused)
+        progress = Progress()
+        try:
+            progress.phase("exporting and importing the model")
+            imported = import_module(self.model, tuple(args), kwargs)
+            graph = CompiledGraph(imported, self.pipeline, self.explain_unfused, progress)
+        finally:
+            progress.done()
         self.specializations[key] = graph
         self.guard_stats["compiles"] += 1
         return graph
@@ -266,6 +277,7 @@ def compile(
     explain: bool = False,
     max_specializations: int = DEFAULT_MAX_SPECIALIZATIONS,
     strict: bool = False,
+    options: dict | None = None,
 ) -> CompiledModule:
     """Compile `model` for inputs shaped like `example_inputs` (a tuple) and `example_kwargs`.
 
@@ -274,8 +286,18 @@ def compile(
     were not fused and why (`cm.explain()`). `max_specializations`: how many
     input signatures get their own compiled code before new ones run eagerly
     (with a warning). `strict`: raise `InputMismatchError` on inputs unlike
-    the example's instead of recompiling.
+    the example's instead of recompiling. `options`: the mlirfuse pipeline's
+    options, spelled as in `--pass-pipeline` (`{"max-args": 64, "horizontal":
+    False}` is `mlirfuse-pipeline{max-args=64 horizontal=false}`); with a
+    `pipeline`, put them in its text instead. On a terminal, stderr shows
+    progress (`mlirfuse.progress`).
     """
+    if options:
+        if pipeline is not None:
+            raise PipelineError("options= applies to the default pipeline; with pipeline=, write them in its text")
+        pipeline = f"mlirfuse-pipeline{{{format_options(options)}}}"
+    if pipeline is not None:  # a bad pass or option fails now, not after the export
+        parse_pipeline(pipeline if isinstance(pipeline, str) else ",".join(pipeline))
     if isinstance(example_inputs, torch.Tensor):
         example_inputs = (example_inputs,)
     return CompiledModule(

@@ -6,7 +6,21 @@ class MlirfuseError(Exception):
 
 
 class PipelineError(MlirfuseError):
-    """An unknown pass, a malformed pipeline string or a bad pass option."""
+    """An unknown pass, a malformed pipeline string or a bad pass option.
+
+    `option` names the offending option, if one; `source` and `column`
+    (0-based), once known, place the problem in the pipeline text, and
+    `located()` prints it as `origin:1:col: error: ...` under a caret line.
+    """
+
+    def __init__(self, message: str, *, option: str | None = None, source: str | None = None, column: int | None = None):
+        super().__init__(message)
+        self.message, self.option, self.source, self.column = message, option, source, column
+
+    def located(self, origin: str = "<pass-pipeline>") -> str:
+        if self.source is None or self.column is None:
+            return f"{origin}: error: {self.message}"
+        return f"{origin}:1:{self.column + 1}: error: {self.message}\n{self.source}\n{' ' * self.column}^"
 
 
 class UnsupportedModelError(MlirfuseError):

@@ -40,8 +40,12 @@ def _kernels():
 @pytest.mark.parametrize("arch", [80, 90])
 def test_generated_kernels_compile_for_gpu(arch):
     kernels = _kernels()
-    compiled = compile_kernels(kernels, arch=arch)
+    reported = []
+    compiled = compile_kernels(kernels, arch=arch, on_done=lambda i, n, name: reported.append((i, n, name)))
     assert [c.name for c in compiled] == [k.name for k in kernels]
+    # Progress (mlirfuse demo): each kernel once as it finishes, counted 0..n-1 in finishing order.
+    assert sorted(name for _, _, name in reported) == sorted(k.name for k in kernels)
+    assert sorted(i for i, _, _ in reported) == list(range(len(kernels))) and {n for _, n, _ in reported} == {len(kernels)}
     for c in compiled:
         assert c.cubin[:4] == b"\x7fELF", f"{c.name}: not an ELF cubin"
 

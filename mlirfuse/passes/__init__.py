@@ -6,6 +6,7 @@ the lit file testing it is `test/lit/Transforms/<name>.mlir`.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 
 PASSES: dict[str, str] = {
@@ -63,12 +64,61 @@ def fuse_elementwise() -> list[str]:
 PIPELINES = {"mlirfuse-pipeline": default_pipeline, "fusion-fuse-elementwise": fuse_elementwise}
 
 # Pipelines whose options go to their stages; the others take none.
-OPTION_PIPELINES = frozenset({"fusion-fuse-elementwise"})
+OPTION_PIPELINES = frozenset({"mlirfuse-pipeline", "fusion-fuse-elementwise"})
 
 # Pipeline options that switch a stage on or off instead of configuring it: option -> (stage, default).
 STAGE_SWITCHES = {"explain": ("fusion-explain-unfused", False), "horizontal": ("fusion-fuse-horizontal", True)}
 
 
+# What each pass option means, once per name: passes sharing an option
+# (max-args ...) share its meaning. `mlirfuse-opt --help` prints these.
+OPTION_DOCS = {
+    "max-args": "most tensor arguments (inputs + results) of one kernel",
+    "max-group-size": "most torch ops in one group (0: no limit)",
+    "recompute-analyses": "rebuild the dependence analysis before every legality check (quadratic; bench/compile_time.py)",
+    "persistent-max": "longest reduction row kept in registers (a persistent-reduction kernel)",
+    "corrupt": "break the analysis on purpose, to test --verify-analyses",
+    "explain": "run fusion-explain-unfused after the fusion stages",
+    "horizontal": "run fusion-fuse-horizontal",
+}
+
+
 def get_pass_class(name: str):
     module, cls = PASSES[name].split(":")
     return getattr(importlib.import_module(module), cls)
+
+
+@dataclasses.dataclass(frozen=True)
+class PassOption:
+    """One option of a pass or pipeline, as `--pass-pipeline` and the flags spell it."""
+
+    name: str  # kebab-case: max-args
+    type: str  # bool, int, float or str
+    default: object
+    doc: str
+
+    def __str__(self) -> str:
+        default = str(self.default).lower() if isinstance(self.default, bool) else self.default
+        return f"{self.name}=<{self.type}> (default {default}): {self.doc}"
+
+
+def pass_options(name: str) -> list[PassOption]:
+    """The options of pass or pipeline `name`; a pipeline has the union of its stages' (first stage's default) and its switches."""
+    if name in PASSES:
+        cls = get_pass_class(name)
+        return [
+            PassOption(f.name.replace("_", "-"), f.type if isinstance(f.type, str) else f.type.__name__, f.default,
+                       OPTION_DOCS.get(f.name.replace("_", "-"), ""))
+            for f in dataclasses.fields(cls)
+        ]
+    if name not in OPTION_PIPELINES:
+        return []
+    stages = PIPELINES[name]()
+    found: dict[str, PassOption] = {}
+    for stage in stages:
+        for option in pass_options(stage):
+            found.setdefault(option.name, option)
+    for key, (stage, default) in STAGE_SWITCHES.items():
+        if stage in stages or key == "explain":  # explain adds fusion-explain-unfused where the pipeline lacks it
+            found[key] = PassOption(key, "bool", default, OPTION_DOCS[key])
+    return list(found.values())

@@ -7,6 +7,7 @@ options, its docstring is its documentation (`mlirfuse-opt --list-passes`).
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import functools
 from typing import Callable, ClassVar
 
@@ -30,13 +31,21 @@ class ModulePass:
         """Build the pass from `{key=value}` pipeline options, checking each."""
         fields = {f.name: f for f in dataclasses.fields(cls)}
         values = {}
-        for key, text in options.items():
-            key = key.replace("-", "_")  # flags are kebab-case, fields snake_case
+        for given, text in options.items():
+            key = given.replace("-", "_")  # flags are kebab-case, fields snake_case
             if key not in fields:
-                known = ", ".join(f.replace("_", "-") for f in fields) or "none"
-                raise PipelineError(f"pass '{cls.name}' has no option '{key.replace('_', '-')}' (options: {known})")
-            values[key] = parse_option(cls.name, key, fields[key].type, text)
+                raise unknown_option(f"pass '{cls.name}'", given, [f.replace("_", "-") for f in fields])
+            values[key] = parse_option(cls.name, given, fields[key].type, text)
         return cls(**values)
+
+
+def unknown_option(owner: str, given: str, known: list[str]) -> PipelineError:
+    """The error for an option `owner` (`pass 'x'`, `pipeline 'y'`) does not have: the valid ones, the nearest named."""
+    message = f"{owner} has no option '{given.replace('_', '-')}' (options: {', '.join(known) or 'none'})"
+    close = difflib.get_close_matches(given.replace("_", "-"), known, n=1)
+    if close:
+        message += f"; did you mean '{close[0]}'?"
+    return PipelineError(message, option=given)
 
 
 def parse_option(pass_name: str, key: str, type_name, text: str):
@@ -53,7 +62,7 @@ def parse_option(pass_name: str, key: str, type_name, text: str):
         return text
     except ValueError:
         raise PipelineError(
-            f"option '{key}' of pass '{pass_name}' expects {type_name}, got '{text}'"
+            f"option '{key}' of pass '{pass_name}' expects {type_name}, got '{text}'", option=key
         ) from None
 
 
@@ -129,7 +138,10 @@ def body_ops(region_op) -> tuple[list, object]:
 
 
 def function_ops(module: ir.Operation):
-    """Each function body's ops, as a list taken up front (the pass may rewrite them)."""
+    """Each function body's ops, as a list taken up front (the pass may rewrite them).
+
+    Declarations (`func.func private @f(...)` without a body) have none.
+    """
     for func in module.regions[0].blocks[0].operations:
-        if func.operation.name == "func.func":
+        if func.operation.name == "func.func" and len(func.regions[0].blocks):
             yield list(func.regions[0].blocks[0].operations)

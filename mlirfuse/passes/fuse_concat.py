@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 
 from mlirfuse.ir import ir
+from mlirfuse.log import FusionDecisions
 from mlirfuse.passes.base import ModulePass, function_ops
 from mlirfuse.passes.legality import (
     CAT,
@@ -37,11 +38,17 @@ class FuseConcat(ModulePass):
     def apply(self, module: ir.Operation, am=None) -> None:
         rewriter, dep = fusion_rewriter(module, am)
         limits = Limits(max_args=self.max_args)
+        decisions = FusionDecisions(self.name)
         for ops in function_ops(module):
             for op in ops:
-                if op.operation.name != CAT or why_not_concat(op, dep, limits) is not None:
+                if op.operation.name != CAT:
+                    continue
+                reason = why_not_concat(op, dep, limits)
+                if reason is not None:
+                    decisions.refused(op, None, reason, how="with its pieces")
                     continue
                 groups = sorted(piece_groups(op), key=dep.position)
+                decisions.merged(op, None, how="with its pieces")
                 merged = groups[0]
                 for group in groups[1:]:
                     merged = rewriter.merge(merged, group, dep)

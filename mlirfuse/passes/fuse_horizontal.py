@@ -28,6 +28,7 @@ def fuse_siblings(fuser: VerticalFuser) -> bool:
     """One round over every function: merge each pair of independent groups sharing an input; whether any merged."""
     merged = False
     dep, rewriter = fuser.dep, fuser.rewriter
+    decisions = fuser.decisions
     for ops in function_ops(fuser.module):
         # Ids are taken up front: a merged (erased) op must not be touched again.
         readers: dict[ir.Value, list] = {}
@@ -44,8 +45,13 @@ def fuse_siblings(fuser: VerticalFuser) -> bool:
                 # `second`; the position-bounded checks need the pair in the current order.
                 if dep.position(first) > dep.position(second):
                     first, second = second, first
-                if dep.reaches(first, second) or why_not_merge(first, second, dep, fuser.limits) is not None:
+                if dep.reaches(first, second):
                     continue
+                reason = why_not_merge(first, second, dep, fuser.limits)
+                if reason is not None:
+                    decisions.refused(first, second, reason, how="with sibling")
+                    continue
+                decisions.merged(first, second, how="with sibling")
                 done.update((first_id, second_id))
                 rewriter.merge(first, second, dep)
                 merged = True
@@ -67,7 +73,7 @@ class FuseHorizontal(ModulePass):
 
     def apply(self, module: ir.Operation, am=None) -> None:
         limits = Limits(self.max_args, self.max_group_size)
-        fuser = VerticalFuser(module, am or AnalysisManager(), limits, self.recompute_analyses)
+        fuser = VerticalFuser(module, am or AnalysisManager(), limits, self.recompute_analyses, self.name)
         while fuse_siblings(fuser):
             fuser.run()
         fuser.rewriter.erase_dead_constants(module)

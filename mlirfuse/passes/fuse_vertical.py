@@ -25,6 +25,7 @@ from mlirfuse.analysis import AnalysisManager
 from mlirfuse.analysis.dependence import DependenceAnalysis
 from mlirfuse.elementwise import RULES, fusible
 from mlirfuse.ir import defining_op, ir, parent_name, rewrite
+from mlirfuse.log import FusionDecisions
 from mlirfuse.passes.base import ModulePass, function_ops, pattern
 from mlirfuse.passes.legality import (
     CAT,
@@ -44,10 +45,14 @@ from mlirfuse.views import VIEW_OPS
 class VerticalFuser:
     """The wrap and merge patterns, run to a fixpoint by `run`."""
 
-    def __init__(self, module: ir.Operation, am: AnalysisManager, limits: Limits, recompute: bool = False):
+    def __init__(
+        self, module: ir.Operation, am: AnalysisManager, limits: Limits, recompute: bool = False,
+        pass_name: str = "fusion-fuse-vertical",
+    ):
         self.module, self.limits, self.recompute = module, limits, recompute
         self.rewriter, self.dep = fusion_rewriter(module, am)
         self.changed = False
+        self.decisions = FusionDecisions(pass_name)  # MLIRFUSE_LOG=info
         patterns = rewrite.RewritePatternSet()
         wrap, merge = self._tracking(self.wrap), self._tracking(self.merge_producer)
         for name in list(RULES) + list(REDUCTIONS):
@@ -106,6 +111,7 @@ class VerticalFuser:
             kind = "pointwise"
         else:
             return False
+        self.decisions.wrapped(op, kind)
         self.rewriter.wrap([op], kind)
         return True
 
@@ -122,9 +128,12 @@ class VerticalFuser:
             if not is_fusible_group(producer) or producer.block != consumer.operation.block:
                 continue
             producer = producer.opview
-            if why_not_merge(producer, consumer, self.dependence(), self.limits) is None:
+            reason = why_not_merge(producer, consumer, self.dependence(), self.limits)
+            if reason is None:
+                self.decisions.merged(producer, consumer)
                 self.rewriter.merge(producer, consumer, self.dep)
                 return True
+            self.decisions.refused(producer, consumer, reason)
         return False
 
     def _absorb_view(self, view, consumer) -> None:

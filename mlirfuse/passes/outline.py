@@ -44,10 +44,19 @@ def canonical_form(region_op) -> str:
 
 
 def kernel_name(kernel, index: int) -> str:
-    """fused_<first ops>_<n>, like Inductor's names: readable in traces."""
+    """fused_<first ops>_<n>, like Inductor's names: readable in traces.
+
+    The stem holds whole op names only, as many as fit in 40 characters
+    (the first one always): a name is never cut mid-op.
+    """
     ops = [op.operation.name.split(".")[2] for op in kernel.regions[0].blocks[0].operations if op.operation.name.startswith("torch.aten.")]
-    stem = "_".join(dict.fromkeys(ops))[:40].strip("_") or "copy"
-    return f"fused_{stem}_{index}"
+    stem = ""
+    for op in dict.fromkeys(ops):
+        longer = f"{stem}_{op}" if stem else op
+        if stem and len(longer) > 40:
+            break
+        stem = longer
+    return f"fused_{stem.strip('_') or 'copy'}_{index}"
 
 
 @dataclasses.dataclass(frozen=True)

@@ -23,7 +23,7 @@ from mlirfuse.analysis import AnalysisManager
 from mlirfuse.analysis.dependence import DependenceAnalysis
 from mlirfuse.dialect import build_group, build_yield
 from mlirfuse.ir import ir, is_constant_like, result_index
-from mlirfuse.passes.base import body_ops, clone_ops_into, constant_ops, unique_ops
+from mlirfuse.passes.base import body_ops, clone_ops_into, constant_ops, function_ops, unique_ops
 
 
 class FusionRewriter:
@@ -87,10 +87,8 @@ class FusionRewriter:
 
     def erase_dead_constants(self, module: ir.Operation) -> None:
         """Erase func-level constants (and lists of them) nobody reads any more, e.g. after cloning into groups."""
-        for func in module.regions[0].blocks[0].operations:
-            if func.operation.name != "func.func":
-                continue
-            for op in reversed(list(func.regions[0].blocks[0].operations)):
+        for ops in function_ops(module):
+            for op in reversed(ops):
                 name = op.operation.name
                 if (name.startswith("torch.constant.") or name == "torch.prim.ListConstruct") and not any(
                     list(r.uses) for r in op.results

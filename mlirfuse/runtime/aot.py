@@ -10,6 +10,7 @@ caller down.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import subprocess
@@ -58,9 +59,22 @@ def signature(kernel: TritonKernel) -> dict[str, str]:
     return sig
 
 
-def compile_kernels(kernels: list[TritonKernel], arch: int = 90, jobs: int | None = None) -> list[CompiledKernel]:
-    """Compile each kernel to a cubin for sm_<arch>, in parallel worker processes."""
+def compile_kernels(
+    kernels: list[TritonKernel], arch: int = 90, jobs: int | None = None, on_done=None
+) -> list[CompiledKernel]:
+    """Compile each kernel to a cubin for sm_<arch>, in parallel worker processes.
+
+    `on_done(count, total, name)` is called as each kernel is done (progress; from the worker threads).
+    """
+    finished = itertools.count()  # next() on it is atomic: the threads number their kernels 0, 1, ...
+
     def one(kernel: TritonKernel) -> CompiledKernel:
+        compiled = compile_one(kernel)
+        if on_done is not None:
+            on_done(next(finished), len(kernels), kernel.name)
+        return compiled
+
+    def compile_one(kernel: TritonKernel) -> CompiledKernel:
         path = write_source(kernel)
         with tempfile.TemporaryDirectory() as tmp:
             out = Path(tmp) / "kernel.cubin"

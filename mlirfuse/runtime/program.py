@@ -36,13 +36,16 @@ class Step:
 class Program:
     """The steps of one func.func, ready to run on torch values."""
 
-    def __init__(self, func_op, module: ir.Module):
+    def __init__(self, func_op, module: ir.Module, on_kernel=None):
+        """`on_kernel(index, total, name)` is called as each kernel is lowered (progress)."""
         self.slots: dict[ir.Value, int] = {}
         self.steps: list[Step] = []
         self.kernels: dict[str, TritonKernel] = {}
         self._launchers: dict[str, Launcher] = {}
         self._lists: dict[ir.Value, list] = {}  # ListConstruct results, built per call from their items
         self._aliases: dict[ir.Value, tuple] = {}  # extern groups' block arguments and results: what they stand for
+        self._on_kernel = on_kernel
+        self._total_kernels = sum(op.operation.name == "fusion.kernel" for op in module.body.operations)
         block = func_op.regions[0].blocks[0]
         self.num_args = len(block.arguments)
         for arg in block.arguments:
@@ -88,6 +91,8 @@ class Program:
         if name == "fusion.launch":
             kernel_name = op.attributes["kernel"].value
             if kernel_name not in self.kernels:
+                if self._on_kernel is not None:
+                    self._on_kernel(len(self.kernels), self._total_kernels, kernel_name)
                 self.kernels[kernel_name] = lower_kernel(find_kernel(op.operation, kernel_name))
                 self._launchers[kernel_name] = Launcher(self.kernels[kernel_name])
             args = [self._arg(v) for v in op.operands]

@@ -12,13 +12,34 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import sys
 from pathlib import Path
 
 
 def fusion_report(cm) -> str:
-    """The table the README explains: totals, then one row per kernel."""
+    """The table the README explains: totals, then one row per kernel.
+
+    The kernel column is as wide as the longest name (never cut), so the
+    columns after it stay aligned.
+    """
     s = cm.stats
+    launches = {}
+    for step in cm.program.steps:
+        if step.kind == "launch":
+            launches[step.name] = launches.get(step.name, 0) + 1
+    kernels = []
+    for op in cm.imported.module.body.operations:
+        if op.operation.name != "fusion.kernel":
+            continue
+        ops = [
+            o.operation.name.removeprefix("torch.")
+            for o in op.regions[0].blocks[0].operations
+            if not o.operation.name.startswith(("torch.constant.", "torch.prim.", "fusion."))
+        ]
+        kernels.append((op.attributes["sym_name"].value, ops))
+    explained = cm.explain()
+    width = max([44] + [len(name) for name, _ in kernels] + [len(name) for name in explained])
     lines = [
         "mlirfuse fusion report",
         f"  torch ops imported : {s['aten_ops']}",
@@ -28,35 +49,21 @@ def fusion_report(cm) -> str:
         f"  unfused ATen ops   : {s['unfused_ops']} ({s['unfused_views']} of them views)",
         f"  operand views      : {s['operand_views']} (views folded into extern calls' operands)",
         "",
-        f"  {'kernel':<44} {'launches':>8}  ops fused",
+        f"  {'kernel':<{width}} {'launches':>8}  ops fused",
     ]
-    launches = {}
-    for step in cm.program.steps:
-        if step.kind == "launch":
-            launches[step.name] = launches.get(step.name, 0) + 1
-    module = cm.imported.module
-    for op in module.body.operations:
-        if op.operation.name != "fusion.kernel":
-            continue
-        name = op.attributes["sym_name"].value
-        ops = [
-            o.operation.name.removeprefix("torch.")
-            for o in op.regions[0].blocks[0].operations
-            if not o.operation.name.startswith(("torch.constant.", "torch.prim.", "fusion."))
-        ]
-        lines.append(f"  {name:<44} {launches.get(name, 0):>8}  {', '.join(ops)}")
+    for name, ops in kernels:
+        lines.append(f"  {name:<{width}} {launches.get(name, 0):>8}  {', '.join(ops)}")
     unfused = {}
     for step in cm.program.steps:
         if step.kind == "aten" and not step.operand_view:
             unfused[step.name] = unfused.get(step.name, 0) + 1
     lines.append("")
     lines.append("  unfused: " + (", ".join(f"{n.removeprefix('torch.')} x{c}" for n, c in unfused.items()) or "none"))
-    explained = cm.explain()
     if explained:
-        lines += ["", f"  {'kernel':<44} not fused with, and why"]
+        lines += ["", f"  {'kernel':<{width}} not fused with, and why"]
         for name, reasons in explained.items():
             for i, reason in enumerate(dict.fromkeys(reasons)):
-                lines.append(f"  {name if i == 0 else '':<44} {reason}")
+                lines.append(f"  {name if i == 0 else '':<{width}} {reason}")
     return "\n".join(lines)
 
 
@@ -91,9 +98,15 @@ def demo(out: Path, arch: int) -> int:
     print(f"max abs error vs eager PyTorch: {err:.3e} ({'ok' if ok else 'MISMATCH'})")
 
     if arch:
+        from mlirfuse.progress import Progress
         from mlirfuse.runtime.aot import compile_kernels
 
-        compiled = compile_kernels(list(cm.kernels.values()), arch=arch)
+        progress = Progress()
+        try:
+            on_done = functools.partial(progress.step, f"compiled for sm_{arch}: kernel")
+            compiled = compile_kernels(list(cm.kernels.values()), arch=arch, on_done=on_done)
+        finally:
+            progress.done()
         for c in compiled:
             (kernels / f"{c.name}.sm{arch}.cubin").write_bytes(c.cubin)
         size = sum(len(c.cubin) for c in compiled)

@@ -15,14 +15,15 @@ prints the traceback too).
 from __future__ import annotations
 
 import argparse
+import difflib
 import os
 import sys
 import traceback
 
 from mlirfuse.dialect import make_context, verify_fusion_ops
-from mlirfuse.errors import MlirfuseError
+from mlirfuse.errors import MlirfuseError, PipelineError
 from mlirfuse.ir import ir
-from mlirfuse.passes import PASSES, PIPELINES, get_pass_class
+from mlirfuse.passes import PASSES, PIPELINES, get_pass_class, pass_options
 from mlirfuse.tools.diagnostics import Collector, Diag, expectations, verify
 from mlirfuse.tools.input_checks import check_ir, check_text, decode
 
@@ -32,8 +33,18 @@ SPLIT_MARKER = "// -----"
 class _Parser(argparse.ArgumentParser):
     def error(self, message):  # argparse's default exit code is 2; mlir-opt's is 1
         self.print_usage(sys.stderr)
+        if message.startswith("unrecognized arguments:"):
+            flags = [f"--{name}" for name in list(PASSES) + list(PIPELINES)]
+            for arg in message.split(":", 1)[1].split():
+                close = difflib.get_close_matches(arg.partition("=")[0], flags, n=1)
+                if close:
+                    message += f" (did you mean '{close[0]}'?)"
         print(f"mlirfuse-opt: error: {message}", file=sys.stderr)
         sys.exit(1)
+
+    def format_help(self) -> str:
+        # The pass flags with their options; built only for --help (it imports every pass).
+        return super().format_help() + "\n" + PASS_FLAGS_HELP + "\n" + list_passes()
 
 
 def _arg_parser() -> argparse.ArgumentParser:
@@ -59,23 +70,81 @@ def _arg_parser() -> argparse.ArgumentParser:
         "--verify-analyses", action="store_true",
         help="after each pass, recompute every maintained analysis and fail on a difference",
     )
+    # Listed after the options by format_help, with their options; taken out of argv by _take_pass_flags.
     for name in list(PASSES) + list(PIPELINES):
         p.add_argument(f"--{name}", dest="passes", action="append_const", const=name, help=argparse.SUPPRESS)
     return p
+
+
+PASS_FLAGS_HELP = """\
+Each pass and pipeline below is a flag; flags run in the order given. A pass's
+options are spelled as in --pass-pipeline, compile(..., options=...) and
+mlirfuse.embed:
+  --fusion-fuse-vertical='max-args=64 max-group-size=8'
+  --pass-pipeline='builtin.module(fusion-fuse-vertical{max-args=64 max-group-size=8}, cse)'
+"""
 
 
 def list_passes() -> str:
     lines = ["Passes:"]
     for name in PASSES:
         doc = (get_pass_class(name).__doc__ or "").strip()
-        lines.append(f"  --{name}")
-        lines.extend(f"      {line.strip()}" for line in doc.splitlines() if line.strip())
+        lines += _flag_help(name, [line.strip() for line in doc.splitlines() if line.strip()])
     lines.append("Pipelines:")
     for name, steps in PIPELINES.items():
-        lines.append(f"  --{name}")
-        lines.append(f"      {(steps.__doc__ or '').strip()}")
-        lines.append(f"      = {', '.join(steps())}")
+        lines += _flag_help(name, [(steps.__doc__ or "").strip(), f"= {', '.join(steps())}"])
     return "\n".join(lines) + "\n"
+
+
+def _flag_help(name: str, doc: list[str]) -> list[str]:
+    options = pass_options(name)
+    lines = [f"  --{name}" + ("[='<option>=<value> ...']" if options else "")]
+    lines += [f"      {line}" for line in doc]
+    if options:
+        lines.append("      options:")
+        lines += [f"        {option}" for option in options]
+    return lines
+
+
+def _take_pass_flags(argv: list[str]) -> tuple[list[str], list[tuple[str, str | None, str]]]:
+    """Take `--<pass>` and `--<pass>=<options>` out of argv: (the rest, [(pass, its options or None, the flag as given)])."""
+    rest, flags = [], []
+    for arg in argv:
+        name, eq, value = arg[2:].partition("=") if arg.startswith("--") else ("", "", "")
+        if name in PASSES or name in PIPELINES:
+            flags.append((name, value if eq else None, arg))
+        else:
+            rest.append(arg)
+    return rest, flags
+
+
+def _pipeline_text(args, flags) -> str | None:
+    """The pipeline the command line asks for, every element checked once (not per input chunk).
+
+    A bad one raises PipelineError located in what was typed: the
+    --pass-pipeline text, or the flag.
+    """
+    from mlirfuse.passes.pipeline import build_pass_manager, parse_pipeline
+
+    if args.pass_pipeline is not None and flags:
+        raise PipelineError(f"--pass-pipeline cannot be combined with pass flags ({flags[0][2]} ...)")
+    if args.pass_pipeline is not None:
+        text = args.pass_pipeline
+    else:
+        elements = []
+        for name, value, arg in flags:
+            element = name if value is None else f"{name}{{{value}}}"
+            try:
+                parse_pipeline(element)
+            except PipelineError as e:  # located in the flag as typed: `name{` there is `--name=`
+                e.source, e.column = arg, None if e.column is None else e.column + 2
+                raise
+            elements.append(element)
+        text = ",".join(elements)
+    if not text:
+        return None
+    build_pass_manager(text, make_context())  # upstream elements too
+    return text
 
 
 def _chunks(text: str, split: bool) -> list[tuple[str, int]]:
@@ -105,10 +174,9 @@ def _process(chunk: str, first_line: int, filename: str, args) -> tuple[str | No
             module = ir.Module.parse("\n" * (first_line - 1) + chunk)
             if not check_ir(module, args.allow_unregistered_dialect) or not verify_fusion_ops(module.operation):
                 return None, collector.diags
-            pipeline = args.pass_pipeline or ",".join(args.passes or [])
-            if pipeline:
+            if args.pipeline:
                 pm = build_pass_manager(
-                    pipeline,
+                    args.pipeline,
                     context,
                     print_ir_after_all=args.mlir_print_ir_after_all,
                     timing=args.mlir_timing,
@@ -159,10 +227,16 @@ def _emit_triton(module: ir.Module) -> str | None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv, flags = _take_pass_flags(sys.argv[1:] if argv is None else list(argv))
     args = _arg_parser().parse_args(argv)
     if args.list_passes:
         sys.stdout.write(list_passes())
         return 0
+    try:
+        args.pipeline = _pipeline_text(args, flags)
+    except PipelineError as e:
+        print(e.located("<pass-pipeline>" if args.pass_pipeline is not None else "<command-line>"), file=sys.stderr)
+        return 1
     filename = "<stdin>" if args.input == "-" else args.input
     try:
         if args.input == "-":

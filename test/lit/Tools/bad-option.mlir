@@ -2,16 +2,16 @@
 
 // RUN: not mlirfuse-opt %s --pass-pipeline='builtin.module(fusion-outline{bogus=1})' 2>&1 | filecheck %s --check-prefix=UNKNOWN
 // UNKNOWN-NOT: Traceback
-// UNKNOWN:     bad-option.mlir: error: pass 'fusion-outline' has no option 'bogus'
+// UNKNOWN:     <pass-pipeline>:1:31: error: pass 'fusion-outline' has no option 'bogus' (options: none)
 // UNKNOWN-NOT: Traceback
 
 // RUN: not mlirfuse-opt %s --pass-pipeline='builtin.module(fusion-outline{bogus})' 2>&1 | filecheck %s --check-prefix=NOVALUE
 // NOVALUE-NOT: Traceback
-// NOVALUE:     error: option 'bogus' of pass 'fusion-outline' must be key=value
+// NOVALUE:     <pass-pipeline>:1:31: error: option 'bogus' of pass 'fusion-outline' must be key=value
 
 // RUN: not mlirfuse-opt %s --pass-pipeline='builtin.module(mlirfuse-pipeline{x=1})' 2>&1 | filecheck %s --check-prefix=PIPELINE
 // PIPELINE-NOT: Traceback
-// PIPELINE:     error: pipeline 'mlirfuse-pipeline' takes no options
+// PIPELINE:     <pass-pipeline>:1:34: error: pipeline 'mlirfuse-pipeline' has no option 'x' (options: max-args, {{.*}})
 
 // RUN: not mlirfuse-opt %s --pass-pipeline='builtin.module(fusion-outline' 2>&1 | filecheck %s --check-prefix=UNBALANCED
 // UNBALANCED-NOT: Traceback

@@ -3,14 +3,14 @@
 
 // RUN: not mlirfuse-opt %s --pass-pipeline='builtin.module(fusion-bogus)' 2>&1 | filecheck %s --check-prefix=PIPELINE
 // PIPELINE-NOT: Traceback
-// PIPELINE:     unknown-pass.mlir: error: unknown pass or malformed pipeline element 'fusion-bogus'
+// PIPELINE:     <pass-pipeline>:1:16: error: unknown pass or malformed pipeline element 'fusion-bogus'
 // PIPELINE-NOT: Traceback
 // PIPELINE-NOT: func.func
 
 // Our passes and upstream ones mix in one pipeline; the unknown one is named.
 // RUN: not mlirfuse-opt %s --pass-pipeline='builtin.module(fusion-fuse-elementwise, bogus-upstream-pass, cse)' 2>&1 | filecheck %s --check-prefix=MIXED
 // MIXED-NOT: Traceback
-// MIXED:     error: unknown pass or malformed pipeline element 'bogus-upstream-pass'
+// MIXED:     <pass-pipeline>:1:41: error: unknown pass or malformed pipeline element 'bogus-upstream-pass'
 // MIXED-NOT: Traceback
 
 // RUN: not mlirfuse-opt %s --fusion-bogus 2>&1 | filecheck %s --check-prefix=FLAG
