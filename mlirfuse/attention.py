@@ -33,8 +33,9 @@ from mlirfuse.views import VIEW_OPS, view_args
 SDPA = "torch.aten.scaled_dot_product_attention"
 MATMULS = ("torch.aten.matmul", "torch.aten.bmm")
 SOFTMAXES = ("torch.aten.softmax.int", "torch.aten._softmax")
-# Ops between the softmax and the second matmul that change nothing but the dtype.
-CASTS = ("torch.aten.to.dtype", "torch.aten._to_copy", "torch.prims.convert_element_type")
+# Ops between the softmax and the second matmul that change nothing but the dtype
+# (a clone: eval-mode dropout as exported).
+CASTS = ("torch.aten.to.dtype", "torch.aten._to_copy", "torch.prims.convert_element_type", "torch.aten.clone")
 DROPOUT = "torch.aten.dropout"
 REPEAT_INTERLEAVE = "torch.aten.repeat_interleave.self_int"
 _RESHAPES = ("torch.aten.view", "torch.aten.reshape", "torch.aten._unsafe_view")

@@ -59,7 +59,8 @@ func.func @fuse_sdpa_bool_mask_gqa(%q: !torch.vtensor<[1,4,7,8],bf16>, %k: !torc
 // -----
 
 // Explicit attention as GPT-2's eager code writes it: q @ kᵀ, a scale, an
-// additive mask, softmax over the keys, a dtype cast, @ v. Everything from
+// additive mask, softmax over the keys, a dtype cast, eval-mode dropout
+// (exported as a clone), @ v. Everything from
 // kᵀ to the second matmul is one group; the mask is an input.
 
 // CHECK-LABEL: func.func @fuse_explicit_scale_mask
@@ -71,7 +72,8 @@ func.func @fuse_sdpa_bool_mask_gqa(%q: !torch.vtensor<[1,4,7,8],bf16>, %k: !torc
 // CHECK-NEXT:      %[[SM:.+]] = torch.aten.add.Tensor %[[SC]]
 // CHECK-NEXT:      %[[P:.+]] = torch.aten.softmax.int %[[SM]]
 // CHECK-NEXT:      %[[PC:.+]] = torch.aten.to.dtype %[[P]]
-// CHECK-NEXT:      %[[O:.+]] = torch.aten.matmul %[[PC]]
+// CHECK-NEXT:      %[[PD:.+]] = torch.aten.clone %[[PC]]
+// CHECK-NEXT:      %[[O:.+]] = torch.aten.matmul %[[PD]]
 // CHECK-NEXT:      "fusion.yield"(%[[O]])
 // CHECK-NEXT:    }) {kind = "attention"}
 // CHECK-NEXT:    return %[[G]]
@@ -89,7 +91,8 @@ func.func @fuse_explicit_scale_mask(%q: !torch.vtensor<[1,2,5,8],f32>, %k: !torc
   %3 = torch.aten.add.Tensor %2, %mask, %int1 : !torch.vtensor<[1,2,5,5],f32>, !torch.vtensor<[1,1,5,5],f32>, !torch.int -> !torch.vtensor<[1,2,5,5],f32>
   %4 = torch.aten.softmax.int %3, %int-1, %none : !torch.vtensor<[1,2,5,5],f32>, !torch.int, !torch.none -> !torch.vtensor<[1,2,5,5],f32>
   %5 = torch.aten.to.dtype %4, %int6, %false, %false, %none : !torch.vtensor<[1,2,5,5],f32>, !torch.int, !torch.bool, !torch.bool, !torch.none -> !torch.vtensor<[1,2,5,5],f32>
-  %6 = torch.aten.matmul %5, %v : !torch.vtensor<[1,2,5,5],f32>, !torch.vtensor<[1,2,5,8],f32> -> !torch.vtensor<[1,2,5,8],f32>
+  %c = torch.aten.clone %5, %none : !torch.vtensor<[1,2,5,5],f32>, !torch.none -> !torch.vtensor<[1,2,5,5],f32>
+  %6 = torch.aten.matmul %c, %v : !torch.vtensor<[1,2,5,5],f32>, !torch.vtensor<[1,2,5,8],f32> -> !torch.vtensor<[1,2,5,8],f32>
   return %6 : !torch.vtensor<[1,2,5,8],f32>
 }
 
