@@ -187,3 +187,18 @@ def test_attention_compiles_for_gpu_without_spills(arch):
     usage = resource_usage(compiled.cubin)
     assert 0 < usage["REG"] <= 255, usage
     assert usage["STACK"] == 0 and usage["LOCAL"] == 0, f"{compiled.name} spills on sm_{arch}: {usage}"
+
+
+def test_near_misses_and_neighbours_are_explained():
+    q = torch.randn(1, 2, 5, 8)
+    dropout = Lambda(lambda q, k, v: F.scaled_dot_product_attention(q, k, v, dropout_p=0.5))
+    cm = mlirfuse.compile(dropout, (q, q, q))
+    assert cm.stats["launches"] == 0
+    assert cm.explain() == {
+        "torch.aten.scaled_dot_product_attention": ["attention not fused: dropout_p 0.5 is not 0 (the kernel has no random numbers)"]
+    }
+    epilogue = Lambda(lambda q, k, v: torch.relu(F.scaled_dot_product_attention(q, k, v)) + 1)
+    cm = mlirfuse.compile(epilogue, (q, q, q), explain=True)
+    (name,) = [n for n, k in cm.kernels.items() if k.kind == "attention"]
+    assert cm.explain()[name] == ["consumer fusion.group: the attention kernel fuses no pointwise prologue or epilogue (yet)"]
+    torch.testing.assert_close(cm(q, q, q), epilogue(q, q, q), **F32)
