@@ -375,16 +375,20 @@ def _match_explicit(second, block, kernel: bool) -> Attention | str | None:
     return Attention(second, qo, ko, vo, masks, side_ops + score_ops, [first, *reversed(core)], scores=first.results[0])
 
 
-def _from_matmul(value: ir.Value, block, depth: int = 0) -> bool:
+def _from_matmul(value: ir.Value, block) -> bool:
     """Is `value` computed from a matmul's result by elementwise ops (the score chain)?"""
-    op = defining_op(value)
-    if op is None or op.block != block or depth > 32:
-        return False
-    if op.name in MATMULS:
-        return True
-    if op.name not in RULES:
-        return False
-    return any(tensor_type(v.type) is not None and _from_matmul(v, block, depth + 1) for v in op.operands)
+    stack, seen = [value], set()
+    while stack:
+        v = stack.pop()
+        op = defining_op(v)
+        if op is None or op.block != block or v in seen or len(seen) > 256:
+            continue
+        seen.add(v)
+        if op.name in MATMULS:
+            return True
+        if op.name in RULES:
+            stack += [x for x in op.operands if tensor_type(x.type) is not None]
+    return False
 
 
 def _side(value: ir.Value, block, scores: tuple, masks: list, ops: list, depth: int, kernel: bool) -> str | None:
