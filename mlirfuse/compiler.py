@@ -100,12 +100,13 @@ class CompiledGraph:
         }
 
     def explain(self) -> dict[str, list[str]]:
-        """Kernel name -> why its neighbours were not fused (compile with explain=True)."""
+        """Kernel name -> why its neighbours were not fused (compile with explain=True); torch op name -> why attention around it was not fused (always)."""
         reasons: dict[str, list[str]] = {}
 
         def visit(op):
-            if op.name == "fusion.launch" and "fusion.explain" in op.attributes:
-                name = ir.FlatSymbolRefAttr(op.attributes["kernel"]).value
+            if "fusion.explain" in op.attributes and (op.name == "fusion.launch" or op.name.startswith("torch.")):
+                # An unfused torch op (attention left unfused) is keyed by its op name.
+                name = ir.FlatSymbolRefAttr(op.attributes["kernel"]).value if op.name == "fusion.launch" else op.name
                 items = ir.ArrayAttr(op.attributes["fusion.explain"])
                 reasons.setdefault(name, []).extend(ir.StringAttr(a).value for a in items)
             return ir.WalkResult.ADVANCE

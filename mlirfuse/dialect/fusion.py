@@ -21,10 +21,11 @@ form either way.
 
 from __future__ import annotations
 
+from mlirfuse.attention import MATMULS, SDPA, SOFTMAXES
 from mlirfuse.ir import add_dialect_search_prefix, ir
 from mlirfuse.reductions import REDUCTIONS, Reduction, reduction
 
-GROUP_KINDS = ("pointwise", "reduction", "persistent-reduction", "concat", "extern")
+GROUP_KINDS = ("pointwise", "reduction", "persistent-reduction", "concat", "extern", "attention")
 
 
 class _Failed(Exception):
@@ -99,8 +100,16 @@ def _verify_kind_matches_body(op, kind: str) -> None:
             why = reduction(r)
             if not isinstance(why, Reduction):
                 _error(op, f"of kind \"{kind}\" holds a '{r.operation.name}' that is not fused: {why}")
-    elif kind in ("pointwise", "concat") and reductions:
+    elif kind in ("pointwise", "concat", "attention") and reductions:
         _error(op, f"of kind \"{kind}\" holds a reduction '{reductions[0].operation.name}'")
+    if kind == "attention":
+        names = [o.operation.name for o in ops]
+        explicit = sum(n in SOFTMAXES for n in names) == 1 and sum(n in MATMULS for n in names) == 2
+        if not (names.count(SDPA) == 1 and not any(n in SOFTMAXES or n in MATMULS for n in names)) and not (
+            explicit and SDPA not in names
+        ):
+            _error(op, "of kind \"attention\" holds neither one 'torch.aten.scaled_dot_product_attention' "
+                   "nor matmul -> softmax -> matmul")
     if kind == "concat":
         cats = sum(o.operation.name == "torch.aten.cat" for o in ops)
         if cats != 1:

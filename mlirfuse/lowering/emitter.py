@@ -156,6 +156,17 @@ def tanh(x):
     big = tl.where(x < 0, -tl.abs(big), big)
     return tl.where(x == 0, x, big)  # tanh(-0.0) is -0.0
 """,
+    # tl.dot of bf16 tiles. Triton's interpreter multiplies bf16 bits as if
+    # they were integers; the kernel passes INTERPRET and takes the f32 path
+    # there (products of bf16 values are exact in f32). Compiled, a bf16 dot.
+    "dot_bf16": """@triton.jit
+def dot_bf16(a, b, INTERPRET: tl.constexpr):
+    if INTERPRET:
+        out = tl.dot(a.to(tl.float32), b.to(tl.float32), input_precision="ieee")
+    else:
+        out = tl.dot(a, b)
+    return out
+""",
     # tl.reduce combine functions: product, and (value, index) pairs for
     # argmax/argmin as eager picks them (NaN wins, ties go to the first index).
     "multiply": """@triton.jit

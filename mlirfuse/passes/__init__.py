@@ -11,6 +11,7 @@ import importlib
 
 PASSES: dict[str, str] = {
     "fusion-functionalize": "mlirfuse.passes.functionalize:Functionalize",
+    "fusion-fuse-attention": "mlirfuse.passes.fuse_attention:FuseAttention",
     "fusion-decompose": "mlirfuse.passes.decompose:Decompose",
     "fusion-split-bias": "mlirfuse.passes.split_bias:SplitBias",
     "fusion-chunk-motion": "mlirfuse.passes.chunk_motion:ChunkMotion",
@@ -34,6 +35,7 @@ def default_pipeline() -> list[str]:
     """Everything before Triton emission, as one straight line of named steps."""
     return [
         "fusion-functionalize",  # in-place ops on fresh copies become value-semantic ops
+        "fusion-fuse-attention",  # attention (sdpa, or matmul -> softmax -> matmul) as one flash-attention group
         "fusion-decompose",  # softmax, layer_norm, ... into reductions and elementwise ops
         "fusion-split-bias",  # linear/addmm bias as an add.Tensor, to fuse with what follows
         "fusion-chunk-motion",  # chunk/split as slices, moved above the elementwise ops they cut

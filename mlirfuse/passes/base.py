@@ -80,15 +80,37 @@ def pattern(fn: Callable[..., bool]):
     return adapted
 
 
+# Group kinds whose bodies are templates the lowering reads as they are (attention's softmax stays whole).
+TEMPLATE_KINDS = ("attention",)
+
+
+def in_template(op) -> bool:
+    """Is `op` in the body of a template group or kernel (left alone by rewrite patterns)?"""
+    parent = op.operation.parent
+    return (
+        parent is not None and parent.name in ("fusion.group", "fusion.kernel")
+        and "kind" in parent.attributes and ir.StringAttr(parent.attributes["kind"]).value in TEMPLATE_KINDS
+    )
+
+
+def _outside_templates(fn: Callable) -> Callable:
+    @functools.wraps(fn)
+    def guarded(op, rewriter):
+        return True if in_template(op) else fn(op, rewriter)  # True: no match (see `pattern`)
+
+    return guarded
+
+
 def apply_patterns(op: ir.Operation, patterns: list[tuple[object, Callable]]) -> None:
     """Run `(root, fn)` patterns to a fixpoint with the greedy driver.
 
     Folding, constant CSE and region simplification are off so that ops the
-    patterns do not match stay exactly as they were.
+    patterns do not match stay exactly as they were; ops in template groups
+    (`TEMPLATE_KINDS`) are never matched.
     """
     patterns_set = rewrite.RewritePatternSet()
     for root, fn in patterns:
-        patterns_set.add(root, fn)
+        patterns_set.add(root, _outside_templates(fn))
     config = rewrite.GreedyRewriteConfig()
     config.enable_folding = False
     config.enable_constant_cse = False

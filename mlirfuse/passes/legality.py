@@ -108,6 +108,8 @@ def _viewed_inputs(consumer, producer) -> bool:
 
 def why_not_merge(producer, consumer, dep: DependenceAnalysis, limits: Limits = Limits()) -> str | None:
     """None if `producer` may merge into `consumer`; otherwise the reason."""
+    if "attention" in (group_kind(producer), group_kind(consumer)):
+        return "the attention kernel fuses no pointwise prologue or epilogue (yet)"
     if dep.dependents_between(producer, consumer)[1]:
         return "cycle"
     if _viewed_inputs(consumer, producer):

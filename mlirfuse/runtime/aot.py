@@ -5,14 +5,16 @@ kernel into a cubin on any machine. Each kernel compiles in a worker
 subprocess, so several compile at once and a compiler crash cannot take the
 caller down.
 
-    python -m mlirfuse.runtime.aot KERNEL.py NAME SIGNATURE_JSON ARCH OUT.cubin
+    python -m mlirfuse.runtime.aot KERNEL.py NAME SIGNATURE_JSON ARCH OUT.cubin OPTIONS_JSON
 """
 
 from __future__ import annotations
 
+import importlib.util
 import itertools
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -21,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mlirfuse.errors import MlirfuseError
+from mlirfuse.lowering.attention import attention_blocks
 from mlirfuse.lowering.triton import POINTWISE_KINDS, TritonKernel
 from mlirfuse.runtime.kernels import write_source
 from mlirfuse.runtime.triton_mode import triton_mode
@@ -53,10 +56,22 @@ def signature(kernel: TritonKernel) -> dict[str, str]:
             sig[name] = "fp32"
         else:  # sizes, numels, strides
             sig[name] = index
+    if kernel.kind == "attention":
+        sig.update({b: "constexpr" for b in ("BLOCK_M", "BLOCK_N", "BLOCK_D", "BLOCK_DV")})
+        if kernel.dtype == "bfloat16":
+            sig["INTERPRET"] = "constexpr"
+        return sig
     sig["XBLOCK"] = "constexpr"
     if kernel.kind not in POINTWISE_KINDS:
         sig["RBLOCK"] = "constexpr"
     return sig
+
+
+def launch_options(kernel: TritonKernel, arch: int) -> dict:
+    """The constexpr block sizes (and num_warps / num_stages) a kernel compiles with for sm_<arch>."""
+    if kernel.kind == "attention":
+        return attention_blocks(kernel, interpret=False, arch=arch)
+    return {"XBLOCK": BLOCK} if kernel.kind in POINTWISE_KINDS else {"XBLOCK": 1, "RBLOCK": BLOCK}
 
 
 def compile_kernels(
@@ -79,7 +94,10 @@ def compile_kernels(
         with tempfile.TemporaryDirectory() as tmp:
             out = Path(tmp) / "kernel.cubin"
             proc = subprocess.run(
-                [sys.executable, "-m", "mlirfuse.runtime.aot", str(path), kernel.name, json.dumps(signature(kernel)), str(arch), str(out)],
+                [
+                    sys.executable, "-m", "mlirfuse.runtime.aot", str(path), kernel.name, json.dumps(signature(kernel)),
+                    str(arch), str(out), json.dumps(launch_options(kernel, arch)),
+                ],
                 capture_output=True, text=True,
             )
             if proc.returncode != 0:
@@ -90,7 +108,22 @@ def compile_kernels(
         return list(pool.map(one, kernels))
 
 
-def _worker(path: str, name: str, sig_json: str, arch: str, out: str) -> None:
+def resource_usage(cubin: bytes) -> dict[str, int]:
+    """Registers and memory of a cubin's kernel (`cuobjdump -res-usage`, shipped with Triton): REG, STACK, SHARED, LOCAL, ...
+
+    Register spills go to local memory: STACK and LOCAL are 0 for a kernel without spills.
+    """
+    tool = Path(importlib.util.find_spec("triton").origin).parent / "backends" / "nvidia" / "bin" / "cuobjdump"
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "kernel.cubin"
+        path.write_bytes(cubin)
+        proc = subprocess.run([str(tool), "-res-usage", str(path)], capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise MlirfuseError(f"cuobjdump failed: {proc.stderr[-2000:]}")
+    return {k: int(v) for k, v in re.findall(r"\b([A-Z]+):(\d+)", proc.stdout)}
+
+
+def _worker(path: str, name: str, sig_json: str, arch: str, out: str, options_json: str = "") -> None:
     import importlib.util
 
     import triton
@@ -103,12 +136,19 @@ def _worker(path: str, name: str, sig_json: str, arch: str, out: str) -> None:
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
         sig = json.loads(sig_json)
-        constexprs = {"XBLOCK": BLOCK} if "RBLOCK" not in sig else {"XBLOCK": 1, "RBLOCK": BLOCK}
+        if options_json:
+            constexprs = json.loads(options_json)
+        else:
+            constexprs = {"XBLOCK": BLOCK} if "RBLOCK" not in sig else {"XBLOCK": 1, "RBLOCK": BLOCK}
+        options = {"enable_fp_fusion": True}
+        for key in ("num_warps", "num_stages"):
+            if key in constexprs:
+                options[key] = constexprs.pop(key)
         source = ASTSource(fn=getattr(module, name), signature=sig, constexprs=constexprs)
         target = GPUTarget("cuda", int(arch), 32)
-        compiled = triton.compile(source, target=target, options={"enable_fp_fusion": True})
+        compiled = triton.compile(source, target=target, options=options)
     Path(out).write_bytes(compiled.asm["cubin"])
 
 
 if __name__ == "__main__":
-    _worker(*sys.argv[1:6])
+    _worker(*sys.argv[1:7])

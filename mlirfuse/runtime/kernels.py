@@ -21,6 +21,7 @@ import os
 import tempfile
 from pathlib import Path
 
+from mlirfuse.lowering.attention import attention_blocks
 from mlirfuse.lowering.triton import POINTWISE_KINDS, TritonKernel
 from mlirfuse.runtime import checks
 from mlirfuse.runtime.aten import aten_call
@@ -121,8 +122,15 @@ class Launcher:
         # Each load site's view chain as ATen view functions (metadata only:
         # strides and offset change, no data moves).
         self._views = [[aten_call(op, (None, *args)) for op, args in site.chain] for site in kernel.sites]
+        # The shape each site's strides are taken in: the iteration space, or (attention) the site's role's space.
+        self._spaces = list(kernel.spaces) if kernel.kind == "attention" else [self.shape] * len(kernel.sites)
 
-    def blocks(self, interpret: bool) -> dict:
+    def blocks(self, interpret: bool, device=None) -> dict:
+        if self.kernel.kind == "attention":
+            import torch
+
+            major, minor = torch.cuda.get_device_capability(device) if not interpret else (9, 0)
+            return attention_blocks(self.kernel, interpret, 10 * major + minor)
         if self.kernel.kind in POINTWISE_KINDS:
             return {"XBLOCK": block_size(self.numel, interpret)}
         budget = 16384 if interpret else 4096  # elements per program
@@ -153,14 +161,20 @@ class Launcher:
             self._fn = load(self.kernel, interpret)
             self._interpret = interpret
         loaded, strides = [], []
-        for site, views in zip(self.kernel.sites, self._views):
+        for site, views, space in zip(self.kernel.sites, self._views, self._spaces):
             t = inputs[site.input]
             for view, args, kwargs in views:
                 t = view(t, *args[1:], **kwargs)
             loaded.append(t)
-            strides.extend(strides_in(t, self.shape))
-        blocks = self.blocks(interpret)
-        if self.kernel.kind in POINTWISE_KINDS:
+            strides.extend(strides_in(t, space))
+        blocks = self.blocks(interpret, device)
+        if self.kernel.kind == "attention":
+            k = self.kernel
+            if self.numel == 0:
+                return outputs
+            sizes = [*k.batch, k.lq, k.lk, k.dqk, k.dv]
+            grid = ((k.lq + blocks["BLOCK_M"] - 1) // blocks["BLOCK_M"], math.prod(k.batch))
+        elif self.kernel.kind in POINTWISE_KINDS:
             sizes = [self.numel, *self.shape[1:]]
             grid = ((self.numel + blocks["XBLOCK"] - 1) // blocks["XBLOCK"],)
         else:

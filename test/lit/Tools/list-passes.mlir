@@ -6,6 +6,8 @@
 // CHECK-LABEL: Passes:
 // CHECK-NEXT:  --fusion-functionalize
 // CHECK-NEXT:    Rewrite in-place ops on fresh copies nothing else sees (no view, not a function argument) to value-semantic ops; whatever the alias analysis cannot prove safe is left alone.
+// CHECK:       --fusion-fuse-attention
+// CHECK-NEXT:    Group attention into one fusion.group of kind attention (one flash-attention kernel)
 // CHECK:       --fusion-decompose
 // CHECK-NEXT:    Decompose softmax, log_softmax, layer_norm, native_layer_norm, rms_norm, group_norm, inference batch_norm, var/std(_mean), logsumexp and max/min.dim into keepdim reductions and elementwise ops.
 // CHECK:       --fusion-split-bias
@@ -34,6 +36,6 @@
 // CHECK-NEXT:    Test pass: mark each op tagged `test.tag` with its result's shape, dtype, the tagged values of the same shape or broadcastable with it, and whether it is read only for its size; corrupt=true breaks the analysis on purpose.
 // CHECK-LABEL: Pipelines:
 // CHECK-NEXT:  --mlirfuse-pipeline
-// CHECK:         = fusion-functionalize, fusion-decompose, fusion-split-bias, fusion-chunk-motion, fusion-fuse-vertical, fusion-fuse-horizontal, fusion-fuse-concat, fusion-sink-exit-reshapes, fusion-mark-persistent, fusion-extern-operands, fusion-canonicalize, fusion-outline
+// CHECK:         = fusion-functionalize, fusion-fuse-attention, fusion-decompose, fusion-split-bias, fusion-chunk-motion, fusion-fuse-vertical, fusion-fuse-horizontal, fusion-fuse-concat, fusion-sink-exit-reshapes, fusion-mark-persistent, fusion-extern-operands, fusion-canonicalize, fusion-outline
 // CHECK:       --fusion-fuse-elementwise
 // CHECK:         = fusion-fuse-vertical, fusion-fuse-horizontal, fusion-fuse-concat, fusion-sink-exit-reshapes, fusion-explain-unfused, fusion-mark-persistent

@@ -1,0 +1,420 @@
+"""Attention as one kernel: which torch-dialect IR is attention, and what the kernel needs to know.
+
+Two forms are recognised, on a function body (`fusion-fuse-attention`
+deciding what to group) and on a kernel body (the Triton lowering reading
+the group back) alike:
+
+- `torch.aten.scaled_dot_product_attention(q, k, v, mask, 0.0, is_causal,
+  scale, enable_gqa)`, with no mask, a bool mask or an additive float mask;
+- explicit attention: `matmul(q, kᵀ)` -> elementwise *score ops* (a scale,
+  an additive mask, `masked_fill` / `where` with a bool mask, ...) ->
+  `softmax` over the key dim -> casts -> `matmul(·, v)`.
+
+q, k and v are read through chains of views (head splits, `kᵀ`) and,
+for grouped-query attention, through a repeat of the kv heads
+(`repeat_kv`'s unsqueeze/expand/reshape, or `repeat_interleave`): kv head
+`h // n` serves query head `h`, by index arithmetic, nothing is copied.
+Score ops may read other tensors (masks) broadcast into the scores' shape;
+they run on each [BLOCK_M, BLOCK_N] tile of scores, through the same
+per-op emitters as pointwise kernels.
+
+`match(root)` returns an `Attention` or, for a near miss, the reason in
+words; None when `root` is not attention at all.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from mlirfuse.elementwise import RULES, fusible, why_not_fusible
+from mlirfuse.ir import NO_CONSTANT, constant_value, defining_op, ir, tensor_type
+from mlirfuse.views import VIEW_OPS, view_args
+
+SDPA = "torch.aten.scaled_dot_product_attention"
+MATMULS = ("torch.aten.matmul", "torch.aten.bmm")
+SOFTMAXES = ("torch.aten.softmax.int", "torch.aten._softmax")
+# Ops between the softmax and the second matmul that change nothing but the dtype
+# (a clone: eval-mode dropout as exported).
+CASTS = ("torch.aten.to.dtype", "torch.aten._to_copy", "torch.prims.convert_element_type", "torch.aten.clone")
+DROPOUT = "torch.aten.dropout"
+REPEAT_INTERLEAVE = "torch.aten.repeat_interleave.self_int"
+_RESHAPES = ("torch.aten.view", "torch.aten.reshape", "torch.aten._unsafe_view")
+ATTENTION_DTYPES = ("float32", "float16", "bfloat16")
+# How many elementwise ops may compute a mask inside the kernel (beyond: it is an input).
+_MAX_SIDE_DEPTH = 8
+# q/k and v tiles of a whole head stay in registers.
+MAX_HEAD_DIM = 256
+
+
+@dataclass
+class Operand:
+    """A tensor the kernel reads: `leaf` (a kernel input) seen through `ops` (views, a head repeat), giving `value`."""
+
+    value: ir.Value
+    leaf: ir.Value
+    ops: list = field(default_factory=list)  # in program order
+    views: list = field(default_factory=list)  # the view ops the launcher applies (repeat and clones left out)
+    repeat: tuple[int, int] | None = None  # (dim, n): index i of `shape` reads index i // n of the viewed leaf
+    shape: tuple[int, ...] = ()  # as the kernel indexes it (sdpa's enable_gqa: the query's heads)
+
+    def __post_init__(self):
+        self.shape = self.shape or tensor_type(self.value.type).shape
+
+
+@dataclass
+class Attention:
+    root: object  # the op whose result is the attention output
+    q: Operand
+    k: Operand  # explicit: kᵀ [..., D, S]; sdpa: k [..., S, D]
+    v: Operand
+    masks: list[Operand]  # tensors the score ops read (sdpa: its attn_mask)
+    score_ops: list  # explicit: elementwise ops from the scores to the softmax input (mask ops too), in order
+    core: list  # matmul, softmax, casts, matmul, or the sdpa op
+    scores: ir.Value | None = None  # explicit: the first matmul's result
+    causal: bool = False
+    scale: float | None = None  # sdpa: None is 1/sqrt(D)
+    bool_mask: bool = False
+    gqa: int = 1  # sdpa with enable_gqa: query heads per kv head
+
+    @property
+    def transposed_k(self) -> bool:
+        return self.root.operation.name != SDPA
+
+    @property
+    def out(self):
+        return tensor_type(self.root.results[0].type)
+
+    def ops(self) -> list:
+        """Every op of the attention, each once, in program order (as `wrap` wants them)."""
+        ops = [op for operand in (self.q, self.k, self.v, *self.masks) for op in operand.ops]
+        ops += self.score_ops + self.core
+        seen, unique = set(), []
+        for op in ops:
+            if op.operation not in seen:
+                seen.add(op.operation)
+                unique.append(op)
+        block = self.root.operation.block
+        order = {op.operation: i for i, op in enumerate(block.operations)}
+        return sorted(unique, key=lambda op: order[op.operation])
+
+
+def _const(value):
+    v = constant_value(value)
+    return None if v is NO_CONSTANT else v
+
+
+def _normalized(dim, rank: int):
+    if not isinstance(dim, int) or isinstance(dim, bool) or not -rank <= dim < rank:
+        return None
+    return dim % rank
+
+
+def _repeat_of(ops: list, start: int) -> tuple[int, int, int] | None:
+    """(dim, n, ops used) if `ops[start:]` begins with a kv-head repeat: repeat_interleave, or unsqueeze -> expand -> [clone] -> reshape."""
+    op = ops[start]
+    name = op.operation.name
+    if name == REPEAT_INTERLEAVE:
+        n, dim = _const(op.operands[1]), _const(op.operands[2])
+        rank = len(tensor_type(op.results[0].type).shape)
+        dim = _normalized(dim, rank)
+        if isinstance(n, int) and n > 0 and dim is not None:
+            return dim, n, 1
+        return None
+    if name != "torch.aten.unsqueeze" or start + 2 >= len(ops):
+        return None
+    d = _normalized(_const(op.operands[1]), len(tensor_type(op.results[0].type).shape))
+    expand = ops[start + 1]
+    if d is None or d == 0 or expand.operation.name != "torch.aten.expand":
+        return None
+    before, after = tensor_type(expand.operands[0].type).shape, tensor_type(expand.results[0].type).shape
+    if len(before) != len(after) or any(a != b for i, (a, b) in enumerate(zip(before, after)) if i != d) or before[d] != 1:
+        return None
+    used = 2
+    if ops[start + used].operation.name == "torch.aten.clone":
+        used += 1
+    if start + used >= len(ops) or ops[start + used].operation.name not in _RESHAPES:
+        return None
+    merged = tensor_type(ops[start + used].results[0].type).shape
+    if merged != (*after[: d - 1], after[d - 1] * after[d], *after[d + 1 :]):
+        return None
+    return d - 1, after[d], used + 1
+
+
+def operand(value: ir.Value, block: ir.Block, allow_repeat: bool = True) -> Operand:
+    """`value` as the kernel reads it: the views (and at most one kv-head repeat) in `block` that compute it from a leaf.
+
+    Only a transpose of the last two dims may follow a repeat (`repeat_kv(k).transpose(2, 3)`);
+    otherwise the chain starts after the repeat (the repeated tensor is the leaf).
+    """
+    chain = []
+    v = value
+    while True:
+        op = defining_op(v)
+        if op is None or op.block != block:
+            break
+        name = op.name
+        if not (
+            (name in VIEW_OPS and view_args(op) is not None)
+            or name == REPEAT_INTERLEAVE
+            or name == "torch.aten.clone"
+        ) or tensor_type(op.results[0].type) is None:
+            break
+        chain.append(op.opview)
+        v = op.operands[0]
+    chain.reverse()
+    start, i, repeat, views = 0, 0, None, []
+    while i < len(chain):
+        found = _repeat_of(chain, i) if allow_repeat else None
+        if found is not None and repeat is None:
+            dim, n, used = found
+            if dim < len(tensor_type(chain[i + used - 1].results[0].type).shape) - 2:  # a batch dim (heads)
+                repeat, i = (dim, n), i + used
+                continue
+        op = chain[i]
+        name = op.operation.name
+        if name == "torch.aten.clone":  # same values: the kernel reads the tensor cloned
+            i += 1
+            continue
+        ok = name in VIEW_OPS
+        if ok and repeat is not None:
+            rank = len(tensor_type(op.results[0].type).shape)
+            ok = name == "torch.aten.transpose.int" and {
+                _normalized(_const(op.operands[1]), rank), _normalized(_const(op.operands[2]), rank)
+            } == {rank - 2, rank - 1} and repeat[0] < rank - 2
+        if not ok:  # restart the chain after this op
+            start, i, repeat, views = i + 1, i + 1, None, []
+            continue
+        views.append(op)
+        i += 1
+    ops = chain[start:]
+    leaf = ops[0].operands[0] if ops else value
+    return Operand(value, leaf, ops, views, repeat)
+
+
+def _static_float(*values) -> bool:
+    types = [tensor_type(v.type) for v in values]
+    return all(t is not None and t.is_static and t.dtype in ATTENTION_DTYPES for t in types)
+
+
+def _broadcasts(shape, target) -> bool:
+    if len(shape) > len(target):
+        return False
+    return all(d == t or d == 1 for d, t in zip(reversed(shape), reversed(target)))
+
+
+def _batch_ok(operand: Operand, batch: tuple, what: str) -> str | None:
+    """None if `operand`'s batch dims broadcast into `batch`."""
+    if not _broadcasts(operand.shape[:-2], batch):
+        return f"{what} of shape {list(operand.shape)} does not broadcast to the batch dims {list(batch)}"
+    return None
+
+
+def match(root, block: ir.Block | None = None, kernel: bool = False) -> Attention | str | None:
+    """`root` (an sdpa op or the second matmul) as attention; a reason if it almost is; None if it is not.
+
+    `kernel`: `root` is in an attention kernel's body, which holds exactly the
+    attention (values may be read more than once there, after CSE).
+    """
+    block = block or root.operation.block
+    if root.operation.name == SDPA:
+        return _match_sdpa(root, block)
+    if root.operation.name in MATMULS:
+        return _match_explicit(root, block, kernel)
+    return None
+
+
+def _match_sdpa(op, block) -> Attention | str:
+    q, k, v, mask, dropout, causal, scale, gqa = op.operands
+    if not _static_float(q, k, v) or tensor_type(op.results[0].type) is None:
+        return "q, k and v must be statically shaped f32, f16 or bf16 tensors"
+    if constant_value(scale) is NO_CONSTANT:
+        return "scale must be a constant"
+    dropout, causal, scale, gqa = _const(dropout), _const(causal), _const(scale), _const(gqa)
+    if dropout is None or dropout != 0:
+        return f"dropout_p {dropout} is not 0 (the kernel has no random numbers)"
+    if not isinstance(causal, bool) or not isinstance(gqa, bool) or not (scale is None or isinstance(scale, (int, float))):
+        return "is_causal, scale and enable_gqa must be constants"
+    qt, kt, vt = (tensor_type(x.type) for x in (q, k, v))
+    if len(qt.shape) < 2 or len(kt.shape) != len(qt.shape) or len(vt.shape) != len(qt.shape):
+        return "q, k and v must have the same rank, at least 2"
+    if len({qt.dtype, kt.dtype, vt.dtype}) != 1:
+        return "q, k and v have different dtypes"
+    if qt.shape[-1] != kt.shape[-1] or kt.shape[-2] != vt.shape[-2]:
+        return "q, k and v sizes do not agree"
+    if max(qt.shape[-1], vt.shape[-1]) > MAX_HEAD_DIM:
+        return f"head dim above {MAX_HEAD_DIM}"
+    qo, ko, vo = operand(q, block, False), operand(k, block), operand(v, block)
+    n = 1
+    if gqa and len(qt.shape) >= 3 and kt.shape[-3] != qt.shape[-3]:
+        if kt.shape[-3] == 0 or qt.shape[-3] % kt.shape[-3] or vt.shape[-3] != kt.shape[-3]:
+            return "enable_gqa needs query heads a multiple of the kv heads"
+        n = qt.shape[-3] // kt.shape[-3]
+        rank = len(qt.shape)
+        ko, vo = (operand(x, block, False) for x in (k, v))
+        for o in (ko, vo):
+            o.repeat = (rank - 3, n)
+            o.shape = (*o.shape[:-3], o.shape[-3] * n, *o.shape[-2:])
+    batch = qt.shape[:-2]
+    for what, o in (("k", ko), ("v", vo)):
+        why = _batch_ok(o, batch, what)
+        if why:
+            return why
+    masks = []
+    bool_mask = False
+    if constant_value(mask) is not None:
+        mt = tensor_type(mask.type)
+        if mt is None or not mt.is_static:
+            return "attn_mask must be a statically shaped tensor"
+        if mt.dtype not in ("bool", *ATTENTION_DTYPES):
+            return f"attn_mask of dtype {mt.dtype} (only bool or float masks)"
+        scores = (*batch, qt.shape[-2], kt.shape[-2])
+        if not _broadcasts(mt.shape, scores):
+            return f"attn_mask of shape {list(mt.shape)} does not broadcast to the scores {list(scores)}"
+        if causal:
+            return "attn_mask together with is_causal"
+        bool_mask = mt.dtype == "bool"
+        masks.append(operand(mask, block, False))
+    return Attention(
+        op, qo, ko, vo, masks, [], [op], causal=causal, scale=None if scale is None else float(scale),
+        bool_mask=bool_mask, gqa=n,
+    )
+
+
+def _single_use(value: ir.Value, kernel: bool = False) -> bool:
+    return kernel or len(list(value.uses)) == 1
+
+
+def _through_casts(value: ir.Value, block, core: list, kernel: bool):
+    """The softmax op behind `value` through casts and identity dropouts (each read once), or a reason / None."""
+    while True:
+        op = defining_op(value)
+        if op is None or op.block != block:
+            return None
+        name = op.name
+        if name in SOFTMAXES:
+            core.append(op.opview)
+            return op.opview
+        if name == DROPOUT:
+            p, train = _const(op.operands[1]), _const(op.operands[2])
+            if train is not False and p != 0:
+                return f"dropout with p {p} on the attention weights (the kernel has no random numbers)"
+        elif name not in CASTS or not fusible(op.opview):
+            return None
+        if not _single_use(op.operands[0], kernel):
+            return "the attention weights are read outside the attention"
+        core.append(op.opview)
+        value = op.operands[0]
+
+
+def _match_explicit(second, block, kernel: bool) -> Attention | str | None:
+    core = [second]
+    softmax = _through_casts(second.operands[0], block, core, kernel)
+    if softmax is None or isinstance(softmax, str):
+        return softmax
+    x = softmax.operands[0]
+    st = tensor_type(x.type)
+    if st is None or not st.is_static or len(st.shape) < 2:
+        return "the scores must be statically shaped, rank 2 or more"
+    if _normalized(_const(softmax.operands[1]), len(st.shape)) != len(st.shape) - 1:
+        return "softmax over a dim other than the keys (the last)"
+    if not _single_use(softmax.results[0], kernel):
+        return "the attention weights are read outside the attention"
+    if not _single_use(x, kernel):
+        return "the scores are read outside the attention"
+    # Walk the scores back to the first matmul; every op between reads them once.
+    score_ops, sides = [], []
+    value = x
+    while True:
+        op = defining_op(value)
+        if op is None or op.block != block:
+            return "the scores do not come from a matmul"
+        op = op.opview
+        if op.operation.name in MATMULS:
+            first = op
+            break
+        why = why_not_fusible(op)
+        if why:
+            return f"'{op.operation.name}' on the scores: {why}"
+        chained = [v for v in op.operands if tensor_type(v.type) is not None and _from_matmul(v, block)]
+        if len(chained) != 1:
+            return f"'{op.operation.name}' combines the scores with themselves"
+        score_ops.append(op)
+        sides += [v for v in op.operands if v != chained[0] and tensor_type(v.type) is not None]
+        if tensor_type(op.results[0].type).shape != st.shape:
+            return "an op on the scores changes their shape"
+        value = chained[0]
+        if not _single_use(value, kernel):
+            return "the scores are read outside the attention"
+    score_ops.reverse()
+    q_value, kt_value = first.operands
+    v_value = second.operands[1]
+    if not _static_float(q_value, kt_value, v_value):
+        return "q, k and v must be statically shaped f32, f16 or bf16 tensors"
+    qt, ktt, vt, out = (tensor_type(t.type) for t in (q_value, kt_value, v_value, second.results[0]))
+    if min(len(qt.shape), len(ktt.shape), len(vt.shape)) < 2 or len({qt.dtype, ktt.dtype, vt.dtype}) != 1:
+        return "q, k and v must have rank 2 or more and one dtype"
+    if tensor_type(first.results[0].type).shape != st.shape:
+        return "the scores change shape before the softmax"
+    if max(qt.shape[-1], vt.shape[-1]) > MAX_HEAD_DIM:
+        return f"head dim above {MAX_HEAD_DIM}"
+    batch = out.shape[:-2]
+    qo, ko, vo = operand(q_value, block, False), operand(kt_value, block), operand(v_value, block)
+    for what, o in (("q", qo), ("k", ko), ("v", vo)):
+        why = _batch_ok(o, batch, what)
+        if why:
+            return why
+    if not _broadcasts(st.shape[:-2], batch):
+        return "the scores do not broadcast to the output"
+    # Mask inputs: computed by elementwise ops read only here (pulled in), else read as they are.
+    masks, side_ops = [], []
+    for v in sides:
+        why = _side(v, block, st.shape, masks, side_ops, 0, kernel)
+        if why:
+            return why
+    side_ops.reverse()
+    return Attention(second, qo, ko, vo, masks, side_ops + score_ops, [first, *reversed(core)], scores=first.results[0])
+
+
+def _from_matmul(value: ir.Value, block) -> bool:
+    """Is `value` computed from a matmul's result by elementwise ops (the score chain)?"""
+    stack, seen = [value], set()
+    while stack:
+        v = stack.pop()
+        op = defining_op(v)
+        if op is None or op.block != block or v in seen or len(seen) > 256:
+            continue
+        seen.add(v)
+        if op.name in MATMULS:
+            return True
+        if op.name in RULES:
+            stack += [x for x in op.operands if tensor_type(x.type) is not None]
+    return False
+
+
+def _side(value: ir.Value, block, scores: tuple, masks: list, ops: list, depth: int, kernel: bool) -> str | None:
+    """A tensor a score op reads: elementwise ops computing it join the kernel while read only there; leaves are loads."""
+    t = tensor_type(value.type)
+    if t is None or not t.is_static:
+        return "a mask is not a statically shaped tensor"
+    if not _broadcasts(t.shape, scores):
+        return f"a mask of shape {list(t.shape)} does not broadcast to the scores {list(scores)}"
+    op = defining_op(value)
+    if (
+        op is not None and op.block == block and depth < _MAX_SIDE_DEPTH and op.name in RULES
+        and fusible(op.opview) and _single_use(value, kernel)
+    ):
+        if any(o.operation == op for o in ops):
+            return None
+        ops.append(op.opview)
+        for v in op.operands:
+            if tensor_type(v.type) is not None:
+                why = _side(v, block, scores, masks, ops, depth + 1, kernel)
+                if why:
+                    return why
+        return None
+    if not any(m.value == value for m in masks):
+        masks.append(operand(value, block, False))
+    return None
+
+
+__all__ = ["Attention", "Operand", "match", "operand", "SDPA", "MATMULS", "SOFTMAXES", "ATTENTION_DTYPES"]

@@ -1,0 +1,263 @@
+"""Attention kernels: flash attention, tiled over the keys with an online softmax.
+
+One program computes BLOCK_M query rows of one batch index (all leading
+dims of the output, flattened: `program_id(1)`). It loads its q tile once,
+then loops over the keys BLOCK_N at a time: `qk = q @ kᵀ` (f32 accumulation;
+IEEE f32 for f32 inputs, as eager, never TF32), the score ops on the tile
+(sdpa: scale, causal mask, attn_mask; explicit attention: its own
+elementwise ops, written by the same per-op emitters as pointwise kernels,
+masks loaded as [BLOCK_M, BLOCK_N] tiles), then the online softmax: a
+running row max `m_i` and sum `l_i` rescale the accumulator, and
+`acc += p @ v`. The scores never leave registers. Keys past the end are
+-inf, rows past the end are not stored, so no length must be a multiple of
+a block; head dims are padded to a power of two (at least 16, for `tl.dot`).
+
+q, k, v and masks are addressed through their strides in the kernel's
+spaces ([*batch, L, D], [*batch, D, S] or [*batch, S, D], [*batch, S, Dv],
+[*batch, L, S]), so head splits, `kᵀ` and broadcast masks are index
+arithmetic; a kv-head repeat (GQA) reads kv head `h // n`.
+
+A row whose scores are all -inf: explicit attention's softmax gives NaN
+(0/0, as eager's); sdpa gives 0 there, as ATen's does.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from mlirfuse.attention import SDPA, Attention, Operand, match
+from mlirfuse.ir import block_ops, ir, tensor_type
+from mlirfuse.lowering.emitter import (
+    KernelEmitter,
+    LoweringError,
+    Site,
+    TritonKernel,
+    Value,
+    cast,
+    coords,
+    static_signature,
+)
+from mlirfuse.views import view_args
+
+
+@dataclass(frozen=True)
+class AttentionKernel(TritonKernel):
+    """A flash-attention kernel: the TritonKernel plus what its launch needs."""
+
+    batch: tuple[int, ...] = ()
+    lq: int = 0
+    lk: int = 0
+    dqk: int = 0
+    dv: int = 0
+    causal: bool = False
+    dtype: str = "float32"  # of q, k and v
+    # Per site: the shape its strides are taken in (its role's space).
+    spaces: tuple[tuple[int, ...], ...] = ()
+
+
+def _pow2(n: int, least: int = 16) -> int:
+    size = least
+    while size < n:
+        size *= 2
+    return size
+
+
+def attention_blocks(kernel: AttentionKernel, interpret: bool, arch: int = 90) -> dict:
+    """Block sizes (and, compiled, warps and stages) for one attention kernel.
+
+    Interpreted: few, big programs (the interpreter pays per program).
+    Compiled (sm_80 / sm_90): BLOCK_M 64; BLOCK_N 64 for f16/bf16 heads up to
+    64, 32 for longer ones; f32 (IEEE dots on FMA units, no tensor cores:
+    everything in registers) BLOCK_N 32, 16 for heads longer than 64; 8 warps
+    for heads longer than 64. Chosen so q, kᵀ, v and the accumulator fit in
+    255 registers per thread with no spills (tests/test_attention.py checks
+    the cubins' resource usage).
+    """
+    bd, bdv = _pow2(kernel.dqk), _pow2(kernel.dv)
+    blocks = {"BLOCK_D": bd, "BLOCK_DV": bdv}
+    if kernel.dtype == "bfloat16":
+        blocks["INTERPRET"] = interpret  # see the dot_bf16 helper
+    if interpret:
+        return {"BLOCK_M": min(128, _pow2(kernel.lq)), "BLOCK_N": min(128, _pow2(kernel.lk)), **blocks}
+    wide = max(bd, bdv) > 64
+    block_n = (16 if wide else 32) if kernel.dtype == "float32" else (32 if wide else 64)
+    return {
+        "BLOCK_M": 64, "BLOCK_N": block_n, **blocks,
+        "num_warps": 8 if wide else 4, "num_stages": 3 if arch >= 90 else 2,
+    }
+
+
+class _AttentionEmitter(KernelEmitter):
+    def __init__(self, name: str, block: ir.Block, att: Attention):
+        super().__init__(name, block)
+        self.att = att
+        self.nb = len(att.out.shape) - 2
+        self.sites: list[tuple[Site, Operand, tuple]] = []
+
+    def site(self, o: Operand, space: tuple) -> tuple[Site, Operand, tuple]:
+        if not isinstance(o.leaf.owner, ir.Block) or o.leaf.owner != self.block:
+            raise LoweringError(f"kernel @{self.name}: attention operands must be views of kernel inputs")
+        arg = ir.BlockArgument(o.leaf).arg_number
+        chain = tuple((op.operation.name, view_args(op)) for op in o.views)
+        for s, other, sp in self.sites:
+            if (s.input, s.chain, other.repeat, sp) == (arg, chain, o.repeat, space):
+                return s, other, sp
+        plain = not chain and o.repeat is None and not any(s.input == arg for s, _, _ in self.sites)
+        views = sum(s.input == arg for s, _, _ in self.sites)
+        name = f"in{arg}" if plain else f"in{arg}_v{views}"
+        entry = (Site(arg, chain, name), o, space)
+        self.sites.append(entry)
+        return entry
+
+    def address(self, entry, rows: str, cols: str) -> str:
+        """`base + batch offset + rows * st[-2] + cols * st[-1]` of a site in its space."""
+        site, o, space = entry
+        terms = []
+        offset = len(space) - len(o.shape)
+        for d in range(self.nb):
+            coord = f"b{d}"
+            if o.repeat is not None and o.repeat[0] + offset == d and o.repeat[1] > 1:
+                coord = f"(b{d} // {o.repeat[1]})"
+            terms.append(f"{coord} * {site.name}_st{d}")
+        terms += [f"{rows} * {site.name}_st{self.nb}", f"{cols} * {site.name}_st{self.nb + 1}"]
+        return f"{site.name} + ({' + '.join(terms)})"
+
+
+def lower_attention(kernel) -> AttentionKernel:
+    """Emit the Triton source of an `attention` fusion.kernel."""
+    name = ir.StringAttr(kernel.attributes["sym_name"]).value
+    block = kernel.regions[0].blocks[0]
+    ops, terminator = block_ops(block)
+    inputs, outputs = static_signature(name, block, terminator)
+    if len(outputs) != 1 or not isinstance(terminator.operands[0].owner, ir.OpView):
+        raise LoweringError(f"kernel @{name}: an attention kernel yields the attention output only")
+    att = match(terminator.operands[0].owner, block, kernel=True)
+    if not isinstance(att, Attention):
+        raise LoweringError(f"kernel @{name}: not an attention the kernel supports: {att or 'no sdpa or matmul -> softmax -> matmul'}")
+    extra = {op.operation for op in ops} - {op.operation for op in att.ops()}
+    extra = [op for op in extra if not op.name.startswith(("torch.constant.", "torch.prim.ListConstruct"))]
+    if extra:
+        raise LoweringError(f"kernel @{name}: '{extra[0].name}' is not part of the attention")
+
+    em = _AttentionEmitter(name, block, att)
+    for op in ops:  # constants the score ops read
+        if op.operation.name.startswith("torch.constant."):
+            em.emit_body_op(op)
+    out = att.out
+    batch, (lq, dv) = out.shape[:-2], out.shape[-2:]
+    nb = len(batch)
+    lk = att.v.shape[-2]
+    dqk = att.q.shape[-1]
+    dtype = tensor_type(att.q.value.type).dtype
+    q = em.site(att.q, (*batch, lq, dqk))
+    k = em.site(att.k, (*batch, dqk, lk) if att.transposed_k else (*batch, lk, dqk))
+    v = em.site(att.v, (*batch, lk, dv))
+    masks = {m.value: em.site(m, (*batch, lq, lk)) for m in att.masks}
+    ieee = ', input_precision="ieee"' if dtype == "float32" else ""
+
+    def dot(a: str, b: str) -> str:
+        return f"dot_bf16({a}, {b}, INTERPRET)" if dtype == "bfloat16" else f"tl.dot({a}, {b}{ieee})"
+
+    head = [
+        "pid_m = tl.program_id(0)",
+        "pid_b = tl.program_id(1)",
+        *coords("pid_b", list(range(nb)), "b"),
+        "offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)[:, None]",
+        "mmask = offs_m < lq",
+        "offs_d = tl.arange(0, BLOCK_D)[None, :]",
+        "offs_dk = tl.arange(0, BLOCK_D)[:, None]",
+        "offs_dv = tl.arange(0, BLOCK_DV)[None, :]",
+        f"q = tl.load({em.address(q, 'offs_m', 'offs_d')}, mask=mmask & (offs_d < dqk), other=0)  # {q[0].comment()}",
+        'm_i = tl.full([BLOCK_M, 1], float("-inf"), tl.float32)',
+        "l_i = tl.zeros([BLOCK_M, 1], dtype=tl.float32)",
+        "acc = tl.zeros([BLOCK_M, BLOCK_DV], dtype=tl.float32)",
+        # Causal: key blocks past the last row of this block are all masked.
+        "hi = tl.where(lk < (pid_m + 1) * BLOCK_M, lk, (pid_m + 1) * BLOCK_M)" if att.causal else "hi = lk",
+    ]
+    em.out = []
+    em.out += [
+        "offs_n = start_n + tl.arange(0, BLOCK_N)[None, :]",
+        "offs_nk = start_n + tl.arange(0, BLOCK_N)[:, None]",
+        "nmask = offs_n < lk",
+    ]
+    # kᵀ [D, S] is read as it is; sdpa's k [S, D] through swapped strides.
+    k_addr = em.address(k, "offs_dk", "offs_n") if att.transposed_k else em.address(k, "offs_n", "offs_dk")
+    em.out.append(f"kt = tl.load({k_addr}, mask=(offs_dk < dqk) & nmask, other=0)  # {k[0].comment()}")
+    em.out.append(f"qk = {dot('q', 'kt')}")
+    scores = _score_ops(em, att, masks, Value("qk", "float32"))
+    em.out += [
+        f'tmp_s = tl.where(nmask, {scores.text}, float("-inf"))',
+        "m_blk = tl.max(tmp_s, 1)[:, None]",
+        "m_new = tl.where(m_blk > m_i, m_blk, m_i)",
+        'm_use = tl.where(m_new == float("-inf"), 0.0, m_new)',  # a row all -inf so far: exp(-inf - 0) = 0
+        "alpha = tl.exp(m_i - m_use)",
+        "p = tl.exp(tmp_s - m_use)",
+        "l_i = l_i * alpha + tl.sum(p, 1)[:, None]",
+        f"vt = tl.load({em.address(v, 'offs_nk', 'offs_dv')}, mask=(offs_nk < lk) & (offs_dv < dv), other=0)  # {v[0].comment()}",
+        f"acc = acc * alpha + {dot(cast(Value('p', 'float32'), dtype), 'vt')}",
+        "m_i = m_new",
+    ]
+    loop = ["for start_n in range(0, hi, BLOCK_N):"] + ["    " + line for line in em.out]
+    em.out = em.body
+    result = "acc / l_i"
+    if att.root.operation.name == SDPA:
+        result = "tl.where(l_i == 0, 0.0, acc / l_i)"  # ATen's sdpa: 0 for a row with nothing to attend to
+    tail = [f"o = {result}"]
+    store = f"tl.store(out0 + (pid_b * lq * dv + offs_m * dv + offs_dv), {cast(Value('o', 'float32'), outputs[0].dtype)}, mask=mmask & (offs_dv < dv))"
+    sites = [s for s, _, _ in em.sites]
+    params = [s.name for s in sites] + ["out0"] + [f"c{i}" for i in range(len(em.scalars))]
+    params += [f"s{d}" for d in range(nb)] + ["lq", "lk", "dqk", "dv"]
+    params += [f"{s.name}_st{d}" for s in sites for d in range(nb + 2)]
+    what = "sdpa" if att.root.operation.name == SDPA else "matmul -> softmax -> matmul"
+    header = [
+        f"flash attention ({what}): batch {list(batch)}, {lq} queries, {lk} keys, head dims {dqk} / {dv}, {dtype}.",
+        "Tiled over the keys with an online softmax; the scores never leave registers.",
+    ]
+    blocks = ["BLOCK_M", "BLOCK_N", "BLOCK_D", "BLOCK_DV"] + (["INTERPRET"] if dtype == "bfloat16" else [])
+    source = em.render(header, params, blocks, head + loop + tail + [store])
+    return AttentionKernel(
+        name, source, tuple(inputs), tuple(outputs), tuple(em.scalars), tuple(params),
+        kind="attention", sites=tuple(sites), space=tuple(out.shape),
+        batch=tuple(batch), lq=lq, lk=lk, dqk=dqk, dv=dv, causal=att.causal, dtype=dtype,
+        spaces=tuple(sp for _, _, sp in em.sites),
+    )
+
+
+def _score_ops(em: _AttentionEmitter, att: Attention, masks: dict, qk: Value) -> Value:
+    """The lines turning the qk tile into scores; returns the scores' value."""
+    if att.root.operation.name == SDPA:
+        scale = att.scale if att.scale is not None else 1.0 / math.sqrt(att.q.shape[-1])
+        s = em.tmp(f"qk * {em.scalar_text(float(scale))}", "float32", "scale")
+        if att.causal:
+            s = em.tmp(f'tl.where(offs_n > offs_m, float("-inf"), {s.text})', "float32", "is_causal")
+        for value, entry in masks.items():
+            m = _load_mask(em, value, entry)
+            if att.bool_mask:
+                s = em.tmp(f'tl.where({m.text} != 0, {s.text}, float("-inf"))', "float32", "bool attn_mask")
+            else:
+                s = em.tmp(f"{s.text} + {m.text}", "float32", "additive attn_mask")
+        return s
+    memo: dict[ir.Value, Value] = {att.scores: qk}
+    producer = {r: op for op in att.score_ops for r in op.results}
+
+    def value(v: ir.Value) -> Value:
+        if v not in memo:
+            if v in masks:
+                memo[v] = _load_mask(em, v, masks[v])
+            elif v in producer:
+                memo[v] = em.emit_op(producer[v], value)
+            else:
+                raise LoweringError(f"kernel @{em.name}: a score op reads a value the kernel does not have")
+        return memo[v]
+
+    return value(att.core[1].operands[0])  # the softmax's input
+
+
+def _load_mask(em: _AttentionEmitter, value: ir.Value, entry) -> Value:
+    t = tensor_type(value.type)
+    addr = em.address(entry, "offs_m", "offs_n")
+    return em.load(addr, t.dtype, entry[0].comment(), "mmask & nmask", other="0")
+
+
+__all__ = ["AttentionKernel", "attention_blocks", "lower_attention"]

@@ -1,0 +1,51 @@
+"""fusion-fuse-attention: attention becomes one `fusion.group {kind = "attention"}`, lowered to a flash-attention kernel.
+
+Matched on the torch ops as imported (see `mlirfuse.attention`), so this
+runs before fusion-decompose turns the softmax into reductions:
+`scaled_dot_product_attention`, and explicit `matmul(q, kᵀ)` -> score ops
+-> `softmax` -> `matmul(·, v)`. The group holds the ops themselves: the
+views and kv-head repeats reading q, k, v and the masks, the elementwise
+ops on the scores and on the masks (those read only there), the softmax
+and the matmuls. Its inputs are what those read.
+
+Near misses (dropout, scores or weights read elsewhere, a mask that does
+not broadcast, ...) stay as they are, with the reason in a
+`fusion.explain` attribute on the sdpa op or the second matmul.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from mlirfuse.analysis import AnalysisManager
+from mlirfuse.attention import MATMULS, SDPA, Attention, match
+from mlirfuse.ir import ir, parent_name
+from mlirfuse.passes.base import ModulePass, function_ops
+from mlirfuse.passes.legality import FUSION_ANALYSES, fusion_rewriter
+
+EXPLAIN = "fusion.explain"
+
+
+@dataclasses.dataclass(frozen=True)
+class FuseAttention(ModulePass):
+    """Group attention into one fusion.group of kind attention (one flash-attention kernel): scaled_dot_product_attention (is_causal, bool or additive attn_mask, scale, enable_gqa; dropout 0), and matmul(q, k^T) -> scale / masks / masked_fill -> softmax -> matmul(., v), with q, k, v read through views and kv-head repeats. Near misses get a fusion.explain attribute saying why."""
+
+    name = "fusion-fuse-attention"
+
+    preserves = FUSION_ANALYSES
+
+    def apply(self, module: ir.Operation, am=None) -> None:
+        rewriter, _ = fusion_rewriter(module, am or AnalysisManager())
+        for ops in function_ops(module):
+            for op in ops:
+                if op.operation.name not in (SDPA, *MATMULS) or parent_name(op) != "func.func":
+                    continue
+                found = match(op)
+                if isinstance(found, Attention):
+                    rewriter.wrap(found.ops(), "attention")
+                elif isinstance(found, str):
+                    op.attributes[EXPLAIN] = ir.ArrayAttr.get([ir.StringAttr.get(f"attention not fused: {found}")])
+        rewriter.erase_dead_constants(module)
+
+
+__all__ = ["FuseAttention"]
