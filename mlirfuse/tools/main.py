@@ -16,6 +16,8 @@ import functools
 import sys
 from pathlib import Path
 
+from mlirfuse.progress import Progress
+
 
 def fusion_report(cm) -> str:
     """The table the README explains: totals, then one row per kernel.
@@ -98,7 +100,6 @@ def demo(out: Path, arch: int) -> int:
     print(f"max abs error vs eager PyTorch: {err:.3e} ({'ok' if ok else 'MISMATCH'})")
 
     if arch:
-        from mlirfuse.progress import Progress
         from mlirfuse.runtime.aot import compile_kernels
 
         progress = Progress()
