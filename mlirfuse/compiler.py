@@ -131,15 +131,32 @@ class CompiledModule:
         return pytree.tree_unflatten(outputs, self.imported.out_spec)
 
 
+MATMUL_MODES = ("triton", "aten")
+
+
 def compile(
-    model: torch.nn.Module, example_inputs, example_kwargs: dict | None = None, *, pipeline=None, explain: bool = False
+    model: torch.nn.Module,
+    example_inputs,
+    example_kwargs: dict | None = None,
+    *,
+    pipeline=None,
+    explain: bool = False,
+    matmul: str = "triton",
 ) -> CompiledModule:
     """Compile `model` for inputs shaped like `example_inputs` (a tuple) and `example_kwargs`.
 
     `pipeline`: a pass pipeline string or list of pass names (default: the
     mlirfuse pipeline). `explain`: record on each launch which neighbours
-    were not fused and why (`cm.explain()`).
+    were not fused and why (`cm.explain()`). `matmul`: "triton" (default)
+    makes matmuls Triton GEMMs with their prologue and epilogue
+    (fusion-fuse-matmul); "aten" leaves them ATen calls.
     """
+    if matmul not in MATMUL_MODES:
+        raise ValueError(f"matmul must be one of {', '.join(map(repr, MATMUL_MODES))}, got {matmul!r}")
+    if matmul == "aten":
+        if pipeline is not None:
+            raise ValueError("matmul='aten' selects the default pipeline without fusion-fuse-matmul; give no pipeline")
+        pipeline = [p for p in default_pipeline() if p != "fusion-fuse-matmul"]
     if isinstance(example_inputs, torch.Tensor):
         example_inputs = (example_inputs,)
     return CompiledModule(model, import_module(model, tuple(example_inputs), example_kwargs), pipeline, explain)

@@ -22,9 +22,10 @@ form either way.
 from __future__ import annotations
 
 from mlirfuse.ir import add_dialect_search_prefix, ir
+from mlirfuse.matmuls import MATMUL_OPS, Gemm, gemm
 from mlirfuse.reductions import REDUCTIONS, Reduction, reduction
 
-GROUP_KINDS = ("pointwise", "reduction", "persistent-reduction", "concat", "extern")
+GROUP_KINDS = ("pointwise", "reduction", "persistent-reduction", "concat", "extern", "matmul")
 
 
 class _Failed(Exception):
@@ -85,7 +86,7 @@ def _kind(op) -> str:
 
 
 def _verify_kind_matches_body(op, kind: str) -> None:
-    """A reduction group computes a reduction mlirfuse fuses; a concat group ends in one cat.
+    """A reduction group computes a reduction mlirfuse fuses; a concat group ends in one cat; a matmul group holds one GEMM.
 
     Passes and the Triton lowering read the kind and rely on the body to match.
     """
@@ -100,6 +101,15 @@ def _verify_kind_matches_body(op, kind: str) -> None:
                 _error(op, f"of kind \"{kind}\" holds a '{r.operation.name}' that is not fused: {why}")
     elif kind in ("pointwise", "concat") and reductions:
         _error(op, f"of kind \"{kind}\" holds a reduction '{reductions[0].operation.name}'")
+    if kind == "matmul":
+        if reductions:
+            _error(op, f"of kind \"matmul\" holds a reduction '{reductions[0].operation.name}'")
+        matmuls = [o for o in ops if o.operation.name in MATMUL_OPS]
+        if len(matmuls) != 1:
+            _error(op, f"of kind \"matmul\" holds {len(matmuls)} matmul ops, expected exactly one")
+        why = gemm(matmuls[0])
+        if not isinstance(why, Gemm):
+            _error(op, f"of kind \"matmul\" holds a '{matmuls[0].operation.name}' the GEMM template does not take: {why}")
     if kind == "concat":
         cats = sum(o.operation.name == "torch.aten.cat" for o in ops)
         if cats != 1:

@@ -22,6 +22,9 @@ from mlirfuse.passes.legality import (
     why_not_concat,
     why_not_merge,
 )
+from mlirfuse.matmuls import MATMUL_OPS, gemm
+from mlirfuse.passes.fuse_matmul import why_not_template
+from mlirfuse.passes.rewriter import group_kind
 from mlirfuse.reductions import REDUCTIONS, reduction
 from mlirfuse.views import VIEW_OPS, view_args
 
@@ -44,7 +47,12 @@ def why_outside(op, group, role: str, dep: DependenceAnalysis, limits: Limits) -
         return "inside a nested region (only function bodies are fused)"
     if op.name == "fusion.group":
         producer, consumer = (op.opview, group) if role == "producer" else (group, op.opview)
+        if group_kind(producer) == "matmul" or group_kind(consumer) == "matmul":
+            return why_not_template(producer, consumer, dep, limits) or "not merged"
         return why_not_merge(producer, consumer, dep, limits) or "not merged"
+    if op.name in MATMUL_OPS:
+        found = gemm(op.opview)
+        return found if isinstance(found, str) else "matmul left to ATen (fusion-fuse-matmul not run: matmul=aten)"
     if op.name == CAT:
         return why_not_concat(op.opview, dep, limits) or "not merged"
     if op.name in VIEW_OPS:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -20,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mlirfuse.errors import MlirfuseError
+from mlirfuse.lowering.matmul import matmul_config
 from mlirfuse.lowering.triton import POINTWISE_KINDS, TritonKernel
 from mlirfuse.runtime.kernels import write_source
 from mlirfuse.runtime.triton_mode import triton_mode
@@ -36,6 +38,11 @@ class CompiledKernel:
     name: str
     arch: int
     cubin: bytes
+    shared: int = 0  # bytes of shared memory per block, from the compiled kernel's metadata
+
+    def resources(self) -> dict[str, int]:
+        """Registers, spill stores/loads, shared memory, as `cuobjdump -res-usage` reads them from the cubin."""
+        return resource_usage(self.cubin)
 
 
 def signature(kernel: TritonKernel) -> dict[str, str]:
@@ -52,10 +59,41 @@ def signature(kernel: TritonKernel) -> dict[str, str]:
             sig[name] = "fp32"
         else:  # sizes, numels, strides
             sig[name] = index
-    sig["XBLOCK"] = "constexpr"
-    if kernel.kind not in POINTWISE_KINDS:
-        sig["RBLOCK"] = "constexpr"
+    for name in launch_constants(kernel, 90)[0]:
+        sig[name] = "constexpr"
     return sig
+
+
+def launch_constants(kernel: TritonKernel, arch: int) -> tuple[dict, dict]:
+    """(constexpr values, compile options) a kernel is compiled with for sm_<arch>."""
+    options = {"enable_fp_fusion": True}
+    if kernel.kind == "matmul":
+        config = matmul_config(kernel.template, f"sm_{arch}")
+        constexprs = config.constexprs() | ({"INTERPRETED": False} if kernel.template.dtype == "bfloat16" else {})
+        return constexprs, options | {"num_warps": config.num_warps, "num_stages": config.num_stages}
+    if kernel.kind in POINTWISE_KINDS:
+        return {"XBLOCK": BLOCK}, options
+    return {"XBLOCK": 1, "RBLOCK": BLOCK}, options
+
+
+def resource_usage(cubin: bytes) -> dict[str, int]:
+    """`cuobjdump -res-usage` of a one-kernel cubin: REG, STACK, SHARED, LOCAL, and spill stores/loads.
+
+    cuobjdump ships with Triton (triton/backends/nvidia/bin); ptxas's spill
+    counts are not in Triton's metadata without a GPU.
+    """
+    import triton
+
+    tool = Path(triton.__file__).parent / "backends" / "nvidia" / "bin" / "cuobjdump"
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "kernel.cubin"
+        path.write_bytes(cubin)
+        text = subprocess.run([str(tool), "-res-usage", str(path)], capture_output=True, text=True, check=True).stdout
+    usage = {key.lower(): int(value) for key, value in re.findall(r"\b(REG|STACK|SHARED|LOCAL):(\d+)", text)}
+    spills = re.search(r"(\d+) bytes spill stores, (\d+) bytes spill loads", text)
+    if spills:
+        usage["spill_stores"], usage["spill_loads"] = int(spills.group(1)), int(spills.group(2))
+    return usage
 
 
 def compile_kernels(kernels: list[TritonKernel], arch: int = 90, jobs: int | None = None) -> list[CompiledKernel]:
@@ -64,19 +102,22 @@ def compile_kernels(kernels: list[TritonKernel], arch: int = 90, jobs: int | Non
         path = write_source(kernel)
         with tempfile.TemporaryDirectory() as tmp:
             out = Path(tmp) / "kernel.cubin"
+            constexprs, options = launch_constants(kernel, arch)
             proc = subprocess.run(
-                [sys.executable, "-m", "mlirfuse.runtime.aot", str(path), kernel.name, json.dumps(signature(kernel)), str(arch), str(out)],
+                [sys.executable, "-m", "mlirfuse.runtime.aot", str(path), kernel.name, json.dumps(signature(kernel)), str(arch), str(out),
+                 json.dumps([constexprs, options])],
                 capture_output=True, text=True,
             )
             if proc.returncode != 0:
                 raise MlirfuseError(f"Triton could not compile @{kernel.name} for sm_{arch}:\n{proc.stderr[-4000:]}")
-            return CompiledKernel(kernel.name, arch, out.read_bytes())
+            shared = json.loads(Path(f"{out}.json").read_text())["shared"]
+            return CompiledKernel(kernel.name, arch, out.read_bytes(), shared)
 
     with ThreadPoolExecutor(max_workers=jobs or os.cpu_count() or 1) as pool:
         return list(pool.map(one, kernels))
 
 
-def _worker(path: str, name: str, sig_json: str, arch: str, out: str) -> None:
+def _worker(path: str, name: str, sig_json: str, arch: str, out: str, constants_json: str) -> None:
     import importlib.util
 
     import triton
@@ -89,12 +130,13 @@ def _worker(path: str, name: str, sig_json: str, arch: str, out: str) -> None:
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
         sig = json.loads(sig_json)
-        constexprs = {"XBLOCK": BLOCK} if "RBLOCK" not in sig else {"XBLOCK": 1, "RBLOCK": BLOCK}
+        constexprs, options = json.loads(constants_json)
         source = ASTSource(fn=getattr(module, name), signature=sig, constexprs=constexprs)
         target = GPUTarget("cuda", int(arch), 32)
-        compiled = triton.compile(source, target=target, options={"enable_fp_fusion": True})
+        compiled = triton.compile(source, target=target, options=options)
     Path(out).write_bytes(compiled.asm["cubin"])
+    Path(f"{out}.json").write_text(json.dumps({"shared": compiled.metadata.shared}))
 
 
 if __name__ == "__main__":
-    _worker(*sys.argv[1:6])
+    _worker(*sys.argv[1:7])

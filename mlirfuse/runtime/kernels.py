@@ -21,6 +21,8 @@ import os
 import tempfile
 from pathlib import Path
 
+from mlirfuse.lowering.matmul import grid as matmul_grid
+from mlirfuse.lowering.matmul import matmul_config
 from mlirfuse.lowering.triton import POINTWISE_KINDS, TritonKernel
 from mlirfuse.runtime import checks
 from mlirfuse.runtime.aten import aten_call
@@ -122,7 +124,11 @@ class Launcher:
         # strides and offset change, no data moves).
         self._views = [[aten_call(op, (None, *args)) for op, args in site.chain] for site in kernel.sites]
 
-    def blocks(self, interpret: bool) -> dict:
+    def blocks(self, interpret: bool, device=None) -> dict:
+        if self.kernel.kind == "matmul":
+            return self._matmul_config(interpret, device).constexprs() | (
+                {"INTERPRETED": interpret} if self.kernel.template.dtype == "bfloat16" else {}
+            )
         if self.kernel.kind in POINTWISE_KINDS:
             return {"XBLOCK": block_size(self.numel, interpret)}
         budget = 16384 if interpret else 4096  # elements per program
@@ -132,6 +138,15 @@ class Launcher:
             rblock = 2048 if interpret else 1024
         xblock = max(1, min(_pow2_at_least(self.xnumel), budget // rblock))
         return {"XBLOCK": xblock, "RBLOCK": rblock}
+
+    def _matmul_config(self, interpret: bool, device):
+        import torch
+
+        target = "interpreter"
+        if not interpret:
+            major, _ = torch.cuda.get_device_capability(device)
+            target = "sm_90" if major >= 9 else "sm_80"
+        return matmul_config(self.kernel.template, target)
 
     def __call__(self, *inputs):
         import torch
@@ -153,14 +168,23 @@ class Launcher:
             self._fn = load(self.kernel, interpret)
             self._interpret = interpret
         loaded, strides = [], []
-        for site, views in zip(self.kernel.sites, self._views):
+        spaces = self.kernel.site_spaces or [self.shape] * len(self.kernel.sites)
+        for site, views, space in zip(self.kernel.sites, self._views, spaces):
             t = inputs[site.input]
             for view, args, kwargs in views:
                 t = view(t, *args[1:], **kwargs)
             loaded.append(t)
-            strides.extend(strides_in(t, self.shape))
-        blocks = self.blocks(interpret)
-        if self.kernel.kind in POINTWISE_KINDS:
+            strides.extend(strides_in(t, space))
+        blocks = self.blocks(interpret, device)
+        # Compiled launches ask for FP fusion explicitly (Triton 3.9 warns when left to the default).
+        options = {} if interpret else {"enable_fp_fusion": True}
+        if self.kernel.kind == "matmul":
+            g, config = self.kernel.template, self._matmul_config(interpret, device)
+            sizes = [g.m, g.n, g.k, *g.out]
+            grid = matmul_grid(g, config)
+            if not interpret:
+                options |= {"num_warps": config.num_warps, "num_stages": config.num_stages}
+        elif self.kernel.kind in POINTWISE_KINDS:
             sizes = [self.numel, *self.shape[1:]]
             grid = ((self.numel + blocks["XBLOCK"] - 1) // blocks["XBLOCK"],)
         else:
@@ -168,8 +192,6 @@ class Launcher:
                 return outputs
             sizes = [self.xnumel, self.rnumel, *self.shape]
             grid = ((self.xnumel + blocks["XBLOCK"] - 1) // blocks["XBLOCK"],)
-        # Compiled launches ask for FP fusion explicitly (Triton 3.9 warns when left to the default).
-        options = {} if interpret else {"enable_fp_fusion": True}
         out_params = self.kernel.params[len(loaded):len(loaded) + len(outputs)]
         addresses = contextlib.nullcontext()
         if checked and interpret:
