@@ -1,8 +1,9 @@
 """GEMM template instances compile for sm_80 and sm_90 without register spills and within shared memory.
 
-Compiled ahead of time (no GPU): the spill counts come from
-`cuobjdump -res-usage` on the cubin (Triton's metadata has them only after
-loading on a GPU), shared memory from the compiled kernel's metadata. The
+Compiled ahead of time (no GPU): registers and the stack frame (where ptxas
+spills) come from `cuobjdump -res-usage` on the cubin (Triton's metadata
+counts spills only after loading on a GPU), shared memory from the compiled
+kernel's metadata. The
 sizes fill the heuristic's largest tiles (lowering/matmul.py CONFIG_TABLE).
 """
 
@@ -32,10 +33,9 @@ class _MLP(torch.nn.Module):
 def _template_kernels():
     models = [
         (_MLP(256, 512), (torch.randn(2, 128, 256),)),  # f32: bias + gelu epilogue, bias + residual epilogue
-        (_MLP(256, 512).half(), (torch.randn(2, 128, 256).half(),)),  # f16 tensor-core tiles
-        (  # bf16 SwiGLU halves: silu(x @ g) * (x @ u), a transposed weight read by strides
-            Lambda(lambda x, g, u: torch.nn.functional.silu(x @ g.t()) * (x @ u)),
-            (torch.randn(256, 256).bfloat16(), torch.randn(512, 256).bfloat16(), torch.randn(256, 512).bfloat16()),
+        (  # f16 tensor-core tiles; bf16 SwiGLU half silu(x @ g) * (x @ u), a weight read transposed by strides
+            Lambda(lambda x, g, u: torch.nn.functional.silu(x @ g.t()) * (x.bfloat16() @ u)),
+            (torch.randn(256, 256).half(), torch.randn(512, 256).half(), torch.randn(256, 512).bfloat16()),
         ),
         (  # batched attention scores with a scale and a prologue cast
             Lambda(lambda q, k: (q.half() @ k.transpose(-2, -1)) * 0.125),
@@ -52,9 +52,10 @@ def _template_kernels():
 @pytest.mark.parametrize("arch", [80, 90])
 def test_gemm_kernels_compile_without_spills(arch):
     kernels = _template_kernels()
-    assert len(kernels) >= 6, [k.name for k in kernels]
+    assert len(kernels) == 5, [k.name for k in kernels]
     for compiled in compile_kernels(kernels, arch=arch):
         usage = compiled.resources()
-        assert usage.get("spill_stores") == 0 and usage.get("spill_loads") == 0, (compiled.name, usage)
+        # ptxas spills to the stack frame: none at all means no spill stores or loads.
+        assert usage["stack"] == 0 and usage["local"] == 0, (compiled.name, usage)
         assert 0 < usage["reg"] <= 255, (compiled.name, usage)
         assert 0 < compiled.shared <= SHARED_LIMIT[arch], (compiled.name, compiled.shared)

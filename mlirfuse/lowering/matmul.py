@@ -66,15 +66,21 @@ class MatmulConfig:
 # it; smaller problems get the next power of two of each size (at least 16,
 # tl.dot's minimum). Shared memory is (BLOCK_M + BLOCK_N) * BLOCK_K * bytes
 # * stages: at most 96 KiB here (sm_80 has 163 KiB per block, sm_90 227 KiB).
-# f32 runs in IEEE f32 on the FMA units (no tensor cores), so its tiles are
-# smaller. tests/test_matmul_aot.py compiles them for both targets and checks
-# that no kernel spills registers.
+# f32 runs in IEEE f32 on the FMA units (no tensor cores). Chosen by compiling
+# a GEMM with a gelu epilogue for each target (cuobjdump -res-usage):
+#   f32 64x64x32, 4 warps: 255 registers and a stack frame (spills) on sm_80;
+#                 8 warps: 92 (sm_80) / 98 (sm_90) registers, no stack.
+#   f16 128x128x32, 4 warps, 4 stages: spills on sm_80; 8 warps: 202, no stack.
+#   bf16 128x128x64, 8 warps on sm_90: 254 registers (no stack, no margin);
+#        128x128x32: 184.
+# tests/test_matmul_aot.py compiles the instances for both targets and
+# checks that none spills.
 #   target, class -> (BLOCK_M, BLOCK_N, BLOCK_K, num_warps, num_stages)
 CONFIG_TABLE = {
-    ("sm_90", "f16"): (128, 128, 64, 8, 3),
-    ("sm_90", "f32"): (64, 64, 32, 4, 3),
-    ("sm_80", "f16"): (128, 128, 32, 4, 4),
-    ("sm_80", "f32"): (64, 64, 32, 4, 3),
+    ("sm_90", "f16"): (128, 128, 32, 8, 3),
+    ("sm_90", "f32"): (64, 64, 32, 8, 3),
+    ("sm_80", "f16"): (128, 128, 32, 8, 3),
+    ("sm_80", "f32"): (64, 64, 32, 8, 3),
     # The interpreter pays per program and per op, not per element: big tiles, no pipelining.
     ("interpreter", "f16"): (64, 64, 128, 4, 1),
     ("interpreter", "f32"): (64, 64, 128, 4, 1),
@@ -123,16 +129,16 @@ class _MatmulEmitter(KernelEmitter):
         self.batch = list(range(g.batch))
         self.rows = list(g.rows)
         rank = len(g.out)
-        batch = [f"b{d}" for d in self.batch]
-        rows = [f"m{d}[:, None]" for d in self.rows]
-        # Each region's space: the coordinate expression of each of its dims.
+        batch = [(f"b{d}", None) for d in self.batch]
+        rows = [(f"m{d}[:, None]", "mmask[:, None]") for d in self.rows]
+        k_col, k_row, n = ("rk[None, :]", "kmask[None, :]"), ("rk[:, None]", "kmask[:, None]"), ("rn[None, :]", "nmask[None, :]")
+        # Each region's space: per dim, its coordinate expression and the mask keeping it in bounds.
         self.coords = {
-            "a": batch + rows + ["rk[None, :]"],
-            "b": ["rn[None, :]", "rk[:, None]"] if g.b_transposed else batch + ["rk[:, None]", "rn[None, :]"],
-            "out": batch + rows + ["rn[None, :]"],
+            "a": batch + rows + [k_col],
+            "b": [n, k_row] if g.b_transposed else batch + [k_row, n],
+            "out": batch + rows + [n],
         }
         self.spaces = {"a": g.a_space(), "b": g.b_space(), "out": g.out}
-        self.masks = {"a": "mmask[:, None] & kmask[None, :]", "b": "kmask[:, None] & nmask[None, :]", "out": "mask"}
         self.sizes = ["M", "N", "K"] + [f"s{d}" for d in range(rank)]
 
     def lower(self, ops, terminator, inputs, outputs) -> TritonKernel:
@@ -240,7 +246,7 @@ class _MatmulEmitter(KernelEmitter):
             "grid_n = tl.cdiv(N, BLOCK_N)",
             "width = GROUP_M * grid_n",
             "first_m = (pid // width) * GROUP_M",
-            "group_m = tl.minimum(grid_m - first_m, GROUP_M)",
+            "group_m = tl.where(grid_m - first_m < GROUP_M, grid_m - first_m, GROUP_M)",
             "pid_m = first_m + (pid % width) % group_m",
             "pid_n = (pid % width) // group_m",
             "rm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)",
@@ -254,21 +260,24 @@ class _MatmulEmitter(KernelEmitter):
         return lines + coords("rm", self.rows, "m")
 
     def _load(self, region: str, value, kname: str, site: Site, raw: bool) -> Value:
-        """One tile of `value` in `region`'s space; dims it broadcasts along are left out of the offset."""
+        """One tile of `value` in `region`'s space.
+
+        Dims it broadcasts along are left out of the offset and the mask: a
+        bias is loaded as a [1, BLOCK_N] tile, not once per row.
+        """
         shape, space = tensor_type(value.type).shape, self.spaces[region]
         lead = len(space) - len(shape)
-        terms = [
-            f"{expr} * {kname}_st{d}"
-            for d, expr in enumerate(self.coords[region])
+        dims = [
+            (d, expr, mask) for d, (expr, mask) in enumerate(self.coords[region])
             if d >= lead and not (shape[d - lead] == 1 and space[d] != 1)
         ]
-        if not terms:
-            terms = ["0 * rn[None, :]" if region == "out" else "0 * rk[None, :]"]
+        terms = [f"{expr} * {kname}_st{d}" for d, expr, _ in dims] or ["0 * rn[None, :]" if region == "out" else "0 * rk[None, :]"]
+        masks = list(dict.fromkeys(mask for _, _, mask in dims if mask)) or ["nmask[None, :]" if region == "out" else "kmask[None, :]"]
         address = f"{kname} + ({' + '.join(terms)})"
-        dtype = tensor_type(value.type).dtype
+        dtype, mask = tensor_type(value.type).dtype, " & ".join(masks)
         if raw:
-            return self.tmp(f"tl.load({address}, mask={self.masks[region]}, other=0.0)", dtype, site.comment())
-        return self.load(address, dtype, site.comment(), self.masks[region], other="0")
+            return self.tmp(f"tl.load({address}, mask={mask}, other=0.0)", dtype, site.comment())
+        return self.load(address, dtype, site.comment(), mask, other="0")
 
     def _value(self, v) -> Value:
         value = self.env.get(v)

@@ -50,9 +50,8 @@ def why_outside(op, group, role: str, dep: DependenceAnalysis, limits: Limits) -
         if group_kind(producer) == "matmul" or group_kind(consumer) == "matmul":
             return why_not_template(producer, consumer, dep, limits) or "not merged"
         return why_not_merge(producer, consumer, dep, limits) or "not merged"
-    if op.name in MATMUL_OPS:
-        found = gemm(op.opview)
-        return found if isinstance(found, str) else "matmul left to ATen (fusion-fuse-matmul not run: matmul=aten)"
+    if op.name in MATMUL_OPS and isinstance(gemm(op.opview), str):
+        return f"not a GEMM the template takes: {gemm(op.opview)}"
     if op.name == CAT:
         return why_not_concat(op.opview, dep, limits) or "not merged"
     if op.name in VIEW_OPS:

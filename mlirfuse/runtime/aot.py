@@ -41,7 +41,7 @@ class CompiledKernel:
     shared: int = 0  # bytes of shared memory per block, from the compiled kernel's metadata
 
     def resources(self) -> dict[str, int]:
-        """Registers, spill stores/loads, shared memory, as `cuobjdump -res-usage` reads them from the cubin."""
+        """Registers, stack frame (spills), shared and local memory, as `cuobjdump -res-usage` reads them from the cubin."""
         return resource_usage(self.cubin)
 
 
@@ -77,10 +77,12 @@ def launch_constants(kernel: TritonKernel, arch: int) -> tuple[dict, dict]:
 
 
 def resource_usage(cubin: bytes) -> dict[str, int]:
-    """`cuobjdump -res-usage` of a one-kernel cubin: REG, STACK, SHARED, LOCAL, and spill stores/loads.
+    """`cuobjdump -res-usage` of a one-kernel cubin: {"reg", "stack", "shared", "local"} (bytes, registers).
 
-    cuobjdump ships with Triton (triton/backends/nvidia/bin); ptxas's spill
-    counts are not in Triton's metadata without a GPU.
+    ptxas spills registers to the stack frame, so `stack == 0` means no
+    spill stores or loads. cuobjdump ships with Triton
+    (triton/backends/nvidia/bin); Triton's metadata counts spills only once
+    a GPU driver loads the kernel.
     """
     import triton
 
@@ -89,11 +91,7 @@ def resource_usage(cubin: bytes) -> dict[str, int]:
         path = Path(tmp) / "kernel.cubin"
         path.write_bytes(cubin)
         text = subprocess.run([str(tool), "-res-usage", str(path)], capture_output=True, text=True, check=True).stdout
-    usage = {key.lower(): int(value) for key, value in re.findall(r"\b(REG|STACK|SHARED|LOCAL):(\d+)", text)}
-    spills = re.search(r"(\d+) bytes spill stores, (\d+) bytes spill loads", text)
-    if spills:
-        usage["spill_stores"], usage["spill_loads"] = int(spills.group(1)), int(spills.group(2))
-    return usage
+    return {key.lower(): int(value) for key, value in re.findall(r"\b(REG|STACK|SHARED|LOCAL):(\d+)", text)}
 
 
 def compile_kernels(kernels: list[TritonKernel], arch: int = 90, jobs: int | None = None) -> list[CompiledKernel]:
