@@ -65,6 +65,9 @@ def why_not_prologue(producer, mm, dep: DependenceAnalysis, limits: Limits = Lim
         return f"producer is a {kind} group (a prologue is recomputed per tile: pointwise only)"
     if any(u.owner.operation != mm.operation for r in producer.results for u in r.uses):
         return "producer's result is also read elsewhere"
+    _, terminator = body_ops(producer)
+    if any(defining_op(v) is not None and defining_op(v).name in VIEW_OPS for v in terminator.operands):
+        return "producer stores a reshape of a computed value (a copy, not recomputed per tile)"
     if _computing_ops(producer) > max_ops:
         return f"prologue of {_computing_ops(producer)} ops > {max_ops} (recomputed on every tile)"
     return why_not_merge(producer, mm, dep, limits)

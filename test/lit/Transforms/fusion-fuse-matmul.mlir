@@ -159,3 +159,28 @@ func.func @no_fuse_matvec_or_mixed_dtypes(%a: !torch.vtensor<[4,8],f32>, %v: !to
   %1 = torch.aten.mm %a, %h : !torch.vtensor<[4,8],f32>, !torch.vtensor<[8,4],f64> -> !torch.vtensor<[4,4],f64>
   return %0, %1 : !torch.vtensor<[4],f32>, !torch.vtensor<[4,4],f64>
 }
+
+// -----
+
+// A producer that stores a reshape of what it computes (a transpose made
+// contiguous: clone + _unsafe_view) is a copy, not a per-tile prologue.
+
+// CHECK-LABEL: func.func @no_fuse_prologue_storing_a_reshape
+// CHECK:         %[[COPY:.+]] = "fusion.group"(%arg0) ({
+// CHECK:           torch.aten._unsafe_view
+// CHECK:         }) {kind = "pointwise"}
+// CHECK:         "fusion.group"(%[[COPY]], %arg1) ({
+// CHECK:         }) {kind = "matmul"}
+func.func @no_fuse_prologue_storing_a_reshape(%a: !torch.vtensor<[4,2,8],f32>, %b: !torch.vtensor<[16,4],f32>) -> !torch.vtensor<[8,4],f32> {
+  %int0 = torch.constant.int 0
+  %int1 = torch.constant.int 1
+  %int8 = torch.constant.int 8
+  %int16 = torch.constant.int 16
+  %none = torch.constant.none
+  %0 = torch.aten.transpose.int %a, %int0, %int1 : !torch.vtensor<[4,2,8],f32>, !torch.int, !torch.int -> !torch.vtensor<[2,4,8],f32>
+  %1 = torch.aten.clone %0, %none : !torch.vtensor<[2,4,8],f32>, !torch.none -> !torch.vtensor<[2,4,8],f32>
+  %s = torch.prim.ListConstruct %int8, %int16 : (!torch.int, !torch.int) -> !torch.list<int>
+  %2 = torch.aten._unsafe_view %1, %s : !torch.vtensor<[2,4,8],f32>, !torch.list<int> -> !torch.vtensor<[8,16],f32>
+  %3 = torch.aten.mm %2, %b : !torch.vtensor<[8,16],f32>, !torch.vtensor<[16,4],f32> -> !torch.vtensor<[8,4],f32>
+  return %3 : !torch.vtensor<[8,4],f32>
+}
