@@ -49,6 +49,8 @@ class Gemm:
     batch: int  # leading batch dims of `out`
     k: int
     dtype: str
+    # GEMMs sharing this one's A in one kernel (a grouped GEMM: q/k/v, gate/up); set by the lowering.
+    siblings: int = 1
 
     @property
     def rows(self) -> tuple[int, ...]:

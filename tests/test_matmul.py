@@ -109,3 +109,22 @@ def test_explain_names_why_a_matmul_stayed_alone():
     cm = mlirfuse.compile(Lambda(lambda a, b: torch.softmax(a @ b, -1)), (_rand(4, 8), _rand(8, 16)), explain=True)
     reasons = [r for rs in cm.explain().values() for r in rs]
     assert any("consumer is a persistent-reduction group" in r or "consumer is a reduction group" in r for r in reasons), reasons
+
+
+def test_grouped_gemms_share_their_input():
+    F = torch.nn.functional
+
+    def swiglu(x, wg, wu, wd):
+        return F.linear(F.silu(F.linear(x, wg)) * F.linear(x, wu), wd)
+
+    # gate and up: one grouped GEMM with silu(g) * u as its epilogue; down: a second GEMM.
+    inputs = (_rand(2, 5, 16), _rand(24, 16), _rand(24, 16), _rand(16, 24))
+    cm = _compare(swiglu, inputs)
+    assert cm.stats["launches"] == 2 and cm.stats["unfused_ops"] == 0, cm.stats
+
+    def qkv(x, wq, wk, wv, b):
+        return F.linear(x, wq, b), F.linear(x, wk) * 0.5, F.linear(x, wv)
+
+    cm = _compare(qkv, (_rand(3, 16), _rand(8, 16), _rand(8, 16), _rand(8, 16), _rand(8)))
+    assert cm.stats["launches"] == 1, cm.stats
+    assert "3 GEMMs share each A tile" in next(iter(cm.kernels.values())).source

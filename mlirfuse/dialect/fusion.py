@@ -86,7 +86,7 @@ def _kind(op) -> str:
 
 
 def _verify_kind_matches_body(op, kind: str) -> None:
-    """A reduction group computes a reduction mlirfuse fuses; a concat group ends in one cat; a matmul group holds one GEMM.
+    """A reduction group computes a reduction mlirfuse fuses; a concat group ends in one cat; a matmul group holds GEMMs.
 
     Passes and the Triton lowering read the kind and rely on the body to match.
     """
@@ -105,11 +105,12 @@ def _verify_kind_matches_body(op, kind: str) -> None:
         if reductions:
             _error(op, f"of kind \"matmul\" holds a reduction '{reductions[0].operation.name}'")
         matmuls = [o for o in ops if o.operation.name in MATMUL_OPS]
-        if len(matmuls) != 1:
-            _error(op, f"of kind \"matmul\" holds {len(matmuls)} matmul ops, expected exactly one")
-        why = gemm(matmuls[0])
-        if not isinstance(why, Gemm):
-            _error(op, f"of kind \"matmul\" holds a '{matmuls[0].operation.name}' the GEMM template does not take: {why}")
+        if not matmuls:
+            _error(op, "of kind \"matmul\" holds no matmul op")
+        for mm in matmuls:  # several: a grouped GEMM (they share A)
+            why = gemm(mm)
+            if not isinstance(why, Gemm):
+                _error(op, f"of kind \"matmul\" holds a '{mm.operation.name}' the GEMM template does not take: {why}")
     if kind == "concat":
         cats = sum(o.operation.name == "torch.aten.cat" for o in ops)
         if cats != 1:

@@ -26,6 +26,7 @@ pointwise kernels. Block sizes, warps and stages: `matmul_config` below.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
@@ -100,6 +101,8 @@ def matmul_config(g: Gemm, target: str) -> MatmulConfig:
     if target not in TARGETS:
         target = "sm_80"  # other GPUs: the conservative table
     bm, bn, bk, warps, stages = CONFIG_TABLE[(target, "f32" if g.dtype == "float32" else "f16")]
+    # A grouped GEMM keeps one accumulator per sibling: narrower tiles, the same registers.
+    bn = max(16, bn // (1 << (g.siblings - 1).bit_length()))
     block_m, block_n, block_k = _fit(g.m, bm), _fit(g.n, bn), _fit(g.k, bk)
     # A quarter of the tile or less needs fewer warps (each warp holds part of the accumulator).
     if block_m * block_n * 4 <= bm * bn:
@@ -114,18 +117,36 @@ def lower_matmul(kernel) -> TritonKernel:
     ops, terminator = block_ops(block)
     inputs, outputs = static_signature(name, block, terminator)
     matmuls = [op for op in ops if op.operation.name in MATMUL_OPS]
-    g = gemm(matmuls[0]) if len(matmuls) == 1 else "not exactly one matmul"
-    if not isinstance(g, Gemm):
-        raise LoweringError(f"kernel @{name}: a matmul kernel holds one GEMM the template takes ({g})")
-    return _MatmulEmitter(name, block, matmuls[0], g).lower(ops, terminator, inputs, outputs)
+    gemms = [gemm(op) for op in matmuls]
+    why = next((g for g in gemms if not isinstance(g, Gemm)), None) if gemms else "no matmul"
+    if why is None and len(gemms) > 1:
+        why = _why_not_grouped(matmuls, gemms)
+    if why is not None:
+        raise LoweringError(f"kernel @{name}: a matmul kernel holds GEMMs the template takes ({why})")
+    return _MatmulEmitter(name, block, matmuls, gemms).lower(ops, terminator, inputs, outputs)
+
+
+def _why_not_grouped(matmuls, gemms) -> str | None:
+    """Several GEMMs in one kernel share A (the same value, the same space) and have no batch dims."""
+    g0 = gemms[0]
+    for mm, g in zip(matmuls, gemms):
+        if mm.operands[g.a] != matmuls[0].operands[g0.a]:
+            return "grouped GEMMs read different A operands"
+        if (g.out, g.k, g.dtype, g.batch) != (g0.out, g0.k, g0.dtype, 0):
+            return "grouped GEMMs differ in shape or dtype, or are batched"
+    return None
 
 
 class _MatmulEmitter(KernelEmitter):
     """The GEMM schedule: which region (A, B, epilogue) each value lives in, and where its lines go."""
 
-    def __init__(self, name: str, block, mm, g: Gemm):
+    def __init__(self, name: str, block, mms: list, gemms: list[Gemm]):
         super().__init__(name, block)
-        self.mm, self.g = mm, g
+        self.mms, self.gemms = mms, gemms
+        self.mm, self.g = mms[0], gemms[0]
+        g = gemms[0]
+        # B regions: "b" for the first GEMM, "b1", "b2" ... for its siblings.
+        self.bregs = ["b"] + [f"b{i}" for i in range(1, len(mms))]
         self.batch = list(range(g.batch))
         self.rows = list(g.rows)
         rank = len(g.out)
@@ -133,38 +154,38 @@ class _MatmulEmitter(KernelEmitter):
         rows = [(f"m{d}[:, None]", "mmask[:, None]") for d in self.rows]
         k_col, k_row, n = ("rk[None, :]", "kmask[None, :]"), ("rk[:, None]", "kmask[:, None]"), ("rn[None, :]", "nmask[None, :]")
         # Each region's space: per dim, its coordinate expression and the mask keeping it in bounds.
-        self.coords = {
-            "a": batch + rows + [k_col],
-            "b": [n, k_row] if g.b_transposed else batch + [k_row, n],
-            "out": batch + rows + [n],
-        }
-        self.spaces = {"a": g.a_space(), "b": g.b_space(), "out": g.out}
+        self.coords = {"a": batch + rows + [k_col], "out": batch + rows + [n]}
+        self.spaces = {"a": g.a_space(), "out": g.out}
+        for breg, gi in zip(self.bregs, gemms):
+            self.coords[breg] = [n, k_row] if gi.b_transposed else batch + [k_row, n]
+            self.spaces[breg] = gi.b_space()
         self.sizes = ["M", "N", "K"] + [f"s{d}" for d in range(rank)]
 
     def lower(self, ops, terminator, inputs, outputs) -> TritonKernel:
-        g, mm = self.g, self.mm
+        g, mm, mms = self.g, self.mm, self.mms
         sites = load_sites(self.name, self.block)
         producer = {r: op for op in ops for r in op.results}
-        operand = {"a": mm.operands[g.a], "b": mm.operands[g.b]}
+        operand = {"a": mm.operands[g.a]} | {
+            breg: mi.operands[gi.b] for breg, mi, gi in zip(self.bregs, mms, self.gemms)
+        }
+        biases = [mi.operands[gi.bias] for mi, gi in zip(mms, self.gemms) if gi.bias is not None]
+        regions = ["a", *self.bregs]
         cones = {region: self._cone(v, producer, sites) for region, v in operand.items()}
         computing = [
             op for op in ops
             if op.operation.name not in VIEW_OPS and op.operation.name != "torch.prim.ListConstruct"
             and not op.operation.name.startswith("torch.constant.")
         ]
-        epilogue = [op for op in computing if op != mm and not any(op in c for c in cones.values())]
-        readers = {
-            "a": cones["a"], "b": cones["b"],
-            "out": epilogue + ([mm] if g.bias is not None else []) + [terminator],
-        }
+        epilogue = [op for op in computing if not any(op is m for m in mms) and not any(op in c for c in cones.values())]
+        readers = {region: cones[region] for region in regions} | {"out": epilogue + [terminator]}
 
         # Sites: one pointer parameter per (site, region reading it).
-        kernel_sites, site_spaces, loads = [], [], {"a": [], "b": [], "out": []}
+        kernel_sites, site_spaces, loads = [], [], {region: [] for region in regions + ["out"]}
         for value, site in sites.items():
-            for region in ("a", "b", "out"):
+            for region in regions + ["out"]:
                 direct = region != "out" and value == operand[region]
-                read = direct or any(value in list(op.operands) for op in readers[region] if op != mm)
-                read = read or (region == "out" and g.bias is not None and value == mm.operands[g.bias])
+                read = direct or any(value in list(op.operands) for op in readers[region])
+                read = read or (region == "out" and any(value == b for b in biases))
                 if not read:
                     continue
                 kname = site.name if region == "out" else f"{site.name}_{region}"
@@ -180,7 +201,7 @@ class _MatmulEmitter(KernelEmitter):
         loop = []
         self.out = loop
         tiles = {}
-        for region in ("a", "b"):
+        for region in regions:
             self.env = {}
             for value, kname, site, raw in loads[region]:
                 self.env[value] = self._load(region, value, kname, site, raw)
@@ -188,18 +209,20 @@ class _MatmulEmitter(KernelEmitter):
                 if op in cones[region]:
                     self.emit_body_op(op)
             tiles[region] = cast(self._value(operand[region]), g.dtype)
-        if g.dtype == "bfloat16":
-            # The interpreter keeps bf16 as raw bits and its tl.dot multiplies those: widen there only.
-            loop += [
-                "if INTERPRETED:",
-                f"    acc += tl.dot({tiles['a']}.to(tl.float32), {tiles['b']}.to(tl.float32), input_precision=\"ieee\")"
-                f"  # {mm.operation.name}",
-                "else:",
-                f"    acc += tl.dot({tiles['a']}, {tiles['b']})  # {mm.operation.name}",
-            ]
-        else:
-            precision = ', input_precision="ieee"' if g.dtype == "float32" else ""
-            loop.append(f"acc += tl.dot({tiles['a']}, {tiles['b']}{precision})  # {mm.operation.name}")
+        for i, (breg, mi) in enumerate(zip(self.bregs, mms)):
+            acc = _acc(i)
+            if g.dtype == "bfloat16":
+                # The interpreter keeps bf16 as raw bits and its tl.dot multiplies those: widen there only.
+                loop += [
+                    "if INTERPRETED:",
+                    f"    {acc} += tl.dot({tiles['a']}.to(tl.float32), {tiles[breg]}.to(tl.float32), input_precision=\"ieee\")"
+                    f"  # {mi.operation.name}",
+                    "else:",
+                    f"    {acc} += tl.dot({tiles['a']}, {tiles[breg]})  # {mi.operation.name}",
+                ]
+            else:
+                precision = ', input_precision="ieee"' if g.dtype == "float32" else ""
+                loop.append(f"{acc} += tl.dot({tiles['a']}, {tiles[breg]}{precision})  # {mi.operation.name}")
 
         # The epilogue, on [BLOCK_M, BLOCK_N] tiles.
         self.out = self.body
@@ -209,8 +232,9 @@ class _MatmulEmitter(KernelEmitter):
             self.env[value] = self._load("out", value, kname, site, False)
         later = set(map(id, epilogue))
         for op in ops:
-            if op is mm:
-                self.env[mm.results[0]] = self._result()
+            i = next((i for i, m in enumerate(mms) if op is m), None)
+            if i is not None:
+                self.env[op.results[0]] = self._result(i)
             elif id(op) in later or op.operation.name.startswith("torch.constant."):
                 self.emit_body_op(op)
         offset = "(rm[:, None] * N + rn[None, :])"
@@ -226,17 +250,21 @@ class _MatmulEmitter(KernelEmitter):
         params += [f"c{k}" for k in range(len(self.scalars))] + self.sizes
         params += [f"{s.name}_st{d}" for s, space in zip(kernel_sites, site_spaces) for d in range(len(space))]
         blocks = ["BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M"] + (["INTERPRETED"] if g.dtype == "bfloat16" else [])
-        lines = head + ["acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)", "for k in range(0, K, BLOCK_K):"]
+        lines = head + [f"{_acc(i)} = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)" for i in range(len(mms))]
+        lines += ["for k in range(0, K, BLOCK_K):"]
         lines += ["    rk = k + tl.arange(0, BLOCK_K)", "    kmask = rk < K"] + ["    " + line for line in loop] + self.body
         shapes = " x ".join(str(list(s)) for s in (g.a_space(), g.b_space()))
         header = [
             f"GEMM {shapes} -> {list(g.out)} ({g.dtype}), M = {g.m}, N = {g.n}, K = {g.k}, batch = {g.batch_count}:",
             "f32 accumulation; operands and epilogue inputs are addressed through their strides.",
         ]
+        if len(mms) > 1:
+            header.append(f"Grouped: {len(mms)} GEMMs share each A tile, one accumulator each.")
         source = self.render(header, params, blocks, lines)
         return TritonKernel(
             self.name, source, tuple(inputs), tuple(outputs), tuple(self.scalars), tuple(params),
-            kind="matmul", sites=tuple(kernel_sites), space=g.out, site_spaces=tuple(site_spaces), template=g,
+            kind="matmul", sites=tuple(kernel_sites), space=g.out, site_spaces=tuple(site_spaces),
+            template=dataclasses.replace(g, siblings=len(mms)),
         )
 
     def _head(self) -> list[str]:
@@ -285,14 +313,14 @@ class _MatmulEmitter(KernelEmitter):
             raise LoweringError(f"kernel @{self.name}: a GEMM operand is neither loaded nor computed from loads")
         return value
 
-    def _result(self) -> Value:
-        """The GEMM's result tile: alpha * acc + beta * bias, rounded to the result's dtype as eager stores it."""
-        g, mm = self.g, self.mm
-        expr = "acc" if g.alpha == 1 else f"acc * {self.scalar_text(g.alpha)}"
+    def _result(self, i: int) -> Value:
+        """GEMM i's result tile: alpha * acc + beta * bias, rounded to the result's dtype as eager stores it."""
+        g, mm, acc = self.gemms[i], self.mms[i], _acc(i)
+        expr = acc if g.alpha == 1 else f"{acc} * {self.scalar_text(g.alpha)}"
         if g.bias is not None:
             bias = self.env[mm.operands[g.bias]].text
             expr = f"{bias} + {expr}" if g.beta == 1 else f"{self.scalar_text(g.beta)} * {bias} + {expr}"
-        value = self.tmp(expr, "float32", mm.operation.name) if expr != "acc" else Value("acc", "float32")
+        value = self.tmp(expr, "float32", mm.operation.name) if expr != acc else Value(acc, "float32")
         if g.dtype != "float32":
             value = self.tmp(f"{cast(value, g.dtype)}.to(tl.float32)", "float32", f"rounded to {g.dtype}")
         return value
@@ -309,6 +337,11 @@ class _MatmulEmitter(KernelEmitter):
             found.append(op)
             stack.extend(op.operands)
         return found
+
+
+def _acc(i: int) -> str:
+    """The accumulator of GEMM i of a kernel."""
+    return "acc" if i == 0 else f"acc{i}"
 
 
 def grid(g: Gemm, config: MatmulConfig) -> tuple[int, int]:

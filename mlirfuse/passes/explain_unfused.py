@@ -14,7 +14,9 @@ from mlirfuse.analysis import AnalysisManager
 from mlirfuse.analysis.dependence import DependenceAnalysis
 from mlirfuse.elementwise import why_not_fusible
 from mlirfuse.ir import defining_op, ir, op_id
+from mlirfuse.matmuls import MATMUL_OPS, gemm
 from mlirfuse.passes.base import ModulePass
+from mlirfuse.passes.fuse_matmul import why_not_template
 from mlirfuse.passes.legality import (
     CAT,
     FUSION_ANALYSES,
@@ -22,8 +24,6 @@ from mlirfuse.passes.legality import (
     why_not_concat,
     why_not_merge,
 )
-from mlirfuse.matmuls import MATMUL_OPS, gemm
-from mlirfuse.passes.fuse_matmul import why_not_template
 from mlirfuse.passes.rewriter import group_kind
 from mlirfuse.reductions import REDUCTIONS, reduction
 from mlirfuse.views import VIEW_OPS, view_args

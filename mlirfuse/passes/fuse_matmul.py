@@ -86,7 +86,12 @@ def why_not_template(producer, consumer, dep: DependenceAnalysis, limits: Limits
 class FuseMatmul(ModulePass):
     """Turn mm/bmm/matmul/linear/addmm/baddbmm into fusion.group {kind = "matmul"} (a Triton GEMM) with the view chains feeding them, merging pointwise producer groups as a prologue and pointwise consumer groups as an epilogue.
 
-    Options: prologue / epilogue (default true) switch the merges off;
+    GEMMs reading the same A (q/k/v projections, SwiGLU's gate and up)
+    become one grouped GEMM: one kernel loading each A tile once, one
+    accumulator per GEMM, their epilogues fused (silu(g) * u).
+
+    Options: prologue / epilogue / grouped (default true) switch the merges
+    off; max-grouped (default 3) GEMMs per grouped kernel;
     max-prologue-ops (default 4) bounds what is recomputed per tile;
     max-args, max-group-size as fusion-fuse-vertical.
     """
@@ -95,6 +100,8 @@ class FuseMatmul(ModulePass):
 
     prologue: bool = True
     epilogue: bool = True
+    grouped: bool = True
+    max_grouped: int = 3
     max_prologue_ops: int = 4
     max_args: int = 128
     max_group_size: int = 0
@@ -105,10 +112,12 @@ class FuseMatmul(ModulePass):
         rewriter, dep = fusion_rewriter(module, am or AnalysisManager())
         limits = Limits(self.max_args, self.max_group_size)
         for ops in function_ops(module):
-            # Taken up front: merges erase groups, never a matmul not yet wrapped.
+            # Taken up front: merges erase pointwise groups, never a matmul or its group.
             matmuls = [op for op in ops if op.operation.name in MATMUL_OPS and isinstance(gemm(op), Gemm)]
-            for op in matmuls:
-                group = _wrap(op, rewriter)
+            groups = [_wrap(op, rewriter) for op in matmuls]
+            if self.grouped:
+                groups = _merge_siblings(groups, rewriter, dep, limits, self.max_grouped)
+            for group in groups:
                 if self.prologue:
                     group = self._absorb_prologue(group, rewriter, dep, limits)
                 if self.epilogue:
@@ -145,6 +154,38 @@ class FuseMatmul(ModulePass):
                 if merged:
                     break
         return group
+
+
+def _shared_a(group):
+    """What a GEMM group must share with a sibling to be grouped: (A value, space, K, dtype), or None."""
+    ops, _ = body_ops(group)
+    mms = [op for op in ops if op.operation.name in MATMUL_OPS]
+    g = gemm(mms[0]) if len(mms) == 1 else None
+    if not isinstance(g, Gemm) or g.batch:
+        return None
+    a = mms[0].operands[g.a]
+    if not isinstance(a.owner, ir.Block):
+        return None  # A through a view: not grouped
+    return group.operands[ir.BlockArgument(a).arg_number], g.out, g.k, g.dtype
+
+
+def _merge_siblings(groups: list, rewriter: FusionRewriter, dep, limits: Limits, most: int) -> list:
+    """Groups whose GEMMs share A merged, up to `most` per group, when neither depends on the other."""
+    by_key: dict = {}
+    for group in groups:
+        by_key.setdefault(_shared_a(group) or id(group), []).append(group)
+    result = []
+    for members in by_key.values():
+        merged, count = members[0], 1
+        for other in members[1:]:
+            first, second = (merged, other) if dep.position(merged) < dep.position(other) else (other, merged)
+            if count >= most or dep.reaches(first, second) or why_not_merge(first, second, dep, limits) is not None:
+                result.append(other)
+                continue
+            merged = rewriter.merge(first, second, dep, kind="matmul")
+            count += 1
+        result.append(merged)
+    return result
 
 
 def _wrap(op, rewriter: FusionRewriter):

@@ -184,3 +184,42 @@ func.func @no_fuse_prologue_storing_a_reshape(%a: !torch.vtensor<[4,2,8],f32>, %
   %3 = torch.aten.mm %2, %b : !torch.vtensor<[8,16],f32>, !torch.vtensor<[16,4],f32> -> !torch.vtensor<[8,4],f32>
   return %3 : !torch.vtensor<[8,4],f32>
 }
+
+// -----
+
+// SwiGLU: the gate and up projections read the same x and become one
+// grouped GEMM (one A tile, two accumulators) whose epilogue is silu(g) * u.
+
+// CHECK-LABEL: func.func @fuse_grouped_swiglu
+// CHECK:         %[[G:.+]] = "fusion.group"(%arg0, %arg1, %arg2) ({
+// CHECK-NEXT:    ^bb0(%[[X:.+]]: !torch.vtensor<[6,16],f32>, %[[WG:.+]]: !torch.vtensor<[24,16],f32>, %[[WU:.+]]: !torch.vtensor<[24,16],f32>):
+// CHECK:           %[[GATE:.+]] = torch.aten.linear %[[X]], %[[WG]]
+// CHECK:           %[[UP:.+]] = torch.aten.linear %[[X]], %[[WU]]
+// CHECK-NEXT:      %[[SILU:.+]] = torch.aten.silu %[[GATE]]
+// CHECK-NEXT:      %[[MUL:.+]] = torch.aten.mul.Tensor %[[SILU]], %[[UP]]
+// CHECK-NEXT:      "fusion.yield"(%[[MUL]])
+// CHECK-NEXT:    }) {kind = "matmul"}
+// CHECK-NEXT:    return %[[G]]
+func.func @fuse_grouped_swiglu(%x: !torch.vtensor<[6,16],f32>, %wg: !torch.vtensor<[24,16],f32>, %wu: !torch.vtensor<[24,16],f32>) -> !torch.vtensor<[6,24],f32> {
+  %none = torch.constant.none
+  %0 = torch.aten.linear %x, %wg, %none : !torch.vtensor<[6,16],f32>, !torch.vtensor<[24,16],f32>, !torch.none -> !torch.vtensor<[6,24],f32>
+  %1 = torch.aten.linear %x, %wu, %none : !torch.vtensor<[6,16],f32>, !torch.vtensor<[24,16],f32>, !torch.none -> !torch.vtensor<[6,24],f32>
+  %2 = torch.aten.silu %0 : !torch.vtensor<[6,24],f32> -> !torch.vtensor<[6,24],f32>
+  %3 = torch.aten.mul.Tensor %2, %1 : !torch.vtensor<[6,24],f32>, !torch.vtensor<[6,24],f32> -> !torch.vtensor<[6,24],f32>
+  return %3 : !torch.vtensor<[6,24],f32>
+}
+
+// -----
+
+// Not grouped: GEMMs of x with different widths (no common tile), and a
+// GEMM whose A is the other's result (a dependence, not a sibling).
+
+// CHECK-LABEL: func.func @no_fuse_grouped_different_width_or_dependent
+// CHECK-COUNT-3: }) {kind = "matmul"}
+func.func @no_fuse_grouped_different_width_or_dependent(%x: !torch.vtensor<[6,16],f32>, %w1: !torch.vtensor<[24,16],f32>, %w2: !torch.vtensor<[8,16],f32>, %w3: !torch.vtensor<[16,24],f32>) -> (!torch.vtensor<[6,24],f32>, !torch.vtensor<[6,8],f32>, !torch.vtensor<[6,16],f32>) {
+  %none = torch.constant.none
+  %0 = torch.aten.linear %x, %w1, %none : !torch.vtensor<[6,16],f32>, !torch.vtensor<[24,16],f32>, !torch.none -> !torch.vtensor<[6,24],f32>
+  %1 = torch.aten.linear %x, %w2, %none : !torch.vtensor<[6,16],f32>, !torch.vtensor<[8,16],f32>, !torch.none -> !torch.vtensor<[6,8],f32>
+  %2 = torch.aten.linear %0, %w3, %none : !torch.vtensor<[6,24],f32>, !torch.vtensor<[16,24],f32>, !torch.none -> !torch.vtensor<[6,16],f32>
+  return %0, %1, %2 : !torch.vtensor<[6,24],f32>, !torch.vtensor<[6,8],f32>, !torch.vtensor<[6,16],f32>
+}
