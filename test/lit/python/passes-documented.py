@@ -41,6 +41,7 @@ print(f"{len(PASSES)} passes checked")
 # CHECK-NEXT: fusion-fuse-horizontal: doc=yes name=yes listed=yes lit=yes
 # CHECK-NEXT: fusion-fuse-concat: doc=yes name=yes listed=yes lit=yes
 # CHECK-NEXT: fusion-sink-exit-reshapes: doc=yes name=yes listed=yes lit=yes
+# CHECK-NEXT: fusion-fuse-matmul: doc=yes name=yes listed=yes lit=yes
 # CHECK-NEXT: fusion-explain-unfused: doc=yes name=yes listed=yes lit=yes
 # CHECK-NEXT: fusion-mark-persistent: doc=yes name=yes listed=yes lit=yes
 # CHECK-NEXT: fusion-extern-operands: doc=yes name=yes listed=yes lit=yes
@@ -49,4 +50,4 @@ print(f"{len(PASSES)} passes checked")
 # CHECK-NEXT: test-dependence: doc=yes name=yes listed=yes lit=yes
 # CHECK-NEXT: test-alias: doc=yes name=yes listed=yes lit=yes
 # CHECK-NEXT: test-shapes: doc=yes name=yes listed=yes lit=yes
-# CHECK-NEXT: 16 passes checked
+# CHECK-NEXT: 17 passes checked
