@@ -269,6 +269,9 @@ class CompiledModule:
         return pytree.tree_unflatten(outputs, imported.out_spec)
 
 
+MATMUL_MODES = ("triton", "aten")
+
+
 def compile(
     model: torch.nn.Module,
     example_inputs,
@@ -279,6 +282,7 @@ def compile(
     max_specializations: int = DEFAULT_MAX_SPECIALIZATIONS,
     strict: bool = False,
     options: dict | None = None,
+    matmul: str = "triton",
 ) -> CompiledModule:
     """Compile `model` for inputs shaped like `example_inputs` (a tuple) and `example_kwargs`.
 
@@ -291,14 +295,22 @@ def compile(
     options, spelled as in `--pass-pipeline` (`{"max-args": 64, "horizontal":
     False}` is `mlirfuse-pipeline{max-args=64 horizontal=false}`); with a
     `pipeline`, put them in its text instead. On a terminal, stderr shows
-    progress (`mlirfuse.progress`).
+    progress (`mlirfuse.progress`). `matmul`: "triton" (default) makes
+    matmuls Triton GEMMs with their prologue and epilogue (fusion-fuse-matmul);
+    "aten" leaves them ATen calls.
     """
+    if matmul not in MATMUL_MODES:
+        raise ValueError(f"matmul must be one of {', '.join(map(repr, MATMUL_MODES))}, got {matmul!r}")
     if options:
         if pipeline is not None:
             raise PipelineError("options= applies to the default pipeline; with pipeline=, write them in its text")
         pipeline = f"mlirfuse-pipeline{{{format_options(options)}}}"
     if pipeline is not None:  # a bad pass or option fails now, not after the export
         parse_pipeline(pipeline if isinstance(pipeline, str) else ",".join(pipeline))
+    if matmul == "aten":
+        if pipeline is not None:
+            raise ValueError("matmul='aten' selects the default pipeline without fusion-fuse-matmul; give no pipeline or options")
+        pipeline = [p for p in default_pipeline() if p != "fusion-fuse-matmul"]
     if isinstance(example_inputs, torch.Tensor):
         example_inputs = (example_inputs,)
     return CompiledModule(

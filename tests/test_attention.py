@@ -185,8 +185,8 @@ def test_attention_compiles_for_gpu_without_spills(arch):
     kernels = [k for k in mlirfuse.compile(fn, inputs()).kernels.values() if k.kind == "attention"]
     (compiled,) = compile_kernels(kernels, arch=arch)
     usage = resource_usage(compiled.cubin)
-    assert 0 < usage["REG"] <= 255, usage
-    assert usage["STACK"] == 0 and usage["LOCAL"] == 0, f"{compiled.name} spills on sm_{arch}: {usage}"
+    assert 0 < usage["reg"] <= 255, usage
+    assert usage["stack"] == 0 and usage["local"] == 0, f"{compiled.name} spills on sm_{arch}: {usage}"
 
 
 def test_near_misses_and_neighbours_are_explained():

@@ -54,9 +54,15 @@ def test_merge_refused_when_it_would_make_a_cycle():
         a = torch.relu(x)
         return torch.sigmoid(a + a @ w)
 
-    cm = compile_and_compare(f, (torch.randn(8, 8), torch.randn(8, 8)), fused=False)
+    # With ATen matmuls (matmul="aten"): the matmul between them stays an extern call.
+    inputs = (torch.randn(8, 8), torch.randn(8, 8))
+    cm = mlirfuse.compile(Lambda(f), inputs, matmul="aten")
+    torch.testing.assert_close(cm(*inputs), f(*inputs))
     assert cm.stats["launches"] == 2
     assert [op.split(".")[2] for op in unfused_ops(cm)] in (["matmul"], ["mm"])
+    # As a Triton GEMM, the add and sigmoid are its epilogue (relu is read elsewhere: no prologue).
+    cm = compile_and_compare(f, inputs, rtol=1e-4, atol=1e-4)
+    assert cm.stats["launches"] == 2
 
 
 def test_chain_through_a_view_stays_correct():

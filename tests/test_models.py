@@ -57,8 +57,12 @@ class MLP(nn.Module):
 
 def test_mlp_fuses_around_matmuls():
     x = torch.randn(4, 16)
+    # Each matmul is a Triton GEMM whose epilogue is the elementwise chain after it.
     cm = compile_checked(MLP(), (x,))
-    # Two elementwise chains, one after each matmul; they cannot merge across fc2.
+    assert cm.stats["launches"] == 2 and cm.stats["unfused_ops"] == 0, (cm.stats, unfused_ops(cm))
+    # matmul="aten": two elementwise chains, one after each ATen matmul; they cannot merge across fc2.
+    cm = mlirfuse.compile(MLP(), (x,), matmul="aten")
+    torch.testing.assert_close(cm(x), cm.model(x), **TOL)
     assert cm.stats["launches"] >= 2, cm.stats
     leftover = unfused_ops(cm)
     assert leftover, "the matmuls run through ATen"

@@ -10,10 +10,14 @@ from helpers import kernel_ops, split_mlir, unfused_ops
 
 
 def compile_checked(model: nn.Module, inputs: tuple):
-    """Compile `model`, run it once, compare with eager at default f32 tolerances."""
+    """Compile `model` with ATen matmuls, run it once, compare with eager at default f32 tolerances.
+
+    matmul="aten": what is checked is the split next to an ATen matmul (with
+    the default Triton GEMMs the bias add is the GEMM's epilogue; tests/test_matmul.py).
+    """
     model = model.eval()
     expected = model(*inputs)
-    cm = mlirfuse.compile(model, inputs)
+    cm = mlirfuse.compile(model, inputs, matmul="aten")
     torch.testing.assert_close(cm(*inputs), expected)
     return cm
 

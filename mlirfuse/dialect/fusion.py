@@ -23,9 +23,10 @@ from __future__ import annotations
 
 from mlirfuse.attention import MATMULS, SDPA, SOFTMAXES
 from mlirfuse.ir import add_dialect_search_prefix, ir
+from mlirfuse.matmuls import MATMUL_OPS, Gemm, gemm
 from mlirfuse.reductions import REDUCTIONS, Reduction, reduction
 
-GROUP_KINDS = ("pointwise", "reduction", "persistent-reduction", "concat", "extern", "attention")
+GROUP_KINDS = ("pointwise", "reduction", "persistent-reduction", "concat", "extern", "attention", "matmul")
 
 
 class _Failed(Exception):
@@ -87,7 +88,7 @@ def _kind(op) -> str:
 
 
 def _verify_kind_matches_body(op, kind: str) -> None:
-    """A reduction group computes a reduction mlirfuse fuses; a concat group ends in one cat.
+    """A reduction group computes a reduction mlirfuse fuses; a concat group ends in one cat; a matmul group holds GEMMs.
 
     Passes and the Triton lowering read the kind and rely on the body to match.
     """
@@ -110,6 +111,16 @@ def _verify_kind_matches_body(op, kind: str) -> None:
         ):
             _error(op, "of kind \"attention\" holds neither one 'torch.aten.scaled_dot_product_attention' "
                    "nor matmul -> softmax -> matmul")
+    if kind == "matmul":
+        if reductions:
+            _error(op, f"of kind \"matmul\" holds a reduction '{reductions[0].operation.name}'")
+        matmuls = [o for o in ops if o.operation.name in MATMUL_OPS]
+        if not matmuls:
+            _error(op, "of kind \"matmul\" holds no matmul op")
+        for mm in matmuls:  # several: a grouped GEMM (they share A)
+            why = gemm(mm)
+            if not isinstance(why, Gemm):
+                _error(op, f"of kind \"matmul\" holds a '{mm.operation.name}' the GEMM template does not take: {why}")
     if kind == "concat":
         cats = sum(o.operation.name == "torch.aten.cat" for o in ops)
         if cats != 1:

@@ -87,6 +87,10 @@ class TritonKernel:
     # (pointwise) or the reduced input's (reduction); and the reduced dims.
     space: tuple[int, ...] = ()
     reduced: tuple[int, ...] = ()
+    # Templates: each site's own space (default: `space` for all) and the
+    # template's launch facts (a `mlirfuse.matmuls.Gemm` for matmul kernels).
+    site_spaces: tuple[tuple[int, ...], ...] = ()
+    template: object = None
 
     @property
     def shape(self) -> tuple[int, ...]:

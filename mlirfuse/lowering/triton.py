@@ -8,6 +8,7 @@ source assembly):
     pointwise, concat               lowering/pointwise.py   one flat [XBLOCK] block
     reduction, persistent-reduction lowering/reduction.py   [XBLOCK, RBLOCK] tiles, looped or not
     attention                       lowering/attention.py   flash attention: key loop, online softmax
+    matmul                          lowering/matmul.py      tiled tl.dot GEMM, prologue and epilogue on its tiles
 
 This module only writes text; it never imports triton (see
 `mlirfuse.runtime.kernels` for why that matters).
@@ -18,6 +19,7 @@ from __future__ import annotations
 from mlirfuse.ir import ir
 from mlirfuse.lowering.attention import lower_attention
 from mlirfuse.lowering.emitter import LoweringError, Site, TritonKernel, load_sites
+from mlirfuse.lowering.matmul import lower_matmul
 from mlirfuse.lowering.pointwise import lower_pointwise
 from mlirfuse.lowering.reduction import lower_reduction
 
@@ -35,6 +37,8 @@ def lower_kernel(kernel) -> TritonKernel:
         return lower_reduction(kernel, persistent=kind == "persistent-reduction")
     if kind == "attention":
         return lower_attention(kernel)
+    if kind == "matmul":
+        return lower_matmul(kernel)
     name = ir.StringAttr(kernel.attributes["sym_name"]).value
     raise LoweringError(f"kernel @{name}: no Triton lowering for kind '{kind}'")
 

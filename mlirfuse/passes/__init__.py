@@ -19,6 +19,7 @@ PASSES: dict[str, str] = {
     "fusion-fuse-horizontal": "mlirfuse.passes.fuse_horizontal:FuseHorizontal",
     "fusion-fuse-concat": "mlirfuse.passes.fuse_concat:FuseConcat",
     "fusion-sink-exit-reshapes": "mlirfuse.passes.sink_exit_reshapes:SinkExitReshapes",
+    "fusion-fuse-matmul": "mlirfuse.passes.fuse_matmul:FuseMatmul",
     "fusion-explain-unfused": "mlirfuse.passes.explain_unfused:ExplainUnfused",
     "fusion-mark-persistent": "mlirfuse.passes.mark_persistent:MarkPersistent",
     "fusion-extern-operands": "mlirfuse.passes.extern_operands:ExternOperands",
@@ -43,6 +44,7 @@ def default_pipeline() -> list[str]:
         "fusion-fuse-horizontal",  # merge independent groups reading the same tensor
         "fusion-fuse-concat",  # a cat of group results becomes the exit of one concat group
         "fusion-sink-exit-reshapes",  # reshapes of group results are stored by the group
+        "fusion-fuse-matmul",  # matmuls as Triton GEMM groups with their prologue and epilogue
         "fusion-mark-persistent",  # reductions whose rows fit a block keep them in registers
         "fusion-extern-operands",  # views feeding an unfused op (matmul ...) become its strided operands
         "fusion-canonicalize",  # CSE/DCE inside groups; tidy group operands and results

@@ -81,7 +81,7 @@ def pattern(fn: Callable[..., bool]):
 
 
 # Group kinds whose bodies are templates the lowering reads as they are (attention's softmax stays whole).
-TEMPLATE_KINDS = ("attention",)
+TEMPLATE_KINDS = ("attention", "matmul")
 
 
 def in_template(op) -> bool:

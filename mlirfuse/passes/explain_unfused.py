@@ -14,7 +14,9 @@ from mlirfuse.analysis import AnalysisManager
 from mlirfuse.analysis.dependence import DependenceAnalysis
 from mlirfuse.elementwise import why_not_fusible
 from mlirfuse.ir import defining_op, ir, op_id
+from mlirfuse.matmuls import MATMUL_OPS, gemm
 from mlirfuse.passes.base import ModulePass
+from mlirfuse.passes.fuse_matmul import why_not_template
 from mlirfuse.passes.legality import (
     CAT,
     FUSION_ANALYSES,
@@ -22,6 +24,7 @@ from mlirfuse.passes.legality import (
     why_not_concat,
     why_not_merge,
 )
+from mlirfuse.passes.rewriter import group_kind
 from mlirfuse.reductions import REDUCTIONS, reduction
 from mlirfuse.views import VIEW_OPS, view_args
 
@@ -44,7 +47,11 @@ def why_outside(op, group, role: str, dep: DependenceAnalysis, limits: Limits) -
         return "inside a nested region (only function bodies are fused)"
     if op.name == "fusion.group":
         producer, consumer = (op.opview, group) if role == "producer" else (group, op.opview)
+        if group_kind(producer) == "matmul" or group_kind(consumer) == "matmul":
+            return why_not_template(producer, consumer, dep, limits) or "not merged"
         return why_not_merge(producer, consumer, dep, limits) or "not merged"
+    if op.name in MATMUL_OPS and isinstance(gemm(op.opview), str):
+        return f"not a GEMM the template takes: {gemm(op.opview)}"
     if op.name == CAT:
         return why_not_concat(op.opview, dep, limits) or "not merged"
     if op.name in VIEW_OPS:

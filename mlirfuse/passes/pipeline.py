@@ -129,7 +129,9 @@ def with_explain(steps: list[Step]) -> list[Step]:
 OUR_NAMES = frozenset(PASSES) | frozenset(PIPELINES)
 
 # The passes that make groups; fusion-explain-unfused describes what they left.
-FUSION_STAGES = ("fusion-fuse-vertical", "fusion-fuse-horizontal", "fusion-fuse-concat", "fusion-sink-exit-reshapes")
+FUSION_STAGES = (
+    "fusion-fuse-vertical", "fusion-fuse-horizontal", "fusion-fuse-concat", "fusion-sink-exit-reshapes", "fusion-fuse-matmul",
+)
 
 
 def parse_pipeline(text: str) -> list[Step]:

@@ -124,8 +124,10 @@ class FusionRewriter:
                 self.erase(op)
         return group
 
-    def merge(self, producer, consumer, dep: DependenceAnalysis):
+    def merge(self, producer, consumer, dep: DependenceAnalysis, kind: str | None = None):
         """One group doing `producer` then `consumer`, where the consumer was.
+
+        `kind` (default: reduction if either is one, else pointwise) names a template's group.
 
         A producer result read outside the consumer becomes an extra result.
         The ops between the two that read the producer (found with `dep`)
@@ -135,8 +137,9 @@ class FusionRewriter:
         inputs = merged_inputs(producer, consumer)
         exported = exported_results(producer, consumer)
         result_types = [r.type for r in consumer.results] + [r.type for r in exported]
-        kinds = (group_kind(producer), group_kind(consumer))
-        kind = "reduction" if "reduction" in kinds else "pointwise"
+        if kind is None:
+            kinds = (group_kind(producer), group_kind(consumer))
+            kind = "reduction" if "reduction" in kinds else "pointwise"
         group = build_group(inputs, result_types, kind=kind, loc=consumer.location)
         block = group.regions[0].blocks[0]
         arg_of = dict(zip(inputs, block.arguments))

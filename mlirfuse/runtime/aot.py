@@ -10,7 +10,6 @@ caller down.
 
 from __future__ import annotations
 
-import importlib.util
 import itertools
 import json
 import os
@@ -24,6 +23,7 @@ from pathlib import Path
 
 from mlirfuse.errors import MlirfuseError
 from mlirfuse.lowering.attention import attention_blocks
+from mlirfuse.lowering.matmul import matmul_config
 from mlirfuse.lowering.triton import POINTWISE_KINDS, TritonKernel
 from mlirfuse.runtime.kernels import write_source
 from mlirfuse.runtime.triton_mode import triton_mode
@@ -40,6 +40,11 @@ class CompiledKernel:
     name: str
     arch: int
     cubin: bytes
+    shared: int = 0  # bytes of shared memory per block, from the compiled kernel's metadata
+
+    def resources(self) -> dict[str, int]:
+        """Registers, stack frame (spills), shared and local memory, as `cuobjdump -res-usage` reads them from the cubin."""
+        return resource_usage(self.cubin)
 
 
 def signature(kernel: TritonKernel) -> dict[str, str]:
@@ -56,22 +61,43 @@ def signature(kernel: TritonKernel) -> dict[str, str]:
             sig[name] = "fp32"
         else:  # sizes, numels, strides
             sig[name] = index
-    if kernel.kind == "attention":
-        sig.update({b: "constexpr" for b in ("BLOCK_M", "BLOCK_N", "BLOCK_D", "BLOCK_DV")})
-        if kernel.dtype == "bfloat16":
-            sig["INTERPRET"] = "constexpr"
-        return sig
-    sig["XBLOCK"] = "constexpr"
-    if kernel.kind not in POINTWISE_KINDS:
-        sig["RBLOCK"] = "constexpr"
+    for name in launch_constants(kernel, 90)[0]:
+        sig[name] = "constexpr"
     return sig
 
 
-def launch_options(kernel: TritonKernel, arch: int) -> dict:
-    """The constexpr block sizes (and num_warps / num_stages) a kernel compiles with for sm_<arch>."""
+def launch_constants(kernel: TritonKernel, arch: int) -> tuple[dict, dict]:
+    """(constexpr values, compile options) a kernel is compiled with for sm_<arch>."""
+    options = {"enable_fp_fusion": True}
     if kernel.kind == "attention":
-        return attention_blocks(kernel, interpret=False, arch=arch)
-    return {"XBLOCK": BLOCK} if kernel.kind in POINTWISE_KINDS else {"XBLOCK": 1, "RBLOCK": BLOCK}
+        constexprs = attention_blocks(kernel, interpret=False, arch=arch)
+        options |= {key: constexprs.pop(key) for key in ("num_warps", "num_stages") if key in constexprs}
+        return constexprs, options
+    if kernel.kind == "matmul":
+        config = matmul_config(kernel.template, f"sm_{arch}")
+        constexprs = config.constexprs() | ({"INTERPRETED": False} if kernel.template.dtype == "bfloat16" else {})
+        return constexprs, options | {"num_warps": config.num_warps, "num_stages": config.num_stages}
+    if kernel.kind in POINTWISE_KINDS:
+        return {"XBLOCK": BLOCK}, options
+    return {"XBLOCK": 1, "RBLOCK": BLOCK}, options
+
+
+def resource_usage(cubin: bytes) -> dict[str, int]:
+    """`cuobjdump -res-usage` of a one-kernel cubin: {"reg", "stack", "shared", "local"} (bytes, registers).
+
+    ptxas spills registers to the stack frame, so `stack == 0` means no
+    spill stores or loads. cuobjdump ships with Triton
+    (triton/backends/nvidia/bin); Triton's metadata counts spills only once
+    a GPU driver loads the kernel.
+    """
+    import triton
+
+    tool = Path(triton.__file__).parent / "backends" / "nvidia" / "bin" / "cuobjdump"
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "kernel.cubin"
+        path.write_bytes(cubin)
+        text = subprocess.run([str(tool), "-res-usage", str(path)], capture_output=True, text=True, check=True).stdout
+    return {key.lower(): int(value) for key, value in re.findall(r"\b(REG|STACK|SHARED|LOCAL):(\d+)", text)}
 
 
 def compile_kernels(
@@ -93,37 +119,22 @@ def compile_kernels(
         path = write_source(kernel)
         with tempfile.TemporaryDirectory() as tmp:
             out = Path(tmp) / "kernel.cubin"
+            constexprs, options = launch_constants(kernel, arch)
             proc = subprocess.run(
-                [
-                    sys.executable, "-m", "mlirfuse.runtime.aot", str(path), kernel.name, json.dumps(signature(kernel)),
-                    str(arch), str(out), json.dumps(launch_options(kernel, arch)),
-                ],
+                [sys.executable, "-m", "mlirfuse.runtime.aot", str(path), kernel.name, json.dumps(signature(kernel)), str(arch), str(out),
+                 json.dumps([constexprs, options])],
                 capture_output=True, text=True,
             )
             if proc.returncode != 0:
                 raise MlirfuseError(f"Triton could not compile @{kernel.name} for sm_{arch}:\n{proc.stderr[-4000:]}")
-            return CompiledKernel(kernel.name, arch, out.read_bytes())
+            shared = json.loads(Path(f"{out}.json").read_text())["shared"]
+            return CompiledKernel(kernel.name, arch, out.read_bytes(), shared)
 
     with ThreadPoolExecutor(max_workers=jobs or os.cpu_count() or 1) as pool:
         return list(pool.map(one, kernels))
 
 
-def resource_usage(cubin: bytes) -> dict[str, int]:
-    """Registers and memory of a cubin's kernel (`cuobjdump -res-usage`, shipped with Triton): REG, STACK, SHARED, LOCAL, ...
-
-    Register spills go to local memory: STACK and LOCAL are 0 for a kernel without spills.
-    """
-    tool = Path(importlib.util.find_spec("triton").origin).parent / "backends" / "nvidia" / "bin" / "cuobjdump"
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "kernel.cubin"
-        path.write_bytes(cubin)
-        proc = subprocess.run([str(tool), "-res-usage", str(path)], capture_output=True, text=True)
-    if proc.returncode != 0:
-        raise MlirfuseError(f"cuobjdump failed: {proc.stderr[-2000:]}")
-    return {k: int(v) for k, v in re.findall(r"\b([A-Z]+):(\d+)", proc.stdout)}
-
-
-def _worker(path: str, name: str, sig_json: str, arch: str, out: str, options_json: str = "") -> None:
+def _worker(path: str, name: str, sig_json: str, arch: str, out: str, constants_json: str = "") -> None:
     import importlib.util
 
     import triton
@@ -136,18 +147,16 @@ def _worker(path: str, name: str, sig_json: str, arch: str, out: str, options_js
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
         sig = json.loads(sig_json)
-        if options_json:
-            constexprs = json.loads(options_json)
-        else:
+        if constants_json:
+            constexprs, options = json.loads(constants_json)
+        else:  # the pointwise / reduction defaults
             constexprs = {"XBLOCK": BLOCK} if "RBLOCK" not in sig else {"XBLOCK": 1, "RBLOCK": BLOCK}
-        options = {"enable_fp_fusion": True}
-        for key in ("num_warps", "num_stages"):
-            if key in constexprs:
-                options[key] = constexprs.pop(key)
+            options = {"enable_fp_fusion": True}
         source = ASTSource(fn=getattr(module, name), signature=sig, constexprs=constexprs)
         target = GPUTarget("cuda", int(arch), 32)
         compiled = triton.compile(source, target=target, options=options)
     Path(out).write_bytes(compiled.asm["cubin"])
+    Path(f"{out}.json").write_text(json.dumps({"shared": compiled.metadata.shared}))
 
 
 if __name__ == "__main__":

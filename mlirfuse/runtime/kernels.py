@@ -22,6 +22,8 @@ import tempfile
 from pathlib import Path
 
 from mlirfuse.lowering.attention import attention_blocks
+from mlirfuse.lowering.matmul import grid as matmul_grid
+from mlirfuse.lowering.matmul import matmul_config
 from mlirfuse.lowering.triton import POINTWISE_KINDS, TritonKernel
 from mlirfuse.runtime import checks
 from mlirfuse.runtime.aten import aten_call
@@ -123,7 +125,8 @@ class Launcher:
         # strides and offset change, no data moves).
         self._views = [[aten_call(op, (None, *args)) for op, args in site.chain] for site in kernel.sites]
         # The shape each site's strides are taken in: the iteration space, or (attention) the site's role's space.
-        self._spaces = list(kernel.spaces) if kernel.kind == "attention" else [self.shape] * len(kernel.sites)
+        spaces = kernel.site_spaces or (kernel.spaces if kernel.kind == "attention" else ())
+        self._spaces = list(spaces) or [self.shape] * len(kernel.sites)
 
     def blocks(self, interpret: bool, device=None) -> dict:
         if self.kernel.kind == "attention":
@@ -131,6 +134,10 @@ class Launcher:
 
             major, minor = torch.cuda.get_device_capability(device) if not interpret else (9, 0)
             return attention_blocks(self.kernel, interpret, 10 * major + minor)
+        if self.kernel.kind == "matmul":
+            return self._matmul_config(interpret, device).constexprs() | (
+                {"INTERPRETED": interpret} if self.kernel.template.dtype == "bfloat16" else {}
+            )
         if self.kernel.kind in POINTWISE_KINDS:
             return {"XBLOCK": block_size(self.numel, interpret)}
         budget = 16384 if interpret else 4096  # elements per program
@@ -140,6 +147,15 @@ class Launcher:
             rblock = 2048 if interpret else 1024
         xblock = max(1, min(_pow2_at_least(self.xnumel), budget // rblock))
         return {"XBLOCK": xblock, "RBLOCK": rblock}
+
+    def _matmul_config(self, interpret: bool, device):
+        import torch
+
+        target = "interpreter"
+        if not interpret:
+            major, _ = torch.cuda.get_device_capability(device)
+            target = "sm_90" if major >= 9 else "sm_80"
+        return matmul_config(self.kernel.template, target)
 
     def __call__(self, *inputs):
         import torch
@@ -168,12 +184,20 @@ class Launcher:
             loaded.append(t)
             strides.extend(strides_in(t, space))
         blocks = self.blocks(interpret, device)
+        # Compiled launches ask for FP fusion explicitly (Triton 3.9 warns when left to the default).
+        options = {} if interpret else {"enable_fp_fusion": True}
         if self.kernel.kind == "attention":
             k = self.kernel
             if self.numel == 0:
                 return outputs
             sizes = [*k.batch, k.lq, k.lk, k.dqk, k.dv]
             grid = ((k.lq + blocks["BLOCK_M"] - 1) // blocks["BLOCK_M"], math.prod(k.batch))
+        elif self.kernel.kind == "matmul":
+            g, config = self.kernel.template, self._matmul_config(interpret, device)
+            sizes = [g.m, g.n, g.k, *g.out]
+            grid = matmul_grid(g, config)
+            if not interpret:
+                options |= {"num_warps": config.num_warps, "num_stages": config.num_stages}
         elif self.kernel.kind in POINTWISE_KINDS:
             sizes = [self.numel, *self.shape[1:]]
             grid = ((self.numel + blocks["XBLOCK"] - 1) // blocks["XBLOCK"],)
@@ -182,8 +206,6 @@ class Launcher:
                 return outputs
             sizes = [self.xnumel, self.rnumel, *self.shape]
             grid = ((self.xnumel + blocks["XBLOCK"] - 1) // blocks["XBLOCK"],)
-        # Compiled launches ask for FP fusion explicitly (Triton 3.9 warns when left to the default).
-        options = {} if interpret else {"enable_fp_fusion": True}
         out_params = self.kernel.params[len(loaded):len(loaded) + len(outputs)]
         addresses = contextlib.nullcontext()
         if checked and interpret:

@@ -20,6 +20,7 @@
 // CHECK:       --fusion-fuse-horizontal
 // CHECK:       --fusion-fuse-concat
 // CHECK:       --fusion-sink-exit-reshapes
+// CHECK:       --fusion-fuse-matmul
 // CHECK:       --fusion-explain-unfused
 // CHECK:       --fusion-mark-persistent
 // CHECK:       --fusion-extern-operands
@@ -36,6 +37,6 @@
 // CHECK-NEXT:    Test pass: mark each op tagged `test.tag` with its result's shape, dtype, the tagged values of the same shape or broadcastable with it, and whether it is read only for its size; corrupt=true breaks the analysis on purpose.
 // CHECK-LABEL: Pipelines:
 // CHECK-NEXT:  --mlirfuse-pipeline
-// CHECK:         = fusion-functionalize, fusion-fuse-attention, fusion-decompose, fusion-split-bias, fusion-chunk-motion, fusion-fuse-vertical, fusion-fuse-horizontal, fusion-fuse-concat, fusion-sink-exit-reshapes, fusion-mark-persistent, fusion-extern-operands, fusion-canonicalize, fusion-outline
+// CHECK:         = fusion-functionalize, fusion-fuse-attention, fusion-decompose, fusion-split-bias, fusion-chunk-motion, fusion-fuse-vertical, fusion-fuse-horizontal, fusion-fuse-concat, fusion-sink-exit-reshapes, fusion-fuse-matmul, fusion-mark-persistent, fusion-extern-operands, fusion-canonicalize, fusion-outline
 // CHECK:       --fusion-fuse-elementwise
 // CHECK:         = fusion-fuse-vertical, fusion-fuse-horizontal, fusion-fuse-concat, fusion-sink-exit-reshapes, fusion-explain-unfused, fusion-mark-persistent

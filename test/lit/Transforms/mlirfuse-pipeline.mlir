@@ -2,31 +2,25 @@
 // The flag spelling runs the same pipeline.
 // RUN: mlirfuse-opt %s --split-input-file --mlirfuse-pipeline | filecheck %s
 
-// Two linear -> gelu -> *0.5 blocks: the matmuls stay torch ops without
-// their bias (fusion-split-bias), each bias add + epilogue is fused, and the
-// two identical epilogues share one kernel.
+// Two linear -> gelu -> *0.5 blocks: each linear (its bias split off by
+// fusion-split-bias) is a Triton GEMM whose epilogue is the bias add, gelu
+// and scale (fusion-fuse-matmul), and the two identical GEMMs share one kernel.
 
 // CHECK:         "fusion.kernel"() ({
-// CHECK-NEXT:    ^bb0(%[[X:.+]]: !torch.vtensor<[4,16],f32>, %[[BIAS:.+]]: !torch.vtensor<[16],f32>):
-// CHECK-NEXT:      %[[ONE:.+]] = torch.constant.int 1
-// CHECK-NEXT:      %[[ADD:.+]] = torch.aten.add.Tensor %[[X]], %[[BIAS]], %[[ONE]]
-// CHECK-NEXT:      %[[APPROX:.+]] = torch.constant.str "none"
-// CHECK-NEXT:      %[[GELU:.+]] = torch.aten.gelu %[[ADD]], %[[APPROX]]
-// CHECK-NEXT:      %[[HALF:.+]] = torch.constant.float 5.000000e-01
-// CHECK-NEXT:      %[[MUL:.+]] = torch.aten.mul.Scalar %[[GELU]], %[[HALF]]
+// CHECK-NEXT:    ^bb0(%[[X:.+]]: !torch.vtensor<[4,16],f32>, %[[W:.+]]: !torch.vtensor<[16,16],f32>, %[[BIAS:.+]]: !torch.vtensor<[16],f32>):
+// CHECK:           %[[MM:.+]] = torch.aten.linear %[[X]], %[[W]]
+// CHECK:           %[[ADD:.+]] = torch.aten.add.Tensor %[[MM]], %[[BIAS]]
+// CHECK:           %[[GELU:.+]] = torch.aten.gelu %[[ADD]]
+// CHECK:           %[[MUL:.+]] = torch.aten.mul.Scalar %[[GELU]]
 // CHECK-NEXT:      "fusion.yield"(%[[MUL]]) : (!torch.vtensor<[4,16],f32>) -> ()
-// CHECK-NEXT:    }) {kind = "pointwise", sym_name = "fused_add_gelu_mul_0"} : () -> ()
+// CHECK-NEXT:    }) {kind = "matmul", sym_name = "fused_linear_add_gelu_mul_0"} : () -> ()
 // CHECK-NOT:     "fusion.kernel"
 // CHECK-LABEL: func.func @fuse_mlp
 // CHECK-SAME:    (%[[IN:[^:]+]]: !torch.vtensor<[4,16],f32>, %[[W1:[^:]+]]: !torch.vtensor<[16,16],f32>, %[[B1:[^:]+]]: !torch.vtensor<[16],f32>, %[[W2:[^:]+]]: !torch.vtensor<[16,16],f32>, %[[B2:[^:]+]]: !torch.vtensor<[16],f32>)
 // CHECK-NOT:     fusion.group
-// CHECK-NEXT:    %[[NONE1:.+]] = torch.constant.none
-// CHECK-NEXT:    %[[MM1:.+]] = torch.aten.linear %[[IN]], %[[W1]], %[[NONE1]]
-// CHECK-NEXT:    %[[EPI1:.+]] = "fusion.launch"(%[[MM1]], %[[B1]]) {kernel = @fused_add_gelu_mul_0} : (!torch.vtensor<[4,16],f32>, !torch.vtensor<[16],f32>) -> !torch.vtensor<[4,16],f32>
-// CHECK-NEXT:    %[[NONE2:.+]] = torch.constant.none
-// CHECK-NEXT:    %[[MM2:.+]] = torch.aten.linear %[[EPI1]], %[[W2]], %[[NONE2]]
-// CHECK-NEXT:    %[[EPI2:.+]] = "fusion.launch"(%[[MM2]], %[[B2]]) {kernel = @fused_add_gelu_mul_0} : (!torch.vtensor<[4,16],f32>, !torch.vtensor<[16],f32>) -> !torch.vtensor<[4,16],f32>
-// CHECK-NEXT:    return %[[EPI2]]
+// CHECK-NEXT:    %[[L1:.+]] = "fusion.launch"(%[[IN]], %[[W1]], %[[B1]]) {kernel = @fused_linear_add_gelu_mul_0}
+// CHECK-NEXT:    %[[L2:.+]] = "fusion.launch"(%[[L1]], %[[W2]], %[[B2]]) {kernel = @fused_linear_add_gelu_mul_0}
+// CHECK-NEXT:    return %[[L2]]
 func.func @fuse_mlp(%arg0: !torch.vtensor<[4,16],f32>, %arg1: !torch.vtensor<[16,16],f32>, %arg2: !torch.vtensor<[16],f32>, %arg3: !torch.vtensor<[16,16],f32>, %arg4: !torch.vtensor<[16],f32>) -> !torch.vtensor<[4,16],f32> {
   %0 = torch.aten.linear %arg0, %arg1, %arg2 : !torch.vtensor<[4,16],f32>, !torch.vtensor<[16,16],f32>, !torch.vtensor<[16],f32> -> !torch.vtensor<[4,16],f32>
   %str = torch.constant.str "none"
@@ -43,23 +37,20 @@ func.func @fuse_mlp(%arg0: !torch.vtensor<[4,16],f32>, %arg1: !torch.vtensor<[16
 
 // -----
 
-// A residual block: bias add, gelu and the residual add that reads the
-// block's input are one kernel with three inputs.
+// A residual block: the GEMM, bias add, gelu and the residual add that
+// reads the block's input are one kernel.
 
 // CHECK:         "fusion.kernel"() ({
-// CHECK-NEXT:    ^bb0(%[[X:.+]]: !torch.vtensor<[4,16],f32>, %[[BIAS:.+]]: !torch.vtensor<[16],f32>, %[[R:.+]]: !torch.vtensor<[4,16],f32>):
-// CHECK-NEXT:      %[[ONE:.+]] = torch.constant.int 1
-// CHECK-NEXT:      %[[BADD:.+]] = torch.aten.add.Tensor %[[X]], %[[BIAS]], %[[ONE]]
-// CHECK-NEXT:      %[[APPROX:.+]] = torch.constant.str "none"
-// CHECK-NEXT:      %[[GELU:.+]] = torch.aten.gelu %[[BADD]], %[[APPROX]]
-// CHECK-NEXT:      %[[ADD:.+]] = torch.aten.add.Tensor %[[GELU]], %[[R]], %[[ONE]]
+// CHECK-NEXT:    ^bb0(%[[X:.+]]: !torch.vtensor<[4,16],f32>, %[[W:.+]]: !torch.vtensor<[16,16],f32>, %[[BIAS:.+]]: !torch.vtensor<[16],f32>):
+// CHECK:           %[[MM:.+]] = torch.aten.linear %[[X]], %[[W]]
+// CHECK:           %[[BADD:.+]] = torch.aten.add.Tensor %[[MM]], %[[BIAS]]
+// CHECK:           %[[GELU:.+]] = torch.aten.gelu %[[BADD]]
+// CHECK-NEXT:      %[[ADD:.+]] = torch.aten.add.Tensor %[[GELU]], %[[X]]
 // CHECK-NEXT:      "fusion.yield"(%[[ADD]])
-// CHECK-NEXT:    }) {kind = "pointwise", sym_name = "fused_add_gelu_0"} : () -> ()
+// CHECK-NEXT:    }) {kind = "matmul", sym_name = "fused_linear_add_gelu_0"} : () -> ()
 // CHECK-LABEL: func.func @fuse_residual_block
 // CHECK-SAME:    (%[[IN:[^:]+]]: !torch.vtensor<[4,16],f32>, %[[W:[^:]+]]: !torch.vtensor<[16,16],f32>, %[[B:[^:]+]]: !torch.vtensor<[16],f32>)
-// CHECK-NEXT:    %[[NONE:.+]] = torch.constant.none
-// CHECK-NEXT:    %[[MM:.+]] = torch.aten.linear %[[IN]], %[[W]], %[[NONE]]
-// CHECK-NEXT:    %[[OUT:.+]] = "fusion.launch"(%[[MM]], %[[B]], %[[IN]]) {kernel = @fused_add_gelu_0}
+// CHECK-NEXT:    %[[OUT:.+]] = "fusion.launch"(%[[IN]], %[[W]], %[[B]]) {kernel = @fused_linear_add_gelu_0}
 // CHECK-NEXT:    return %[[OUT]]
 func.func @fuse_residual_block(%arg0: !torch.vtensor<[4,16],f32>, %arg1: !torch.vtensor<[16,16],f32>, %arg2: !torch.vtensor<[16],f32>) -> !torch.vtensor<[4,16],f32> {
   %0 = torch.aten.linear %arg0, %arg1, %arg2 : !torch.vtensor<[4,16],f32>, !torch.vtensor<[16,16],f32>, !torch.vtensor<[16],f32> -> !torch.vtensor<[4,16],f32>
@@ -102,13 +93,14 @@ func.func @fuse_dedup_three_chains(%arg0: !torch.vtensor<[8],f32>, %w: !torch.vt
 
 // -----
 
-// Nothing fusible: the pipeline leaves the function as it was.
+// Nothing fusible (a matrix-vector product is no GEMM for the template):
+// the pipeline leaves the function as it was.
 
 // CHECK-NOT:     "fusion.kernel"
-// CHECK-LABEL: func.func @no_fuse_only_matmul
-// CHECK-NEXT:    %[[MM:.+]] = torch.aten.mm
-// CHECK-NEXT:    return %[[MM]]
-func.func @no_fuse_only_matmul(%arg0: !torch.vtensor<[4,8],f32>, %arg1: !torch.vtensor<[8,4],f32>) -> !torch.vtensor<[4,4],f32> {
-  %0 = torch.aten.mm %arg0, %arg1 : !torch.vtensor<[4,8],f32>, !torch.vtensor<[8,4],f32> -> !torch.vtensor<[4,4],f32>
-  return %0 : !torch.vtensor<[4,4],f32>
+// CHECK-LABEL: func.func @no_fuse_only_matvec
+// CHECK-NEXT:    %[[MV:.+]] = torch.aten.mv
+// CHECK-NEXT:    return %[[MV]]
+func.func @no_fuse_only_matvec(%arg0: !torch.vtensor<[4,8],f32>, %arg1: !torch.vtensor<[8],f32>) -> !torch.vtensor<[4],f32> {
+  %0 = torch.aten.mv %arg0, %arg1 : !torch.vtensor<[4,8],f32>, !torch.vtensor<[8],f32> -> !torch.vtensor<[4],f32>
+  return %0 : !torch.vtensor<[4],f32>
 }

@@ -43,25 +43,18 @@ with ctx, ir.Location.unknown():
     pm.run(module.operation)
     print(module.operation.get_asm(large_resource_limit=16))
 
-# The epilogue (bias add, GELU, residual add) is one kernel reading the
-# matmul's result and the block's input; the matmul stays a torch op, in an
-# extern group with the weight's transpose as its strided operand.
+# One GEMM kernel (fusion-fuse-matmul): the weight's transpose read by
+# strides, the matmul, and its epilogue (bias add, GELU, residual add
+# reading the block's input); the function is one launch.
 # CHECK-LABEL: // ----- after mlirfuse-pipeline
 # CHECK:         "fusion.kernel"() ({
-# CHECK-NOT:       torch.aten.mm
+# CHECK:           %[[T:.+]] = torch.aten.permute
+# CHECK:           torch.aten.mm %{{.+}}, %[[T]]
 # CHECK:           torch.aten.gelu
-# CHECK-NOT:       torch.aten.mm
 # CHECK:           torch.aten.add.Tensor
-# CHECK-NOT:       torch.aten.mm
-# CHECK:         }) {kind = "pointwise", sym_name = "[[KERNEL:fused_[a-z_]+_[0-9]+]]"} : () -> ()
+# CHECK:         }) {kind = "matmul", sym_name = "[[KERNEL:fused_[a-z_]+_[0-9]+]]"} : () -> ()
 # CHECK-LABEL: func.func @block(%arg0: !torch.vtensor<[4,16],f32>) -> !torch.vtensor<[4,16],f32>
-# CHECK-NOT:     torch.aten.gelu
-# CHECK:         %[[MM:.+]] = "fusion.group"(%{{.+}}, %arg0) ({
-# CHECK:           %[[T:.+]] = torch.aten.permute %arg1
-# CHECK-NEXT:      %[[P:.+]] = torch.aten.mm %arg2, %[[T]]
-# CHECK-NEXT:      "fusion.yield"(%[[P]])
-# CHECK-NEXT:    }) {kind = "extern"}
-# CHECK-NOT:     torch.aten.gelu
-# CHECK:         %[[OUT:.+]] = "fusion.launch"({{.*}}%[[MM]]{{.*}}) {kernel = @[[KERNEL]]}
-# CHECK-NOT:     torch.aten.gelu
+# CHECK-NOT:     torch.aten
+# CHECK:         %[[OUT:.+]] = "fusion.launch"({{.*}}%arg0{{.*}}) {kernel = @[[KERNEL]]}
+# CHECK-NOT:     torch.aten
 # CHECK:         return %[[OUT]]

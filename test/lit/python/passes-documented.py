@@ -42,6 +42,7 @@ print(f"{len(PASSES)} passes checked")
 # CHECK-NEXT: fusion-fuse-horizontal: doc=yes name=yes listed=yes lit=yes
 # CHECK-NEXT: fusion-fuse-concat: doc=yes name=yes listed=yes lit=yes
 # CHECK-NEXT: fusion-sink-exit-reshapes: doc=yes name=yes listed=yes lit=yes
+# CHECK-NEXT: fusion-fuse-matmul: doc=yes name=yes listed=yes lit=yes
 # CHECK-NEXT: fusion-explain-unfused: doc=yes name=yes listed=yes lit=yes
 # CHECK-NEXT: fusion-mark-persistent: doc=yes name=yes listed=yes lit=yes
 # CHECK-NEXT: fusion-extern-operands: doc=yes name=yes listed=yes lit=yes

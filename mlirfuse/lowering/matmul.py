@@ -1,0 +1,352 @@
+"""GEMM kernels: a tiled `tl.dot` template hosting a prologue and an epilogue.
+
+A `matmul` kernel holds one GEMM (`mlirfuse.matmuls.gemm`), the ops that
+compute its operands from kernel inputs (the prologue: views read by
+strides, casts, scales) and the ops that consume its result (the epilogue:
+bias, activation, residual, cast, several outputs). Each program computes
+one BLOCK_M x BLOCK_N tile of the result, for one batch index
+(`program_id(1)`):
+
+    pid -> (pid_m, pid_n), grouped GROUP_M rows at a time for L2 reuse
+    -> row / column / batch coordinates
+    -> loop over K: load A and B tiles (prologue ops on the tiles), acc += tl.dot
+    -> epilogue: one line per op on [BLOCK_M, BLOCK_N] tiles -> masked stores
+
+f32 accumulation always; f32 operands multiply in IEEE f32 (no TF32, as
+eager), f16/bf16 on tensor cores. The GEMM's own result is rounded to its
+dtype before the epilogue reads it, as eager stores it. Every load site is
+addressed through its strides in the space of the region reading it (A:
+`[*batch, *rows, K]`, B: `[*batch, K, N]` or linear's `[N, K]`, epilogue:
+the result's `[*batch, *rows, N]`); a site read by two regions is two
+pointer parameters. Masks cover sizes that are not multiples of the blocks.
+
+Prologue and epilogue lines come from the same `KernelEmitter.emit_op` as
+pointwise kernels. Block sizes, warps and stages: `matmul_config` below.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+
+from mlirfuse.elementwise import TRITON_DTYPES
+from mlirfuse.ir import block_ops, tensor_type
+from mlirfuse.lowering.emitter import (
+    KernelEmitter,
+    LoweringError,
+    Site,
+    TritonKernel,
+    Value,
+    cast,
+    coords,
+    load_sites,
+    static_signature,
+    stored_value,
+)
+from mlirfuse.matmuls import MATMUL_OPS, Gemm, gemm
+from mlirfuse.views import VIEW_OPS
+
+
+@dataclass(frozen=True)
+class MatmulConfig:
+    """Launch parameters of one GEMM kernel on one target."""
+
+    block_m: int
+    block_n: int
+    block_k: int
+    num_warps: int
+    num_stages: int
+    group_m: int = 8
+
+    def constexprs(self) -> dict[str, int]:
+        return {"BLOCK_M": self.block_m, "BLOCK_N": self.block_n, "BLOCK_K": self.block_k, "GROUP_M": self.group_m}
+
+
+# The largest tile per target and operand class, used when the problem fills
+# it; smaller problems get the next power of two of each size (at least 16,
+# tl.dot's minimum). Shared memory is (BLOCK_M + BLOCK_N) * BLOCK_K * bytes
+# * stages: at most 96 KiB here (sm_80 has 163 KiB per block, sm_90 227 KiB).
+# f32 runs in IEEE f32 on the FMA units (no tensor cores). Chosen by compiling
+# a GEMM with a gelu epilogue for each target (cuobjdump -res-usage):
+#   f32 64x64x32, 4 warps: 255 registers and a stack frame (spills) on sm_80;
+#                 8 warps: 92 (sm_80) / 98 (sm_90) registers, no stack.
+#   f16 128x128x32, 4 warps, 4 stages: spills on sm_80; 8 warps: 202, no stack.
+#   bf16 128x128x64, 8 warps on sm_90: 254 registers (no stack, no margin);
+#        128x128x32: 184.
+# tests/test_matmul_aot.py compiles the instances for both targets and
+# checks that none spills.
+#   target, class -> (BLOCK_M, BLOCK_N, BLOCK_K, num_warps, num_stages)
+CONFIG_TABLE = {
+    ("sm_90", "f16"): (128, 128, 32, 8, 3),
+    ("sm_90", "f32"): (64, 64, 32, 8, 3),
+    ("sm_80", "f16"): (128, 128, 32, 8, 3),
+    ("sm_80", "f32"): (64, 64, 32, 8, 3),
+    # The interpreter pays per program and per op, not per element: big tiles, no pipelining.
+    ("interpreter", "f16"): (64, 64, 128, 4, 1),
+    ("interpreter", "f32"): (64, 64, 128, 4, 1),
+}
+TARGETS = ("sm_80", "sm_90", "interpreter")
+
+
+def _fit(size: int, cap: int) -> int:
+    block = 16
+    while block < size and block < cap:
+        block *= 2
+    return block
+
+
+def matmul_config(g: Gemm, target: str) -> MatmulConfig:
+    """Block sizes, warps and stages for `g` on `target` (sm_80, sm_90 or interpreter)."""
+    if target not in TARGETS:
+        target = "sm_80"  # other GPUs: the conservative table
+    bm, bn, bk, warps, stages = CONFIG_TABLE[(target, "f32" if g.dtype == "float32" else "f16")]
+    # A grouped GEMM keeps one accumulator per sibling: narrower tiles, the same registers.
+    bn = max(16, bn // (1 << (g.siblings - 1).bit_length()))
+    block_m, block_n, block_k = _fit(g.m, bm), _fit(g.n, bn), _fit(g.k, bk)
+    # A quarter of the tile or less needs fewer warps (each warp holds part of the accumulator).
+    if block_m * block_n * 4 <= bm * bn:
+        warps = max(1, min(warps, block_m * block_n // 256))
+    return MatmulConfig(block_m, block_n, block_k, warps, stages)
+
+
+def lower_matmul(kernel) -> TritonKernel:
+    """Emit the Triton source of a `matmul` fusion.kernel."""
+    name = kernel.attributes["sym_name"].value
+    block = kernel.regions[0].blocks[0]
+    ops, terminator = block_ops(block)
+    inputs, outputs = static_signature(name, block, terminator)
+    matmuls = [op for op in ops if op.operation.name in MATMUL_OPS]
+    gemms = [gemm(op) for op in matmuls]
+    why = next((g for g in gemms if not isinstance(g, Gemm)), None) if gemms else "no matmul"
+    if why is None and len(gemms) > 1:
+        why = _why_not_grouped(matmuls, gemms)
+    if why is not None:
+        raise LoweringError(f"kernel @{name}: a matmul kernel holds GEMMs the template takes ({why})")
+    return _MatmulEmitter(name, block, matmuls, gemms).lower(ops, terminator, inputs, outputs)
+
+
+def _why_not_grouped(matmuls, gemms) -> str | None:
+    """Several GEMMs in one kernel share A (the same value, the same space) and have no batch dims."""
+    g0 = gemms[0]
+    for mm, g in zip(matmuls, gemms):
+        if mm.operands[g.a] != matmuls[0].operands[g0.a]:
+            return "grouped GEMMs read different A operands"
+        if (g.out, g.k, g.dtype, g.batch) != (g0.out, g0.k, g0.dtype, 0):
+            return "grouped GEMMs differ in shape or dtype, or are batched"
+    return None
+
+
+class _MatmulEmitter(KernelEmitter):
+    """The GEMM schedule: which region (A, B, epilogue) each value lives in, and where its lines go."""
+
+    def __init__(self, name: str, block, mms: list, gemms: list[Gemm]):
+        super().__init__(name, block)
+        self.mms, self.gemms = mms, gemms
+        self.mm, self.g = mms[0], gemms[0]
+        g = gemms[0]
+        # B regions: "b" for the first GEMM, "b1", "b2" ... for its siblings.
+        self.bregs = ["b"] + [f"b{i}" for i in range(1, len(mms))]
+        self.batch = list(range(g.batch))
+        self.rows = list(g.rows)
+        rank = len(g.out)
+        batch = [(f"b{d}", None) for d in self.batch]
+        rows = [(f"m{d}[:, None]", "mmask[:, None]") for d in self.rows]
+        k_col, k_row, n = ("rk[None, :]", "kmask[None, :]"), ("rk[:, None]", "kmask[:, None]"), ("rn[None, :]", "nmask[None, :]")
+        # Each region's space: per dim, its coordinate expression and the mask keeping it in bounds.
+        self.coords = {"a": batch + rows + [k_col], "out": batch + rows + [n]}
+        self.spaces = {"a": g.a_space(), "out": g.out}
+        for breg, gi in zip(self.bregs, gemms):
+            self.coords[breg] = [n, k_row] if gi.b_transposed else batch + [k_row, n]
+            self.spaces[breg] = gi.b_space()
+        self.sizes = ["M", "N", "K"] + [f"s{d}" for d in range(rank)]
+
+    def lower(self, ops, terminator, inputs, outputs) -> TritonKernel:
+        g, mm, mms = self.g, self.mm, self.mms
+        sites = load_sites(self.name, self.block)
+        producer = {r: op for op in ops for r in op.results}
+        operand = {"a": mm.operands[g.a]} | {
+            breg: mi.operands[gi.b] for breg, mi, gi in zip(self.bregs, mms, self.gemms)
+        }
+        biases = [mi.operands[gi.bias] for mi, gi in zip(mms, self.gemms) if gi.bias is not None]
+        regions = ["a", *self.bregs]
+        cones = {region: self._cone(v, producer, sites) for region, v in operand.items()}
+        computing = [
+            op for op in ops
+            if op.operation.name not in VIEW_OPS and op.operation.name != "torch.prim.ListConstruct"
+            and not op.operation.name.startswith("torch.constant.")
+        ]
+        epilogue = [op for op in computing if not any(op is m for m in mms) and not any(op in c for c in cones.values())]
+        readers = {region: cones[region] for region in regions} | {"out": epilogue + [terminator]}
+
+        # Sites: one pointer parameter per (site, region reading it).
+        kernel_sites, site_spaces, loads = [], [], {region: [] for region in regions + ["out"]}
+        for value, site in sites.items():
+            for region in regions + ["out"]:
+                direct = region != "out" and value == operand[region]
+                read = direct or any(value in list(op.operands) for op in readers[region])
+                read = read or (region == "out" and any(value == b for b in biases))
+                if not read:
+                    continue
+                kname = site.name if region == "out" else f"{site.name}_{region}"
+                kernel_sites.append(Site(site.input, site.chain, kname))
+                site_spaces.append(self.spaces[region])
+                # An operand loaded only to be multiplied keeps its dtype (tensor cores read f16/bf16).
+                raw = direct and not any(value in list(op.operands) for op in readers[region])
+                loads[region].append((value, kname, site, raw))
+
+        head = self._head()
+        # The K loop: operand tiles, their prologue, the dot.
+        env_out = self.env
+        loop = []
+        self.out = loop
+        tiles = {}
+        for region in regions:
+            self.env = {}
+            for value, kname, site, raw in loads[region]:
+                self.env[value] = self._load(region, value, kname, site, raw)
+            for op in ops:
+                if op in cones[region]:
+                    self.emit_body_op(op)
+            tiles[region] = cast(self._value(operand[region]), g.dtype)
+        for i, (breg, mi) in enumerate(zip(self.bregs, mms)):
+            acc = _acc(i)
+            if g.dtype == "bfloat16":
+                # The interpreter keeps bf16 as raw bits and its tl.dot multiplies those: widen there only.
+                loop += [
+                    "if INTERPRETED:",
+                    f"    {acc} += tl.dot({tiles['a']}.to(tl.float32), {tiles[breg]}.to(tl.float32), input_precision=\"ieee\")"
+                    f"  # {mi.operation.name}",
+                    "else:",
+                    f"    {acc} += tl.dot({tiles['a']}, {tiles[breg]})  # {mi.operation.name}",
+                ]
+            else:
+                precision = ', input_precision="ieee"' if g.dtype == "float32" else ""
+                loop.append(f"{acc} += tl.dot({tiles['a']}, {tiles[breg]}{precision})  # {mi.operation.name}")
+
+        # The epilogue, on [BLOCK_M, BLOCK_N] tiles.
+        self.out = self.body
+        self.env = env_out
+        self.body.append("mask = mmask[:, None] & nmask[None, :]")
+        for value, kname, site, _ in loads["out"]:
+            self.env[value] = self._load("out", value, kname, site, False)
+        later = set(map(id, epilogue))
+        for op in ops:
+            i = next((i for i, m in enumerate(mms) if op is m), None)
+            if i is not None:
+                self.env[op.results[0]] = self._result(i)
+            elif id(op) in later or op.operation.name.startswith("torch.constant."):
+                self.emit_body_op(op)
+        offset = "(rm[:, None] * N + rn[None, :])"
+        if self.batch:
+            offset = "(bid * M * N + rm[:, None] * N + rn[None, :])"
+        for j, (v, t) in enumerate(zip(terminator.operands, outputs)):
+            value = self.env.get(stored_value(v, sites))
+            if value is None:
+                raise LoweringError(f"kernel @{self.name}: result #{j} is not computed by the epilogue")
+            self.store(f"out{j}", offset, value, t.dtype, "mask")
+
+        params = [s.name for s in kernel_sites] + [f"out{j}" for j in range(len(outputs))]
+        params += [f"c{k}" for k in range(len(self.scalars))] + self.sizes
+        params += [f"{s.name}_st{d}" for s, space in zip(kernel_sites, site_spaces) for d in range(len(space))]
+        blocks = ["BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M"] + (["INTERPRETED"] if g.dtype == "bfloat16" else [])
+        lines = head + [f"{_acc(i)} = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)" for i in range(len(mms))]
+        lines += ["for k in range(0, K, BLOCK_K):"]
+        lines += ["    rk = k + tl.arange(0, BLOCK_K)", "    kmask = rk < K"] + ["    " + line for line in loop] + self.body
+        shapes = " x ".join(str(list(s)) for s in (g.a_space(), g.b_space()))
+        header = [
+            f"GEMM {shapes} -> {list(g.out)} ({g.dtype}), M = {g.m}, N = {g.n}, K = {g.k}, batch = {g.batch_count}:",
+            "f32 accumulation; operands and epilogue inputs are addressed through their strides.",
+        ]
+        if len(mms) > 1:
+            header.append(f"Grouped: {len(mms)} GEMMs share each A tile, one accumulator each.")
+        source = self.render(header, params, blocks, lines)
+        return TritonKernel(
+            self.name, source, tuple(inputs), tuple(outputs), tuple(self.scalars), tuple(params),
+            kind="matmul", sites=tuple(kernel_sites), space=g.out, site_spaces=tuple(site_spaces),
+            template=dataclasses.replace(g, siblings=len(mms)),
+        )
+
+    def _head(self) -> list[str]:
+        lines = [
+            "pid = tl.program_id(0)",
+            "grid_m = tl.cdiv(M, BLOCK_M)",
+            "grid_n = tl.cdiv(N, BLOCK_N)",
+            "width = GROUP_M * grid_n",
+            "first_m = (pid // width) * GROUP_M",
+            "group_m = tl.where(grid_m - first_m < GROUP_M, grid_m - first_m, GROUP_M)",
+            "pid_m = first_m + (pid % width) % group_m",
+            "pid_n = (pid % width) // group_m",
+            "rm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)",
+            "rn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)",
+            "mmask = rm < M",
+            "nmask = rn < N",
+        ]
+        if self.batch:
+            lines.append("bid = tl.program_id(1)")
+            lines += coords("bid", self.batch, "b")
+        return lines + coords("rm", self.rows, "m")
+
+    def _load(self, region: str, value, kname: str, site: Site, raw: bool) -> Value:
+        """One tile of `value` in `region`'s space.
+
+        Dims it broadcasts along are left out of the offset and the mask: a
+        bias is loaded as a [1, BLOCK_N] tile, not once per row.
+        """
+        shape, space = tensor_type(value.type).shape, self.spaces[region]
+        lead = len(space) - len(shape)
+        dims = [
+            (d, expr, mask) for d, (expr, mask) in enumerate(self.coords[region])
+            if d >= lead and not (shape[d - lead] == 1 and space[d] != 1)
+        ]
+        terms = [f"{expr} * {kname}_st{d}" for d, expr, _ in dims] or ["0 * rn[None, :]" if region == "out" else "0 * rk[None, :]"]
+        masks = list(dict.fromkeys(mask for _, _, mask in dims if mask)) or ["nmask[None, :]" if region == "out" else "kmask[None, :]"]
+        address = f"{kname} + ({' + '.join(terms)})"
+        dtype, mask = tensor_type(value.type).dtype, " & ".join(masks)
+        if raw:
+            return self.tmp(f"tl.load({address}, mask={mask}, other=0.0)", dtype, site.comment())
+        return self.load(address, dtype, site.comment(), mask, other="0")
+
+    def _value(self, v) -> Value:
+        value = self.env.get(v)
+        if value is None:
+            raise LoweringError(f"kernel @{self.name}: a GEMM operand is neither loaded nor computed from loads")
+        return value
+
+    def _result(self, i: int) -> Value:
+        """GEMM i's result tile: alpha * acc + beta * bias, rounded to the result's dtype as eager stores it."""
+        g, mm, acc = self.gemms[i], self.mms[i], _acc(i)
+        expr = acc if g.alpha == 1 else f"{acc} * {self.scalar_text(g.alpha)}"
+        if g.bias is not None:
+            bias = self.env[mm.operands[g.bias]].text
+            expr = f"{bias} + {expr}" if g.beta == 1 else f"{self.scalar_text(g.beta)} * {bias} + {expr}"
+        value = self.tmp(expr, "float32", mm.operation.name) if expr != acc else Value(acc, "float32")
+        if g.dtype != "float32":
+            value = self.tmp(f"{cast(value, g.dtype)}.to(tl.float32)", "float32", f"rounded to {g.dtype}")
+        return value
+
+    @staticmethod
+    def _cone(value, producer: dict, sites: dict) -> list:
+        """The ops computing `value` from load sites, in no particular order."""
+        found, stack = [], [value]
+        while stack:
+            v = stack.pop()
+            op = producer.get(v)
+            if v in sites or op is None or op in found:
+                continue
+            found.append(op)
+            stack.extend(op.operands)
+        return found
+
+
+def _acc(i: int) -> str:
+    """The accumulator of GEMM i of a kernel."""
+    return "acc" if i == 0 else f"acc{i}"
+
+
+def grid(g: Gemm, config: MatmulConfig) -> tuple[int, int]:
+    """Programs: one per output tile (axis 0), one per batch index (axis 1)."""
+    return math.ceil(g.m / config.block_m) * math.ceil(g.n / config.block_n), g.batch_count
+
+
+__all__ = ["CONFIG_TABLE", "MatmulConfig", "grid", "lower_matmul", "matmul_config", "TRITON_DTYPES"]

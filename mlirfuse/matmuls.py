@@ -1,0 +1,145 @@
+"""The matmul ops mlirfuse turns into Triton GEMMs, and the shape facts of each.
+
+`gemm(op)` reads one `mm` / `bmm` / `matmul` / `linear` / `addmm` /
+`baddbmm` and returns a `Gemm` (what the template needs: which operand is A,
+which is B, bias, alpha/beta, the iteration space) or the reason it stays an
+ATen call. The fusion pass (`passes/fuse_matmul.py`), the dialect's verifier
+and the lowering (`lowering/matmul.py`) all ask here.
+
+The iteration space is the result's shape `[*batch, *rows, N]`:
+
+- when B has no batch dims (a weight: `mm`, `linear`, `matmul(x, w2d)`),
+  every leading dim of the result is a row dim, flattened into M: `x @ w`
+  over `[B, T, K]` is one GEMM of M = B*T rows, addressed by strides;
+- otherwise (`bmm`, `baddbmm`, `matmul` of two batched operands) the
+  leading dims are batch dims (broadcast as matmul broadcasts) and the
+  second-to-last is the one row dim.
+
+A is addressed in `[*batch, *rows, K]`, B in `[*batch, K, N]` (for
+`linear`, the weight in its own `[N, K]`, read transposed by strides).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from mlirfuse.ir import NO_CONSTANT, constant_value, ir, tensor_type
+
+MATMUL_OPS = frozenset(
+    "torch.aten." + name for name in ("mm", "bmm", "matmul", "linear", "addmm", "baddbmm")
+)
+GEMM_DTYPES = ("float32", "float16", "bfloat16")
+# Offsets are 32-bit in the template; CUDA's grid y (the batch) is 65535 at most.
+MAX_NUMEL = 2**31 - 1
+MAX_BATCH = 65535
+
+
+@dataclass(frozen=True)
+class Gemm:
+    """One matmul op's facts; operand fields are operand positions of the op."""
+
+    a: int
+    b: int
+    bias: int | None  # added as beta * bias + alpha * (A @ B)
+    alpha: float
+    beta: float
+    b_transposed: bool  # linear: B is the [N, K] weight, read transposed
+    out: tuple[int, ...]  # the iteration space
+    batch: int  # leading batch dims of `out`
+    k: int
+    dtype: str
+    # GEMMs sharing this one's A in one kernel (a grouped GEMM: q/k/v, gate/up); set by the lowering.
+    siblings: int = 1
+
+    @property
+    def rows(self) -> tuple[int, ...]:
+        """The row dims of `out` (flattened into M)."""
+        return tuple(range(self.batch, len(self.out) - 1))
+
+    @property
+    def m(self) -> int:
+        return math.prod(self.out[d] for d in self.rows)
+
+    @property
+    def n(self) -> int:
+        return self.out[-1]
+
+    @property
+    def batch_count(self) -> int:
+        return math.prod(self.out[: self.batch])
+
+    def a_space(self) -> tuple[int, ...]:
+        return self.out[:-1] + (self.k,)
+
+    def b_space(self) -> tuple[int, ...]:
+        """B's own space: `[*batch, K, N]`, or the weight's `[N, K]` for linear."""
+        if self.b_transposed:
+            return (self.n, self.k)
+        return self.out[: self.batch] + (self.k, self.n)
+
+
+def _number(value: ir.Value) -> float | None:
+    c = constant_value(value)
+    if c is NO_CONSTANT or isinstance(c, bool) or not isinstance(c, (int, float)):
+        return None
+    return float(c)
+
+
+def gemm(op) -> Gemm | str:
+    """The GEMM `op` computes, or why it stays an ATen call."""
+    name = op.operation.name
+    if name not in MATMUL_OPS:
+        return "not a matmul"
+    operands = list(op.operands)
+    alpha = beta = 1.0
+    bias = None
+    if name in ("torch.aten.addmm", "torch.aten.baddbmm"):
+        a, b, bias = 1, 2, 0
+        beta, alpha = _number(operands[3]), _number(operands[4])
+        if alpha is None or beta is None:
+            return "alpha or beta is not a constant number"
+    elif name == "torch.aten.linear":
+        a, b = 0, 1
+        bias = None if constant_value(operands[2]) is None else 2
+    else:
+        a, b = 0, 1
+    ta, tb, out = tensor_type(operands[a].type), tensor_type(operands[b].type), tensor_type(op.results[0].type)
+    tbias = tensor_type(operands[bias].type) if bias is not None else None
+    if any(t is None or not t.is_static for t in (ta, tb, out) + ((tbias,) if bias is not None else ())):
+        return "an operand or the result is not a statically shaped tensor of a handled dtype"
+    if ta.dtype not in GEMM_DTYPES or ta.dtype != tb.dtype or out.dtype != ta.dtype:
+        return f"dtypes {ta.dtype} @ {tb.dtype} -> {out.dtype} (the template takes f32/f16/bf16, all alike)"
+    if len(ta.shape) < 2 or len(tb.shape) < 2:
+        return "a 1-D operand (matrix-vector product)"
+    if name == "torch.aten.linear":
+        if len(tb.shape) != 2:
+            return "linear weight is not 2-D"
+        transposed, k, batch = True, tb.shape[1], 0
+    else:
+        transposed, k = False, tb.shape[-2]
+        batch = 0 if len(tb.shape) == 2 else len(out.shape) - 2
+    if ta.shape[-1] != k or len(out.shape) < 2:
+        return "inner dims disagree"
+    if bias is not None:
+        if tbias.dtype != out.dtype or not _broadcasts_into(tbias.shape, out.shape):
+            return "bias does not broadcast into the result with its dtype"
+        if beta == 0:
+            bias = None  # eager ignores the bias (even NaN) when beta is 0
+    g = Gemm(a, b, bias, alpha, beta, transposed, tuple(out.shape), batch, k, out.dtype)
+    if 0 in (g.m, g.n, g.k, g.batch_count):
+        return "an empty dimension"
+    if g.batch_count > MAX_BATCH:
+        return f"batch {g.batch_count} > {MAX_BATCH}"
+    if max(t.numel for t in (ta, tb, out)) > MAX_NUMEL:
+        return "a tensor needs 64-bit offsets"
+    return g
+
+
+def _broadcasts_into(shape, target) -> bool:
+    if len(shape) > len(target):
+        return False
+    return all(d in (1, t) for d, t in zip(reversed(shape), reversed(target)))
+
+
+__all__ = ["GEMM_DTYPES", "Gemm", "MATMUL_OPS", "gemm"]

@@ -1,0 +1,198 @@
+"""fusion-fuse-matmul: matmuls become GEMM groups with their prologue and epilogue.
+
+Runs after the elementwise fusion stages, on what they left:
+
+1. each `mm` / `bmm` / `matmul` / `linear` / `addmm` / `baddbmm` the
+   template takes (`mlirfuse.matmuls.gemm`) becomes a
+   `fusion.group {kind = "matmul"}` together with the view chains feeding
+   it (a transposed operand is read by strides, as extern calls read it);
+2. prologue: a pointwise group whose results only this GEMM reads, over
+   the operand's own shape and at most `max-prologue-ops` ops (a cast, a
+   scale), merges in; the template recomputes it on every tile it loads,
+   so nothing bigger and never a reduction;
+3. epilogue: a pointwise group reading the GEMM's result over the result's
+   shape (bias add, activation, residual add, scale, cast) merges in; a
+   result also read elsewhere (the pre-activation value) stays a result.
+
+What is refused is named by `why_not_epilogue` / `why_not_prologue`, which
+`fusion-explain-unfused` reports too.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from mlirfuse.analysis import AnalysisManager
+from mlirfuse.analysis.dependence import DependenceAnalysis
+from mlirfuse.ir import defining_op, ir, tensor_type
+from mlirfuse.matmuls import MATMUL_OPS, Gemm, gemm
+from mlirfuse.passes.base import ModulePass, body_ops, function_ops, unique_ops
+from mlirfuse.passes.extern_operands import _view_chain_ops
+from mlirfuse.passes.legality import FUSION_ANALYSES, Limits, fusion_rewriter, why_not_merge
+from mlirfuse.passes.rewriter import FusionRewriter, group_kind
+from mlirfuse.views import VIEW_OPS
+
+
+def group_gemm(group) -> Gemm | None:
+    """The GEMM a matmul group computes."""
+    for op in group.regions[0].blocks[0].operations:
+        if op.operation.name in MATMUL_OPS:
+            found = gemm(op)
+            return found if isinstance(found, Gemm) else None
+    return None
+
+
+def _computing_ops(group) -> int:
+    ops, _ = body_ops(group)
+    return sum(1 for op in ops if op.operation.name.startswith(("torch.aten.", "torch.prims.")) and op.operation.name not in VIEW_OPS)
+
+
+def why_not_epilogue(mm, consumer, dep: DependenceAnalysis, limits: Limits = Limits()) -> str | None:
+    """None if group `consumer` may become part of matmul group `mm`'s epilogue; otherwise why not."""
+    kind = group_kind(consumer)
+    if kind != "pointwise":
+        return f"consumer is a {kind} group (a GEMM epilogue is pointwise over the GEMM's result)"
+    space = group_gemm(mm).out
+    if any(tensor_type(r.type).shape != space for r in consumer.results):
+        return "different iteration space (the epilogue runs over the GEMM's result tile)"
+    return why_not_merge(mm, consumer, dep, limits)
+
+
+def why_not_prologue(producer, mm, dep: DependenceAnalysis, limits: Limits = Limits(), max_ops: int = 4) -> str | None:
+    """None if group `producer` may be recomputed on `mm`'s operand tiles; otherwise why not."""
+    kind = group_kind(producer)
+    if kind != "pointwise":
+        return f"producer is a {kind} group (a prologue is recomputed per tile: pointwise only)"
+    if any(u.owner.operation != mm.operation for r in producer.results for u in r.uses):
+        return "producer's result is also read elsewhere"
+    _, terminator = body_ops(producer)
+    if any(defining_op(v) is not None and defining_op(v).name in VIEW_OPS for v in terminator.operands):
+        return "producer stores a reshape of a computed value (a copy, not recomputed per tile)"
+    if _computing_ops(producer) > max_ops:
+        return f"prologue of {_computing_ops(producer)} ops > {max_ops} (recomputed on every tile)"
+    return why_not_merge(producer, mm, dep, limits)
+
+
+def why_not_template(producer, consumer, dep: DependenceAnalysis, limits: Limits = Limits()) -> str | None:
+    """Why two neighbouring groups, at least one a matmul group, are separate (for fusion-explain-unfused)."""
+    if group_kind(producer) == "matmul" and group_kind(consumer) == "matmul":
+        return "both are GEMMs (one GEMM per kernel)"
+    if group_kind(producer) == "matmul":
+        return why_not_epilogue(producer, consumer, dep, limits)
+    return why_not_prologue(producer, consumer, dep, limits)
+
+
+@dataclasses.dataclass(frozen=True)
+class FuseMatmul(ModulePass):
+    """Turn mm/bmm/matmul/linear/addmm/baddbmm into fusion.group {kind = "matmul"} (a Triton GEMM) with the view chains feeding them, merging pointwise producer groups as a prologue and pointwise consumer groups as an epilogue.
+
+    GEMMs reading the same A (q/k/v projections, SwiGLU's gate and up)
+    become one grouped GEMM: one kernel loading each A tile once, one
+    accumulator per GEMM, their epilogues fused (silu(g) * u).
+
+    Options: prologue / epilogue / grouped (default true) switch the merges
+    off; max-grouped (default 3) GEMMs per grouped kernel;
+    max-prologue-ops (default 4) bounds what is recomputed per tile;
+    max-args, max-group-size as fusion-fuse-vertical.
+    """
+
+    name = "fusion-fuse-matmul"
+
+    prologue: bool = True
+    epilogue: bool = True
+    grouped: bool = True
+    max_grouped: int = 3
+    max_prologue_ops: int = 4
+    max_args: int = 128
+    max_group_size: int = 0
+
+    preserves = FUSION_ANALYSES
+
+    def apply(self, module: ir.Operation, am=None) -> None:
+        rewriter, dep = fusion_rewriter(module, am or AnalysisManager())
+        limits = Limits(self.max_args, self.max_group_size)
+        for ops in function_ops(module):
+            # Taken up front: merges erase pointwise groups, never a matmul or its group.
+            matmuls = [op for op in ops if op.operation.name in MATMUL_OPS and isinstance(gemm(op), Gemm)]
+            groups = [_wrap(op, rewriter) for op in matmuls]
+            if self.grouped:
+                groups = _merge_siblings(groups, rewriter, dep, limits, self.max_grouped)
+            for group in groups:
+                if self.prologue:
+                    group = self._absorb_prologue(group, rewriter, dep, limits)
+                if self.epilogue:
+                    group = self._absorb_epilogue(group, rewriter, dep, limits)
+        rewriter.erase_dead_constants(module)
+
+    def _absorb_prologue(self, group, rewriter: FusionRewriter, dep, limits: Limits):
+        merged = True
+        while merged:
+            merged = False
+            for v in group.operands:
+                producer = defining_op(v)
+                if producer is None or producer.name != "fusion.group" or producer.block != group.operation.block:
+                    continue
+                if why_not_prologue(producer.opview, group, dep, limits, self.max_prologue_ops) is None:
+                    group = rewriter.merge(producer.opview, group, dep, kind="matmul")
+                    merged = True
+                    break
+        return group
+
+    def _absorb_epilogue(self, group, rewriter: FusionRewriter, dep, limits: Limits):
+        merged = True
+        while merged:
+            merged = False
+            for r in group.results:
+                for use in r.uses:
+                    consumer = use.owner.operation
+                    if consumer.name != "fusion.group" or consumer.block != group.operation.block:
+                        continue
+                    if why_not_epilogue(group, consumer.opview, dep, limits) is None:
+                        group = rewriter.merge(group, consumer.opview, dep, kind="matmul")
+                        merged = True
+                        break
+                if merged:
+                    break
+        return group
+
+
+def _shared_a(group):
+    """What a GEMM group must share with a sibling to be grouped: (A value, space, K, dtype), or None."""
+    ops, _ = body_ops(group)
+    mms = [op for op in ops if op.operation.name in MATMUL_OPS]
+    g = gemm(mms[0]) if len(mms) == 1 else None
+    if not isinstance(g, Gemm) or g.batch:
+        return None
+    a = mms[0].operands[g.a]
+    if not isinstance(a.owner, ir.Block):
+        return None  # A through a view: not grouped
+    return group.operands[ir.BlockArgument(a).arg_number], g.out, g.k, g.dtype
+
+
+def _merge_siblings(groups: list, rewriter: FusionRewriter, dep, limits: Limits, most: int) -> list:
+    """Groups whose GEMMs share A merged, up to `most` per group, when neither depends on the other."""
+    by_key: dict = {}
+    for group in groups:
+        by_key.setdefault(_shared_a(group) or id(group), []).append(group)
+    result = []
+    for members in by_key.values():
+        merged, count = members[0], 1
+        for other in members[1:]:
+            first, second = (merged, other) if dep.position(merged) < dep.position(other) else (other, merged)
+            if count >= most or dep.reaches(first, second) or why_not_merge(first, second, dep, limits) is not None:
+                result.append(other)
+                continue
+            merged = rewriter.merge(first, second, dep, kind="matmul")
+            count += 1
+        result.append(merged)
+    return result
+
+
+def _wrap(op, rewriter: FusionRewriter):
+    """`op` and the view chains feeding its tensor operands as one matmul group."""
+    block = op.operation.block
+    views = [v for operand in op.operands for v in _view_chain_ops(operand, block)]
+    return rewriter.wrap(unique_ops([*views, op]), "matmul")
+
+
+__all__ = ["FuseMatmul", "group_gemm", "why_not_epilogue", "why_not_prologue", "why_not_template"]

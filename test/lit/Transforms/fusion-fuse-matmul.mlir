@@ -1,0 +1,225 @@
+// RUN: mlirfuse-opt %s --split-input-file --pass-pipeline='builtin.module(fusion-fuse-elementwise, fusion-fuse-matmul)' | filecheck %s
+// RUN: mlirfuse-opt %s --split-input-file --pass-pipeline='builtin.module(fusion-fuse-elementwise, fusion-fuse-matmul)' --fusion-explain | filecheck %s --check-prefix=EXPLAIN
+
+// A linear (its bias split off by fusion-split-bias) followed by bias add
+// and gelu: one matmul group, the pointwise group is its epilogue.
+
+// CHECK-LABEL: func.func @fuse_linear_bias_gelu
+// CHECK:         %[[G:.+]] = "fusion.group"(%arg0, %arg1, %arg2) ({
+// CHECK:           %[[MM:.+]] = torch.aten.linear
+// CHECK:           %[[ADD:.+]] = torch.aten.add.Tensor %[[MM]]
+// CHECK:           %[[GELU:.+]] = torch.aten.gelu %[[ADD]]
+// CHECK-NEXT:      "fusion.yield"(%[[GELU]])
+// CHECK-NEXT:    }) {kind = "matmul"}
+// CHECK-NEXT:    return %[[G]]
+func.func @fuse_linear_bias_gelu(%x: !torch.vtensor<[2,5,8],f32>, %w: !torch.vtensor<[16,8],f32>, %b: !torch.vtensor<[16],f32>) -> !torch.vtensor<[2,5,16],f32> {
+  %none = torch.constant.none
+  %int1 = torch.constant.int 1
+  %str = torch.constant.str "none"
+  %0 = torch.aten.linear %x, %w, %none : !torch.vtensor<[2,5,8],f32>, !torch.vtensor<[16,8],f32>, !torch.none -> !torch.vtensor<[2,5,16],f32>
+  %1 = torch.aten.add.Tensor %0, %b, %int1 : !torch.vtensor<[2,5,16],f32>, !torch.vtensor<[16],f32>, !torch.int -> !torch.vtensor<[2,5,16],f32>
+  %2 = torch.aten.gelu %1, %str : !torch.vtensor<[2,5,16],f32>, !torch.str -> !torch.vtensor<[2,5,16],f32>
+  return %2 : !torch.vtensor<[2,5,16],f32>
+}
+
+// -----
+
+// The pre-activation value is also returned: the group has two results,
+// the epilogue's first, then the exported one.
+
+// CHECK-LABEL: func.func @fuse_epilogue_exports_pre_activation
+// CHECK:         %[[G:.+]]:2 = "fusion.group"(%arg0, %arg1, %arg2) ({
+// CHECK:           %[[MM:.+]] = torch.aten.mm
+// CHECK:           %[[ADD:.+]] = torch.aten.add.Tensor %[[MM]]
+// CHECK-NEXT:      %[[RELU:.+]] = torch.aten.relu %[[ADD]]
+// CHECK-NEXT:      "fusion.yield"(%[[RELU]], %[[ADD]])
+// CHECK-NEXT:    }) {kind = "matmul"}
+// CHECK-NEXT:    return %[[G]]#1, %[[G]]#0
+func.func @fuse_epilogue_exports_pre_activation(%a: !torch.vtensor<[17,33],f32>, %b: !torch.vtensor<[33,9],f32>, %bias: !torch.vtensor<[9],f32>) -> (!torch.vtensor<[17,9],f32>, !torch.vtensor<[17,9],f32>) {
+  %int1 = torch.constant.int 1
+  %0 = torch.aten.mm %a, %b : !torch.vtensor<[17,33],f32>, !torch.vtensor<[33,9],f32> -> !torch.vtensor<[17,9],f32>
+  %1 = torch.aten.add.Tensor %0, %bias, %int1 : !torch.vtensor<[17,9],f32>, !torch.vtensor<[9],f32>, !torch.int -> !torch.vtensor<[17,9],f32>
+  %2 = torch.aten.relu %1 : !torch.vtensor<[17,9],f32> -> !torch.vtensor<[17,9],f32>
+  return %1, %2 : !torch.vtensor<[17,9],f32>, !torch.vtensor<[17,9],f32>
+}
+
+// -----
+
+// Prologue: a cast of A (recomputed per tile) and a transposed B (read by
+// strides) join the GEMM; the residual add and the scale join as epilogue.
+
+// CHECK-LABEL: func.func @fuse_prologue_cast_transpose_and_residual
+// CHECK:         %[[G:.+]] = "fusion.group"(%arg0, %arg1, %arg2) ({
+// CHECK-NEXT:    ^bb0(%[[X:.+]]: !torch.vtensor<[4,8],f32>, %[[W:.+]]: !torch.vtensor<[16,8],f16>, %[[R:.+]]: !torch.vtensor<[4,16],f16>):
+// CHECK:           %[[XH:.+]] = torch.prims.convert_element_type %[[X]]
+// CHECK:           %[[WT:.+]] = torch.aten.t %[[W]]
+// CHECK-NEXT:      %[[MM:.+]] = torch.aten.mm %[[XH]], %[[WT]]
+// CHECK:           %[[S:.+]] = torch.aten.mul.Scalar %[[MM]]
+// CHECK:           %[[ADD:.+]] = torch.aten.add.Tensor %[[S]], %[[R]]
+// CHECK-NEXT:      "fusion.yield"(%[[ADD]])
+// CHECK-NEXT:    }) {kind = "matmul"}
+// CHECK-NOT:     "fusion.group"
+func.func @fuse_prologue_cast_transpose_and_residual(%x: !torch.vtensor<[4,8],f32>, %w: !torch.vtensor<[16,8],f16>, %r: !torch.vtensor<[4,16],f16>) -> !torch.vtensor<[4,16],f16> {
+  %int5 = torch.constant.int 5
+  %int1 = torch.constant.int 1
+  %float = torch.constant.float 5.000000e-01
+  %0 = torch.prims.convert_element_type %x, %int5 : !torch.vtensor<[4,8],f32>, !torch.int -> !torch.vtensor<[4,8],f16>
+  %1 = torch.aten.t %w : !torch.vtensor<[16,8],f16> -> !torch.vtensor<[8,16],f16>
+  %2 = torch.aten.mm %0, %1 : !torch.vtensor<[4,8],f16>, !torch.vtensor<[8,16],f16> -> !torch.vtensor<[4,16],f16>
+  %3 = torch.aten.mul.Scalar %2, %float : !torch.vtensor<[4,16],f16>, !torch.float -> !torch.vtensor<[4,16],f16>
+  %4 = torch.aten.add.Tensor %3, %r, %int1 : !torch.vtensor<[4,16],f16>, !torch.vtensor<[4,16],f16>, !torch.int -> !torch.vtensor<[4,16],f16>
+  return %4 : !torch.vtensor<[4,16],f16>
+}
+
+// -----
+
+// A batched matmul with a broadcast A, and baddbmm keeping its scaled bias.
+
+// CHECK-LABEL: func.func @fuse_batched
+// CHECK:         "fusion.group"(%arg0, %arg1) ({
+// CHECK:           torch.aten.matmul
+// CHECK-NEXT:      torch.aten.tanh
+// CHECK:         }) {kind = "matmul"}
+// CHECK:         "fusion.group"(%arg2, %arg3, %arg1) ({
+// CHECK:           torch.aten.baddbmm
+// CHECK-NEXT:      "fusion.yield"
+// CHECK-NEXT:    }) {kind = "matmul"}
+func.func @fuse_batched(%a: !torch.vtensor<[5,8],f32>, %b: !torch.vtensor<[3,8,6],f32>, %c: !torch.vtensor<[6],f32>, %d: !torch.vtensor<[3,5,8],f32>) -> (!torch.vtensor<[3,5,6],f32>, !torch.vtensor<[3,5,6],f32>) {
+  %0 = torch.aten.matmul %a, %b : !torch.vtensor<[5,8],f32>, !torch.vtensor<[3,8,6],f32> -> !torch.vtensor<[3,5,6],f32>
+  %1 = torch.aten.tanh %0 : !torch.vtensor<[3,5,6],f32> -> !torch.vtensor<[3,5,6],f32>
+  %float = torch.constant.float 5.000000e-01
+  %int2 = torch.constant.int 2
+  %2 = torch.aten.baddbmm %c, %d, %b, %float, %int2 : !torch.vtensor<[6],f32>, !torch.vtensor<[3,5,8],f32>, !torch.vtensor<[3,8,6],f32>, !torch.float, !torch.int -> !torch.vtensor<[3,5,6],f32>
+  return %1, %2 : !torch.vtensor<[3,5,6],f32>, !torch.vtensor<[3,5,6],f32>
+}
+
+// -----
+
+// A reduction reads the GEMM's result: the GEMM is a group of its own,
+// and the explain report says why the reduction stayed outside.
+
+// CHECK-LABEL: func.func @no_fuse_reduction_epilogue
+// CHECK:         %[[MM:.+]] = "fusion.group"(%arg0, %arg1) ({
+// CHECK:           torch.aten.mm
+// CHECK-NEXT:      "fusion.yield"
+// CHECK-NEXT:    }) {kind = "matmul"}
+// CHECK:         "fusion.group"(%[[MM]]) ({
+// CHECK:           torch.aten.sum.dim_IntList
+// CHECK:         }) {kind = "persistent-reduction"}
+// EXPLAIN-LABEL: func.func @no_fuse_reduction_epilogue
+// EXPLAIN:         {fusion.explain = ["consumer fusion.group: consumer is a persistent-reduction group (a GEMM epilogue is pointwise over the GEMM's result)"], kind = "matmul"}
+func.func @no_fuse_reduction_epilogue(%a: !torch.vtensor<[4,8],f32>, %b: !torch.vtensor<[8,16],f32>) -> !torch.vtensor<[4,1],f32> {
+  %true = torch.constant.bool true
+  %none = torch.constant.none
+  %int1 = torch.constant.int 1
+  %dims = torch.prim.ListConstruct %int1 : (!torch.int) -> !torch.list<int>
+  %0 = torch.aten.mm %a, %b : !torch.vtensor<[4,8],f32>, !torch.vtensor<[8,16],f32> -> !torch.vtensor<[4,16],f32>
+  %1 = torch.aten.exp %0 : !torch.vtensor<[4,16],f32> -> !torch.vtensor<[4,16],f32>
+  %2 = torch.aten.sum.dim_IntList %1, %dims, %true, %none : !torch.vtensor<[4,16],f32>, !torch.list<int>, !torch.bool, !torch.none -> !torch.vtensor<[4,1],f32>
+  return %2 : !torch.vtensor<[4,1],f32>
+}
+
+// -----
+
+// The epilogue would run over a bigger space than the GEMM's result (the
+// [4,16] product broadcast into [2,4,16]); a cast read also by a return is
+// not recomputed as a prologue.
+
+// CHECK-LABEL: func.func @no_fuse_bigger_space_or_shared_prologue
+// CHECK:         %[[CAST:.+]] = "fusion.group"(%arg0) ({
+// CHECK:         }) {kind = "pointwise"}
+// CHECK:         %[[MM:.+]] = "fusion.group"(%[[CAST]], %arg1) ({
+// CHECK:           torch.aten.mm
+// CHECK-NEXT:      "fusion.yield"
+// CHECK-NEXT:    }) {kind = "matmul"}
+// CHECK:         "fusion.group"(%[[MM]], %arg2) ({
+// CHECK:         }) {kind = "pointwise"}
+// EXPLAIN-LABEL: func.func @no_fuse_bigger_space_or_shared_prologue
+// EXPLAIN:         fusion.explain = ["producer fusion.group: producer's result is also read elsewhere", "consumer fusion.group: different iteration space (the epilogue runs over the GEMM's result tile)"], kind = "matmul"
+func.func @no_fuse_bigger_space_or_shared_prologue(%a: !torch.vtensor<[4,8],f32>, %b: !torch.vtensor<[8,16],f16>, %c: !torch.vtensor<[2,4,16],f16>) -> (!torch.vtensor<[4,8],f16>, !torch.vtensor<[2,4,16],f16>) {
+  %int5 = torch.constant.int 5
+  %int1 = torch.constant.int 1
+  %0 = torch.prims.convert_element_type %a, %int5 : !torch.vtensor<[4,8],f32>, !torch.int -> !torch.vtensor<[4,8],f16>
+  %1 = torch.aten.mm %0, %b : !torch.vtensor<[4,8],f16>, !torch.vtensor<[8,16],f16> -> !torch.vtensor<[4,16],f16>
+  %2 = torch.aten.add.Tensor %1, %c, %int1 : !torch.vtensor<[4,16],f16>, !torch.vtensor<[2,4,16],f16>, !torch.int -> !torch.vtensor<[2,4,16],f16>
+  return %0, %2 : !torch.vtensor<[4,8],f16>, !torch.vtensor<[2,4,16],f16>
+}
+
+// -----
+
+// What the template does not take stays an ATen op: a matrix-vector
+// product, mixed dtypes.
+
+// CHECK-LABEL: func.func @no_fuse_matvec_or_mixed_dtypes
+// CHECK-NOT:     kind = "matmul"
+// CHECK:         torch.aten.matmul %arg0, %arg1
+// CHECK:         torch.aten.mm %arg0, %arg2
+func.func @no_fuse_matvec_or_mixed_dtypes(%a: !torch.vtensor<[4,8],f32>, %v: !torch.vtensor<[8],f32>, %h: !torch.vtensor<[8,4],f64>) -> (!torch.vtensor<[4],f32>, !torch.vtensor<[4,4],f64>) {
+  %0 = torch.aten.matmul %a, %v : !torch.vtensor<[4,8],f32>, !torch.vtensor<[8],f32> -> !torch.vtensor<[4],f32>
+  %1 = torch.aten.mm %a, %h : !torch.vtensor<[4,8],f32>, !torch.vtensor<[8,4],f64> -> !torch.vtensor<[4,4],f64>
+  return %0, %1 : !torch.vtensor<[4],f32>, !torch.vtensor<[4,4],f64>
+}
+
+// -----
+
+// A producer that stores a reshape of what it computes (a transpose made
+// contiguous: clone + _unsafe_view) is a copy, not a per-tile prologue.
+
+// CHECK-LABEL: func.func @no_fuse_prologue_storing_a_reshape
+// CHECK:         %[[COPY:.+]] = "fusion.group"(%arg0) ({
+// CHECK:           torch.aten._unsafe_view
+// CHECK:         }) {kind = "pointwise"}
+// CHECK:         "fusion.group"(%[[COPY]], %arg1) ({
+// CHECK:         }) {kind = "matmul"}
+func.func @no_fuse_prologue_storing_a_reshape(%a: !torch.vtensor<[4,2,8],f32>, %b: !torch.vtensor<[16,4],f32>) -> !torch.vtensor<[8,4],f32> {
+  %int0 = torch.constant.int 0
+  %int1 = torch.constant.int 1
+  %int8 = torch.constant.int 8
+  %int16 = torch.constant.int 16
+  %none = torch.constant.none
+  %0 = torch.aten.transpose.int %a, %int0, %int1 : !torch.vtensor<[4,2,8],f32>, !torch.int, !torch.int -> !torch.vtensor<[2,4,8],f32>
+  %1 = torch.aten.clone %0, %none : !torch.vtensor<[2,4,8],f32>, !torch.none -> !torch.vtensor<[2,4,8],f32>
+  %s = torch.prim.ListConstruct %int8, %int16 : (!torch.int, !torch.int) -> !torch.list<int>
+  %2 = torch.aten._unsafe_view %1, %s : !torch.vtensor<[2,4,8],f32>, !torch.list<int> -> !torch.vtensor<[8,16],f32>
+  %3 = torch.aten.mm %2, %b : !torch.vtensor<[8,16],f32>, !torch.vtensor<[16,4],f32> -> !torch.vtensor<[8,4],f32>
+  return %3 : !torch.vtensor<[8,4],f32>
+}
+
+// -----
+
+// SwiGLU: the gate and up projections read the same x and become one
+// grouped GEMM (one A tile, two accumulators) whose epilogue is silu(g) * u.
+
+// CHECK-LABEL: func.func @fuse_grouped_swiglu
+// CHECK:         %[[G:.+]] = "fusion.group"(%arg0, %arg1, %arg2) ({
+// CHECK-NEXT:    ^bb0(%[[X:.+]]: !torch.vtensor<[6,16],f32>, %[[WG:.+]]: !torch.vtensor<[24,16],f32>, %[[WU:.+]]: !torch.vtensor<[24,16],f32>):
+// CHECK:           %[[GATE:.+]] = torch.aten.linear %[[X]], %[[WG]]
+// CHECK:           %[[UP:.+]] = torch.aten.linear %[[X]], %[[WU]]
+// CHECK-NEXT:      %[[SILU:.+]] = torch.aten.silu %[[GATE]]
+// CHECK-NEXT:      %[[MUL:.+]] = torch.aten.mul.Tensor %[[SILU]], %[[UP]]
+// CHECK-NEXT:      "fusion.yield"(%[[MUL]])
+// CHECK-NEXT:    }) {kind = "matmul"}
+// CHECK-NEXT:    return %[[G]]
+func.func @fuse_grouped_swiglu(%x: !torch.vtensor<[6,16],f32>, %wg: !torch.vtensor<[24,16],f32>, %wu: !torch.vtensor<[24,16],f32>) -> !torch.vtensor<[6,24],f32> {
+  %none = torch.constant.none
+  %0 = torch.aten.linear %x, %wg, %none : !torch.vtensor<[6,16],f32>, !torch.vtensor<[24,16],f32>, !torch.none -> !torch.vtensor<[6,24],f32>
+  %1 = torch.aten.linear %x, %wu, %none : !torch.vtensor<[6,16],f32>, !torch.vtensor<[24,16],f32>, !torch.none -> !torch.vtensor<[6,24],f32>
+  %2 = torch.aten.silu %0 : !torch.vtensor<[6,24],f32> -> !torch.vtensor<[6,24],f32>
+  %3 = torch.aten.mul.Tensor %2, %1 : !torch.vtensor<[6,24],f32>, !torch.vtensor<[6,24],f32> -> !torch.vtensor<[6,24],f32>
+  return %3 : !torch.vtensor<[6,24],f32>
+}
+
+// -----
+
+// Not grouped: GEMMs of x with different widths (no common tile), and a
+// GEMM whose A is the other's result (a dependence, not a sibling).
+
+// CHECK-LABEL: func.func @no_fuse_grouped_different_width_or_dependent
+// CHECK-COUNT-3: }) {kind = "matmul"}
+func.func @no_fuse_grouped_different_width_or_dependent(%x: !torch.vtensor<[6,16],f32>, %w1: !torch.vtensor<[24,16],f32>, %w2: !torch.vtensor<[8,16],f32>, %w3: !torch.vtensor<[16,24],f32>) -> (!torch.vtensor<[6,24],f32>, !torch.vtensor<[6,8],f32>, !torch.vtensor<[6,16],f32>) {
+  %none = torch.constant.none
+  %0 = torch.aten.linear %x, %w1, %none : !torch.vtensor<[6,16],f32>, !torch.vtensor<[24,16],f32>, !torch.none -> !torch.vtensor<[6,24],f32>
+  %1 = torch.aten.linear %x, %w2, %none : !torch.vtensor<[6,16],f32>, !torch.vtensor<[8,16],f32>, !torch.none -> !torch.vtensor<[6,8],f32>
+  %2 = torch.aten.linear %0, %w3, %none : !torch.vtensor<[6,24],f32>, !torch.vtensor<[16,24],f32>, !torch.none -> !torch.vtensor<[6,16],f32>
+  return %0, %1, %2 : !torch.vtensor<[6,24],f32>, !torch.vtensor<[6,8],f32>, !torch.vtensor<[6,16],f32>
+}

@@ -1,0 +1,61 @@
+"""GEMM template instances compile for sm_80 and sm_90 without register spills and within shared memory.
+
+Compiled ahead of time (no GPU): registers and the stack frame (where ptxas
+spills) come from `cuobjdump -res-usage` on the cubin (Triton's metadata
+counts spills only after loading on a GPU), shared memory from the compiled
+kernel's metadata. The
+sizes fill the heuristic's largest tiles (lowering/matmul.py CONFIG_TABLE).
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import mlirfuse
+from mlirfuse.runtime.aot import compile_kernels
+from helpers import Lambda
+
+# Shared memory per block (opt-in maximum): sm_80 163 KiB, sm_90 227 KiB.
+SHARED_LIMIT = {80: 163 * 1024, 90: 227 * 1024}
+
+
+class _MLP(torch.nn.Module):
+    def __init__(self, dim, hidden):
+        super().__init__()
+        self.fc1 = torch.nn.Linear(dim, hidden)
+        self.fc2 = torch.nn.Linear(hidden, dim)
+
+    def forward(self, x):
+        return x + self.fc2(torch.nn.functional.gelu(self.fc1(x)))
+
+
+def _template_kernels():
+    models = [
+        (_MLP(256, 512), (torch.randn(2, 128, 256),)),  # f32: bias + gelu epilogue, bias + residual epilogue
+        (  # bf16 SwiGLU: silu(x @ g) * (x @ u), one grouped GEMM (two accumulators), g read transposed by strides
+            Lambda(lambda x, g, u: torch.nn.functional.silu(x @ g.t()) * (x @ u)),
+            (torch.randn(256, 256).bfloat16(), torch.randn(512, 256).bfloat16(), torch.randn(256, 512).bfloat16()),
+        ),
+        (  # f16 batched attention scores with a scale and a prologue cast
+            Lambda(lambda q, k: (q.half() @ k.transpose(-2, -1)) * 0.125),
+            (torch.randn(4, 128, 64), torch.randn(4, 128, 64).half()),
+        ),
+    ]
+    kernels = []
+    for model, inputs in models:
+        cm = mlirfuse.compile(model.eval(), inputs)
+        kernels += [k for k in cm.kernels.values() if k.kind == "matmul"]
+    return kernels
+
+
+@pytest.mark.parametrize("arch", [80, 90])
+def test_gemm_kernels_compile_without_spills(arch):
+    kernels = _template_kernels()
+    assert len(kernels) == 4, [k.name for k in kernels]
+    for compiled in compile_kernels(kernels, arch=arch):
+        usage = compiled.resources()
+        # ptxas spills to the stack frame: none at all means no spill stores or loads.
+        assert usage["stack"] == 0 and usage["local"] == 0, (compiled.name, usage)
+        assert 0 < usage["reg"] <= 255, (compiled.name, usage)
+        assert 0 < compiled.shared <= SHARED_LIMIT[arch], (compiled.name, compiled.shared)
