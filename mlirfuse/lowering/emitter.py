@@ -39,9 +39,10 @@ import struct
 from dataclasses import dataclass
 from typing import Callable
 
-from mlirfuse.elementwise import RULES, TRITON_DTYPES, compute_dtype, literal, promote
+from mlirfuse.elementwise import RULES, TRITON_DTYPES, Types, compute_dtype, literal, promote
 from mlirfuse.errors import MlirfuseError
-from mlirfuse.ir import TensorType, block_ops, constant_value, ir, is_constant_like, tensor_type
+from mlirfuse.ir import TensorType, block_ops, constant_value, ir, is_constant_like, tensor_type, torch_name
+from mlirfuse.lowering.math_helpers import MATH_HELPERS
 from mlirfuse.views import RESHAPES, VIEW_OPS, view_chain
 
 
@@ -188,12 +189,22 @@ def argmin_combine(v0, i0, v1, i1):
 }
 
 
+HELPERS.update(MATH_HELPERS)
+
+
 def module_prelude(body: list[str]) -> list[str]:
-    """The imports, and the helpers the body uses, that start a kernel's source file."""
+    """The imports, and the helpers the body uses (and the helpers those use), that start a kernel's source file."""
     lines = ["import triton", "import triton.language as tl", "", ""]
     text = "\n".join(body)
+    used: set[str] = set()
+    while True:
+        new = {name for name in HELPERS if name not in used and re.search(rf"\b{name}\b", text)}
+        if not new:
+            break
+        used |= new
+        text += "".join(HELPERS[name] for name in new)
     for name, source in HELPERS.items():
-        if re.search(rf"\b{name}\b", text):
+        if name in used:
             lines += source.splitlines() + ["", ""]
     return lines
 
@@ -325,7 +336,7 @@ class KernelEmitter:
         Templates host epilogues through this: `operand_value` may return any
         tile expression; the line combines them elementwise.
         """
-        name = op.operation.name
+        name = torch_name(op)
         rule = RULES.get(name)
         if rule is None:
             raise LoweringError(f"kernel @{self.name}: no Triton lowering for '{name}'")
@@ -354,6 +365,9 @@ class KernelEmitter:
                 args.append(self.scalar_text(c))
         if rule.by_dtype:
             expr = rule.emit(args, consts, tensor_type(op.operands[min(tensors)].type).dtype)
+        elif rule.typed:
+            storage = tensor_type(op.operands[min(tensors)].type).dtype if tensors else result.dtype
+            expr = rule.emit(args, consts, Types(target, storage, result.dtype))
         else:
             expr = rule.emit(args, consts)
         if bool_arith:

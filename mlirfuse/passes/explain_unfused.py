@@ -13,7 +13,7 @@ import dataclasses
 from mlirfuse.analysis import AnalysisManager
 from mlirfuse.analysis.dependence import DependenceAnalysis
 from mlirfuse.elementwise import why_not_fusible
-from mlirfuse.ir import defining_op, ir, op_id
+from mlirfuse.ir import defining_op, ir, op_id, torch_name
 from mlirfuse.passes.base import ModulePass
 from mlirfuse.passes.legality import (
     CAT,
@@ -88,6 +88,6 @@ class ExplainUnfused(ModulePass):
                 if key in seen:
                     continue
                 seen.add(key)
-                reasons.append(f"{role} {op.name}: {why_outside(op, group, role, dep, limits)}")
+                reasons.append(f"{role} {torch_name(op)}: {why_outside(op, group, role, dep, limits)}")
             if reasons:
                 group.attributes["fusion.explain"] = ir.ArrayAttr.get([ir.StringAttr.get(r) for r in reasons])

@@ -50,7 +50,7 @@ class VerticalFuser:
         self.changed = False
         patterns = rewrite.RewritePatternSet()
         wrap, merge = self._tracking(self.wrap), self._tracking(self.merge_producer)
-        for name in list(RULES) + list(REDUCTIONS):
+        for name in list(RULES) + list(REDUCTIONS) + ["torch.operator"]:  # torch.operator: ops torch-mlir does not define
             patterns.add(name, wrap)
         patterns.add("fusion.group", merge)
         self.patterns = patterns.freeze()
