@@ -223,3 +223,19 @@ def test_binary_float_functions(dtype):
 def test_masked_fill_with_tensor_value():
     x, m = torch.randn(SHAPE), torch.rand(SHAPE) > 0.5
     compile_and_compare(lambda x, m: x.masked_fill(m, torch.tensor(-2.0)), (x, m), op="torch.aten.masked_fill.Tensor")
+
+
+def test_other_spellings_and_small_ops():
+    # Ops the importer spells `torch.operator` (true_divide, hypot, float_power,
+    # the scalar-first remainder, `^` of tensors) fuse like the ops they are.
+    x, y = specials(torch.float32), (torch.rand(SHAPE) * 3 + 0.5)
+    i, j = ints(torch.int32), divisors(torch.int32)
+    compile_and_compare(
+        lambda x, y, i, j: (
+            torch.sinc(x), torch.deg2rad(x), torch.rad2deg(i), torch.square(x), torch.square(i),
+            torch.ldexp(y, i % 4), torch.hypot(x, y), torch.true_divide(x, y), torch.float_power(y, 1.5),
+            torch.float_power(y, i % 3), 7 % j, i ^ j, torch.remainder(2.5, y),
+        ),
+        (x, y, i, j),
+        equal_nan=True,
+    )

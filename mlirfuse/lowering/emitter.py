@@ -43,7 +43,7 @@ from mlirfuse.elementwise import RULES, TRITON_DTYPES, Types, compute_dtype, lit
 from mlirfuse.errors import MlirfuseError
 from mlirfuse.ir import TensorType, block_ops, constant_value, ir, is_constant_like, tensor_type, torch_name
 from mlirfuse.lowering.math_helpers import MATH_HELPERS
-from mlirfuse.views import RESHAPES, VIEW_OPS, view_chain
+from mlirfuse.views import PADS, RESHAPES, VIEW_OPS, pad_args, view_chain
 
 
 class LoweringError(MlirfuseError):
@@ -62,12 +62,17 @@ class Site:
     input: int
     chain: tuple = ()  # ((op name, constant args), ...)
     name: str = ""
+    # A pad after the views: (mode, (low, size) per dim, value); see views.pad_args.
+    pad: tuple | None = None
 
     def comment(self) -> str:
         def text(arg) -> str:
             return str(list(arg)) if isinstance(arg, tuple) else str(arg)
 
         views = "".join(f".{op.split('.')[2]}({', '.join(map(text, args))})" for op, args in self.chain)
+        if self.pad is not None:
+            mode, dims, value = self.pad
+            views += f".pad({mode}, low={[low for low, _ in dims]}" + (f", value={value})" if mode == "constant" else ")")
         return f"load %arg{self.input}{views}"
 
 
@@ -234,12 +239,21 @@ def load_sites(name: str, block: ir.Block) -> dict[ir.Value, Site]:
     views_of: dict[int, int] = {}
 
     def read_by_compute(v: ir.Value) -> bool:
-        return any(u.owner.operation.name not in VIEW_OPS for u in v.uses)
+        return any(u.owner.operation.name not in VIEW_OPS | PADS for u in v.uses)
 
     for arg in block.arguments:
         if read_by_compute(arg):
             sites[arg] = Site(arg.arg_number, (), f"in{arg.arg_number}")
     for op in block_ops(block)[0]:
+        if op.operation.name in PADS:
+            chain, pad = view_chain(op.operands[0], block), pad_args(op)
+            if chain is None or pad is None:
+                raise LoweringError(f"kernel @{name}: '{op.operation.name}' must pad a kernel input (through views) by constants")
+            i, views = chain
+            k = views_of.setdefault(i, 0)
+            views_of[i] += 1
+            sites[op.results[0]] = Site(i, views, f"in{i}_v{k}", pad)
+            continue
         if op.operation.name not in VIEW_OPS:
             continue
         result = op.results[0]

@@ -28,7 +28,7 @@ from mlirfuse.lowering.emitter import (
     static_signature,
     stored_value,
 )
-from mlirfuse.views import VIEW_OPS
+from mlirfuse.views import PADS, VIEW_OPS
 
 CAT = "torch.aten.cat"
 
@@ -57,11 +57,14 @@ def lower_pointwise(kernel, kind: str) -> TritonKernel:
     # the iteration coordinates, through strides that broadcast it there.
     # (In a concat kernel a piece narrower than the space is masked beyond its end.)
     for value, site in sites.items():
+        if site.pad is not None:
+            em.env[value] = _load_padded(em, site, tensor_type(value.type), shape)
+            continue
         offset = " + ".join(f"x{d} * {site.name}_st{d}" for d in range(rank)) or "xindex * 0"
         mask = _within("xmask", tensor_type(value.type).shape, shape)
         em.env[value] = em.load(f"{site.name} + ({offset})", tensor_type(value.type).dtype, site.comment(), mask)
     for op in ops:
-        if op.operation.name not in VIEW_OPS and op.operation.name != CAT:
+        if op.operation.name not in VIEW_OPS | PADS and op.operation.name != CAT:
             em.emit_body_op(op)
     for j, (v, t) in enumerate(zip(stored, outputs)):
         if cat is not None and v == cat.result:
@@ -134,6 +137,30 @@ def _concat(name: str, ops: list) -> _Concat:
     space = list(tensor_type(pieces[0].type).shape)
     space[dim] = max(tensor_type(p.type).shape[dim] for p in pieces)
     return _Concat(result, pieces, dim, tuple(space))
+
+
+def _load_padded(em: KernelEmitter, site, padded: TensorType, space) -> Value:
+    """A pad of an input: shifted coordinates, then masked (constant), mirrored (reflect) or clamped (replicate)."""
+    mode, dims, value = site.pad
+    offset = len(space) - len(padded.shape)
+    terms, mask = [], ["xmask"]
+    for d, (low, size) in enumerate(dims):
+        x = f"x{d + offset}"
+        if low:
+            x = f"({x} - {low})" if low > 0 else f"({x} + {-low})"
+        if not low and size == padded.shape[d]:  # not padded
+            pass
+        elif mode == "reflect":  # -1 -> 1, size -> size - 2
+            x = f"({size - 1} - tl.abs({size - 1} - tl.abs({x})))"
+        elif mode == "replicate":
+            x = f"tl.minimum(tl.maximum({x}, 0), {size - 1})"
+        else:  # constant: outside the input is the value
+            mask += [f"({x} >= 0)"] if low > 0 else []
+            mask += [f"({x} < {size})"] if low + size < padded.shape[d] else []
+        terms.append(f"{x} * {site.name}_st{d + offset}")
+    other = em.scalar_text(value) if mode == "constant" else None
+    address = f"{site.name} + ({' + '.join(terms) or 'xindex * 0'})"
+    return em.load(address, padded.dtype, site.comment(), " & ".join(mask), other)
 
 
 def _within(mask: str, shape, space) -> str:

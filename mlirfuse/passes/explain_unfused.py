@@ -23,7 +23,7 @@ from mlirfuse.passes.legality import (
     why_not_merge,
 )
 from mlirfuse.reductions import REDUCTIONS, reduction
-from mlirfuse.views import VIEW_OPS, view_args
+from mlirfuse.views import PADS, VIEW_OPS, pad_args, view_args
 
 
 def neighbours(group) -> list:
@@ -54,6 +54,8 @@ def why_outside(op, group, role: str, dep: DependenceAnalysis, limits: Limits) -
     if op.name in REDUCTIONS:
         red = reduction(op.opview)
         return red if isinstance(red, str) else "not merged"
+    if op.name in PADS:
+        return "pad by non-constant or dynamic sizes" if pad_args(op) is None else "not merged"
     return why_not_fusible(op.opview) or "not merged"
 
 

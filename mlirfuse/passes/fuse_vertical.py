@@ -38,7 +38,7 @@ from mlirfuse.passes.legality import (
 )
 from mlirfuse.passes.rewriter import group_kind, used_outside
 from mlirfuse.reductions import REDUCTIONS, Reduction, reduction
-from mlirfuse.views import VIEW_OPS
+from mlirfuse.views import PADS, VIEW_OPS, pad_args
 
 
 class VerticalFuser:
@@ -50,7 +50,7 @@ class VerticalFuser:
         self.changed = False
         patterns = rewrite.RewritePatternSet()
         wrap, merge = self._tracking(self.wrap), self._tracking(self.merge_producer)
-        for name in list(RULES) + list(REDUCTIONS) + ["torch.operator"]:  # torch.operator: ops torch-mlir does not define
+        for name in list(RULES) + list(REDUCTIONS) + list(PADS) + ["torch.operator"]:  # torch.operator: ops torch-mlir does not define
             patterns.add(name, wrap)
         patterns.add("fusion.group", merge)
         self.patterns = patterns.freeze()
@@ -102,7 +102,7 @@ class VerticalFuser:
             if not isinstance(reduction(op), Reduction):
                 return False
             kind = "reduction"
-        elif fusible(op):
+        elif fusible(op) or (op.operation.name in PADS and pad_args(op.operation) is not None):
             kind = "pointwise"
         else:
             return False

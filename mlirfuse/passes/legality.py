@@ -31,7 +31,7 @@ from mlirfuse.ir import (
 from mlirfuse.passes.base import body_ops
 from mlirfuse.passes.rewriter import FusionRewriter, defined_by, exported_results, group_kind, merged_inputs
 from mlirfuse.reductions import REDUCTIONS, Reduction, reduction
-from mlirfuse.views import VIEW_OPS, is_view, view_args
+from mlirfuse.views import PADS, VIEW_OPS, is_view, view_args
 
 # Group kinds the fusion passes grow; the others are finished.
 FUSIBLE_KINDS = ("pointwise", "reduction")
@@ -97,12 +97,34 @@ def _merged_sizes(producer, consumer) -> tuple[int, int]:
     return args, ops
 
 
-def _viewed_inputs(consumer, producer) -> bool:
-    """Does `consumer` view a value `producer` computes? (Views inside a group read group inputs only.)"""
+def _viewed_inputs(consumer, producer) -> str | None:
+    """"view" or "pad" if `consumer` views or pads a value `producer` computes (inside a group they read group inputs only)."""
     block = consumer.regions[0].blocks[0]
     for arg, v in zip(block.arguments, consumer.operands):
-        if defined_by(v, producer) and any(u.owner.operation.name in VIEW_OPS for u in arg.uses):
-            return True
+        if defined_by(v, producer):
+            for u in arg.uses:
+                if u.owner.operation.name in VIEW_OPS:
+                    return "view"
+                if u.owner.operation.name in PADS:
+                    return "pad"
+    return None
+
+
+def _has_pad(group) -> bool:
+    return any(op.operation.name in PADS for op in group.regions[0].blocks[0].operations)
+
+
+def _pad_broadcast(groups, space) -> bool:
+    """Is a pad in `groups` broadcast along a dim it pads? (Its coordinates are the space's there.)"""
+    for group in groups:
+        for op in group.regions[0].blocks[0].operations:
+            if op.operation.name not in PADS:
+                continue
+            shape = tensor_type(op.results[0].type).shape
+            source = tensor_type(op.operands[0].type).shape
+            offset = len(space) - len(shape)
+            if any(n != m and n != space[d + offset] for d, (n, m) in enumerate(zip(shape, source))):  # padded, broadcast
+                return True
     return False
 
 
@@ -110,8 +132,9 @@ def why_not_merge(producer, consumer, dep: DependenceAnalysis, limits: Limits = 
     """None if `producer` may merge into `consumer`; otherwise the reason."""
     if dep.dependents_between(producer, consumer)[1]:
         return "cycle"
-    if _viewed_inputs(consumer, producer):
-        return "view of a computed value"
+    viewed = _viewed_inputs(consumer, producer)
+    if viewed:
+        return f"{viewed} of a computed value"
     args, ops = _merged_sizes(producer, consumer)
     if args > limits.max_args:
         return f"argument limit ({args} > {limits.max_args})"
@@ -123,7 +146,11 @@ def why_not_merge(producer, consumer, dep: DependenceAnalysis, limits: Limits = 
         iteration = tensor_type(consumer.results[0].type).shape
         if any(tensor_type(r.type).shape != iteration for r in exported):
             return "different iteration space"
+        if _pad_broadcast((producer, consumer), iteration):
+            return "pad broadcast along a padded dim"
         return None
+    if _has_pad(producer) or _has_pad(consumer):
+        return "pad in a reduction group (pads are read by pointwise kernels only)"
     if p_red is not None and c_red is not None and (p_red.shape, p_red.dims) != (c_red.shape, c_red.dims):
         return "reductions over different axes"
     red = p_red or c_red
