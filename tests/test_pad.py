@@ -1,9 +1,10 @@
-"""Pads (`F.pad` constant / reflect / replicate, `constant_pad_nd`) read by index arithmetic inside kernels, against eager.
+"""Pads (`F.pad` constant / reflect / replicate, `constant_pad_nd`) and cats of inputs read by index arithmetic, against eager.
 
 A pad of a kernel input is one load at shifted coordinates: masked with the
 pad value (constant), or at mirrored (reflect) or clamped (replicate)
-coordinates. Each case checks the pad ran in a Triton kernel with its
-neighbours (no ATen call) and matches eager.
+coordinates; a cat of kernel inputs loads each piece shifted to its offset
+and picks the piece whose range holds the coordinate. Each case checks the
+op ran in a Triton kernel with its neighbours (no ATen call) and matches eager.
 """
 
 from __future__ import annotations
@@ -58,3 +59,17 @@ def test_pad_feeding_a_reduction():
     x = torch.randn(3, 5)
     cm = compile_and_compare(lambda x: F.pad(x, (1, 2), value=1.0).sum(-1), (x,))
     assert cm.stats["launches"] == 2  # the pad and the sum stay in separate kernels
+
+
+def test_cat_of_inputs_fused_with_consumer():
+    # Pieces of different sizes and dtypes (promoted as eager does), one through a view.
+    x, y, z = torch.randn(3, 5), torch.randn(2, 3).to(torch.float16), torch.randint(-5, 5, (3, 1), dtype=torch.int32)
+    cm = compile_and_compare(lambda x, y, z: torch.cat([x, y.t(), z], 1).exp() * 2, (x, y, z))
+    assert cm.stats["launches"] == 1
+    fused_with(cm, "torch.aten.cat", "torch.aten.exp")
+
+
+def test_cat_of_inputs_alone_and_along_dim0():
+    x, y = torch.randint(-9, 9, (2, 4), dtype=torch.int64), torch.randint(-9, 9, (3, 4), dtype=torch.int64)
+    cm = compile_and_compare(lambda x, y: torch.cat([y, x, y], 0), (x, y))
+    assert cm.stats["launches"] == 1

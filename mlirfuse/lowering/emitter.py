@@ -233,18 +233,41 @@ def coords(index: str, dims: list[int], prefix: str) -> list[str]:
     return lines
 
 
-def load_sites(name: str, block: ir.Block) -> dict[ir.Value, Site]:
-    """Every value a kernel body reads from memory: arguments and view chains of them read by compute ops."""
+def load_sites(name: str, block: ir.Block, cat_of_inputs: bool = True) -> dict:
+    """Every value a kernel body reads from memory: arguments and view chains of them read by compute ops.
+
+    Keyed by the value, or for the pieces of a cat of inputs by (cat result,
+    piece number); `cat_of_inputs=False` for concat kernels, whose cat is a store.
+    """
     sites: dict[ir.Value, Site] = {}
     views_of: dict[int, int] = {}
 
+    reads = VIEW_OPS | PADS | ({"torch.prim.ListConstruct"} if cat_of_inputs else set())
+
     def read_by_compute(v: ir.Value) -> bool:
-        return any(u.owner.operation.name not in VIEW_OPS | PADS for u in v.uses)
+        return any(u.owner.operation.name not in reads for u in v.uses)
 
     for arg in block.arguments:
         if read_by_compute(arg):
             sites[arg] = Site(arg.arg_number, (), f"in{arg.arg_number}")
     for op in block_ops(block)[0]:
+        if op.operation.name == "torch.aten.cat" and cat_of_inputs:
+            # Each piece is a constant pad of itself to the cat's shape, keyed (cat result, piece number).
+            items, dim = op.operands[0].owner, constant_value(op.operands[1])
+            shape = tensor_type(op.results[0].type).shape
+            dim %= len(shape)
+            start = 0
+            for k, piece in enumerate(items.operands):
+                chain, size = view_chain(piece, block), tensor_type(piece.type).shape
+                if chain is None:
+                    raise LoweringError(f"kernel @{name}: a cat read by the kernel must concatenate kernel inputs (through views)")
+                dims = tuple((start if d == dim else 0, n) for d, n in enumerate(size))
+                i, views = chain
+                j = views_of.setdefault(i, 0)
+                views_of[i] += 1
+                sites[(op.results[0], k)] = Site(i, views, f"in{i}_v{j}", ("constant", dims, 0))
+                start += size[dim]
+            continue
         if op.operation.name in PADS:
             chain, pad = view_chain(op.operands[0], block), pad_args(op)
             if chain is None or pad is None:

@@ -32,8 +32,10 @@ from mlirfuse.passes.legality import (
     FUSION_ANALYSES,
     Limits,
     absorbable_view,
+    cat_list,
     fusion_rewriter,
     is_fusible_group,
+    why_not_cat_of_inputs,
     why_not_merge,
 )
 from mlirfuse.passes.rewriter import group_kind, used_outside
@@ -50,7 +52,7 @@ class VerticalFuser:
         self.changed = False
         patterns = rewrite.RewritePatternSet()
         wrap, merge = self._tracking(self.wrap), self._tracking(self.merge_producer)
-        for name in list(RULES) + list(REDUCTIONS) + list(PADS) + ["torch.operator"]:  # torch.operator: ops torch-mlir does not define
+        for name in list(RULES) + list(REDUCTIONS) + list(PADS) + [CAT, "torch.operator"]:  # torch.operator: ops torch-mlir does not define
             patterns.add(name, wrap)
         patterns.add("fusion.group", merge)
         self.patterns = patterns.freeze()
@@ -98,6 +100,11 @@ class VerticalFuser:
         """A lone fusible op becomes a one-op group (pointwise or reduction)."""
         if parent_name(op) != "func.func":
             return False  # inside a group already, or in a nested region (prim.If/Loop): not fused
+        if op.operation.name == CAT:  # a cat of group inputs: read piecewise by index arithmetic
+            if why_not_cat_of_inputs(op) is not None:
+                return False
+            self.rewriter.wrap([cat_list(op).opview, op], "pointwise")
+            return True
         if op.operation.name in REDUCTIONS:
             if not isinstance(reduction(op), Reduction):
                 return False

@@ -20,6 +20,7 @@ from mlirfuse.analysis import AnalysisManager
 from mlirfuse.analysis.alias import AliasAnalysis
 from mlirfuse.analysis.dependence import DependenceAnalysis
 from mlirfuse.analysis.shapes import ShapeAnalysis
+from mlirfuse.elementwise import fusible
 from mlirfuse.ir import (
     constant_value,
     defining_op,
@@ -107,21 +108,47 @@ def _viewed_inputs(consumer, producer) -> str | None:
                     return "view"
                 if u.owner.operation.name in PADS:
                     return "pad"
+                if u.owner.operation.name == "torch.prim.ListConstruct":  # a piece of a cat of inputs
+                    return "cat"
     return None
 
 
 def _has_pad(group) -> bool:
-    return any(op.operation.name in PADS for op in group.regions[0].blocks[0].operations)
+    """Does `group` read a pad or a cat of its inputs? (Read by index arithmetic in pointwise kernels only.)"""
+    return any(op.operation.name in PADS or op.operation.name == CAT for op in group.regions[0].blocks[0].operations)
+
+
+def why_not_cat_of_inputs(cat) -> str | None:
+    """None if `cat` (outside groups) can join a pointwise group as a read of its pieces; otherwise why not.
+
+    Each piece must be a group input: cats of group results are concat exits (`why_not_concat`).
+    """
+    items = cat_list(cat)
+    result = tensor_type(cat.results[0].type)
+    if items is None or not isinstance(constant_value(cat.operands[1]), int) or result is None or not result.is_static:
+        return "cat with a non-constant dim or list, or a dynamic shape"
+    if any(u.owner.operation != cat.operation for u in items.results[0].uses):
+        return "cat's list is read by another op"
+    for v in items.operands:
+        t, owner = tensor_type(v.type), defining_op(v)
+        if t is None or not t.is_static:
+            return "a piece is not a statically shaped tensor"
+        if owner is not None and (owner.name == "fusion.group" or fusible(owner.opview) or owner.name in REDUCTIONS):
+            return "a piece is computed by a group (a concat exit)"
+    return None
 
 
 def _pad_broadcast(groups, space) -> bool:
     """Is a pad in `groups` broadcast along a dim it pads? (Its coordinates are the space's there.)"""
     for group in groups:
         for op in group.regions[0].blocks[0].operations:
-            if op.operation.name not in PADS:
+            if op.operation.name in PADS:
+                source = tensor_type(op.operands[0].type).shape
+            elif op.operation.name == CAT:
+                source = tensor_type(cat_list(op).operands[0].type).shape
+            else:
                 continue
             shape = tensor_type(op.results[0].type).shape
-            source = tensor_type(op.operands[0].type).shape
             offset = len(space) - len(shape)
             if any(n != m and n != space[d + offset] for d, (n, m) in enumerate(zip(shape, source))):  # padded, broadcast
                 return True
@@ -147,10 +174,10 @@ def why_not_merge(producer, consumer, dep: DependenceAnalysis, limits: Limits = 
         if any(tensor_type(r.type).shape != iteration for r in exported):
             return "different iteration space"
         if _pad_broadcast((producer, consumer), iteration):
-            return "pad broadcast along a padded dim"
+            return "pad or cat broadcast along its padded dim"
         return None
     if _has_pad(producer) or _has_pad(consumer):
-        return "pad in a reduction group (pads are read by pointwise kernels only)"
+        return "pad or cat in a reduction group (read by pointwise kernels only)"
     if p_red is not None and c_red is not None and (p_red.shape, p_red.dims) != (c_red.shape, c_red.dims):
         return "reductions over different axes"
     red = p_red or c_red

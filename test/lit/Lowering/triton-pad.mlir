@@ -38,3 +38,23 @@ func.func @fuse_reflect_and_replicate(%arg0: !torch.vtensor<[3,5],f32>) -> !torc
   %3 = torch.aten.add.Tensor %1, %2, %int1 : !torch.vtensor<[3,8],f32>, !torch.vtensor<[3,8],f32>, !torch.int -> !torch.vtensor<[3,8],f32>
   return %3 : !torch.vtensor<[3,8],f32>
 }
+
+// -----
+
+// A cat of inputs: each piece is loaded shifted to its offset along the cat
+// dim and masked to its range; a where-chain on the coordinate picks one
+// (pieces converted to the cat's dtype).
+
+// CHECK-LABEL: def fused_cat_exp_0(
+// CHECK:         tmp0 = tl.load(in0_v0 + (x0 * in0_v0_st0 + x1 * in0_v0_st1), mask=xmask & (x1 < 5), other=0)  # load %arg0.pad(constant, low=[0, 0], value=0)
+// CHECK-NEXT:    tmp1 = tl.load(in1_v0 + (x0 * in1_v0_st0 + (x1 - 5) * in1_v0_st1), mask=xmask & ((x1 - 5) >= 0), other=0)  # load %arg1.pad(constant, low=[0, 5], value=0)
+// CHECK-NEXT:    tmp2 = tmp1.to(tl.float32)  # compute in f32
+// CHECK-NEXT:    tmp3 = tl.where(x1 < 5, tmp0, tmp2)  # torch.aten.cat
+// CHECK-NEXT:    tmp4 = tl.exp(tmp3)  # torch.aten.exp
+func.func @fuse_cat_of_inputs(%arg0: !torch.vtensor<[3,5],f32>, %arg1: !torch.vtensor<[3,2],f16>) -> !torch.vtensor<[3,7],f32> {
+  %int1 = torch.constant.int 1
+  %0 = torch.prim.ListConstruct %arg0, %arg1 : (!torch.vtensor<[3,5],f32>, !torch.vtensor<[3,2],f16>) -> !torch.list<vtensor>
+  %1 = torch.aten.cat %0, %int1 : !torch.list<vtensor>, !torch.int -> !torch.vtensor<[3,7],f32>
+  %2 = torch.aten.exp %1 : !torch.vtensor<[3,7],f32> -> !torch.vtensor<[3,7],f32>
+  return %2 : !torch.vtensor<[3,7],f32>
+}
