@@ -118,17 +118,26 @@ def _has_pad(group) -> bool:
     return any(op.operation.name in PADS or op.operation.name == CAT for op in group.regions[0].blocks[0].operations)
 
 
-def why_not_cat_of_inputs(cat) -> str | None:
-    """None if `cat` (outside groups) can join a pointwise group as a read of its pieces; otherwise why not.
-
-    Each piece must be a group input: cats of group results are concat exits (`why_not_concat`).
-    """
+def _why_not_static_cat(cat) -> str | None:
+    """Why `cat` is not a cat by a constant dim, of a list only it reads, into a static shape; None if it is."""
     items = cat_list(cat)
     result = tensor_type(cat.results[0].type)
     if items is None or not isinstance(constant_value(cat.operands[1]), int) or result is None or not result.is_static:
         return "cat with a non-constant dim or list, or a dynamic shape"
     if any(u.owner.operation != cat.operation for u in items.results[0].uses):
         return "cat's list is read by another op"
+    return None
+
+
+def why_not_cat_of_inputs(cat) -> str | None:
+    """None if `cat` (outside groups) can join a pointwise group as a read of its pieces; otherwise why not.
+
+    Each piece must be a group input: cats of group results are concat exits (`why_not_concat`).
+    """
+    reason = _why_not_static_cat(cat)
+    if reason:
+        return reason
+    items = cat_list(cat)
     for v in items.operands:
         t, owner = tensor_type(v.type), defining_op(v)
         if t is None or not t.is_static:
@@ -233,12 +242,10 @@ def piece_groups(cat) -> list:
 
 def why_not_concat(cat, dep: DependenceAnalysis, limits: Limits = Limits()) -> str | None:
     """None if `cat` and the groups computing its pieces can become one concat group; otherwise why not."""
+    reason = _why_not_static_cat(cat)
+    if reason:
+        return reason
     items = cat_list(cat)
-    result = tensor_type(cat.results[0].type)
-    if items is None or not isinstance(constant_value(cat.operands[1]), int) or result is None or not result.is_static:
-        return "cat with a non-constant dim or list, or a dynamic shape"
-    if any(u.owner.operation != cat.operation for u in items.results[0].uses):
-        return "cat's list is read by another op"
     groups = piece_groups(cat)
     if not groups:
         return "no piece is computed by a group"
