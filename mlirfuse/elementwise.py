@@ -285,7 +285,11 @@ def _nonzero_divisor(c) -> str | None:
 
 
 def _floordiv(a, t) -> str:
-    return f"floordiv_int({a[0]}, {a[1]})" if t.target in INT_DTYPES else f"floordiv_float({a[0]}, {a[1]})"
+    if t.target in INT_DTYPES:
+        return f"floordiv_int({a[0]}, {a[1]})"
+    if t.result in ("float16", "bfloat16"):  # eager rounds every step to the dtype
+        return f"floordiv_half({a[0]}, {a[1]}, {t.result == 'bfloat16'})"
+    return f"floordiv_float({a[0]}, {a[1]})"
 
 
 def _div_mode(a, c, t) -> str:
@@ -294,7 +298,9 @@ def _div_mode(a, c, t) -> str:
         return f"{a[0]} / {a[1]}"
     if mode == "floor":
         return _floordiv(a, t)
-    return f"{a[0]} // {a[1]}" if t.target in INT_DTYPES else f"trunc({a[0]} / {a[1]})"
+    if t.target in INT_DTYPES:
+        return f"{a[0]} // {a[1]}"
+    return f"trunc({_rounded(f'{a[0]} / {a[1]}', t.result)})"  # f16/bf16: the quotient rounded first, as eager
 
 
 def _remainder_scalar(a, c) -> str:

