@@ -28,7 +28,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Callable
 
-from mlirfuse.ir import DTYPE_CODES, NO_CONSTANT, constant_value, tensor_type
+from mlirfuse.ir import DTYPE_CODES, NO_CONSTANT, constant_value, tensor_type, torch_name
 
 # Triton spelling of each torch dtype, and the dtype arithmetic happens in.
 TRITON_DTYPES = {
@@ -71,6 +71,23 @@ class Rule:
     # For ops whose eager special cases depend on the storage dtype: `emit`
     # also receives the first tensor operand's dtype (before f16/bf16 -> f32).
     by_dtype: bool = False
+    # For ops whose formula depends on the dtypes (integer vs float division,
+    # shift widths, literals of the dtype's range): `emit` also receives a `Types`.
+    typed: bool = False
+    # Result dtypes eager computes the op for (None: any); others stay outside.
+    dtypes: tuple[str, ...] | None = None
+    # Like `check`, also given the result dtype: a reason the op cannot be fused, or None.
+    check_dtype: Callable[[list, str], str | None] = lambda consts, dtype: None
+
+
+@dataclass(frozen=True)
+class Types:
+    """What a `typed` rule's emitter knows: the dtype tensor operands were cast to,
+    the first tensor operand's storage dtype and the result's storage dtype."""
+
+    target: str
+    operand: str
+    result: str
 
 
 NAN_ALL = "propagate_nan=tl.PropagateNan.ALL"
@@ -187,10 +204,6 @@ RULES: dict[str, Rule] = {
     "torch.aten.clamp": Rule("arith", _clamp, constant_args=(1, 2)),
     "torch.aten.clamp_min": Rule("arith", lambda a, c: _clamp([a[0], a[1], None], [c[0], c[1], None]), constant_args=(1,)),
     "torch.aten.clamp_max": Rule("arith", lambda a, c: _clamp([a[0], None, a[1]], [c[0], None, c[1]]), constant_args=(1,)),
-    "torch.aten.pow.Tensor_Scalar": Rule(
-        "arith", _pow, constant_args=(1,), by_dtype=True,
-        check=lambda c: None if c[1] in _POW else f"exponent {c[1]} has no exact Triton form",
-    ),
     # binary arithmetic; `.Scalar` forms take a constant second operand
     "torch.aten.add.Tensor": Rule("arith", _with_alpha("+"), constant_args=(2,), check=_alpha_const, tensor_args=(0, 1)),
     "torch.aten.add.Scalar": Rule("arith", _with_alpha("+"), constant_args=(1, 2), check=_alpha_const),
@@ -253,6 +266,397 @@ RULES: dict[str, Rule] = {
 }
 
 
+# --- integer semantics, division, shifts, float special functions ---------------------------
+# Triton's integer `//` and `%` truncate; eager's floor division and remainder
+# round toward -inf. The multi-line formulas are helpers in
+# lowering/math_helpers.py, named here by the expressions that call them.
+
+INT_DTYPES = ("int64", "int32", "int16", "int8", "uint8")
+BITS = {"int64": 64, "int32": 32, "int16": 16, "int8": 8, "uint8": 8}
+# The largest finite value of each float dtype, as a literal Triton reads in that dtype's compute type.
+FLOAT_MAX = {
+    "float32": "3.4028234663852886e+38", "float64": "1.7976931348623157e+308",
+    "float16": "65504.0", "bfloat16": "3.3895313892515355e+38",
+}
+
+
+def _nonzero_divisor(c) -> str | None:
+    return "division by a zero scalar" if c[1] == 0 else None
+
+
+def _floordiv(a, t) -> str:
+    if t.target in INT_DTYPES:
+        return f"floordiv_int({a[0]}, {a[1]})"
+    if t.result in ("float16", "bfloat16"):  # eager rounds every step to the dtype
+        return f"floordiv_half({a[0]}, {a[1]}, {t.result == 'bfloat16'})"
+    return f"floordiv_float({a[0]}, {a[1]})"
+
+
+def _div_mode(a, c, t) -> str:
+    mode = c[-1]
+    if mode is None:
+        return f"{a[0]} / {a[1]}"
+    if mode == "floor":
+        return _floordiv(a, t)
+    if t.target in INT_DTYPES:
+        return f"{a[0]} // {a[1]}"
+    return f"trunc({_rounded(f'{a[0]} / {a[1]}', t.result)})"  # f16/bf16: the quotient rounded first, as eager
+
+
+def _remainder_scalar(a, c) -> str:
+    mod = f"({a[0]} % {a[1]})"
+    wrong_sign = f"{mod} < 0" if c[1] > 0 else f"{mod} > 0"
+    return f"tl.where({wrong_sign}, {mod} + {a[1]}, {mod})"
+
+
+def _bitwise_scalar(sym: str):
+    def emit(a, c, t):
+        expr = f"{a[0]} {sym} {a[1]}"
+        return f"(({expr}) != 0)" if t.target == "bool" else expr
+
+    return emit
+
+
+def _shift(left: bool):
+    """Eager's shifts: an amount outside [0, bits) gives 0 (left) or the sign fill (right)."""
+
+    def emit(a, c, t):
+        bits = BITS[t.target]
+        if c[1] is not None:  # a constant amount
+            if 0 <= c[1] < bits:
+                return f"{a[0]} {'<<' if left else '>>'} {a[1]}"
+            return f"{a[0]} * 0" if left else f"{a[0]} >> {bits - 1}"
+        bad = f"({a[1]} >= {bits})" if t.target == "uint8" else f"(({a[1]} < 0) | ({a[1]} >= {bits}))"
+        if left:
+            return f"tl.where({bad}, 0, {a[0]} << tl.where({bad}, 0, {a[1]}))"
+        return f"{a[0]} >> tl.where({bad}, {bits - 1}, {a[1]})"
+
+    return emit
+
+
+def _clamp_tensor(a, c) -> str:
+    x = a[0]
+    if a[1] != "None":
+        x = f"tl.maximum({x}, {a[1]}, {NAN_ALL})"
+    if a[2] != "None":
+        x = f"tl.minimum({x}, {a[2]}, {NAN_ALL})"
+    return x
+
+
+def _f64(text: str, t) -> str:
+    """An f64 helper's result in the target dtype."""
+    return text if t.target == "float64" else f"{text}.to({TRITON_DTYPES[t.target]})"
+
+
+def _splat(value, like: str, dtype: str) -> str:
+    """`value` as a tensor of `dtype` shaped like the tensor expression `like` (helpers take tensors)."""
+    return f"(tl.zeros_like({like}).to({TRITON_DTYPES[dtype]}) + {value!r})"
+
+
+def _pow_general(a, c, t) -> str:
+    """pow(x, e) for exponents outside the `_POW` table: repeated products on ints, f64 pow on floats."""
+    if t.target in INT_DTYPES:
+        e = c[1]
+        return " * ".join([a[0]] * e) if e > 0 else f"({a[0]} * 0 + 1)"
+    return _f64(f"pow_f64({a[0]}, {_splat(float(c[1]), a[0], 'float64')})", t)
+
+
+def _pow_tensor_scalar(a, c, t) -> str:
+    if t.target not in INT_DTYPES and c[1] in _POW:
+        return _pow(a, c, t.operand)
+    return _pow_general(a, c, t)
+
+
+def _pow_tensor_scalar_check(c, dtype) -> str | None:
+    e = c[1]
+    if isinstance(e, bool) or not isinstance(e, (int, float)) or not math.isfinite(e):
+        return f"exponent {e!r} is not a finite number"
+    if dtype in INT_DTYPES or dtype == "bool":
+        if dtype == "bool" or not isinstance(e, int):
+            return f"{dtype} ** {e!r}"
+        if not 0 <= e <= 16:
+            return f"integer exponent {e} outside [0, 16]"
+    return None
+
+
+def _pow_tensors(a, c, t) -> str:
+    if t.target in INT_DTYPES:
+        return f"pow_int({a[0]}, {a[1]})"
+    return _f64(f"pow_f64({a[0]}, {a[1]})", t)
+
+
+def _pow_scalar_base(a, c, t) -> str:
+    if t.target in INT_DTYPES:
+        return f"pow_int({_splat(c[0], a[1], t.target)}, {a[1]})"
+    return _f64(f"pow_f64({_splat(float(c[0]), a[1], 'float64')}, {a[1]})", t)
+
+
+def _pow_scalar_base_check(c, dtype) -> str | None:
+    if isinstance(c[0], bool) or not isinstance(c[0], (int, float)) or not math.isfinite(c[0]):
+        return f"base {c[0]!r} is not a finite number"
+    if dtype == "bool" or (dtype in INT_DTYPES and not isinstance(c[0], int)):
+        return f"{c[0]!r} ** a {dtype} tensor"
+    return None
+
+
+def _is_special(a, t, test: str) -> str:
+    """isnan/isinf/... of a float; integers and bools are never NaN or infinite."""
+    if t.target not in FLOAT_DTYPES:
+        return f"({a[0]} == {a[0]})" if test == "isfinite" else f"({a[0]} != {a[0]})"
+    big = FLOAT_MAX[t.target]
+    x = a[0]
+    return {
+        "isnan": f"{x} != {x}",
+        "isinf": f"tl.abs({x}) > {big}",
+        "isposinf": f"{x} > {big}",
+        "isneginf": f"{x} < -{big}",
+        "isfinite": f"tl.abs({x}) <= {big}",
+    }[test]
+
+
+def _signbit(a, c, t) -> str:
+    if t.target in FLOAT_DTYPES:
+        return f"signbit({a[0]})"
+    return f"({a[0]} != {a[0]})" if t.target in ("bool", "uint8") else f"{a[0]} < 0"
+
+
+def _nan_to_num(a, c, t) -> str:
+    if t.result not in FLOAT_DTYPES:
+        return a[0]
+    big = FLOAT_MAX[t.target]
+    nan = a[1] if c[1] is not None else "0.0"
+    posinf = a[2] if c[2] is not None else FLOAT_MAX[t.result]
+    neginf = a[3] if c[3] is not None else "-" + FLOAT_MAX[t.result]
+    x = a[0]
+    return f"tl.where({x} != {x}, {nan}, tl.where({x} > {big}, {posinf}, tl.where({x} < -{big}, {neginf}, {x})))"
+
+
+def _copysign_scalar(a, c) -> str:
+    negative = c[1] < 0 or (c[1] == 0 and math.copysign(1.0, c[1]) < 0)
+    return f"-tl.abs({a[0]})" if negative else f"tl.abs({a[0]})"
+
+
+def _lerp(a, c) -> str:
+    start, end, w = a
+    small = f"{start} + {w} * ({end} - {start})"
+    large = f"{end} - ({end} - {start}) * (1 - {w})"
+    if c[2] is not None:  # a constant weight picks the branch here
+        return small if abs(c[2]) < 0.5 else large
+    return f"tl.where(tl.abs({w}) < 0.5, {small}, {large})"
+
+
+def _elu(a, c) -> str:
+    alpha, scale, input_scale = c[1], c[2], c[3]
+    x = a[0]
+    negative = f"expm1({x} * {literal(float(input_scale))}) * {literal(float(alpha * scale))}"
+    positive = x if scale == 1 else f"{x} * {a[2]}"
+    return f"tl.where({x} > 0, {positive}, {negative})"
+
+
+def _finite_numbers(positions):
+    def check(c):
+        for i in positions:
+            if c[i] is not None and (isinstance(c[i], bool) or not isinstance(c[i], (int, float)) or not math.isfinite(c[i])):
+                return f"operand #{i} ({c[i]!r}) is not a finite number"
+        return None
+
+    return check
+
+
+def _softplus(a, c) -> str:
+    x, beta = a[0], c[1]
+    scaled = x if beta == 1 else f"{x} * {a[1]}"
+    soft = f"log1p(tl.exp({scaled}))" if beta == 1 else f"log1p(tl.exp({scaled})) / {a[1]}"
+    return f"tl.where({scaled} > {a[2]}, {x}, {soft})"
+
+
+def _rounded(expr: str, dtype: str) -> str:
+    """`expr` (computed in f32) rounded to f16/bf16 and widened again: an intermediate eager rounds."""
+    if dtype == "float16":
+        return f"({expr}).to(tl.float16).to(tl.float32)"
+    if dtype == "bfloat16":
+        return f"round_to_bf16({expr}).to(tl.float32)"
+    return f"({expr})"
+
+
+def _logit(a, c, t) -> str:
+    x = a[0]
+    if c[1] is not None:
+        lo, hi = literal(float(c[1])), literal(1.0 - float(c[1]))
+        x = f"tl.where({x} < {lo}, {lo}, tl.where({x} > {hi}, {hi}, {x}))"
+    # f16/bf16: eager rounds 1 - x and the quotient to the dtype before the log.
+    denominator = _rounded(f"1 - {x}", t.result)
+    return f"tl.log({_rounded(f'{x} / {denominator}', t.result)})"
+
+
+def _float_binary(template: str) -> Rule:
+    return Rule("arith", lambda a, c: template.format(*a), tensor_args=(0, 1), float_only=True)
+
+
+def _int_amount(c) -> str | None:
+    return None if isinstance(c[1], int) and not isinstance(c[1], bool) else f"shift amount {c[1]!r} is not an integer"
+
+
+def _f64_unary(helper: str) -> Rule:
+    return Rule("arith", lambda a, c, t: _f64(f"{helper}({a[0]})", t), float_only=True, typed=True)
+
+
+_INT_OR_FLOAT = INT_DTYPES + FLOAT_DTYPES
+_FLOAT_ARGS = _finite_numbers((1, 2, 3))
+
+RULES.update({
+    "torch.aten.remainder.Tensor": Rule("arith", lambda a, c: f"remainder({a[0]}, {a[1]})", tensor_args=(0, 1), dtypes=_INT_OR_FLOAT),
+    "torch.aten.remainder.Scalar": Rule(
+        "arith", _remainder_scalar, constant_args=(1,), check=_nonzero_divisor, dtypes=_INT_OR_FLOAT
+    ),
+    "torch.aten.fmod.Tensor": Rule("arith", lambda a, c: f"{a[0]} % {a[1]}", tensor_args=(0, 1), dtypes=_INT_OR_FLOAT),
+    "torch.aten.fmod.Scalar": Rule(
+        "arith", lambda a, c: f"{a[0]} % {a[1]}", constant_args=(1,), check=_nonzero_divisor, dtypes=_INT_OR_FLOAT
+    ),
+    "torch.aten.floor_divide": Rule(
+        "arith", lambda a, c, t: _floordiv(a, t), tensor_args=(0, 1), typed=True, dtypes=_INT_OR_FLOAT
+    ),
+    "torch.aten.floor_divide.Scalar": Rule(
+        "arith", lambda a, c, t: _floordiv(a, t), constant_args=(1,), check=_nonzero_divisor, typed=True,
+        dtypes=_INT_OR_FLOAT,
+    ),
+    "torch.aten.div.Tensor_mode": Rule(
+        "arith", _div_mode, constant_args=(2,), tensor_args=(0, 1), typed=True, dtypes=_INT_OR_FLOAT,
+        check=lambda c: None if c[2] in (None, "trunc", "floor") else f"rounding_mode={c[2]!r}",
+    ),
+    "torch.aten.div.Scalar_mode": Rule(
+        "arith", _div_mode, constant_args=(1, 2), typed=True, dtypes=_INT_OR_FLOAT,
+        check=lambda c: _nonzero_divisor(c) or (None if c[2] in (None, "trunc", "floor") else f"rounding_mode={c[2]!r}"),
+    ),
+    **{
+        f"torch.aten.{name}.Scalar": Rule(
+            "bitwise", _bitwise_scalar(sym), constant_args=(1,), typed=True, dtypes=INT_DTYPES + ("bool",)
+        )
+        for names, sym in ((("bitwise_and", "__and__"), "&"), (("bitwise_or", "__or__"), "|"), (("bitwise_xor", "__xor__"), "^"))
+        for name in names
+    },
+    **{
+        name: Rule("bitwise", _shift(left), tensor_args=(0, 1) if form == "Tensor" else (0,), typed=True, dtypes=INT_DTYPES,
+                   constant_args=() if form == "Tensor" else (1,), check=(lambda c: None) if form == "Tensor" else _int_amount)
+        for left, names in ((True, ("bitwise_left_shift", "__lshift__")), (False, ("bitwise_right_shift", "__rshift__")))
+        for base in names
+        for form in ("Tensor", "Scalar", "Tensor_Scalar")
+        for name in [f"torch.aten.{base}.{form}"]
+    },
+    "torch.aten.clamp.Tensor": Rule("arith", _clamp_tensor, constant_args=(1, 2), tensor_args=(0, 1, 2)),
+    "torch.aten.clamp_min.Tensor": _binary(f"tl.maximum({{0}}, {{1}}, {NAN_ALL})"),
+    "torch.aten.clamp_max.Tensor": _binary(f"tl.minimum({{0}}, {{1}}, {NAN_ALL})"),
+    "torch.aten.fmax": _binary("tl.maximum({0}, {1}, propagate_nan=tl.PropagateNan.NONE)"),
+    "torch.aten.fmin": _binary("tl.minimum({0}, {1}, propagate_nan=tl.PropagateNan.NONE)"),
+    "torch.aten.pow.Tensor_Scalar": Rule(
+        "arith", _pow_tensor_scalar, constant_args=(1,), typed=True, check_dtype=_pow_tensor_scalar_check
+    ),
+    "torch.aten.pow.Tensor_Tensor": Rule("arith", _pow_tensors, tensor_args=(0, 1), typed=True, dtypes=_INT_OR_FLOAT),
+    "torch.aten.pow.Scalar": Rule(
+        "arith", _pow_scalar_base, constant_args=(0,), tensor_args=(1,), typed=True, check_dtype=_pow_scalar_base_check
+    ),
+    # rounding and parts
+    "torch.aten.trunc": _unary("trunc({0})"),
+    "torch.aten.fix": _unary("trunc({0})"),
+    "torch.aten.round": _unary("round_half_even({0})"),
+    "torch.aten.frac": _unary("{0} - trunc({0})"),
+    # more transcendental functions
+    "torch.aten.expm1": _unary("expm1({0})"),
+    "torch.aten.log1p": _unary("log1p({0})"),
+    "torch.aten.log10": _unary("tl.log({0}) * 0.4342944819032518"),
+    "torch.aten.tan": _unary("tl.sin({0}) / tl.cos({0})"),
+    "torch.aten.sinh": _unary("sinh({0})"),
+    "torch.aten.cosh": _unary("cosh({0})"),
+    "torch.aten.asinh": _unary("asinh({0})"),
+    "torch.aten.acosh": _unary("acosh({0})"),
+    "torch.aten.atanh": _unary("atanh({0})"),
+    "torch.aten.atan": _f64_unary("atan_f64"),
+    "torch.aten.asin": _f64_unary("asin_f64"),
+    "torch.aten.acos": _f64_unary("acos_f64"),
+    "torch.aten.atan2": Rule(
+        "arith", lambda a, c, t: _f64(f"atan2_f64({a[0]}, {a[1]})", t), tensor_args=(0, 1), float_only=True, typed=True
+    ),
+    "torch.aten.sgn": RULES["torch.aten.sign"],
+    # float classification
+    **{
+        f"torch.aten.{test}": Rule("compare", (lambda test: lambda a, c, t: _is_special(a, t, test))(test), typed=True)
+        for test in ("isnan", "isinf", "isfinite", "isposinf", "isneginf")
+    },
+    "torch.aten.signbit": Rule("compare", _signbit, typed=True),
+    "torch.aten.copysign.Tensor": _float_binary("tl.where(signbit({1}), -tl.abs({0}), tl.abs({0}))"),
+    "torch.aten.copysign.Scalar": Rule("arith", _copysign_scalar, constant_args=(1,), float_only=True),
+    "torch.aten.nan_to_num": Rule(
+        "arith", _nan_to_num, constant_args=(1, 2, 3), typed=True, check=_finite_numbers((1, 2, 3))
+    ),
+    # activations and friends
+    "torch.aten.elu": Rule("arith", _elu, constant_args=(1, 2, 3), float_only=True, check=_FLOAT_ARGS),
+    "torch.aten.celu": Rule(
+        "arith", lambda a, c: _elu([a[0], a[1], "1", None], [c[0], c[1], 1, 1 / c[1]]), constant_args=(1,), float_only=True,
+        check=lambda c: _finite_numbers((1,))(c) or ("alpha is 0" if c[1] == 0 else None),
+    ),
+    "torch.aten.selu": _unary(
+        "tl.where({0} > 0, {0} * 1.0507009873554805, expm1({0}) * 1.7580993408473766)"
+    ),
+    "torch.aten.softplus": Rule("arith", _softplus, constant_args=(1, 2), float_only=True, check=_finite_numbers((1, 2))),
+    "torch.aten.mish": _unary("{0} * tanh(log1p(tl.exp({0})))"),
+    "torch.aten.hardshrink": Rule(
+        "arith", lambda a, c: f"tl.where(({a[0]} >= -({a[1]})) & ({a[0]} <= {a[1]}), 0, {a[0]})", constant_args=(1,),
+        float_only=True, check=_finite_numbers((1,)),
+    ),
+    "torch.aten.softshrink": Rule(
+        "arith",
+        lambda a, c: f"tl.where({a[0]} > {a[1]}, {a[0]} - {a[1]}, tl.where({a[0]} < -({a[1]}), {a[0]} + {a[1]}, {a[0]} * 0))",
+        constant_args=(1,), float_only=True, check=_finite_numbers((1,)),
+    ),
+    "torch.aten.threshold": Rule(
+        "arith", lambda a, c: f"tl.where({a[0]} <= {a[1]}, {a[2]}, {a[0]})", constant_args=(1, 2), dtypes=_INT_OR_FLOAT
+    ),
+    "torch.aten.relu6": _unary("tl.where({0} <= 0, 0, tl.where({0} >= 6, 6, {0}))", float_only=False),
+    "torch.aten.logit": Rule("arith", _logit, constant_args=(1,), float_only=True, typed=True, check=_finite_numbers((1,))),
+    "torch.aten.xlogy.Tensor": _float_binary("tl.where({1} != {1}, {1}, tl.where({0} == 0, 0.0, {0} * tl.log({1})))"),
+    "torch.aten.heaviside": _binary("tl.where({0} == 0, {1}, tl.where({0} > 0, 1, 0))"),
+    "torch.aten.logaddexp": _float_binary("logaddexp({0}, {1})"),
+    "torch.aten.logaddexp2": _float_binary("logaddexp2({0}, {1})"),
+    "torch.aten.lerp.Scalar": Rule("arith", _lerp, constant_args=(2,), tensor_args=(0, 1), float_only=True),
+    "torch.aten.lerp.Tensor": Rule("arith", _lerp, tensor_args=(0, 1, 2), float_only=True),
+    "torch.aten.addcmul": Rule(
+        "arith", lambda a, c: f"{a[0]} + {a[1]} * {a[2]}" if c[3] == 1 else f"{a[0]} + {a[3]} * {a[1]} * {a[2]}",
+        constant_args=(3,), tensor_args=(0, 1, 2), check=_finite_numbers((3,)),
+    ),
+    "torch.aten.addcdiv": Rule(
+        "arith", lambda a, c: f"{a[0]} + {a[1]} / {a[2]}" if c[3] == 1 else f"{a[0]} + {a[3]} * {a[1]} / {a[2]}",
+        constant_args=(3,), tensor_args=(0, 1, 2), float_only=True, check=_finite_numbers((3,)),
+    ),
+    "torch.aten.masked_fill.Tensor": Rule(
+        "select", lambda a, c: f"tl.where({a[1]}, {a[2]}, {a[0]})", cond=1, tensor_args=(0, 1, 2)
+    ),
+    "torch.aten.square": Rule("arith", lambda a, c: f"{a[0]} * {a[0]}"),
+    "torch.aten.deg2rad": _unary("{0} * 0.017453292519943295"),
+    "torch.aten.rad2deg": _unary("{0} * 57.29577951308232"),
+    "torch.aten.sinc": _unary("tl.where({0} == 0, 1.0, tl.sin({0} * 3.141592653589793) / ({0} * 3.141592653589793))"),
+    "torch.aten.ldexp.Tensor": _float_binary("{0} * tl.exp2({1})"),
+    "torch.aten.hypot": Rule(
+        "arith", lambda a, c, t: _f64(f"hypot_f64({a[0]}, {a[1]})", t), tensor_args=(0, 1), float_only=True, typed=True
+    ),
+    "torch.aten.remainder.Scalar_Tensor": Rule(
+        "arith", lambda a, c, t: f"remainder({_splat(c[0], a[1], t.target)}, {a[1]})",
+        constant_args=(0,), tensor_args=(1,), typed=True, dtypes=_INT_OR_FLOAT, check=_finite_numbers((0,)),
+    ),
+    # A Python number made a 0-d tensor (`div(x, 3, rounding_mode=...)` imports as one).
+    "torch.prim.NumToTensor.Scalar": Rule(
+        "arith", lambda a, c, t: f"tl.full([], {a[0]}, {TRITON_DTYPES[t.result]})", constant_args=(0,), tensor_args=(),
+        typed=True, check=_finite_numbers((0,)),
+    ),
+})
+# Other spellings of the rules above.
+RULES.update({
+    "torch.aten.true_divide.Tensor": RULES["torch.aten.div.Tensor"],
+    "torch.aten.float_power.Tensor_Scalar": RULES["torch.aten.pow.Tensor_Scalar"],
+    "torch.aten.float_power.Tensor_Tensor": RULES["torch.aten.pow.Tensor_Tensor"],
+    "torch.aten.float_power.Scalar": RULES["torch.aten.pow.Scalar"],
+})
+
+
 def literal(value) -> str | None:
     """A Python literal Triton accepts for a constant, or None if there is none."""
     if isinstance(value, bool):
@@ -266,8 +670,7 @@ def literal(value) -> str | None:
 
 def why_not_fusible(op) -> str | None:
     """None if `op` can join a pointwise group; otherwise the reason, for reports."""
-    name = op.operation.name
-    rule = RULES.get(name)
+    rule = RULES.get(torch_name(op))
     if rule is None:
         return "unsupported op"
     if len(op.results) != 1:
@@ -281,8 +684,6 @@ def why_not_fusible(op) -> str | None:
         if i in rule.tensor_args and t is not None:
             if not t.is_static:
                 return f"operand #{i} has a dynamic shape"
-            if rule.float_only and t.dtype not in FLOAT_DTYPES:
-                return f"operand #{i} is {t.dtype}; the op is fused for floating types only"
             consts.append(None)
             continue
         value = constant_value(operand)
@@ -291,9 +692,13 @@ def why_not_fusible(op) -> str | None:
         if i not in rule.constant_args and not isinstance(value, (bool, int, float)):
             return f"operand #{i} ({value!r}) is not a number"
         consts.append(value)
+    # Integer and bool operands of a float-only op are converted to the float
+    # result first, as eager does (exp of an int64 tensor is float32).
     if rule.float_only and result.dtype not in FLOAT_DTYPES:
         return f"result is {result.dtype}; the op is fused for floating types only"
-    return rule.check(consts)
+    if rule.dtypes is not None and result.dtype not in rule.dtypes:
+        return f"result is {result.dtype}; eager computes the op for {', '.join(rule.dtypes)} only"
+    return rule.check(consts) or rule.check_dtype(consts, result.dtype)
 
 
 def fusible(op) -> bool:

@@ -19,7 +19,7 @@ from torch_mlir.dialects._ods_common import _cext
 __all__ = [
     "ir", "rewrite", "DTYPES", "DTYPE_CODES", "parse_tensor_type", "passmanager", "ext", "func", "torch_context", "TensorType", "tensor_type",
     "constant_value", "constant_int_list", "is_constant", "is_constant_like", "static_tensor_types", "NO_CONSTANT", "parent_name", "defining_op", "result_index",
-    "vtensor_type", "TorchBuilder", "op_id", "block_ops", "add_dialect_search_prefix",
+    "vtensor_type", "TorchBuilder", "op_id", "block_ops", "add_dialect_search_prefix", "torch_name",
 ]
 
 
@@ -151,6 +151,18 @@ def is_constant_like(value: ir.Value) -> bool:
         and owner.name == "torch.prim.ListConstruct"
         and all(is_constant(v) for v in owner.operands)
     )
+
+
+def torch_name(op) -> str:
+    """`torch.aten.add_.Tensor`; a `torch.operator "aten.foo_"` (or `"torch.aten.foo_"`) is named `torch.aten.foo_`.
+
+    The FX importer spells ops torch-mlir does not define as `torch.operator`.
+    """
+    name = op.operation.name
+    if name == "torch.operator":
+        target = ir.StringAttr(op.attributes["name"]).value
+        return target if target.startswith("torch.") else "torch." + target
+    return name
 
 
 def parent_name(op) -> str | None:

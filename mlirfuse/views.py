@@ -44,6 +44,51 @@ RESHAPES = frozenset(
 )
 
 
+# Pads read by index arithmetic: a load of the padded input at shifted
+# coordinates, masked with the pad value outside it (constant), or at the
+# coordinates mirrored (reflect) or clamped (replicate) into it. Not views
+# (the result is a new tensor); a kernel reads them from kernel inputs only.
+_PAD_MODES = {
+    "torch.aten.constant_pad_nd": "constant",
+    **{f"torch.aten.reflection_pad{n}d": "reflect" for n in (1, 2, 3)},
+    **{f"torch.aten.replication_pad{n}d": "replicate" for n in (1, 2, 3)},
+}
+PADS = frozenset({"torch.aten.pad", *_PAD_MODES})
+
+
+def pad_args(op) -> tuple[str, tuple[tuple[int, int], ...], float] | None:
+    """(mode, (low, size) per dim of the input, the constant pad value) of a pad op, or None.
+
+    `low` is the input's first coordinate in the result (negative pads crop).
+    None unless the pads (and the value) are constants, the shapes static and
+    a reflect pad narrower than the input, as eager requires.
+    """
+    name = op.name
+    source, result = tensor_type(op.operands[0].type), tensor_type(op.results[0].type)
+    pads = constant_int_list(op.operands[1])
+    if source is None or result is None or not source.is_static or not result.is_static or pads is None:
+        return None
+    if name == "torch.aten.pad":
+        mode, value = constant_value(op.operands[2]), constant_value(op.operands[3])
+        value = 0.0 if value is None else value
+    else:
+        mode = _PAD_MODES[name]
+        value = constant_value(op.operands[2]) if mode == "constant" else 0.0
+    if mode not in ("constant", "reflect", "replicate") or isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    if len(pads) % 2 or len(pads) > 2 * len(source.shape):
+        return None
+    lows = [0] * len(source.shape)
+    for k in range(len(pads) // 2):
+        d = len(source.shape) - 1 - k
+        lows[d] = pads[2 * k]
+        if mode != "constant" and (min(pads[2 * k : 2 * k + 2]) < 0 or source.shape[d] == 0):
+            return None
+        if mode == "reflect" and max(pads[2 * k : 2 * k + 2]) >= source.shape[d]:
+            return None
+    return mode, tuple(zip(lows, source.shape)), value
+
+
 def is_view(op) -> bool:
     return op is not None and op.name in VIEW_OPS
 
@@ -87,4 +132,4 @@ def view_chain(value: ir.Value, block: ir.Block) -> tuple[int, tuple] | None:
         value = owner.operands[0]
 
 
-__all__ = ["VIEW_OPS", "ALIASING_OPS", "RESHAPES", "is_view", "view_args", "view_chain"]
+__all__ = ["VIEW_OPS", "ALIASING_OPS", "RESHAPES", "PADS", "is_view", "pad_args", "view_args", "view_chain"]

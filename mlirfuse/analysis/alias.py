@@ -27,7 +27,7 @@ torch dialect (a call, an unknown op) given a non-value tensor may write it.
 from __future__ import annotations
 
 from mlirfuse.analysis.values import Key, ValueAnalysis, is_non_value_tensor, value_key
-from mlirfuse.ir import ir, op_id
+from mlirfuse.ir import ir, op_id, torch_name
 from mlirfuse.views import ALIASING_OPS
 
 # Mutating ops whose names do not say so (not ReadOnly in torch-mlir's ODS): operands written.
@@ -38,14 +38,6 @@ _WRITES = {
 
 # Ops that take non-value tensors without writing them although they are not torch ops.
 _NON_WRITERS = frozenset({"func.return"})
-
-
-def torch_name(op) -> str:
-    """`torch.aten.add_.Tensor`; a `torch.operator "aten.foo_"` is named `torch.aten.foo_`."""
-    name = op.operation.name
-    if name == "torch.operator":
-        return "torch." + ir.StringAttr(op.attributes["name"]).value
-    return name
 
 
 def is_inplace(name: str) -> bool:

@@ -39,10 +39,11 @@ import struct
 from dataclasses import dataclass
 from typing import Callable
 
-from mlirfuse.elementwise import RULES, TRITON_DTYPES, compute_dtype, literal, promote
+from mlirfuse.elementwise import RULES, TRITON_DTYPES, Types, compute_dtype, literal, promote
 from mlirfuse.errors import MlirfuseError
-from mlirfuse.ir import TensorType, block_ops, constant_value, ir, is_constant_like, tensor_type
-from mlirfuse.views import RESHAPES, VIEW_OPS, view_chain
+from mlirfuse.ir import TensorType, block_ops, constant_value, ir, is_constant_like, tensor_type, torch_name
+from mlirfuse.lowering.math_helpers import MATH_HELPERS
+from mlirfuse.views import PADS, RESHAPES, VIEW_OPS, pad_args, view_chain
 
 
 class LoweringError(MlirfuseError):
@@ -61,12 +62,17 @@ class Site:
     input: int
     chain: tuple = ()  # ((op name, constant args), ...)
     name: str = ""
+    # A pad after the views: (mode, (low, size) per dim, value); see views.pad_args.
+    pad: tuple | None = None
 
     def comment(self) -> str:
         def text(arg) -> str:
             return str(list(arg)) if isinstance(arg, tuple) else str(arg)
 
         views = "".join(f".{op.split('.')[2]}({', '.join(map(text, args))})" for op, args in self.chain)
+        if self.pad is not None:
+            mode, dims, value = self.pad
+            views += f".pad({mode}, low={[low for low, _ in dims]}" + (f", value={value})" if mode == "constant" else ")")
         return f"load %arg{self.input}{views}"
 
 
@@ -203,12 +209,22 @@ def argmin_combine(v0, i0, v1, i1):
 }
 
 
+HELPERS.update(MATH_HELPERS)
+
+
 def module_prelude(body: list[str]) -> list[str]:
-    """The imports, and the helpers the body uses, that start a kernel's source file."""
+    """The imports, and the helpers the body uses (and the helpers those use), that start a kernel's source file."""
     lines = ["import triton", "import triton.language as tl", "", ""]
     text = "\n".join(body)
+    used: set[str] = set()
+    while True:
+        new = {name for name in HELPERS if name not in used and re.search(rf"\b{name}\b", text)}
+        if not new:
+            break
+        used |= new
+        text += "".join(HELPERS[name] for name in new)
     for name, source in HELPERS.items():
-        if re.search(rf"\b{name}\b", text):
+        if name in used:
             lines += source.splitlines() + ["", ""]
     return lines
 
@@ -232,18 +248,50 @@ def coords(index: str, dims: list[int], prefix: str) -> list[str]:
     return lines
 
 
-def load_sites(name: str, block: ir.Block) -> dict[ir.Value, Site]:
-    """Every value a kernel body reads from memory: arguments and view chains of them read by compute ops."""
+def load_sites(name: str, block: ir.Block, cat_of_inputs: bool = True) -> dict:
+    """Every value a kernel body reads from memory: arguments and view chains of them read by compute ops.
+
+    Keyed by the value, or for the pieces of a cat of inputs by (cat result,
+    piece number); `cat_of_inputs=False` for concat kernels, whose cat is a store.
+    """
     sites: dict[ir.Value, Site] = {}
     views_of: dict[int, int] = {}
 
+    reads = VIEW_OPS | PADS | ({"torch.prim.ListConstruct"} if cat_of_inputs else set())
+
     def read_by_compute(v: ir.Value) -> bool:
-        return any(u.owner.operation.name not in VIEW_OPS for u in v.uses)
+        return any(u.owner.operation.name not in reads for u in v.uses)
 
     for arg in block.arguments:
         if read_by_compute(arg):
             sites[arg] = Site(arg.arg_number, (), f"in{arg.arg_number}")
     for op in block_ops(block)[0]:
+        if op.operation.name == "torch.aten.cat" and cat_of_inputs:
+            # Each piece is a constant pad of itself to the cat's shape, keyed (cat result, piece number).
+            items, dim = op.operands[0].owner, constant_value(op.operands[1])
+            shape = tensor_type(op.results[0].type).shape
+            dim %= len(shape)
+            start = 0
+            for k, piece in enumerate(items.operands):
+                chain, size = view_chain(piece, block), tensor_type(piece.type).shape
+                if chain is None:
+                    raise LoweringError(f"kernel @{name}: a cat read by the kernel must concatenate kernel inputs (through views)")
+                dims = tuple((start if d == dim else 0, n) for d, n in enumerate(size))
+                i, views = chain
+                j = views_of.setdefault(i, 0)
+                views_of[i] += 1
+                sites[(op.results[0], k)] = Site(i, views, f"in{i}_v{j}", ("constant", dims, 0))
+                start += size[dim]
+            continue
+        if op.operation.name in PADS:
+            chain, pad = view_chain(op.operands[0], block), pad_args(op)
+            if chain is None or pad is None:
+                raise LoweringError(f"kernel @{name}: '{op.operation.name}' must pad a kernel input (through views) by constants")
+            i, views = chain
+            k = views_of.setdefault(i, 0)
+            views_of[i] += 1
+            sites[op.results[0]] = Site(i, views, f"in{i}_v{k}", pad)
+            continue
         if op.operation.name not in VIEW_OPS:
             continue
         result = op.results[0]
@@ -340,7 +388,7 @@ class KernelEmitter:
         Templates host epilogues through this: `operand_value` may return any
         tile expression; the line combines them elementwise.
         """
-        name = op.operation.name
+        name = torch_name(op)
         rule = RULES.get(name)
         if rule is None:
             raise LoweringError(f"kernel @{self.name}: no Triton lowering for '{name}'")
@@ -369,6 +417,9 @@ class KernelEmitter:
                 args.append(self.scalar_text(c))
         if rule.by_dtype:
             expr = rule.emit(args, consts, tensor_type(op.operands[min(tensors)].type).dtype)
+        elif rule.typed:
+            storage = tensor_type(op.operands[min(tensors)].type).dtype if tensors else result.dtype
+            expr = rule.emit(args, consts, Types(target, storage, result.dtype))
         else:
             expr = rule.emit(args, consts)
         if bool_arith:

@@ -16,19 +16,20 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from mlirfuse.elementwise import TRITON_DTYPES
+from mlirfuse.elementwise import TRITON_DTYPES, compute_dtype
 from mlirfuse.ir import TensorType, block_ops, constant_value, ir, tensor_type
 from mlirfuse.lowering.emitter import (
     KernelEmitter,
     LoweringError,
     TritonKernel,
     Value,
+    cast,
     coords,
     load_sites,
     static_signature,
     stored_value,
 )
-from mlirfuse.views import VIEW_OPS
+from mlirfuse.views import PADS, VIEW_OPS
 
 CAT = "torch.aten.cat"
 
@@ -39,7 +40,7 @@ def lower_pointwise(kernel, kind: str) -> TritonKernel:
     block = kernel.regions[0].blocks[0]
     ops, terminator = block_ops(block)
     inputs, outputs = static_signature(name, block, terminator)
-    sites = load_sites(name, block)
+    sites = load_sites(name, block, cat_of_inputs=kind != "concat")
     # Each result is stored in row-major order; an exit reshape stores the
     # value it reshapes, so the iteration space is that value's shape.
     stored = [stored_value(v, sites) for v in terminator.operands]
@@ -57,11 +58,17 @@ def lower_pointwise(kernel, kind: str) -> TritonKernel:
     # the iteration coordinates, through strides that broadcast it there.
     # (In a concat kernel a piece narrower than the space is masked beyond its end.)
     for value, site in sites.items():
+        if site.pad is not None:  # a pad, or a piece of a cat of inputs padded to the cat's shape
+            padded = tensor_type((value[0] if isinstance(value, tuple) else value).type).shape
+            em.env[value] = _load_padded(em, site, TensorType(padded, inputs[site.input].dtype), shape)
+            continue
         offset = " + ".join(f"x{d} * {site.name}_st{d}" for d in range(rank)) or "xindex * 0"
         mask = _within("xmask", tensor_type(value.type).shape, shape)
         em.env[value] = em.load(f"{site.name} + ({offset})", tensor_type(value.type).dtype, site.comment(), mask)
     for op in ops:
-        if op.operation.name not in VIEW_OPS and op.operation.name != CAT:
+        if op.operation.name == CAT and cat is None:
+            em.env[op.results[0]] = _select_piece(em, op, shape)
+        elif op.operation.name not in VIEW_OPS | PADS and op.operation.name != CAT:
             em.emit_body_op(op)
     for j, (v, t) in enumerate(zip(stored, outputs)):
         if cat is not None and v == cat.result:
@@ -134,6 +141,48 @@ def _concat(name: str, ops: list) -> _Concat:
     space = list(tensor_type(pieces[0].type).shape)
     space[dim] = max(tensor_type(p.type).shape[dim] for p in pieces)
     return _Concat(result, pieces, dim, tuple(space))
+
+
+def _select_piece(em: KernelEmitter, cat, space) -> Value:
+    """A cat of inputs read in the kernel: each coordinate takes the piece whose range along the cat dim holds it."""
+    result = tensor_type(cat.results[0].type)
+    dim = constant_value(cat.operands[1]) % len(result.shape)
+    x = f"x{dim + len(space) - len(result.shape)}"
+    pieces = list(cat.operands[0].owner.operands)
+    dtype = compute_dtype(result.dtype)
+    ends, start = [], 0
+    for k, piece in enumerate(pieces):
+        start += tensor_type(piece.type).shape[dim]
+        if tensor_type(piece.type).shape[dim]:
+            ends.append((start, cast(em.env[(cat.results[0], k)], dtype)))
+    expr = ends[-1][1]
+    for end, value in reversed(ends[:-1]):
+        expr = f"tl.where({x} < {end}, {value}, {expr})"
+    return em.tmp(expr, dtype, CAT)
+
+
+def _load_padded(em: KernelEmitter, site, padded: TensorType, space) -> Value:
+    """A pad of an input: shifted coordinates, then masked (constant), mirrored (reflect) or clamped (replicate)."""
+    mode, dims, value = site.pad
+    offset = len(space) - len(padded.shape)
+    terms, mask = [], ["xmask"]
+    for d, (low, size) in enumerate(dims):
+        x = f"x{d + offset}"
+        if low:
+            x = f"({x} - {low})" if low > 0 else f"({x} + {-low})"
+        if not low and size == padded.shape[d]:  # not padded
+            pass
+        elif mode == "reflect":  # -1 -> 1, size -> size - 2
+            x = f"({size - 1} - tl.abs({size - 1} - tl.abs({x})))"
+        elif mode == "replicate":
+            x = f"tl.minimum(tl.maximum({x}, 0), {size - 1})"
+        else:  # constant: outside the input is the value
+            mask += [f"({x} >= 0)"] if low > 0 else []
+            mask += [f"({x} < {size})"] if low + size < padded.shape[d] else []
+        terms.append(f"{x} * {site.name}_st{d + offset}")
+    other = em.scalar_text(value) if mode == "constant" else None
+    address = f"{site.name} + ({' + '.join(terms) or 'xindex * 0'})"
+    return em.load(address, padded.dtype, site.comment(), " & ".join(mask), other)
 
 
 def _within(mask: str, shape, space) -> str:

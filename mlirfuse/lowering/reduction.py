@@ -61,6 +61,8 @@ class _ReductionEmitter(KernelEmitter):
         self.full_memo: dict[ir.Value, Value] | None = {} if persistent else None
         self.producer = {r: op for op in block_ops(block)[0] for r in op.results}
         self.sites = load_sites(name, block)
+        if any(site.pad is not None for site in self.sites.values()):
+            raise LoweringError(f"kernel @{name}: a pad is read by pointwise kernels only")
         self.accumulators = 0
 
     def coord(self, d: int) -> str:

@@ -13,7 +13,7 @@ import dataclasses
 from mlirfuse.analysis import AnalysisManager
 from mlirfuse.analysis.dependence import DependenceAnalysis
 from mlirfuse.elementwise import why_not_fusible
-from mlirfuse.ir import defining_op, ir, op_id
+from mlirfuse.ir import defining_op, ir, op_id, torch_name
 from mlirfuse.matmuls import MATMUL_OPS, gemm
 from mlirfuse.passes.base import ModulePass
 from mlirfuse.passes.fuse_matmul import why_not_template
@@ -26,7 +26,7 @@ from mlirfuse.passes.legality import (
 )
 from mlirfuse.passes.rewriter import group_kind
 from mlirfuse.reductions import REDUCTIONS, reduction
-from mlirfuse.views import VIEW_OPS, view_args
+from mlirfuse.views import PADS, VIEW_OPS, pad_args, view_args
 
 
 def neighbours(group) -> list:
@@ -61,6 +61,8 @@ def why_outside(op, group, role: str, dep: DependenceAnalysis, limits: Limits) -
     if op.name in REDUCTIONS:
         red = reduction(op.opview)
         return red if isinstance(red, str) else "not merged"
+    if op.name in PADS:
+        return "pad by non-constant or dynamic sizes" if pad_args(op) is None else "not merged"
     return why_not_fusible(op.opview) or "not merged"
 
 
@@ -95,6 +97,6 @@ class ExplainUnfused(ModulePass):
                 if key in seen:
                     continue
                 seen.add(key)
-                reasons.append(f"{role} {op.name}: {why_outside(op, group, role, dep, limits)}")
+                reasons.append(f"{role} {torch_name(op)}: {why_outside(op, group, role, dep, limits)}")
             if reasons:
                 group.attributes["fusion.explain"] = ir.ArrayAttr.get([ir.StringAttr.get(r) for r in reasons])

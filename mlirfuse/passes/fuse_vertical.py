@@ -33,13 +33,15 @@ from mlirfuse.passes.legality import (
     FUSION_ANALYSES,
     Limits,
     absorbable_view,
+    cat_list,
     fusion_rewriter,
     is_fusible_group,
+    why_not_cat_of_inputs,
     why_not_merge,
 )
 from mlirfuse.passes.rewriter import group_kind, used_outside
 from mlirfuse.reductions import REDUCTIONS, Reduction, reduction
-from mlirfuse.views import VIEW_OPS
+from mlirfuse.views import PADS, VIEW_OPS, pad_args
 
 
 class VerticalFuser:
@@ -55,7 +57,7 @@ class VerticalFuser:
         self.decisions = FusionDecisions(pass_name)  # MLIRFUSE_LOG=info
         patterns = rewrite.RewritePatternSet()
         wrap, merge = self._tracking(self.wrap), self._tracking(self.merge_producer)
-        for name in list(RULES) + list(REDUCTIONS):
+        for name in list(RULES) + list(REDUCTIONS) + list(PADS) + [CAT, "torch.operator"]:  # torch.operator: ops torch-mlir does not define
             patterns.add(name, wrap)
         patterns.add("fusion.group", merge)
         self.patterns = patterns.freeze()
@@ -103,11 +105,16 @@ class VerticalFuser:
         """A lone fusible op becomes a one-op group (pointwise or reduction)."""
         if parent_name(op) != "func.func":
             return False  # inside a group already, or in a nested region (prim.If/Loop): not fused
+        if op.operation.name == CAT:  # a cat of group inputs: read piecewise by index arithmetic
+            if why_not_cat_of_inputs(op) is not None:
+                return False
+            self.rewriter.wrap([cat_list(op).opview, op], "pointwise")
+            return True
         if op.operation.name in REDUCTIONS:
             if not isinstance(reduction(op), Reduction):
                 return False
             kind = "reduction"
-        elif fusible(op):
+        elif fusible(op) or (op.operation.name in PADS and pad_args(op.operation) is not None):
             kind = "pointwise"
         else:
             return False

@@ -20,6 +20,7 @@ from mlirfuse.analysis import AnalysisManager
 from mlirfuse.analysis.alias import AliasAnalysis
 from mlirfuse.analysis.dependence import DependenceAnalysis
 from mlirfuse.analysis.shapes import ShapeAnalysis
+from mlirfuse.elementwise import fusible
 from mlirfuse.ir import (
     constant_value,
     defining_op,
@@ -31,7 +32,7 @@ from mlirfuse.ir import (
 from mlirfuse.passes.base import body_ops
 from mlirfuse.passes.rewriter import FusionRewriter, defined_by, exported_results, group_kind, merged_inputs
 from mlirfuse.reductions import REDUCTIONS, Reduction, reduction
-from mlirfuse.views import VIEW_OPS, is_view, view_args
+from mlirfuse.views import PADS, VIEW_OPS, is_view, view_args
 
 # Group kinds the fusion passes grow; the others are finished.
 FUSIBLE_KINDS = ("pointwise", "reduction")
@@ -97,12 +98,69 @@ def _merged_sizes(producer, consumer) -> tuple[int, int]:
     return args, ops
 
 
-def _viewed_inputs(consumer, producer) -> bool:
-    """Does `consumer` view a value `producer` computes? (Views inside a group read group inputs only.)"""
+def _viewed_inputs(consumer, producer) -> str | None:
+    """"view" or "pad" if `consumer` views or pads a value `producer` computes (inside a group they read group inputs only)."""
     block = consumer.regions[0].blocks[0]
     for arg, v in zip(block.arguments, consumer.operands):
-        if defined_by(v, producer) and any(u.owner.operation.name in VIEW_OPS for u in arg.uses):
-            return True
+        if defined_by(v, producer):
+            for u in arg.uses:
+                if u.owner.operation.name in VIEW_OPS:
+                    return "view"
+                if u.owner.operation.name in PADS:
+                    return "pad"
+                if u.owner.operation.name == "torch.prim.ListConstruct":  # a piece of a cat of inputs
+                    return "cat"
+    return None
+
+
+def _has_pad(group) -> bool:
+    """Does `group` read a pad or a cat of its inputs? (Read by index arithmetic in pointwise kernels only.)"""
+    return any(op.operation.name in PADS or op.operation.name == CAT for op in group.regions[0].blocks[0].operations)
+
+
+def _why_not_static_cat(cat) -> str | None:
+    """Why `cat` is not a cat by a constant dim, of a list only it reads, into a static shape; None if it is."""
+    items = cat_list(cat)
+    result = tensor_type(cat.results[0].type)
+    if items is None or not isinstance(constant_value(cat.operands[1]), int) or result is None or not result.is_static:
+        return "cat with a non-constant dim or list, or a dynamic shape"
+    if any(u.owner.operation != cat.operation for u in items.results[0].uses):
+        return "cat's list is read by another op"
+    return None
+
+
+def why_not_cat_of_inputs(cat) -> str | None:
+    """None if `cat` (outside groups) can join a pointwise group as a read of its pieces; otherwise why not.
+
+    Each piece must be a group input: cats of group results are concat exits (`why_not_concat`).
+    """
+    reason = _why_not_static_cat(cat)
+    if reason:
+        return reason
+    items = cat_list(cat)
+    for v in items.operands:
+        t, owner = tensor_type(v.type), defining_op(v)
+        if t is None or not t.is_static:
+            return "a piece is not a statically shaped tensor"
+        if owner is not None and (owner.name == "fusion.group" or fusible(owner.opview) or owner.name in REDUCTIONS):
+            return "a piece is computed by a group (a concat exit)"
+    return None
+
+
+def _pad_broadcast(groups, space) -> bool:
+    """Is a pad in `groups` broadcast along a dim it pads? (Its coordinates are the space's there.)"""
+    for group in groups:
+        for op in group.regions[0].blocks[0].operations:
+            if op.operation.name in PADS:
+                source = tensor_type(op.operands[0].type).shape
+            elif op.operation.name == CAT:
+                source = tensor_type(cat_list(op).operands[0].type).shape
+            else:
+                continue
+            shape = tensor_type(op.results[0].type).shape
+            offset = len(space) - len(shape)
+            if any(n != m and n != space[d + offset] for d, (n, m) in enumerate(zip(shape, source))):  # padded, broadcast
+                return True
     return False
 
 
@@ -112,8 +170,9 @@ def why_not_merge(producer, consumer, dep: DependenceAnalysis, limits: Limits = 
         return "the attention kernel fuses no pointwise prologue or epilogue (yet)"
     if dep.dependents_between(producer, consumer)[1]:
         return "cycle"
-    if _viewed_inputs(consumer, producer):
-        return "view of a computed value"
+    viewed = _viewed_inputs(consumer, producer)
+    if viewed:
+        return f"{viewed} of a computed value"
     args, ops = _merged_sizes(producer, consumer)
     if args > limits.max_args:
         return f"argument limit ({args} > {limits.max_args})"
@@ -125,7 +184,11 @@ def why_not_merge(producer, consumer, dep: DependenceAnalysis, limits: Limits = 
         iteration = tensor_type(consumer.results[0].type).shape
         if any(tensor_type(r.type).shape != iteration for r in exported):
             return "different iteration space"
+        if _pad_broadcast((producer, consumer), iteration):
+            return "pad or cat broadcast along its padded dim"
         return None
+    if _has_pad(producer) or _has_pad(consumer):
+        return "pad or cat in a reduction group (read by pointwise kernels only)"
     if p_red is not None and c_red is not None and (p_red.shape, p_red.dims) != (c_red.shape, c_red.dims):
         return "reductions over different axes"
     red = p_red or c_red
@@ -181,12 +244,10 @@ def piece_groups(cat) -> list:
 
 def why_not_concat(cat, dep: DependenceAnalysis, limits: Limits = Limits()) -> str | None:
     """None if `cat` and the groups computing its pieces can become one concat group; otherwise why not."""
+    reason = _why_not_static_cat(cat)
+    if reason:
+        return reason
     items = cat_list(cat)
-    result = tensor_type(cat.results[0].type)
-    if items is None or not isinstance(constant_value(cat.operands[1]), int) or result is None or not result.is_static:
-        return "cat with a non-constant dim or list, or a dynamic shape"
-    if any(u.owner.operation != cat.operation for u in items.results[0].uses):
-        return "cat's list is read by another op"
     groups = piece_groups(cat)
     if not groups:
         return "no piece is computed by a group"

@@ -9,13 +9,13 @@
 // CHECK:         %[[G:.+]] = "fusion.group"(%arg0) ({
 // CHECK-NEXT:    ^bb0(%[[X:.+]]: !torch.vtensor<[4,4],f32>):
 // CHECK-NEXT:      %[[T:.+]] = torch.aten.t %[[X]]
-// CHECK-NEXT:      %[[A:.+]] = torch.aten.atan2 %[[T]], %[[T]]
+// CHECK-NEXT:      %[[A:.+]] = torch.aten.mm %[[T]], %[[T]]
 // CHECK-NEXT:      "fusion.yield"(%[[A]])
 // CHECK-NEXT:    }) {kind = "extern"}
 // CHECK-NEXT:    return %[[G]]
 func.func @extern_view_feeds_two_operands(%x: !torch.vtensor<[4,4],f32>) -> !torch.vtensor<[4,4],f32> {
   %0 = torch.aten.t %x : !torch.vtensor<[4,4],f32> -> !torch.vtensor<[4,4],f32>
-  %1 = torch.aten.atan2 %0, %0 : !torch.vtensor<[4,4],f32>, !torch.vtensor<[4,4],f32> -> !torch.vtensor<[4,4],f32>
+  %1 = torch.aten.mm %0, %0 : !torch.vtensor<[4,4],f32>, !torch.vtensor<[4,4],f32> -> !torch.vtensor<[4,4],f32>
   return %1 : !torch.vtensor<[4,4],f32>
 }
 

@@ -149,13 +149,13 @@ func.func @no_fuse_cat_reasons(%a: !torch.vtensor<[4,8],f32>, %d: !torch.int) ->
 
 // Why single ops stay outside: a dynamic result, a scalar known only at
 // run time, non-constant dims or keepdim, argmax over all dims, argmax and
-// exp of integers.
+// sign of integers.
 
 // CHECK-LABEL: func.func @no_fuse_op_reasons
 // CHECK:         fusion.explain = ["consumer torch.aten.exp: result is not a statically shaped tensor of a supported dtype", "consumer torch.aten.add.Scalar: operand #1 is neither a tensor nor a constant", "consumer torch.aten.sum.dim_IntList: reduction dims are not constant", "consumer torch.aten.sum.dim_IntList: keepdim is not constant"]
-// CHECK:         fusion.explain = ["consumer torch.aten.argmax: argmax over all dims (flattened indices)", "consumer torch.aten.argmax: argmax is fused for floating types only", "consumer torch.aten.exp: operand #0 is int64; the op is fused for floating types only"]
+// CHECK:         fusion.explain = ["consumer torch.aten.argmax: argmax over all dims (flattened indices)", "consumer torch.aten.argmax: argmax is fused for floating types only", "consumer torch.aten.sign: result is int64; the op is fused for floating types only"]
 
-func.func @no_fuse_op_reasons(%a: !torch.vtensor<[4,8],f32>, %s: !torch.float, %k: !torch.bool, %i: !torch.vtensor<[4,8],si64>, %dims: !torch.list<int>) -> (!torch.vtensor<[?,8],f32>, !torch.vtensor<[4,8],f32>, !torch.vtensor<[4,1],f32>, !torch.vtensor<[4,1],f32>, !torch.vtensor<[],si64>, !torch.vtensor<[4,1],si64>, !torch.vtensor<[4,8],f32>) {
+func.func @no_fuse_op_reasons(%a: !torch.vtensor<[4,8],f32>, %s: !torch.float, %k: !torch.bool, %i: !torch.vtensor<[4,8],si64>, %dims: !torch.list<int>) -> (!torch.vtensor<[?,8],f32>, !torch.vtensor<[4,8],f32>, !torch.vtensor<[4,1],f32>, !torch.vtensor<[4,1],f32>, !torch.vtensor<[],si64>, !torch.vtensor<[4,1],si64>, !torch.vtensor<[4,8],si64>) {
   %int1 = torch.constant.int 1
   %true = torch.constant.bool true
   %none = torch.constant.none
@@ -168,8 +168,8 @@ func.func @no_fuse_op_reasons(%a: !torch.vtensor<[4,8],f32>, %s: !torch.float, %
   %5 = torch.aten.neg %i : !torch.vtensor<[4,8],si64> -> !torch.vtensor<[4,8],si64>
   %6 = torch.aten.argmax %5, %none, %true : !torch.vtensor<[4,8],si64>, !torch.none, !torch.bool -> !torch.vtensor<[],si64>
   %7 = torch.aten.argmax %5, %int1, %true : !torch.vtensor<[4,8],si64>, !torch.int, !torch.bool -> !torch.vtensor<[4,1],si64>
-  %8 = torch.aten.exp %5 : !torch.vtensor<[4,8],si64> -> !torch.vtensor<[4,8],f32>
-  return %1, %2, %3, %4, %6, %7, %8 : !torch.vtensor<[?,8],f32>, !torch.vtensor<[4,8],f32>, !torch.vtensor<[4,1],f32>, !torch.vtensor<[4,1],f32>, !torch.vtensor<[],si64>, !torch.vtensor<[4,1],si64>, !torch.vtensor<[4,8],f32>
+  %8 = torch.aten.sign %5 : !torch.vtensor<[4,8],si64> -> !torch.vtensor<[4,8],si64>
+  return %1, %2, %3, %4, %6, %7, %8 : !torch.vtensor<[?,8],f32>, !torch.vtensor<[4,8],f32>, !torch.vtensor<[4,1],f32>, !torch.vtensor<[4,1],f32>, !torch.vtensor<[],si64>, !torch.vtensor<[4,1],si64>, !torch.vtensor<[4,8],si64>
 }
 
 // -----

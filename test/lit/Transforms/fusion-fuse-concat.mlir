@@ -92,11 +92,13 @@ func.func @no_fuse_concat_of_reduction(%x: !torch.vtensor<[4,8],f32>, %y: !torch
 
 // -----
 
-// No piece is computed: a plain copy stays an ATen cat.
+// No piece is computed: not a concat exit; fusion-fuse-vertical makes the
+// cat of inputs a pointwise group that reads each piece in its range.
 
 // CHECK-LABEL: func.func @no_fuse_concat_of_inputs
-// CHECK-NOT:     "fusion.group"
-// CHECK:         torch.aten.cat
+// CHECK:         "fusion.group"(%arg0, %arg1)
+// CHECK:           torch.aten.cat
+// CHECK:         }) {kind = "pointwise"}
 
 func.func @no_fuse_concat_of_inputs(%x: !torch.vtensor<[4,8],f32>, %y: !torch.vtensor<[4,8],f32>) -> !torch.vtensor<[8,8],f32> {
   %int0 = torch.constant.int 0

@@ -349,12 +349,26 @@ func.func @no_fuse_nonconstant_scalar(%arg0: !torch.vtensor<[8],f32>, %arg1: !to
 
 // -----
 
-// exp is fused for floating operands only.
+// exp of an integer tensor is fused: its operand is converted to the float
+// result first, as in eager.
 
-// CHECK-LABEL: func.func @no_fuse_integer_operand
-// CHECK-NOT:     fusion.group
-// CHECK:         torch.aten.exp %{{.+}} : !torch.vtensor<[8],si64> -> !torch.vtensor<[8],f32>
-func.func @no_fuse_integer_operand(%arg0: !torch.vtensor<[8],si64>) -> !torch.vtensor<[8],f32> {
+// CHECK-LABEL: func.func @fuse_integer_operand_float_result
+// CHECK:         "fusion.group"
+// CHECK:           torch.aten.exp %{{.+}} : !torch.vtensor<[8],si64> -> !torch.vtensor<[8],f32>
+// CHECK:         }) {kind = "pointwise"}
+func.func @fuse_integer_operand_float_result(%arg0: !torch.vtensor<[8],si64>) -> !torch.vtensor<[8],f32> {
   %0 = torch.aten.exp %arg0 : !torch.vtensor<[8],si64> -> !torch.vtensor<[8],f32>
   return %0 : !torch.vtensor<[8],f32>
+}
+
+// -----
+
+// sign is fused for floating results only.
+
+// CHECK-LABEL: func.func @no_fuse_integer_result
+// CHECK-NOT:     fusion.group
+// CHECK:         torch.aten.sign %{{.+}} : !torch.vtensor<[8],si64> -> !torch.vtensor<[8],si64>
+func.func @no_fuse_integer_result(%arg0: !torch.vtensor<[8],si64>) -> !torch.vtensor<[8],si64> {
+  %0 = torch.aten.sign %arg0 : !torch.vtensor<[8],si64> -> !torch.vtensor<[8],si64>
+  return %0 : !torch.vtensor<[8],si64>
 }

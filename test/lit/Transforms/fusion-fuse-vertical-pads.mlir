@@ -1,0 +1,140 @@
+// RUN: mlirfuse-opt %s --split-input-file --fusion-explain --fusion-fuse-elementwise | filecheck %s
+
+// A pad of a group input joins the group: the kernel reads the input at
+// shifted coordinates (masked with the pad value, mirrored or clamped), so
+// no padded copy is made; a cat of group inputs likewise (at the end of the
+// file). A pad of a computed value, a pad or cat next to a reduction and a
+// pad by non-constant sizes stay outside, with the reason.
+
+// CHECK-LABEL: func.func @fuse_pad_with_consumer
+// CHECK:         "fusion.group"(%arg0, %arg1)
+// CHECK:           torch.aten.pad
+// CHECK:           torch.aten.mul.Tensor
+// CHECK:         }) {kind = "pointwise"}
+// CHECK-NOT:     torch.aten
+// CHECK:         return
+func.func @fuse_pad_with_consumer(%arg0: !torch.vtensor<[3,5],f32>, %arg1: !torch.vtensor<[4,8],f32>) -> !torch.vtensor<[4,8],f32> {
+  %int1 = torch.constant.int 1
+  %int2 = torch.constant.int 2
+  %int0 = torch.constant.int 0
+  %0 = torch.prim.ListConstruct %int1, %int2, %int0, %int1 : (!torch.int, !torch.int, !torch.int, !torch.int) -> !torch.list<int>
+  %str = torch.constant.str "constant"
+  %float5.000000e-01 = torch.constant.float 5.000000e-01
+  %1 = torch.aten.pad %arg0, %0, %str, %float5.000000e-01 : !torch.vtensor<[3,5],f32>, !torch.list<int>, !torch.str, !torch.float -> !torch.vtensor<[4,8],f32>
+  %2 = torch.aten.mul.Tensor %1, %arg1 : !torch.vtensor<[4,8],f32>, !torch.vtensor<[4,8],f32> -> !torch.vtensor<[4,8],f32>
+  return %2 : !torch.vtensor<[4,8],f32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @fuse_constant_pad_nd_of_a_view
+// CHECK:         "fusion.group"(%arg0)
+// CHECK:           torch.aten.transpose.int
+// CHECK:           torch.aten.constant_pad_nd
+// CHECK:           torch.aten.exp
+// CHECK:         }) {kind = "pointwise"}
+func.func @fuse_constant_pad_nd_of_a_view(%arg0: !torch.vtensor<[5,3],f32>) -> !torch.vtensor<[5,7],f32> {
+  %int0 = torch.constant.int 0
+  %int1 = torch.constant.int 1
+  %int2 = torch.constant.int 2
+  %0 = torch.aten.transpose.int %arg0, %int0, %int1 : !torch.vtensor<[5,3],f32>, !torch.int, !torch.int -> !torch.vtensor<[3,5],f32>
+  %1 = torch.prim.ListConstruct %int2, %int0, %int1, %int1 : (!torch.int, !torch.int, !torch.int, !torch.int) -> !torch.list<int>
+  %float = torch.constant.float 2.500000e-01
+  %2 = torch.aten.constant_pad_nd %0, %1, %float : !torch.vtensor<[3,5],f32>, !torch.list<int>, !torch.float -> !torch.vtensor<[5,7],f32>
+  %3 = torch.aten.exp %2 : !torch.vtensor<[5,7],f32> -> !torch.vtensor<[5,7],f32>
+  return %3 : !torch.vtensor<[5,7],f32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @no_fuse_pad_of_computed_value
+// CHECK:         %[[EXP:.+]] = "fusion.group"(%arg0)
+// CHECK:         fusion.explain = ["consumer fusion.group: pad of a computed value"]
+// CHECK:         "fusion.group"(%[[EXP]])
+// CHECK:           torch.aten.pad
+// CHECK:         fusion.explain = ["producer fusion.group: pad of a computed value"]
+func.func @no_fuse_pad_of_computed_value(%arg0: !torch.vtensor<[3,5],f32>) -> !torch.vtensor<[3,7],f32> {
+  %0 = torch.aten.exp %arg0 : !torch.vtensor<[3,5],f32> -> !torch.vtensor<[3,5],f32>
+  %int1 = torch.constant.int 1
+  %1 = torch.prim.ListConstruct %int1, %int1 : (!torch.int, !torch.int) -> !torch.list<int>
+  %str = torch.constant.str "reflect"
+  %none = torch.constant.none
+  %2 = torch.aten.pad %0, %1, %str, %none : !torch.vtensor<[3,5],f32>, !torch.list<int>, !torch.str, !torch.none -> !torch.vtensor<[3,7],f32>
+  return %2 : !torch.vtensor<[3,7],f32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @no_fuse_pad_into_reduction
+// CHECK:         "fusion.group"(%arg0)
+// CHECK:           torch.aten.pad
+// CHECK:         fusion.explain = ["consumer fusion.group: pad or cat in a reduction group (read by pointwise kernels only)"]
+// CHECK:         "fusion.group"
+// CHECK:           torch.aten.sum.dim_IntList
+func.func @no_fuse_pad_into_reduction(%arg0: !torch.vtensor<[3,5],f32>) -> !torch.vtensor<[3,1],f32> {
+  %int1 = torch.constant.int 1
+  %int-1 = torch.constant.int -1
+  %true = torch.constant.bool true
+  %none = torch.constant.none
+  %str = torch.constant.str "replicate"
+  %0 = torch.prim.ListConstruct %int1, %int1 : (!torch.int, !torch.int) -> !torch.list<int>
+  %1 = torch.aten.pad %arg0, %0, %str, %none : !torch.vtensor<[3,5],f32>, !torch.list<int>, !torch.str, !torch.none -> !torch.vtensor<[3,7],f32>
+  %2 = torch.prim.ListConstruct %int-1 : (!torch.int) -> !torch.list<int>
+  %3 = torch.aten.sum.dim_IntList %1, %2, %true, %none : !torch.vtensor<[3,7],f32>, !torch.list<int>, !torch.bool, !torch.none -> !torch.vtensor<[3,1],f32>
+  return %3 : !torch.vtensor<[3,1],f32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @no_fuse_pad_by_runtime_sizes
+// CHECK:         fusion.explain = ["consumer torch.aten.constant_pad_nd: pad by non-constant or dynamic sizes"]
+func.func @no_fuse_pad_by_runtime_sizes(%arg0: !torch.vtensor<[3,5],f32>, %n: !torch.int) -> !torch.vtensor<[3,7],f32> {
+  %0 = torch.aten.exp %arg0 : !torch.vtensor<[3,5],f32> -> !torch.vtensor<[3,5],f32>
+  %1 = torch.prim.ListConstruct %n, %n : (!torch.int, !torch.int) -> !torch.list<int>
+  %float = torch.constant.float 0.000000e+00
+  %2 = torch.aten.constant_pad_nd %0, %1, %float : !torch.vtensor<[3,5],f32>, !torch.list<int>, !torch.float -> !torch.vtensor<[3,7],f32>
+  return %2 : !torch.vtensor<[3,7],f32>
+}
+
+// -----
+
+// A cat of group inputs (pieces of different sizes, one through a view) is
+// read the same way: each piece is a pad of itself to the cat's shape, and
+// the kernel picks the piece whose range holds the coordinate.
+
+// CHECK-LABEL: func.func @fuse_cat_of_inputs_with_consumer
+// CHECK:         "fusion.group"
+// CHECK:           torch.aten.transpose.int
+// CHECK:           torch.prim.ListConstruct
+// CHECK:           torch.aten.cat
+// CHECK:           torch.aten.exp
+// CHECK:         }) {kind = "pointwise"}
+// CHECK-NOT:     torch.aten
+// CHECK:         return
+func.func @fuse_cat_of_inputs_with_consumer(%arg0: !torch.vtensor<[3,5],f32>, %arg1: !torch.vtensor<[2,3],f32>) -> !torch.vtensor<[3,7],f32> {
+  %int0 = torch.constant.int 0
+  %int1 = torch.constant.int 1
+  %0 = torch.aten.transpose.int %arg1, %int0, %int1 : !torch.vtensor<[2,3],f32>, !torch.int, !torch.int -> !torch.vtensor<[3,2],f32>
+  %1 = torch.prim.ListConstruct %arg0, %0 : (!torch.vtensor<[3,5],f32>, !torch.vtensor<[3,2],f32>) -> !torch.list<vtensor>
+  %2 = torch.aten.cat %1, %int1 : !torch.list<vtensor>, !torch.int -> !torch.vtensor<[3,7],f32>
+  %3 = torch.aten.exp %2 : !torch.vtensor<[3,7],f32> -> !torch.vtensor<[3,7],f32>
+  return %3 : !torch.vtensor<[3,7],f32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @no_fuse_cat_of_inputs_into_reduction
+// CHECK:         "fusion.group"(%arg0, %arg1)
+// CHECK:           torch.aten.cat
+// CHECK:         fusion.explain = ["consumer fusion.group: pad or cat in a reduction group (read by pointwise kernels only)"]
+// CHECK:           torch.aten.sum.dim_IntList
+func.func @no_fuse_cat_of_inputs_into_reduction(%arg0: !torch.vtensor<[3,5],f32>, %arg1: !torch.vtensor<[3,2],f32>) -> !torch.vtensor<[3,1],f32> {
+  %int1 = torch.constant.int 1
+  %true = torch.constant.bool true
+  %none = torch.constant.none
+  %0 = torch.prim.ListConstruct %arg0, %arg1 : (!torch.vtensor<[3,5],f32>, !torch.vtensor<[3,2],f32>) -> !torch.list<vtensor>
+  %1 = torch.aten.cat %0, %int1 : !torch.list<vtensor>, !torch.int -> !torch.vtensor<[3,7],f32>
+  %2 = torch.prim.ListConstruct %int1 : (!torch.int) -> !torch.list<int>
+  %3 = torch.aten.sum.dim_IntList %1, %2, %true, %none : !torch.vtensor<[3,7],f32>, !torch.list<int>, !torch.bool, !torch.none -> !torch.vtensor<[3,1],f32>
+  return %3 : !torch.vtensor<[3,1],f32>
+}
