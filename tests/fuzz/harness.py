@@ -230,11 +230,16 @@ class Worker:
         self.previous = source
         return result
 
-    def _run(self, source: str, timeout: float) -> dict:
+    def which(self) -> str:
+        """The file of the `mlirfuse` package the worker tests (see worker.py's MLIRFUSE_FUZZ_TARGET)."""
+        return self._run(None, 60)["detail"]
+
+    def _run(self, source: str | None, timeout: float) -> dict:
         if self.proc is None or self.proc.poll() is not None:
             self._start()
+        request = {"source": source} if source is not None else {"which": True}
         try:
-            self.proc.stdin.write((json.dumps({"source": source}) + "\n").encode())
+            self.proc.stdin.write((json.dumps(request) + "\n").encode())
             self.proc.stdin.flush()
         except BrokenPipeError:
             pass

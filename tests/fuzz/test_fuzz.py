@@ -8,11 +8,12 @@ shrink a reported seed with `python bench/fuzz.py --seed S --cases 1 --shrink --
 """
 
 import os
+import random
 
 import pytest
 import torch
 
-from .gen import Case, Input, Node, generate, render
+from .gen import GENERATORS, Case, Input, Node, _Builder, generate, render
 from .harness import Worker, compare_one, normalize
 from .known import CI_SEEDS, known_class
 
@@ -23,6 +24,17 @@ SEED = int(os.environ.get("MLIRFUSE_FUZZ_SEED", "0"))
 def test_generator_is_deterministic():
     assert render(generate(7)) == render(generate(7))
     assert render(generate(7)) != render(generate(8))
+
+
+def test_every_op_family_yields_valid_nodes():
+    """Each generator adds an eagerly valid node for some seeds: a family eager always rejects would vanish silently."""
+    for gen, _ in GENERATORS:
+        made = 0
+        for seed in range(20):
+            b = _Builder(random.Random(seed), seed)
+            b.new_input(b.random_shape())
+            made += bool(gen(b)) and bool(b.case.nodes)
+        assert made >= 3, f"{gen.__name__} made valid nodes for only {made} of 20 seeds"
 
 
 def test_compare_catches_each_kind_of_wrong_answer():
