@@ -3,6 +3,7 @@
     python bench/fuzz.py --minutes 30 [--seed S] [--shrink] [--no-append]
     python bench/fuzz.py --seed 1234 --cases 1 --shrink     # re-run and shrink one case
     python bench/fuzz.py --target /work/wt/other --minutes 8  # fuzz another checkout's mlirfuse
+    python bench/fuzz.py --focus gemm,attention               # those families 10x as often
 
 Prints a table (cases, ok, mismatches, crashes, unsupported, op/dtype mix,
 one row per failure signature with its first seed) and appends it to
@@ -43,10 +44,13 @@ def main(argv=None) -> int:
     parser.add_argument("--target", type=Path, default=None,
                         help="root of the checkout whose mlirfuse is tested (default: this one); "
                              "shrunk cases are saved only without it")
+    parser.add_argument("--focus", default="", help="comma-separated op families drawn 10x as often "
+                        "(gen.py generator names without _gen_: elementwise_more,pad,pool,index,gemm,attention,...)")
     args = parser.parse_args(argv)
     if args.target:
         os.environ["MLIRFUSE_FUZZ_TARGET"] = str(args.target.resolve())
 
+    focus = tuple(f for f in args.focus.split(",") if f)
     deadline = time.time() + args.minutes * 60
     counts = collections.Counter()
     signatures: dict[str, list] = {}  # sig -> [status, count, first seed, detail, regression]
@@ -60,7 +64,7 @@ def main(argv=None) -> int:
                              capture_output=True, text=True).stdout.strip()
         print(f"testing {tested} ({rev})", flush=True)
         while time.time() < deadline and (args.cases is None or counts["cases"] < args.cases):
-            case = generate(seed)
+            case = generate(seed, focus=focus)
             source = render(case)
             result = worker.run(source)
             status = result["status"]

@@ -804,9 +804,16 @@ GENERATORS = (
 )
 
 
-def generate(seed: int, max_nodes: int = 6) -> Case:
-    """A random valid case; the same seed always gives the same case."""
+def generate(seed: int, max_nodes: int = 6, focus: tuple[str, ...] = ()) -> Case:
+    """A random valid case; the same seed (and `focus`) always gives the same case.
+
+    `focus`: generator names without `_gen_` (e.g. "gemm", "attention") drawn 10 times as often.
+    """
     rng = random.Random(seed)
+    unknown = set(focus) - {g.__name__.removeprefix("_gen_") for g, _ in GENERATORS}
+    if unknown:
+        raise ValueError(f"unknown op families {sorted(unknown)}")
+    weights = [w * (10 if g.__name__.removeprefix("_gen_") in focus else 1) for g, w in GENERATORS]
     b = _Builder(rng, seed)
     b.new_input(b.random_shape())
     if rng.random() < 0.5:
@@ -815,7 +822,7 @@ def generate(seed: int, max_nodes: int = 6) -> Case:
     tries = 0
     while len(b.case.nodes) < target and tries < 60:
         tries += 1
-        fn = rng.choices([g for g, _ in GENERATORS], weights=[w for _, w in GENERATORS])[0]
+        fn = rng.choices([g for g, _ in GENERATORS], weights=weights)[0]
         fn(b)
     if not b.case.nodes:
         b.try_node("$0.clone()", [b.case.inputs[0].name], "unary")

@@ -47,6 +47,11 @@ def test_compare_catches_each_kind_of_wrong_answer():
     assert compare_one(torch.tensor([1.5, -0.0, float("nan"), float("inf")]), x)[0] == "value"
     assert compare_one(torch.tensor([1.0, 0.0, float("nan"), float("inf")]), x)[0] == "signed-zero"
     assert compare_one(torch.tensor([True, False]), torch.tensor([True, True]))[0] == "value"
+    # Each element close to eager or to the float64 reference passes; one close to neither fails.
+    eager, ref = torch.tensor([1.0, 2.0], dtype=torch.bfloat16), torch.tensor([1.0, 2.0625], dtype=torch.bfloat16)
+    ref[0] = 1.0625
+    assert compare_one(torch.tensor([1.0, 2.0625], dtype=torch.bfloat16), eager, ref) is None
+    assert compare_one(torch.tensor([1.25, 2.0625], dtype=torch.bfloat16), eager, ref)[0] == "value"
 
 
 def test_signatures_ignore_numbers_and_value_names():
