@@ -52,6 +52,10 @@ def test_compare_catches_each_kind_of_wrong_answer():
     ref[0] = 1.0625
     assert compare_one(torch.tensor([1.0, 2.0625], dtype=torch.bfloat16), eager, ref) is None
     assert compare_one(torch.tensor([1.25, 2.0625], dtype=torch.bfloat16), eager, ref)[0] == "value"
+    # float16: a near-zero element is compared at the scale of the output's largest one, no coarser.
+    eager, ref = torch.tensor([2.0, 0.001], dtype=torch.float16), torch.tensor([2.0, 0.001], dtype=torch.float16)
+    assert compare_one(torch.tensor([2.0, 0.0025], dtype=torch.float16), eager, ref) is None
+    assert compare_one(torch.tensor([2.0, 0.01], dtype=torch.float16), eager, ref)[0] == "value"
 
 
 def test_signatures_ignore_numbers_and_value_names():
