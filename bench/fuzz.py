@@ -2,6 +2,8 @@
 
     python bench/fuzz.py --minutes 30 [--seed S] [--shrink] [--no-append]
     python bench/fuzz.py --seed 1234 --cases 1 --shrink     # re-run and shrink one case
+    python bench/fuzz.py --target /work/wt/other --minutes 8  # fuzz another checkout's mlirfuse
+    python bench/fuzz.py --focus gemm,attention               # those families 10x as often
 
 Prints a table (cases, ok, mismatches, crashes, unsupported, op/dtype mix,
 one row per failure signature with its first seed) and appends it to
@@ -14,6 +16,8 @@ from __future__ import annotations
 
 import argparse
 import collections
+import os
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -37,8 +41,16 @@ def main(argv=None) -> int:
     parser.add_argument("--shrink-budget", type=float, default=240, help="seconds per shrink")
     parser.add_argument("--no-append", action="store_true", help="do not append to bench/RESULTS.md")
     parser.add_argument("--log", type=Path, default=None, help="also write one line per failing case here")
+    parser.add_argument("--target", type=Path, default=None,
+                        help="root of the checkout whose mlirfuse is tested (default: this one); "
+                             "shrunk cases are saved only without it")
+    parser.add_argument("--focus", default="", help="comma-separated op families drawn 10x as often "
+                        "(gen.py generator names without _gen_: elementwise_more,pad,pool,index,gemm,attention,...)")
     args = parser.parse_args(argv)
+    if args.target:
+        os.environ["MLIRFUSE_FUZZ_TARGET"] = str(args.target.resolve())
 
+    focus = tuple(f for f in args.focus.split(",") if f)
     deadline = time.time() + args.minutes * 60
     counts = collections.Counter()
     signatures: dict[str, list] = {}  # sig -> [status, count, first seed, detail, regression]
@@ -46,8 +58,13 @@ def main(argv=None) -> int:
     log = args.log.open("a") if args.log else None
     seed = args.seed
     with Worker() as worker, Worker() as shrinker:
+        tested = worker.which()
+        root = Path(tested).resolve().parents[1]
+        rev = subprocess.run(["git", "-C", str(root), "describe", "--always", "--dirty"],
+                             capture_output=True, text=True).stdout.strip()
+        print(f"testing {tested} ({rev})", flush=True)
         while time.time() < deadline and (args.cases is None or counts["cases"] < args.cases):
-            case = generate(seed)
+            case = generate(seed, focus=focus)
             source = render(case)
             result = worker.run(source)
             status = result["status"]
@@ -66,9 +83,16 @@ def main(argv=None) -> int:
                     log.flush()
                 if args.shrink and status in ("mismatch", "crash") and entry[1] == 1:
                     small = shrink(case, sig, shrinker, budget_s=args.shrink_budget)
-                    path = save_regression(small, result)
-                    entry[4] = path.name
-                    print(f"  saved {path}\n" + "\n".join("    " + s for s in render(small).splitlines()), flush=True)
+                    if args.target:
+                        where = "shrunk (not saved: --target)"
+                    else:
+                        path = save_regression(small, result)
+                        entry[4] = path.name
+                        where = f"saved {path}"
+                    print(f"  {where}\n" + "\n".join("    " + s for s in render(small).splitlines()), flush=True)
+                    if log:
+                        log.write(f"  {result['detail'][:600]}\n" + "".join("    " + s + "\n" for s in render(small).splitlines()))
+                        log.flush()
             seed += 1
             if counts["cases"] % 25 == 0:
                 print(f"[{time.strftime('%H:%M:%S')}] {dict(counts)}", flush=True)

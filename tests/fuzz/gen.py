@@ -7,6 +7,21 @@ that builds its inputs; the same source runs eagerly, compiled, and as a
 saved regression test. Every node is validated eagerly while the graph is
 generated (an op eager rejects is redrawn), so a case is always a valid
 eager program.
+
+The op mix (`GENERATORS`' weights): about two thirds of the draws go to the
+issue-9 families (unary, binary, scalar, where, cast, reduce, norm, view,
+split, cat, matmul); the rest to the kernels added after it: more
+elementwise ops (remainder/fmod/floor_divide/div modes on integers with
+zeros and negatives, bitwise ops, in-range shifts, integer pow, activations,
+tensor clamp bounds, lerp/addcmul/addcdiv, masked_fill.Tensor), pads (all
+F.pad modes, negative constant pads), cat of computed pieces, avg/max
+pooling, indexing (embedding, index_select, gather, advanced indexing,
+scatter family, index_put, arange/full/tril/triu; indices in range, often
+duplicated, negative where the op takes them), GEMMs with epilogues
+(linear/matmul/bmm/addmm, silu * up, bias, gelu, residual, casts) and
+attention (explicit softmax(q @ k^T * s + mask) @ v with causal or given
+masks, F.scaled_dot_product_attention with is_causal, attn_mask,
+enable_gqa). Sizes stay tiny: Triton runs in its CPU interpreter.
 """
 
 from __future__ import annotations
@@ -32,6 +47,7 @@ class Input:
     special: bool = False  # some elements are inf, -inf, nan, -0.0
     positive: bool = False  # values in (0.1, 2.1): variances, divisors
     seed: int = 0
+    bounds: list[int] | None = None  # integer values drawn from [low, high): indices, shift amounts
 
 
 @dataclass
@@ -66,7 +82,10 @@ def input_code(inp: Input) -> list[str]:
         base[0] = 1
     n = inp.name
     lines = [f"g = torch.Generator().manual_seed({inp.seed})"]
-    if inp.dtype == "bool":
+    if inp.bounds is not None:
+        low, high = inp.bounds
+        lines.append(f"{n} = torch.randint({low}, {high}, {base}, generator=g, dtype=torch.{inp.dtype})")
+    elif inp.dtype == "bool":
         lines.append(f"{n} = torch.rand({base}, generator=g) > 0.5")
     elif inp.dtype.startswith("int"):
         low = 1 if inp.positive else -5
@@ -164,7 +183,7 @@ class _Builder:
         self.count += 1
         return f"{prefix}{self.count}"
 
-    def new_input(self, shape, dtype=None, positive=False, layout=None) -> str:
+    def new_input(self, shape, dtype=None, positive=False, layout=None, bounds=None) -> str:
         rng = self.rng
         dtype = dtype or rng.choices(DTYPES, weights=(6, 2, 2, 1, 1, 1))[0]
         if layout is None:
@@ -172,7 +191,7 @@ class _Builder:
         inp = Input(
             name=self.fresh_name("x"), shape=list(shape), dtype=dtype, layout=layout,
             special=dtype in FLOATS and not positive and rng.random() < 0.3,
-            positive=positive, seed=rng.randrange(1 << 30),
+            positive=positive, seed=rng.randrange(1 << 30), bounds=list(bounds) if bounds else None,
         )
         ns = {"torch": self.torch}
         for line in input_code(inp):
@@ -466,15 +485,335 @@ def _gen_matmul(b: _Builder):
     return b.try_node("$0 @ $1", [a, w], "matmul")
 
 
+# ------------------------------------------- op families of the kernels added after issue 9
+
+UNARY_MORE = (
+    "torch.expm1($0)", "torch.log1p($0)", "torch.log10($0)", "torch.tan($0)", "torch.sinh($0)", "torch.cosh($0)",
+    "torch.asinh($0)", "torch.acosh($0)", "torch.atanh($0)", "torch.asin($0)", "torch.acos($0)",
+    "torch.round($0)", "torch.trunc($0)", "torch.frac($0)", "F.elu($0)", "F.elu($0, alpha=0.5)", "F.celu($0, 2.0)",
+    "F.selu($0)", "F.softplus($0)", "F.softplus($0, beta=2, threshold=1)", "F.mish($0)", "torch.logit($0)",
+    "torch.logit($0, eps=0.1)", "torch.nan_to_num($0)", "torch.nan_to_num($0, nan=0.5, posinf=2.0, neginf=-3.0)",
+    "F.threshold($0, 0.5, -1.0)", "F.relu6($0)", "torch.isnan($0)", "torch.isinf($0)", "torch.signbit($0)",
+    "torch.pow(2, $0)", "torch.pow(0.5, $0)", "torch.pow($0, 0)", "torch.clamp($0, min=-0.5)",
+    "torch.clamp($0, max=0)", "torch.square($0)", "torch.erfc($0)", "torch.sgn($0)",
+)
+BINARY_MORE = (
+    "torch.copysign($0, $1)", "torch.fmax($0, $1)", "torch.fmin($0, $1)", "torch.xlogy($0, $1)",
+    "torch.heaviside($0, $1)", "torch.logaddexp($0, $1)", "torch.lerp($0, $1, 0.3)", "torch.pow($0, $1)",
+    "torch.clamp($0, $1)", "torch.clamp($0, max=$1)", "torch.hypot($0, $1)", "torch.nextafter($0, $1)",
+    "torch.masked_fill($0, $1 > 0, torch.tensor(-1.5))", "torch.bitwise_and($0, $1)", "torch.bitwise_or($0, $1)",
+)
+TERNARY_MORE = (
+    "torch.lerp($0, $1, $2)", "torch.addcmul($0, $1, $2, value=0.5)", "torch.addcdiv($0, $1, $2, value=-2)",
+    "torch.clamp($0, $1, $2)", "torch.where($0 > $1, $2, $0)",
+)
+# Integer operands: dividends hold zeros and negatives, divisors are non-zero (eager raises on
+# an integer division by zero), shift amounts lie in [0, bits of int32).
+INT_SCALAR = (
+    "$0 // {s}", "$0 % {s}", "torch.fmod($0, {s})", "torch.remainder($0, {s})", "torch.div($0, {s}, rounding_mode='trunc')",
+    "torch.div($0, {s}, rounding_mode='floor')", "torch.div($0, {s})", "$0 & {s}", "$0 | {s}", "$0 ^ {s}",
+    "$0 << {a}", "$0 >> {a}", "torch.bitwise_left_shift($0, {a})", "torch.pow($0, {a})", "$0 ** 2",
+    "torch.clamp($0, -2, {s})",
+)
+INT_TENSOR = (
+    "$0 // $1", "$0 % $1", "torch.fmod($0, $1)", "torch.remainder($0, $1)", "torch.div($0, $1, rounding_mode='trunc')",
+    "torch.div($0, $1, rounding_mode='floor')", "torch.div($0, $1)", "torch.floor_divide($0, $1)",
+)
+INT_SHIFT = ("$0 << $1", "$0 >> $1", "torch.bitwise_right_shift($0, $1)", "torch.pow($0, $1)")
+
+
+def _gen_elementwise_more(b: _Builder):
+    """Remainder, shifts, integer pow, activations, tensor clamp bounds, lerp/addcmul and friends."""
+    rng = b.rng
+    r = rng.random()
+    if r < 0.35:
+        a = b.pick(lambda t: t.dtype in (b.torch.int32, b.torch.int64)) if rng.random() < 0.7 else None
+        if a is None:
+            a = b.new_input(b.random_shape(), rng.choice(("int32", "int64")))
+        t = b.env[a]
+        dt = str(t.dtype)[6:]
+        k = rng.random()
+        if k < 0.4:
+            expr = rng.choice(INT_SCALAR).format(s=rng.choice(("3", "-3", "2", "-1", "7")), a=rng.randint(0, 5))
+            return b.try_node(expr, [a], "int:" + expr.split("(")[0].strip("$0 ").split(" ")[0])
+        if k < 0.75:
+            other = b.broadcast_partner(t, dtype=dt, positive=True)
+            expr = rng.choice(INT_TENSOR)
+            if rng.random() < 0.5:
+                expr = expr.replace("$1", "(-$1)")
+            return b.try_node(expr, [a, other], "int:" + expr.split("(")[0].strip("$0 ").split(" ")[0])
+        shape = list(t.shape)
+        amount = b.new_input([1 if rng.random() < 0.4 else s for s in shape], dt, bounds=(0, 8))
+        expr = rng.choice(INT_SHIFT)
+        return b.try_node(expr, [a, amount], "int:shift")
+    a = b.pick()
+    t = b.env[a]
+    if r < 0.65:
+        return b.try_node(rng.choice(UNARY_MORE), [a], "unary+")
+    other = b.broadcast_partner(t, dtype=str(t.dtype)[6:] if rng.random() < 0.8 else None)
+    if r < 0.88:
+        return b.try_node(rng.choice(BINARY_MORE), [a, other], "binary+")
+    third = b.broadcast_partner(t, dtype=str(t.dtype)[6:] if rng.random() < 0.8 else None)
+    return b.try_node(rng.choice(TERNARY_MORE), [a, other, third], "ternary")
+
+
+def _gen_pad(b: _Builder):
+    """constant_pad_nd (negative pads crop) and F.pad's reflect/replicate/circular modes."""
+    rng = b.rng
+    a = b.pick(lambda t: t.dim() >= 1)
+    if a is None:
+        return False
+    t = b.env[a]
+    mode = rng.choices(("constant", "reflect", "replicate", "circular"), weights=(4, 1, 1, 1))[0]
+    k = rng.randint(1, min(t.dim(), 3 if mode == "constant" else 2))
+    pads = []
+    for d in range(k):
+        size = t.shape[-1 - d]
+        lo = -min(size - 1, 1) if mode == "constant" else 0
+        pads += [rng.randint(lo, 2), rng.randint(lo, 2)]
+    if mode == "constant":
+        value = rng.choice(("", ", value=0.0", ", value=-1.5", ", value=2", ", value=float('-inf')"))
+        return b.try_node(f"F.pad($0, {pads}{value})", [a], "pad")
+    return b.try_node(f"F.pad($0, {pads}, mode='{mode}')", [a], "pad:" + mode)
+
+
+def _gen_cat_computed(b: _Builder):
+    """cat of computed pieces (an op on each piece inside the cat) and inputs, at any dim."""
+    rng = b.rng
+    a = b.pick(lambda t: t.dim() >= 1)
+    if a is None:
+        return False
+    t = b.env[a]
+    d = _dim(rng, t)
+    shape = list(t.shape)
+    shape[d] = rng.randint(1, 3)
+    other = b.new_input(shape, str(t.dtype)[6:])
+    f = rng.choice(("$0 * 2", "torch.relu($0)", "-$0", "$0 + $1.sum()", "$0.to(torch.float32)"))
+    g = rng.choice(("$1", "torch.abs($1)", "$1 - 1"))
+    return b.try_node(f"torch.cat([{f}, {g}, $0], {d})", [a, other], "cat:computed")
+
+
+def _gen_pool(b: _Builder):
+    rng = b.rng
+    kind = rng.choice(("avg_pool1d", "max_pool1d", "avg_pool2d", "max_pool2d", "adaptive_avg_pool2d", "adaptive_max_pool2d"))
+    rank = 3 if kind.endswith("1d") else 4
+    a = b.pick(lambda t: t.dim() in (rank - 1, rank) and t.is_floating_point() and min(t.shape) >= 2)
+    if a is None or rng.random() < 0.5:
+        shape = [rng.randint(1, 2), rng.randint(1, 3)] + [rng.randint(2, 7) for _ in range(rank - 2)]
+        a = b.new_input(shape, rng.choices(FLOATS, weights=(4, 1, 1))[0])
+    if kind.startswith("adaptive"):
+        out = rng.randint(1, 3)
+        return b.try_node(f"F.{kind}($0, {out})", [a], "pool:" + kind)
+    k = rng.randint(1, 3)
+    stride = rng.choice(("", f", stride={rng.randint(1, 3)}"))
+    pad = rng.choice(("", f", padding={rng.randint(0, k // 2)}"))
+    ceil = rng.choice(("", ", ceil_mode=True"))
+    extra = rng.choice(("", ", count_include_pad=False")) if kind.startswith("avg") else ""
+    return b.try_node(f"F.{kind}($0, {k}{stride}{pad}{ceil}{extra})", [a], "pool:" + kind)
+
+
+def _index_input(b: _Builder, shape, n: int, negative: bool = False, dtype: str = "int64") -> str:
+    """Indices into a dim of size `n` (duplicates likely; negative ones where the op takes them)."""
+    return b.new_input(shape, dtype, layout="contiguous", bounds=(-n if negative else 0, n))
+
+
+def _gen_index(b: _Builder):
+    """embedding, index_select, gather, advanced indexing, scatter family, arange/full/tril/triu."""
+    rng = b.rng
+    kind = rng.choice(("embedding", "index_select", "gather", "index", "index2", "scatter", "index_put", "factory"))
+    if kind == "embedding":
+        n, dim = rng.randint(1, 7), rng.randint(1, 5)
+        w = b.new_input([n, dim], rng.choice(FLOATS), layout="contiguous")
+        idx = _index_input(b, [rng.randint(1, 3), rng.randint(1, 4)][: rng.randint(1, 2)], n)
+        pad = rng.choice(("", f", padding_idx={rng.randrange(n)}"))
+        return b.try_node(f"F.embedding($1, $0{pad})", [w, idx], "embedding")
+    a = b.pick(lambda t: t.dim() >= 1 and min(t.shape) >= 1)
+    if a is None:
+        a = b.new_input(b.random_shape())
+    t = b.env[a]
+    d = _dim(rng, t)
+    n = t.shape[d]
+    if kind == "index_select":
+        idx = _index_input(b, [rng.randint(1, 5)], n, dtype=rng.choice(("int64", "int32")))
+        return b.try_node(f"torch.index_select($0, {d}, $1)", [a, idx], "index_select")
+    if kind == "gather":
+        shape = [rng.randint(1, s) for s in t.shape]
+        shape[d] = rng.randint(1, 4)
+        idx = _index_input(b, shape, n)
+        return b.try_node(f"torch.gather($0, {d}, $1)", [a, idx], "gather")
+    if kind == "index":
+        idx = _index_input(b, [rng.randint(1, 3) for _ in range(rng.randint(1, 2))], t.shape[0], negative=True)
+        form = rng.choice(("$0[$1]", "$0[$1] * 2"))
+        if t.dim() >= 2 and rng.random() < 0.5:
+            idx = _index_input(b, [rng.randint(1, 4)], t.shape[1], negative=True)
+            form = "$0[:, $1]"
+        return b.try_node(form, [a, idx], "index.Tensor")
+    if kind == "index2" and t.dim() >= 2:
+        i = _index_input(b, [rng.randint(1, 3), 1], t.shape[0], negative=True)
+        j = _index_input(b, [rng.randint(1, 3)], t.shape[1], negative=True)
+        return b.try_node("$0[$1, $2]", [a, i, j], "index.Tensor")
+    if kind == "scatter":
+        shape = [rng.randint(1, s) for s in t.shape]
+        idx = _index_input(b, shape, n)
+        src = b.new_input(shape, str(t.dtype)[6:])
+        op = rng.choice((
+            f"torch.scatter($0, {d}, $1, $2)", f"torch.scatter_add($0, {d}, $1, $2)",
+            f"torch.scatter($0, {d}, $1, 1.5)",
+            f"torch.scatter_reduce($0, {d}, $1, $2, reduce='{rng.choice(('sum', 'prod', 'amax', 'amin', 'mean'))}', "
+            f"include_self={rng.choice((True, False))})",
+        ))
+        return b.try_node(op, [a, idx, src], "scatter")
+    if kind == "index_put":
+        idx = _index_input(b, [rng.randint(1, 4)], t.shape[0], negative=True)
+        vals = b.new_input([1] + list(t.shape[1:]), str(t.dtype)[6:])
+        acc = rng.choice((True, False)) if rng.random() < 0.5 else False  # duplicates without accumulate: any write wins
+        if not acc:
+            return b.try_node("torch.index_put($0, ($1,), torch.tensor(-2, dtype=$0.dtype))", [a, idx], "index_put")
+        return b.try_node("torch.index_put($0, ($1,), $2.expand($1.shape[0], *$0.shape[1:]), accumulate=True)",
+                          [a, idx, vals], "index_put")
+    shape = list(t.shape)
+    r = t.dim()
+    form = rng.choice((
+        f"$0 + torch.arange({shape[-1]})", f"$0 * torch.arange(1, {2 * shape[-1] + 1}, 2, dtype=torch.float32)",
+        f"$0 + torch.full({shape}, 2.5)", f"$0 * torch.ones({shape[-1]}, dtype=$0.dtype)",
+        f"torch.zeros({shape}, dtype=torch.int64) + $0", "torch.full_like($0, 3)",
+        *( (f"torch.tril($0, {rng.randint(-1, 1)})", f"torch.triu($0, {rng.randint(-1, 1)})") if r >= 2 else ()),
+    ))
+    return b.try_node(form, [a], "factory")
+
+
+def _gen_gemm(b: _Builder):
+    """matmul/linear/bmm/addmm with the epilogues GEMM kernels fuse: bias, gelu, silu * up, residual, cast."""
+    rng = b.rng
+    dt = rng.choices(FLOATS, weights=(4, 1, 1))[0]
+    m, k, n = rng.randint(1, 6), rng.choice((1, 2, 3, 5, 8, 16)), rng.randint(1, 6)
+    batch = [rng.randint(1, 3)] if rng.random() < 0.4 else []
+    x = b.pick(lambda t: t.dim() >= 2 and t.is_floating_point() and str(t.dtype)[6:] == dt) if rng.random() < 0.3 else None
+    if x is None:
+        x = b.new_input(batch + [m, k], dt)
+    else:
+        k = b.env[x].shape[-1]
+    kind = rng.choice(("linear", "matmul", "bmm", "addmm", "swiglu"))
+    if kind in ("linear", "swiglu"):
+        w = b.new_input([n, k], dt, layout=rng.choice(("contiguous", "transposed")))
+        if kind == "swiglu":
+            up = b.new_input([n, k], dt, layout="contiguous")
+            if not b.try_node("F.silu(F.linear($0, $1)) * F.linear($0, $2)", [x, w, up], "gemm:swiglu"):
+                return False
+        else:
+            args = [x, w] + ([b.new_input([n], dt, layout="contiguous")] if rng.random() < 0.6 else [])
+            if not b.try_node("F.linear($0, $1" + (", $2)" if len(args) == 3 else ")"), args, "gemm:linear"):
+                return False
+    elif kind == "bmm" and b.env[x].dim() == 3:
+        w = b.new_input([b.env[x].shape[0], k, n], dt)
+        expr = rng.choice(("torch.bmm($0, $1)", "torch.baddbmm($2, $0, $1, beta=0.5, alpha=2)"))
+        args = [x, w] + ([b.new_input([1, n], dt)] if "$2" in expr else [])
+        if not b.try_node(expr, args, "gemm:bmm"):
+            return False
+    elif kind == "addmm" and b.env[x].dim() == 2:
+        w = b.new_input([k, n], dt, layout=rng.choice(("contiguous", "transposed")))
+        bias = b.new_input(rng.choice(([n], [1, n], [b.env[x].shape[0], n])), dt)
+        if not b.try_node("torch.addmm($2, $0, $1)", [x, w, bias], "gemm:addmm"):
+            return False
+    else:
+        w = b.new_input([k, n], dt, layout=rng.choice(("contiguous", "transposed")))
+        if not b.try_node("torch.matmul($0, $1)", [x, w], "gemm:matmul"):
+            return False
+    y = b.case.nodes[-1].outs[0]
+    shape = list(b.env[y].shape)
+    for _ in range(rng.randint(0, 2)):
+        epi = rng.choice(("bias", "gelu", "silu", "residual", "cast", "relu", "scale"))
+        if epi == "bias":
+            ok = b.try_node("$0 + $1", [y, b.new_input([shape[-1]], dt, layout="contiguous")], "gemm:epilogue")
+        elif epi == "residual":
+            ok = b.try_node("$0 + $1", [y, b.new_input(shape, dt)], "gemm:epilogue")
+        elif epi == "cast":
+            ok = b.try_node(f"$0.to(torch.{rng.choice(FLOATS)})", [y], "gemm:epilogue")
+        else:
+            expr = {"gelu": "F.gelu($0)", "silu": "F.silu($0)", "relu": "torch.relu($0)", "scale": "$0 * 0.125"}[epi]
+            ok = b.try_node(expr, [y], "gemm:epilogue")
+        if not ok:
+            break
+        y = b.case.nodes[-1].outs[0]
+    return True
+
+
+def _gen_attention(b: _Builder):
+    """softmax(q @ k^T * s + mask) @ v written out, and F.scaled_dot_product_attention."""
+    rng = b.rng
+    dt = rng.choices(FLOATS, weights=(4, 1, 1))[0]
+    batch = [rng.randint(1, 2), rng.randint(1, 2)][: rng.randint(0, 2)]
+    hq = batch[-1] if len(batch) == 2 else 1
+    gqa = len(batch) == 2 and rng.random() < 0.3
+    hkv = hq
+    if gqa:
+        hq = hkv * 2
+        qb = batch[:-1] + [hq]
+    else:
+        qb = batch
+    lq, lk, d, dv = rng.randint(1, 5), rng.randint(1, 6), rng.choice((1, 2, 3, 4, 8)), rng.choice((1, 2, 4, 5))
+    q = b.new_input(qb + [lq, d], dt)
+    k = b.new_input(batch + [lk, d], dt)
+    v = b.new_input(batch + [lk, dv], dt)
+    mask_kind = rng.choice(("none", "causal", "float", "bool"))
+    args = [q, k, v]
+    if mask_kind == "float":
+        args.append(b.new_input([1 if rng.random() < 0.5 else lq, lk], dt))
+    elif mask_kind == "bool":
+        args.append(b.new_input([lq, lk], "bool", layout="contiguous"))
+    if rng.random() < 0.5:
+        opts = []
+        if len(args) == 4:
+            opts.append("attn_mask=$3")
+        elif mask_kind == "causal":
+            opts.append("is_causal=True")
+        if rng.random() < 0.4:
+            opts.append(f"scale={rng.choice((0.5, 0.125, 2.0))}")
+        if gqa:
+            opts.append("enable_gqa=True")
+        return b.try_node(f"F.scaled_dot_product_attention($0, $1, $2{''.join(', ' + o for o in opts)})", args, "attn:sdpa")
+    if gqa:
+        return False
+    scale = rng.choice(("", " * 0.5", f" * {1 / math.sqrt(d):.6g}", " / 2"))
+    if not b.try_node(f"$0 @ $1.transpose(-2, -1){scale}", [q, k], "attn:explicit"):
+        return False
+    s = b.case.nodes[-1].outs[0]
+    if mask_kind == "causal":
+        ok = b.try_node(f"$0.masked_fill(torch.ones({lq}, {lk}, dtype=torch.bool).triu(1), float('-inf'))", [s], "attn:explicit")
+    elif mask_kind == "float":
+        ok = b.try_node("$0 + $1", [s, args[3]], "attn:explicit")
+    elif mask_kind == "bool":
+        ok = b.try_node("$0.masked_fill($1, -1e4)", [s, args[3]], "attn:explicit")
+    else:
+        ok = True
+    if not ok:
+        return False
+    s = b.case.nodes[-1].outs[0]
+    form = rng.choice(("torch.softmax($0, -1)", "torch.softmax($0.float(), -1).to($0.dtype)", "F.softmax($0, dim=-1)"))
+    if not b.try_node(form, [s], "attn:explicit"):
+        return False
+    p = b.case.nodes[-1].outs[0]
+    return b.try_node("$0 @ $1", [p, v], "attn:explicit")
+
+
 GENERATORS = (
     (_gen_unary, 5), (_gen_cast, 2), (_gen_binary, 6), (_gen_scalar, 3), (_gen_where, 1), (_gen_reduce, 3),
     (_gen_norm, 2), (_gen_view, 3), (_gen_split, 1.5), (_gen_cat, 1.5), (_gen_matmul, 1),
+    (_gen_elementwise_more, 5), (_gen_pad, 1.5), (_gen_cat_computed, 1), (_gen_pool, 1.5), (_gen_index, 3),
+    (_gen_gemm, 2), (_gen_attention, 1.5),
 )
 
 
-def generate(seed: int, max_nodes: int = 6) -> Case:
-    """A random valid case; the same seed always gives the same case."""
+def generate(seed: int, max_nodes: int = 6, focus: tuple[str, ...] = ()) -> Case:
+    """A random valid case; the same seed (and `focus`) always gives the same case.
+
+    `focus`: generator names without `_gen_` (e.g. "gemm", "attention") drawn 10 times as often.
+    """
     rng = random.Random(seed)
+    unknown = set(focus) - {g.__name__.removeprefix("_gen_") for g, _ in GENERATORS}
+    if unknown:
+        raise ValueError(f"unknown op families {sorted(unknown)}")
+    weights = [w * (10 if g.__name__.removeprefix("_gen_") in focus else 1) for g, w in GENERATORS]
     b = _Builder(rng, seed)
     b.new_input(b.random_shape())
     if rng.random() < 0.5:
@@ -483,7 +822,7 @@ def generate(seed: int, max_nodes: int = 6) -> Case:
     tries = 0
     while len(b.case.nodes) < target and tries < 60:
         tries += 1
-        fn = rng.choices([g for g, _ in GENERATORS], weights=[w for _, w in GENERATORS])[0]
+        fn = rng.choices([g for g, _ in GENERATORS], weights=weights)[0]
         fn(b)
     if not b.case.nodes:
         b.try_node("$0.clone()", [b.case.inputs[0].name], "unary")

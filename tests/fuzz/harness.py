@@ -80,13 +80,8 @@ def compare_one(actual, expected, reference=None) -> tuple[str, str] | None:
     try:
         torch.testing.assert_close(actual, expected, equal_nan=True)
     except AssertionError as e:
-        if reference is not None and (_low_precision(expected) or expected.is_floating_point()):
-            try:
-                torch.testing.assert_close(actual, reference, equal_nan=True)
-            except AssertionError:
-                pass
-            else:
-                return None
+        if reference is not None and expected.is_floating_point() and _each_close_to_either(actual, expected, reference):
+            return None
         return "value", str(e).strip().splitlines()[0] + " " + " ".join(str(e).split("\n")[1:4])
     real = ~torch.isnan(expected) if expected.is_floating_point() else None
     if real is not None and torch.equal(actual[real], expected[real]):
@@ -95,6 +90,31 @@ def compare_one(actual, expected, reference=None) -> tuple[str, str] | None:
         if not torch.equal(torch.signbit(actual[zeros]), torch.signbit(expected[zeros])):
             return "signed-zero", "a zero's sign differs from eager"
     return None
+
+
+# assert_close's default (rtol, atol) per dtype
+_TOLERANCES = {"float16": (1e-3, 1e-5), "bfloat16": (1.6e-2, 1e-5), "float32": (1.3e-6, 1e-5), "float64": (1e-7, 1e-7)}
+
+
+def _each_close_to_either(actual, expected, reference) -> bool:
+    """Every element is close to eager's or to the float64 reference's.
+
+    Eager rounds after every op and a fused kernel once, so within one
+    output some elements can match eager and others only the reference.
+    In float16/bfloat16 an element that a dot product or softmax sum
+    cancels to near zero carries the rounding error of the output's large
+    elements: there `atol` scales with the largest finite reference value.
+    """
+    import torch
+
+    rtol, atol = _TOLERANCES.get(str(expected.dtype).removeprefix("torch."), (0.0, 0.0))
+    finite = reference[torch.isfinite(reference)]
+    if _low_precision(expected) and finite.numel():
+        atol = max(atol, rtol * finite.double().abs().max().item())
+    a = actual.double()
+    close = torch.isclose(a, expected.double(), rtol, atol, equal_nan=True)
+    close |= torch.isclose(a, reference.double(), rtol, atol, equal_nan=True)
+    return bool(close.all())
 
 
 def _upcast_reference(model, inputs):
@@ -230,11 +250,16 @@ class Worker:
         self.previous = source
         return result
 
-    def _run(self, source: str, timeout: float) -> dict:
+    def which(self) -> str:
+        """The file of the `mlirfuse` package the worker tests (see worker.py's MLIRFUSE_FUZZ_TARGET)."""
+        return self._run(None, 60)["detail"]
+
+    def _run(self, source: str | None, timeout: float) -> dict:
         if self.proc is None or self.proc.poll() is not None:
             self._start()
+        request = {"source": source} if source is not None else {"which": True}
         try:
-            self.proc.stdin.write((json.dumps({"source": source}) + "\n").encode())
+            self.proc.stdin.write((json.dumps(request) + "\n").encode())
             self.proc.stdin.flush()
         except BrokenPipeError:
             pass

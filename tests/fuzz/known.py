@@ -22,7 +22,13 @@ import re
 
 # Open classes: class id -> what it is; "issue 9" marks classes filed there, "fuzz" classes
 # found by this fuzzer.
-CLASSES: dict[str, str] = {}
+CLASSES: dict[str, str] = {
+    "fuzz-f16-swiglu-cast": (
+        "float16 F.silu(F.linear(x, w)) * F.linear(x, u) cast .to(torch.float32) inside a cat: the float32 "
+        "output differs from eager by up to 4.5e-3 (eager rounds the float16 product before the cast; the "
+        "fused value is neither that nor the float64 reference)"
+    ),
+}
 
 # Differences from eager accepted as not wrong, with the reason; their regression tests
 # assert the documented behaviour. The fuzzer still reports them when a case hits them.

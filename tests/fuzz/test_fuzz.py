@@ -8,11 +8,12 @@ shrink a reported seed with `python bench/fuzz.py --seed S --cases 1 --shrink --
 """
 
 import os
+import random
 
 import pytest
 import torch
 
-from .gen import Case, Input, Node, generate, render
+from .gen import GENERATORS, Case, Input, Node, _Builder, generate, render
 from .harness import Worker, compare_one, normalize
 from .known import CI_SEEDS, known_class
 
@@ -25,6 +26,17 @@ def test_generator_is_deterministic():
     assert render(generate(7)) != render(generate(8))
 
 
+def test_every_op_family_yields_valid_nodes():
+    """Each generator adds an eagerly valid node for some seeds: a family eager always rejects would vanish silently."""
+    for gen, _ in GENERATORS:
+        made = 0
+        for seed in range(20):
+            b = _Builder(random.Random(seed), seed)
+            b.new_input(b.random_shape())
+            made += bool(gen(b)) and bool(b.case.nodes)
+        assert made >= 3, f"{gen.__name__} made valid nodes for only {made} of 20 seeds"
+
+
 def test_compare_catches_each_kind_of_wrong_answer():
     x = torch.tensor([1.0, -0.0, float("nan"), float("inf")])
     assert compare_one(x.clone(), x) is None
@@ -35,6 +47,15 @@ def test_compare_catches_each_kind_of_wrong_answer():
     assert compare_one(torch.tensor([1.5, -0.0, float("nan"), float("inf")]), x)[0] == "value"
     assert compare_one(torch.tensor([1.0, 0.0, float("nan"), float("inf")]), x)[0] == "signed-zero"
     assert compare_one(torch.tensor([True, False]), torch.tensor([True, True]))[0] == "value"
+    # Each element close to eager or to the float64 reference passes; one close to neither fails.
+    eager, ref = torch.tensor([1.0, 2.0], dtype=torch.bfloat16), torch.tensor([1.0, 2.0625], dtype=torch.bfloat16)
+    ref[0] = 1.0625
+    assert compare_one(torch.tensor([1.0, 2.0625], dtype=torch.bfloat16), eager, ref) is None
+    assert compare_one(torch.tensor([1.25, 2.0625], dtype=torch.bfloat16), eager, ref)[0] == "value"
+    # float16: a near-zero element is compared at the scale of the output's largest one, no coarser.
+    eager, ref = torch.tensor([2.0, 0.001], dtype=torch.float16), torch.tensor([2.0, 0.001], dtype=torch.float16)
+    assert compare_one(torch.tensor([2.0, 0.0025], dtype=torch.float16), eager, ref) is None
+    assert compare_one(torch.tensor([2.0, 0.01], dtype=torch.float16), eager, ref)[0] == "value"
 
 
 def test_signatures_ignore_numbers_and_value_names():

@@ -2,6 +2,9 @@
 
 Started by `harness.Worker` with the interpreter environment set; anything
 mlirfuse, Triton or torch print goes to stderr so stdout stays the protocol.
+`MLIRFUSE_FUZZ_TARGET` (a checkout's root) makes the worker test that
+checkout's `mlirfuse` with this checkout's fuzzer (`tests.fuzz` is imported
+before the path is put first).
 """
 
 import json
@@ -24,11 +27,18 @@ def main() -> None:
     import torch
 
     torch.set_num_threads(1)
-    import mlirfuse  # noqa: F401 - picks the Triton mode before anything imports triton
+    target = os.environ.get("MLIRFUSE_FUZZ_TARGET")
+    if target:
+        sys.path.insert(0, os.path.abspath(target))
+    import mlirfuse  # picks the Triton mode before anything imports triton
     from tests.fuzz.harness import run_case_source
 
     for line in sys.stdin:
         request = json.loads(line)
+        if request.get("which"):
+            out.write(json.dumps({"status": "which", "sig": "", "detail": mlirfuse.__file__}) + "\n")
+            out.flush()
+            continue
         try:
             result = run_case_source(request["source"])
         except Exception as e:  # eager itself failed: the case is invalid, not a bug
