@@ -6,6 +6,7 @@ view chains of kernel inputs, applied as ATen view functions).
 
 from __future__ import annotations
 
+import importlib
 from typing import Callable
 
 import torch
@@ -19,11 +20,19 @@ _LAYOUTS = {code: layout for layout, code in TORCH_LAYOUT_TO_INT.items()}
 _MEMORY_FORMATS = {code: fmt for fmt, code in TORCH_MEMORY_FORMAT_TO_INT.items()}
 
 
+# Operator namespaces torch registers only when a Python module is imported.
+_REGISTERED_BY = {"quantized_decomposed": "torch.ao.quantization.fx._decomposed"}
+
+
 def aten_overload(op_name: str):
     """`torch.aten.add.Tensor` -> torch.ops.aten.add.Tensor; no overload -> .default."""
     parts = op_name.split(".")
+    if len(parts) < 3:
+        raise UnsupportedModelError(f"no ATen operator for '{op_name}'")
     namespace, name = parts[1], parts[2]
     overload = parts[3] if len(parts) > 3 else "default"
+    if namespace in _REGISTERED_BY:
+        importlib.import_module(_REGISTERED_BY[namespace])
     try:
         return getattr(getattr(getattr(torch.ops, namespace), name), overload)
     except (AttributeError, RuntimeError):

@@ -7,15 +7,15 @@ evaluated at build time.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Callable
 
-import numpy as np
 import torch
 
 from mlirfuse.dialect import find_kernel
 from mlirfuse.errors import UnsupportedModelError
-from mlirfuse.ir import NO_CONSTANT, constant_value, ir
+from mlirfuse.ir import NO_CONSTANT, constant_value, ir, tensor_type
 from mlirfuse.lowering.triton import TritonKernel, lower_kernel
 from mlirfuse.runtime.aten import RESHAPING, aten_overload, convert, split_by_schema
 from mlirfuse.runtime.kernels import Launcher
@@ -96,14 +96,18 @@ class Program:
             return
         if name == "torch.operator":
             target = op.attributes["name"].value
-            overload = aten_overload(target if target.startswith("torch.") else "torch." + target)
-        elif name.startswith(("torch.aten.", "torch.prims.", "torch.prim.")):
-            overload = aten_overload(name)
-        else:
+            name = target if target.startswith("torch.") else "torch." + target
+        if not name.startswith("torch.") or len(op.regions):
             raise UnsupportedModelError(f"mlirfuse cannot run '{name}' (at {op.location})")
+        try:
+            overload = aten_overload(name)
+        except UnsupportedModelError as e:
+            raise UnsupportedModelError(f"mlirfuse cannot run '{name}' (at {op.location}): {e}") from None
         schema = overload._schema
         if len(schema.arguments) != len(op.operands):
-            raise UnsupportedModelError(f"'{name}' has {len(op.operands)} operands but its ATen schema has {len(schema.arguments)}")
+            raise UnsupportedModelError(
+                f"mlirfuse cannot run '{name}' (at {op.location}): {len(op.operands)} operands, its ATen schema has {len(schema.arguments)}"
+            )
         values = []
         for schema_arg, value in zip(schema.arguments, op.operands):
             arg = self._arg(value)
@@ -152,6 +156,42 @@ class Program:
 
 
 def _literal(op) -> torch.Tensor:
+    """The tensor of a `torch.vtensor.literal`: dense elements, or a `dense_resource` blob (the FX importer's form)."""
+    t = tensor_type(op.results[0].type)
+    if t is None:
+        raise UnsupportedModelError(f"mlirfuse cannot run a 'torch.vtensor.literal' of type {op.results[0].type} (at {op.location})")
+    dtype = getattr(torch, t.dtype)
     attr = op.attributes["value"]
-    array = np.array(ir.DenseElementsAttr(attr))
-    return torch.from_numpy(array.copy())
+    if ir.DenseResourceElementsAttr.isinstance(attr):
+        data = _resource_blob(op, attr)
+    else:
+        dense = ir.DenseElementsAttr(attr)
+        if dense.is_splat:
+            return torch.full(t.shape, _splat_value(dense.get_splat_value()), dtype=dtype)
+        data = bytes(memoryview(dense))
+    return torch.frombuffer(bytearray(data), dtype=dtype).reshape(t.shape).clone() if data else torch.empty(t.shape, dtype=dtype)
+
+
+def _splat_value(attr):
+    if ir.FloatAttr.isinstance(attr):
+        return ir.FloatAttr(attr).value
+    if ir.BoolAttr.isinstance(attr):
+        return ir.BoolAttr(attr).value
+    return ir.IntegerAttr(attr).value
+
+
+# One blob of a `{-# dialect_resources: { builtin: { name: "0x..." } } #-}` section.
+_BLOB = re.compile(r'^\s*("(?:[^"\\]|\\.)*"|[^\s:]+): "0x([0-9A-Fa-f]*)"', re.MULTILINE)
+
+
+def _resource_blob(op, attr) -> bytes:
+    """The bytes of a dense_resource attribute, from the resource section the op prints with.
+
+    The bindings read no blob back; printing the op prints the blobs it
+    references. A blob's first 4 bytes are its alignment.
+    """
+    name = str(attr).split("dense_resource<", 1)[1].split(">", 1)[0]
+    for key, data in _BLOB.findall(str(op)):
+        if key.strip('"') == name.strip('"'):
+            return bytes.fromhex(data)[4:]
+    raise UnsupportedModelError(f"the blob '{name}' of a 'torch.vtensor.literal' is missing (at {op.location})")
