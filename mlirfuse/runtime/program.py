@@ -43,12 +43,18 @@ class Program:
         self._launchers: dict[str, Launcher] = {}
         self._lists: dict[ir.Value, list] = {}  # ListConstruct results, built per call from their items
         self._aliases: dict[ir.Value, tuple] = {}  # extern groups' block arguments and results: what they stand for
+        self._resource_blobs: dict[str, bytes] | None = None  # dense_resource literals' data, read once
         block = func_op.regions[0].blocks[0]
         self.num_args = len(block.arguments)
         for arg in block.arguments:
             self._slot(arg)
         for op in block.operations:
             self._add(op, module)
+
+    def _blobs(self, module: ir.Module) -> dict[str, bytes]:
+        if self._resource_blobs is None:
+            self._resource_blobs = resource_blobs(module)
+        return self._resource_blobs
 
     def _slot(self, value: ir.Value) -> int:
         if value not in self.slots:
@@ -80,7 +86,8 @@ class Program:
             self.returns = [self._arg(v) for v in op.operands]
             return
         if name == "torch.vtensor.literal":
-            self.steps.append(Step(lambda t=_literal(op): t, [], {}, [self._slot(op.results[0])], "const", name))
+            tensor = _literal(op, lambda: self._blobs(module))
+            self.steps.append(Step(lambda t=tensor: t, [], {}, [self._slot(op.results[0])], "const", name))
             return
         if name == "fusion.group" and op.attributes["kind"].value == "extern":
             self._add_extern(op, module)
@@ -155,43 +162,40 @@ class Program:
         return [value(a) for a in self.returns]
 
 
-def _literal(op) -> torch.Tensor:
+def _literal(op, blobs: Callable[[], dict[str, bytes]]) -> torch.Tensor:
     """The tensor of a `torch.vtensor.literal`: dense elements, or a `dense_resource` blob (the FX importer's form)."""
     t = tensor_type(op.results[0].type)
     if t is None:
         raise UnsupportedModelError(f"mlirfuse cannot run a 'torch.vtensor.literal' of type {op.results[0].type} (at {op.location})")
     dtype = getattr(torch, t.dtype)
     attr = op.attributes["value"]
-    if ir.DenseResourceElementsAttr.isinstance(attr):
-        data = _resource_blob(op, attr)
+    if isinstance(attr, ir.DenseElementsAttr):
+        if attr.is_splat:
+            value = attr.get_splat_value()
+            return torch.full(t.shape, value.value if isinstance(value, (ir.FloatAttr, ir.BoolAttr)) else ir.IntegerAttr(value).value, dtype=dtype)
+        try:
+            data = bytes(memoryview(attr))
+        except BufferError:  # bf16: no Python buffer; its printed elements are exact
+            values = [float(v) for v in re.findall(r"[-+]?(?:inf|nan|[\d.]+(?:e[-+]?\d+)?)", str(attr).split(":")[0][6:])]
+            return torch.tensor(values, dtype=torch.float32).to(dtype).reshape(t.shape)
     else:
-        dense = ir.DenseElementsAttr(attr)
-        if dense.is_splat:
-            return torch.full(t.shape, _splat_value(dense.get_splat_value()), dtype=dtype)
-        data = bytes(memoryview(dense))
+        name = str(attr).removeprefix("dense_resource<").split(">", 1)[0]
+        if name not in blobs():
+            raise UnsupportedModelError(f"mlirfuse cannot run a 'torch.vtensor.literal' of {attr}: no such blob (at {op.location})")
+        data = blobs()[name]
     return torch.frombuffer(bytearray(data), dtype=dtype).reshape(t.shape).clone() if data else torch.empty(t.shape, dtype=dtype)
 
 
-def _splat_value(attr):
-    if ir.FloatAttr.isinstance(attr):
-        return ir.FloatAttr(attr).value
-    if ir.BoolAttr.isinstance(attr):
-        return ir.BoolAttr(attr).value
-    return ir.IntegerAttr(attr).value
-
-
-# One blob of a `{-# dialect_resources: { builtin: { name: "0x..." } } #-}` section.
+# One blob of the `{-# dialect_resources: { builtin: { name: "0x..." } } #-}` section.
 _BLOB = re.compile(r'^\s*("(?:[^"\\]|\\.)*"|[^\s:]+): "0x([0-9A-Fa-f]*)"', re.MULTILINE)
 
 
-def _resource_blob(op, attr) -> bytes:
-    """The bytes of a dense_resource attribute, from the resource section the op prints with.
+def resource_blobs(module: ir.Module) -> dict[str, bytes]:
+    """Name -> bytes of the module's `dense_resource` blobs.
 
-    The bindings read no blob back; printing the op prints the blobs it
-    references. A blob's first 4 bytes are its alignment.
+    The bindings read no blob back, and an op prints without them: the
+    module's printed resource section is the one place they are. A blob's
+    first 4 bytes are its alignment.
     """
-    name = str(attr).split("dense_resource<", 1)[1].split(">", 1)[0]
-    for key, data in _BLOB.findall(str(op)):
-        if key.strip('"') == name.strip('"'):
-            return bytes.fromhex(data)[4:]
-    raise UnsupportedModelError(f"the blob '{name}' of a 'torch.vtensor.literal' is missing (at {op.location})")
+    _, _, section = str(module).rpartition("{-#")
+    return {key.strip('"'): bytes.fromhex(data)[4:] for key, data in _BLOB.findall(section)}
