@@ -3,7 +3,7 @@
     python bench/opinfo.py                        # every op_db entry, table to bench/RESULTS.md
     python bench/opinfo.py --samples 2            # at most 2 samples per (op, dtype)
     python bench/opinfo.py --ops sum,atan2 --no-write
-    python bench/opinfo.py --stride 4             # every 4th entry (by a hash of its name)
+    python bench/opinfo.py --shard 0/4            # a quarter of the entries (by a hash of their names)
     python bench/opinfo.py --save run.json        # also keep every outcome
     python bench/opinfo.py --reuse run.json --ops a,b   # re-run a, b; the other ops' outcomes from run.json
 
@@ -39,7 +39,7 @@ class OpInfoWorker(Worker):
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--ops", default="", help="comma-separated op_db keys (default: all)")
-    parser.add_argument("--stride", type=int, default=1, help="every n-th op by a hash of its name (1: all)")
+    parser.add_argument("--shard", default="0/1", help="i/n: the i-th of n parts of op_db, split by a hash of the names")
     parser.add_argument("--samples", type=int, default=0, help="samples per (op, dtype), spread over the list (0: all)")
     parser.add_argument("--timeout", type=float, default=600, help="seconds per op before it counts as a hang")
     parser.add_argument("--no-write", action="store_true", help="do not append to bench/RESULTS.md")
@@ -47,7 +47,8 @@ def main(argv=None) -> int:
     parser.add_argument("--reuse", type=Path, help="outcomes of a --save run, for the ops not run now")
     args = parser.parse_args(argv)
 
-    keys = args.ops.split(",") if args.ops else stable_sample(opinfos(), args.stride)
+    shard, shards = map(int, args.shard.split("/"))
+    keys = args.ops.split(",") if args.ops else stable_sample(opinfos(), shards, shard)
     os.environ["MLIRFUSE_OPINFO_SAMPLES"] = str(args.samples)
     summary = Summary()
     reused = []
@@ -63,11 +64,11 @@ def main(argv=None) -> int:
             else:
                 summary.add([Outcome(key, "?", "(worker)", "crash", f"{result['sig']}: {result['detail'][:300]}")])
             print(f"[{i + 1}/{len(keys)} {time.time() - start:.0f}s] {key}: "
-                  f"{summary.op_status(summary.by_op()[key])}", file=sys.stderr, flush=True)
+                  f"{summary.op_status(summary.by_op().get(key, []))}", file=sys.stderr, flush=True)
+            if args.save:  # after every op: a run cut short keeps what it did
+                args.save.write_text(json.dumps(to_json(summary.outcomes)))
     elapsed = time.time() - start
-    if args.save:
-        args.save.write_text(json.dumps(to_json(summary.outcomes)))
-    what = f"{len(keys)} of {len(opinfos())} op_db entries" + (f" (every {args.stride}th by name hash)" if args.stride > 1 else "")
+    what = f"{len(keys)} of {len(opinfos())} op_db entries" + (f" (part {args.shard} by name hash)" if shards > 1 else "")
     if reused:
         what += f", with {len({o['op'] for o in reused})} more from {args.reuse.name} (an earlier run)"
     samples = f"{args.samples} samples per (op, dtype)" if args.samples else "all samples up to 4096 elements"

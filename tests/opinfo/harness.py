@@ -17,7 +17,8 @@ eager after every op). Each sample gives an `Outcome`:
 - `random`: the graph holds an op tagged `nondeterministic_seeded`, eager
   differs from itself under two seeds, or the OpInfo says its output is
   uninitialized memory: skipped, and listed;
-- `eager-error`: eager rejects the sample: skipped.
+- `eager-error`: eager rejects the sample, and `skipped`: the op takes
+  no dtype tried here (complex only): skipped.
 
 `Summary` adds outcomes up into the printed table, including the share of
 the ops Inductor lowers to kernels that stay ATen calls here.
@@ -70,9 +71,9 @@ def opinfos() -> dict:
     return {op_key(o): o for o in op_db}
 
 
-def stable_sample(keys, stride: int) -> list[str]:
-    """Every `stride`-th key by a hash of its name: the same keys on every machine and run."""
-    return sorted(k for k in keys if zlib.crc32(k.encode()) % stride == 0)
+def stable_sample(keys, stride: int, shard: int = 0) -> list[str]:
+    """Every `stride`-th key by a hash of its name (shard `shard` of `stride`): the same keys on every machine and run."""
+    return sorted(k for k in keys if zlib.crc32(k.encode()) % stride == shard)
 
 
 def dtypes_for(opinfo) -> list[torch.dtype]:
@@ -144,7 +145,7 @@ class Outcome:
     op: str
     dtype: str
     sample: str  # describe_sample(...)
-    status: str  # matched | unsupported | mismatch | crash | random | eager-error
+    status: str  # matched | unsupported | mismatch | crash | random | eager-error | skipped
     detail: str = ""
     launches: int = 0
     # Torch ops of the imported IR (views left out) and, of those, the ones that stayed ATen calls.
@@ -315,8 +316,11 @@ def samples_for(opinfo, dtype: torch.dtype, max_samples: int | None, max_numel: 
 def run_op(key: str, max_samples: int | None, dtypes=None) -> list[Outcome]:
     """Every chosen sample of one OpInfo entry in each of its dtypes."""
     opinfo = opinfos()[key]
+    dtypes = dtypes or dtypes_for(opinfo)
+    if not dtypes:
+        return [Outcome(key, "-", "(none)", "skipped", "no float32, integer or bool dtype (complex only)")]
     outcomes = []
-    for dtype in dtypes or dtypes_for(opinfo):
+    for dtype in dtypes:
         try:
             samples = samples_for(opinfo, dtype, max_samples)
         except Exception as e:  # noqa: BLE001 - a broken sample generator is the OpInfo's
@@ -429,7 +433,7 @@ class Summary:
             f"  mismatches         : {samples['mismatch']} samples in {len({o.op for o in self.outcomes if o.status == 'mismatch'})} ops",
             f"  crashes            : {samples['crash']} samples in {len({o.op for o in self.outcomes if o.status == 'crash'})} ops",
             f"  skipped, random    : {counts['random']}",
-            f"  skipped, no sample : {counts['skipped']}   (eager rejects the samples, or none is small enough)",
+            f"  skipped, no sample : {counts['skipped']}   (eager rejects the samples, none is small enough, or complex only)",
         ]
         left, total, worst = self.share()
         if total:
