@@ -223,3 +223,22 @@ def test_ops_that_cannot_run_are_named_with_their_location():
         func = module.body.operations[0]
         with pytest.raises(mlirfuse.UnsupportedModelError, match=r"torch\.nowhere\.frobnicate.*model\.py.*7"):
             Program(func, module)
+
+
+@pytest.mark.parametrize("dtype", [torch.complex64, torch.float64, torch.int16])
+def test_dtype_arguments_decoded_with_the_importers_codes(dtype):
+    """The importer writes complex64 as 10 (torch's ComplexDouble): ATen must get complex64 back.
+
+    Also a layout and a memory format passed through an unfused op.
+    """
+
+    def fn(x):
+        y = x.to(dtype)
+        return y, torch.empty_like(x, dtype=dtype, layout=torch.strided, memory_format=torch.contiguous_format).shape, y * 2
+
+    x = torch.randn(3, 4)
+    got = mlirfuse.compile(Lambda(fn), (x,))(x)
+    want = fn(x)
+    assert got[0].dtype == dtype and got[2].dtype == dtype
+    torch.testing.assert_close(got[0], want[0])
+    torch.testing.assert_close(got[2], want[2])

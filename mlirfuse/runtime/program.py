@@ -118,7 +118,7 @@ class Program:
         values = []
         for schema_arg, value in zip(schema.arguments, op.operands):
             arg = self._arg(value)
-            values.append(("const", convert(str(schema_arg.type), arg[1])) if arg[0] == "const" else arg)
+            values.append(("const", convert(str(schema_arg.real_type), arg[1])) if arg[0] == "const" else arg)
         args, kwargs = split_by_schema(schema, values)
         outs = [self._slot(r) for r in op.results]
         view = all(r.alias_info is not None and not r.alias_info.is_write for r in schema.returns)
