@@ -6,6 +6,7 @@
     python bench/opinfo.py --shard 0/4            # a quarter of the entries (by a hash of their names)
     python bench/opinfo.py --save run.json        # also keep every outcome
     python bench/opinfo.py --reuse run.json --ops a,b   # re-run a, b; the other ops' outcomes from run.json
+    python bench/opinfo.py --combine s0.json s1.json    # the table of saved runs (e.g. --shard 0/2 and 1/2)
 
 Each op runs in a worker subprocess (a segfault is a counted crash, a hang
 a timeout) over its float32 samples (and bfloat16 where the op takes it;
@@ -45,7 +46,15 @@ def main(argv=None) -> int:
     parser.add_argument("--no-write", action="store_true", help="do not append to bench/RESULTS.md")
     parser.add_argument("--save", type=Path, help="write every outcome to this JSON file")
     parser.add_argument("--reuse", type=Path, help="outcomes of a --save run, for the ops not run now")
+    parser.add_argument("--combine", type=Path, nargs="+", help="run nothing: the table of these --save files")
+    parser.add_argument("--note", default="", help="a line printed under the title (how the run was made)")
     args = parser.parse_args(argv)
+    if args.combine:
+        summary = Summary()
+        for path in args.combine:
+            summary.add(json.loads(path.read_text()))
+        title = f"mlirfuse OpInfo differential run: {len(summary.by_op())} of {len(opinfos())} op_db entries"
+        return _report(summary, title, args)
 
     shard, shards = map(int, args.shard.split("/"))
     keys = args.ops.split(",") if args.ops else stable_sample(opinfos(), shards, shard)
@@ -72,7 +81,12 @@ def main(argv=None) -> int:
     if reused:
         what += f", with {len({o['op'] for o in reused})} more from {args.reuse.name} (an earlier run)"
     samples = f"{args.samples} samples per (op, dtype)" if args.samples else "all samples up to 4096 elements"
-    title = f"mlirfuse OpInfo differential run: {what}, {samples}, {elapsed / 60:.0f} min"
+    return _report(summary, f"mlirfuse OpInfo differential run: {what}, {samples}, {elapsed / 60:.0f} min", args)
+
+
+def _report(summary: Summary, title: str, args) -> int:
+    if args.note:
+        title += "\n" + args.note
     report = f"{header('opinfo.py')}\n\n```\n{summary.render(title)}\n```\n"
     print(report)
     if not args.no_write:

@@ -345,13 +345,15 @@ def _inductor_tables():
 
 
 def inductor_kind(name: str) -> str:
-    """How Inductor treats a torch-mlir op name: "kernel" (lowered or decomposed), "template", "fallback" or "other"."""
+    """How Inductor treats a torch-mlir op name: "kernel" (lowered or decomposed), "template", "fallback", "scalar" or "other"."""
     try:
         overload = aten_overload(name)
     except mlirfuse.UnsupportedModelError:
         return "other"
     if TEMPLATE_OPS.match(overload._schema.name.split("::")[-1]):
         return "template"
+    if not any(str(r.type) in ("Tensor", "Tensor[]", "List[Tensor]") for r in overload._schema.returns):
+        return "scalar"  # size.int, item, ...: no tensor out, nothing to launch
     lowerings, fallbacks, decompositions = _inductor_tables()
     if overload in fallbacks:
         return "fallback"
@@ -439,8 +441,11 @@ class Summary:
         if total:
             lines.append(
                 f"  Inductor-lowered ops left as ATen calls: {left} of {total} ({100 * left / total:.1f}%)"
-                "   (ops Inductor lowers or decomposes, not fallbacks, matmul/conv/SDPA; views left out)"
+                "   (ops Inductor lowers or decomposes, not fallbacks, matmul/conv/SDPA; views and scalar ops left out)"
             )
+            kernel_ops = {n for o in self.outcomes for n in o.aten if inductor_kind(n) == "kernel"}
+            never_fused = {w.rsplit(" x", 1)[0] for w in worst}
+            lines.append(f"    distinct ops: {len(never_fused)} of {len(kernel_ops)} left as ATen calls somewhere")
             if worst:
                 lines.append("    most often left: " + ", ".join(worst[:25]))
         reasons = collections.defaultdict(list)
