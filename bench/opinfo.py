@@ -6,7 +6,8 @@
     python bench/opinfo.py --shard 0/4            # a quarter of the entries (by a hash of their names)
     python bench/opinfo.py --save run.json        # also keep every outcome
     python bench/opinfo.py --reuse run.json --ops a,b   # re-run a, b; the other ops' outcomes from run.json
-    python bench/opinfo.py --combine s0.json s1.json    # the table of saved runs (e.g. --shard 0/2 and 1/2)
+    python bench/opinfo.py --combine s0.json s1.json    # the table of saved runs (e.g. --shard 0/2 and 1/2;
+                                                        # an op in a later file replaces its earlier outcomes)
 
 Each op runs in a worker subprocess (a segfault is a counted crash, a hang
 a timeout) over its float32 samples (and bfloat16 where the op takes it;
@@ -50,9 +51,13 @@ def main(argv=None) -> int:
     parser.add_argument("--note", default="", help="a line printed under the title (how the run was made)")
     args = parser.parse_args(argv)
     if args.combine:
+        by_op: dict[str, list] = {}
+        for path in args.combine:  # a later file's outcomes of an op replace an earlier one's (a re-run)
+            saved = json.loads(path.read_text())
+            by_op.update({op: [o for o in saved if o["op"] == op] for op in {o["op"] for o in saved}})
         summary = Summary()
-        for path in args.combine:
-            summary.add(json.loads(path.read_text()))
+        for outcomes in by_op.values():
+            summary.add(outcomes)
         title = f"mlirfuse OpInfo differential run: {len(summary.by_op())} of {len(opinfos())} op_db entries"
         return _report(summary, title, args)
 

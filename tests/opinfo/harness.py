@@ -287,14 +287,25 @@ def run_sample(opinfo, dtype: torch.dtype, index: int, sample) -> Outcome:
     return out
 
 
+def _comparable(t):
+    """Sparse tensors as dense, complex32 as complex64 (torch compares neither); same dtypes checked before."""
+    if not isinstance(t, torch.Tensor):
+        return t
+    if t.layout != torch.strided:
+        t = t.to_dense()
+    return t.to(torch.complex64) if t.dtype == torch.complex32 else t
+
+
 def _compare(actual, expected, reference) -> str | None:
     got, want = _leaves(actual), _leaves(expected)
     if len(got) != len(want):
         return f"{len(got)} outputs, eager gives {len(want)}"
     for i, (a, e) in enumerate(zip(got, want)):
         if isinstance(e, torch.Tensor):
+            if not isinstance(a, torch.Tensor) or (a.dtype, a.layout) != (e.dtype, e.layout):
+                return f"output {i}: {_describe(a)} {getattr(a, 'layout', '')}, eager {_describe(e)} {e.layout}"
             ref = reference[i] if reference is not None else None
-            problem = compare_one(a, e, ref)
+            problem = compare_one(*(_comparable(t) for t in (a, e, ref)))
             if problem is not None:
                 return f"output {i}: {problem[0]}: {problem[1]}"
         elif a != e:

@@ -23,12 +23,15 @@ def main() -> None:
 
     torch.set_num_threads(1)
     import mlirfuse  # noqa: F401
-    from tests.opinfo.harness import run_op, to_json
+    from tests.opinfo.harness import Outcome, run_op, to_json
 
     max_samples = int(os.environ.get("MLIRFUSE_OPINFO_SAMPLES", "0")) or None
     for line in sys.stdin:
         key = json.loads(line)["source"]
-        outcomes = to_json(run_op(key, max_samples))
+        try:
+            outcomes = to_json(run_op(key, max_samples))
+        except Exception as e:  # noqa: BLE001 - the harness itself failed: counted, the worker lives on
+            outcomes = to_json([Outcome(key, "?", "(harness)", "crash", f"the harness failed: {type(e).__name__}: {e}"[:1000])])
         out.write(json.dumps({"status": "ok", "sig": "", "outcomes": outcomes}) + "\n")
         out.flush()
 
