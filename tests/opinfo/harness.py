@@ -341,7 +341,7 @@ def run_op(key: str, max_samples: int | None, dtypes=None) -> list[Outcome]:
             outcomes.append(run_sample(opinfo, dtype, index, sample))
             if outcomes[-1].status == "random":
                 return outcomes
-    return outcomes
+    return outcomes or [Outcome(key, "-", "(none)", "skipped", f"no sample of at most {MAX_NUMEL} elements")]
 
 
 # --- Inductor's view of an op ---------------------------------------------------------------
