@@ -26,12 +26,11 @@ import warnings
 
 import pytest
 import torch
-from torch.testing._internal.common_methods_invocations import op_db
-from torch.utils import _pytree as pytree
 
 import mlirfuse
 from mlirfuse.reductions import OPINFO_SUPPORTED
 from helpers import unfused_ops
+from opinfo.harness import OpCall, describe_sample, opinfos, spread
 
 # Reductions mlirfuse does not fuse: they must still run (through ATen) and match.
 UNSUPPORTED = ("cumsum", "norm")
@@ -47,11 +46,7 @@ EXPORT_FAILED = "torch.export could not trace"
 pytestmark = pytest.mark.filterwarnings("ignore:.*degrees of freedom is <= 0:UserWarning")
 
 
-def _key(opinfo) -> str:
-    return f"{opinfo.name}.{opinfo.variant_test_name}" if opinfo.variant_test_name else opinfo.name
-
-
-OPINFOS = {_key(o): o for o in op_db}
+OPINFOS = opinfos()
 
 
 # Samples of a supported entry that exercise what is claimed; the others
@@ -65,51 +60,6 @@ def _cases(names):
         for name in names
         for dtype in DTYPES
     ]
-
-
-def _spread(items: list, k: int) -> list:
-    """At most `k` items, evenly spaced, first and last included."""
-    if len(items) <= k:
-        return items
-    return [items[round(i * (len(items) - 1) / (k - 1))] for i in range(k)]
-
-
-def _describe(value) -> str:
-    if isinstance(value, torch.Tensor):
-        return f"Tensor{list(value.shape)}:{str(value.dtype).removeprefix('torch.')}"
-    if isinstance(value, tuple):
-        return "(" + ", ".join(_describe(v) for v in value) + ("," if len(value) == 1 else "") + ")"
-    if isinstance(value, list):
-        return "[" + ", ".join(_describe(v) for v in value) + "]"
-    if isinstance(value, dict):
-        return "{" + ", ".join(f"{k}={_describe(v)}" for k, v in value.items()) + "}"
-    return repr(value)
-
-
-def describe_sample(index: int, sample) -> str:
-    return f"#{index} input={_describe(sample.input)} args={_describe(list(sample.args))} kwargs={_describe(sample.kwargs)}"
-
-
-class OpCall(torch.nn.Module):
-    """forward(*tensors) = op(input, *args, **kwargs), with the sample's tensors as inputs.
-
-    Every tensor leaf of (input, args, kwargs) becomes a forward input, in
-    order; everything else is a constant of the module.
-    """
-
-    def __init__(self, op, sample):
-        super().__init__()
-        self.op = op
-        leaves, self.spec = pytree.tree_flatten((sample.input, sample.args, sample.kwargs))
-        self.is_tensor = [isinstance(leaf, torch.Tensor) for leaf in leaves]
-        self.constants = [None if t else leaf for t, leaf in zip(self.is_tensor, leaves)]
-        self.inputs = tuple(leaf for leaf in leaves if isinstance(leaf, torch.Tensor))
-
-    def forward(self, *tensors):
-        supplied = iter(tensors)
-        leaves = [next(supplied) if t else c for t, c in zip(self.is_tensor, self.constants)]
-        x, args, kwargs = pytree.tree_unflatten(leaves, self.spec)
-        return self.op(x, *args, **kwargs)
 
 
 def _as_tuple(out) -> tuple:
@@ -150,7 +100,7 @@ def check_opinfo(name: str, dtype: torch.dtype, *, expect_unfused: bool = False)
         if (not isinstance(s.input, torch.Tensor) or s.input.numel() <= MAX_NUMEL) and CLAIMED.get(name, lambda _: True)(s)
     ]
     failures, skipped, ran = [], [], 0
-    for index, sample in _spread(samples, MAX_SAMPLES):
+    for index, sample in spread(samples, MAX_SAMPLES):
         where = describe_sample(index, sample)
         try:
             cm = run_sample(opinfo, sample)

@@ -6,24 +6,34 @@ view chains of kernel inputs, applied as ATen view functions).
 
 from __future__ import annotations
 
+import importlib
 from typing import Callable
 
 import torch
-from torch_mlir.extras.fx_importer import TORCH_LAYOUT_TO_INT, TORCH_MEMORY_FORMAT_TO_INT
+from torch_mlir.extras.fx_importer import TORCH_DTYPE_TO_INT, TORCH_LAYOUT_TO_INT, TORCH_MEMORY_FORMAT_TO_INT
 
-from mlirfuse.elementwise import SCALAR_TYPES
 from mlirfuse.errors import UnsupportedModelError
 
-# torch-mlir passes layouts and memory formats as ints; its importer's tables, inverted.
+# torch-mlir passes dtypes, layouts and memory formats as ints; its importer's tables, inverted.
+# (Its dtype codes are not always torch's ScalarType numbers: complex64 is 10 there, 9 in torch.)
+_DTYPES = {code: dtype for dtype, code in TORCH_DTYPE_TO_INT.items()}
 _LAYOUTS = {code: layout for layout, code in TORCH_LAYOUT_TO_INT.items()}
 _MEMORY_FORMATS = {code: fmt for fmt, code in TORCH_MEMORY_FORMAT_TO_INT.items()}
+
+
+# Operator namespaces torch registers only when a Python module is imported.
+_REGISTERED_BY = {"quantized_decomposed": "torch.ao.quantization.fx._decomposed"}
 
 
 def aten_overload(op_name: str):
     """`torch.aten.add.Tensor` -> torch.ops.aten.add.Tensor; no overload -> .default."""
     parts = op_name.split(".")
+    if len(parts) < 3:
+        raise UnsupportedModelError(f"no ATen operator for '{op_name}'")
     namespace, name = parts[1], parts[2]
     overload = parts[3] if len(parts) > 3 else "default"
+    if namespace in _REGISTERED_BY:
+        importlib.import_module(_REGISTERED_BY[namespace])
     try:
         return getattr(getattr(getattr(torch.ops, namespace), name), overload)
     except (AttributeError, RuntimeError):
@@ -65,11 +75,14 @@ def aten_call(op_name: str, values: tuple) -> tuple[Callable, list, dict]:
 
 
 def convert(type_name: str, value):
-    """torch-mlir passes dtypes, layouts and memory formats as ints; ATen wants enums."""
+    """torch-mlir passes dtypes, layouts and memory formats as ints; ATen wants enums.
+
+    `type_name` is the schema argument's `real_type` (its `type` says only `int`).
+    """
     if not isinstance(value, int) or isinstance(value, bool):
         return value
     if "ScalarType" in type_name:
-        return getattr(torch, SCALAR_TYPES[value])
+        return _DTYPES[value]
     if "Layout" in type_name:
         return _LAYOUTS[value]
     if "MemoryFormat" in type_name:

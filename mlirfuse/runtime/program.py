@@ -7,15 +7,15 @@ evaluated at build time.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Callable
 
-import numpy as np
 import torch
 
 from mlirfuse.dialect import find_kernel
 from mlirfuse.errors import UnsupportedModelError
-from mlirfuse.ir import NO_CONSTANT, constant_value, ir
+from mlirfuse.ir import NO_CONSTANT, constant_value, ir, tensor_type
 from mlirfuse.lowering.triton import TritonKernel, lower_kernel
 from mlirfuse.runtime.aten import RESHAPING, aten_overload, convert, split_by_schema
 from mlirfuse.runtime.kernels import Launcher
@@ -46,12 +46,18 @@ class Program:
         self._aliases: dict[ir.Value, tuple] = {}  # extern groups' block arguments and results: what they stand for
         self._on_kernel = on_kernel
         self._total_kernels = sum(op.operation.name == "fusion.kernel" for op in module.body.operations)
+        self._resource_blobs: dict[str, bytes] | None = None  # dense_resource literals' data, read once
         block = func_op.regions[0].blocks[0]
         self.num_args = len(block.arguments)
         for arg in block.arguments:
             self._slot(arg)
         for op in block.operations:
             self._add(op, module)
+
+    def _blobs(self, module: ir.Module) -> dict[str, bytes]:
+        if self._resource_blobs is None:
+            self._resource_blobs = resource_blobs(module)
+        return self._resource_blobs
 
     def _slot(self, value: ir.Value) -> int:
         if value not in self.slots:
@@ -83,7 +89,8 @@ class Program:
             self.returns = [self._arg(v) for v in op.operands]
             return
         if name == "torch.vtensor.literal":
-            self.steps.append(Step(lambda t=_literal(op): t, [], {}, [self._slot(op.results[0])], "const", name))
+            tensor = _literal(op, lambda: self._blobs(module))
+            self.steps.append(Step(lambda t=tensor: t, [], {}, [self._slot(op.results[0])], "const", name))
             return
         if name == "fusion.group" and op.attributes["kind"].value == "extern":
             self._add_extern(op, module)
@@ -101,18 +108,22 @@ class Program:
             return
         if name == "torch.operator":
             target = op.attributes["name"].value
-            overload = aten_overload(target if target.startswith("torch.") else "torch." + target)
-        elif name.startswith(("torch.aten.", "torch.prims.", "torch.prim.")):
-            overload = aten_overload(name)
-        else:
+            name = target if target.startswith("torch.") else "torch." + target
+        if not name.startswith("torch.") or len(op.regions):
             raise UnsupportedModelError(f"mlirfuse cannot run '{name}' (at {op.location})")
+        try:
+            overload = aten_overload(name)
+        except UnsupportedModelError as e:
+            raise UnsupportedModelError(f"mlirfuse cannot run '{name}' (at {op.location}): {e}") from None
         schema = overload._schema
         if len(schema.arguments) != len(op.operands):
-            raise UnsupportedModelError(f"'{name}' has {len(op.operands)} operands but its ATen schema has {len(schema.arguments)}")
+            raise UnsupportedModelError(
+                f"mlirfuse cannot run '{name}' (at {op.location}): {len(op.operands)} operands, its ATen schema has {len(schema.arguments)}"
+            )
         values = []
         for schema_arg, value in zip(schema.arguments, op.operands):
             arg = self._arg(value)
-            values.append(("const", convert(str(schema_arg.type), arg[1])) if arg[0] == "const" else arg)
+            values.append(("const", convert(str(schema_arg.real_type), arg[1])) if arg[0] == "const" else arg)
         args, kwargs = split_by_schema(schema, values)
         outs = [self._slot(r) for r in op.results]
         view = all(r.alias_info is not None and not r.alias_info.is_write for r in schema.returns)
@@ -156,7 +167,40 @@ class Program:
         return [value(a) for a in self.returns]
 
 
-def _literal(op) -> torch.Tensor:
+def _literal(op, blobs: Callable[[], dict[str, bytes]]) -> torch.Tensor:
+    """The tensor of a `torch.vtensor.literal`: dense elements, or a `dense_resource` blob (the FX importer's form)."""
+    t = tensor_type(op.results[0].type)
+    if t is None:
+        raise UnsupportedModelError(f"mlirfuse cannot run a 'torch.vtensor.literal' of type {op.results[0].type} (at {op.location})")
+    dtype = getattr(torch, t.dtype)
     attr = op.attributes["value"]
-    array = np.array(ir.DenseElementsAttr(attr))
-    return torch.from_numpy(array.copy())
+    if isinstance(attr, ir.DenseElementsAttr):
+        if attr.is_splat:
+            value = attr.get_splat_value()
+            return torch.full(t.shape, value.value if isinstance(value, (ir.FloatAttr, ir.BoolAttr)) else ir.IntegerAttr(value).value, dtype=dtype)
+        try:
+            data = bytes(memoryview(attr))
+        except BufferError:  # bf16: no Python buffer; its printed elements are exact
+            values = [float(v) for v in re.findall(r"[-+]?(?:inf|nan|[\d.]+(?:e[-+]?\d+)?)", str(attr).split(":")[0][6:])]
+            return torch.tensor(values, dtype=torch.float32).to(dtype).reshape(t.shape)
+    else:
+        name = str(attr).removeprefix("dense_resource<").split(">", 1)[0]
+        if name not in blobs():
+            raise UnsupportedModelError(f"mlirfuse cannot run a 'torch.vtensor.literal' of {attr}: no such blob (at {op.location})")
+        data = blobs()[name]
+    return torch.frombuffer(bytearray(data), dtype=dtype).reshape(t.shape).clone() if data else torch.empty(t.shape, dtype=dtype)
+
+
+# One blob of the `{-# dialect_resources: { builtin: { name: "0x..." } } #-}` section.
+_BLOB = re.compile(r'^\s*("(?:[^"\\]|\\.)*"|[^\s:]+): "0x([0-9A-Fa-f]*)"', re.MULTILINE)
+
+
+def resource_blobs(module: ir.Module) -> dict[str, bytes]:
+    """Name -> bytes of the module's `dense_resource` blobs.
+
+    The bindings read no blob back, and an op prints without them: the
+    module's printed resource section is the one place they are. A blob's
+    first 4 bytes are its alignment.
+    """
+    _, _, section = str(module).rpartition("{-#")
+    return {key.strip('"'): bytes.fromhex(data)[4:] for key, data in _BLOB.findall(section)}

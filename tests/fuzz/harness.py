@@ -201,6 +201,8 @@ def assert_matches_eager_isolated(source: str, timeout: float = 300, repeat: int
 class Worker:
     """A subprocess running cases one at a time; restarted when it dies or hangs."""
 
+    MODULE = "tests.fuzz.worker"  # `python -m` this; it answers one JSON line per request line
+
     def __init__(self):
         self.proc = None
         self.ran = 0  # cases run by the current process
@@ -218,7 +220,7 @@ class Worker:
         env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
         self.ran = 0
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "tests.fuzz.worker"], cwd=REPO, env=env,
+            [sys.executable, "-m", self.MODULE], cwd=REPO, env=env,
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, start_new_session=True,
         )
 
