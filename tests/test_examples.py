@@ -29,3 +29,11 @@ def test_transformers_report_example(capsys):
     assert int(re.search(r"launches per call  : (\d+)", out).group(1)) > 0
     assert "(ok)" in out and "MISMATCH" not in out
     assert "[mlirfuse" not in err  # not a terminal: no progress line
+
+
+def test_torch_compile_example(capsys):
+    assert load_example("torch_compile").main(["--steps", "2"]) == 0
+    out, _ = capsys.readouterr()
+    assert out.count("parameters equal") == 2 and out.rstrip().endswith("ok"), out
+    launches = {role: int(n) for role, n in re.findall(r"^(forward|backward): \d+ graph\(s\), (\d+) launches", out, re.M)}
+    assert launches.get("forward", 0) > 0 and launches.get("backward", 0) > 0, out
