@@ -21,10 +21,11 @@ form either way.
 
 from __future__ import annotations
 
+from mlirfuse.indexing import scatter_op
 from mlirfuse.ir import add_dialect_search_prefix, ir
 from mlirfuse.reductions import REDUCTIONS, Reduction, reduction
 
-GROUP_KINDS = ("pointwise", "reduction", "persistent-reduction", "concat", "extern")
+GROUP_KINDS = ("pointwise", "reduction", "persistent-reduction", "concat", "extern", "scatter")
 
 
 class _Failed(Exception):
@@ -100,6 +101,8 @@ def _verify_kind_matches_body(op, kind: str) -> None:
                 _error(op, f"of kind \"{kind}\" holds a '{r.operation.name}' that is not fused: {why}")
     elif kind in ("pointwise", "concat") and reductions:
         _error(op, f"of kind \"{kind}\" holds a reduction '{reductions[0].operation.name}'")
+    if kind == "scatter" and scatter_op(op.regions[0].blocks[0]) is None:
+        _error(op, "of kind \"scatter\" must hold exactly one scatter op")
     if kind == "concat":
         cats = sum(o.operation.name == "torch.aten.cat" for o in ops)
         if cats != 1:

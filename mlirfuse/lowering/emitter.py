@@ -41,6 +41,7 @@ from typing import Callable
 
 from mlirfuse.elementwise import RULES, TRITON_DTYPES, compute_dtype, literal, promote
 from mlirfuse.errors import MlirfuseError
+from mlirfuse.indexing import indexed_operand, reads_shape_only
 from mlirfuse.ir import TensorType, block_ops, constant_value, ir, is_constant_like, tensor_type
 from mlirfuse.views import RESHAPES, VIEW_OPS, view_chain
 
@@ -61,6 +62,10 @@ class Site:
     input: int
     chain: tuple = ()  # ((op name, constant args), ...)
     name: str = ""
+    # A gather's table: addressed at computed offsets through its own `table_rank` strides.
+    table_rank: int = 0
+    # A gather's index input: (indexed dim's size, negatives wrap?, eager's exception name), checked before launch.
+    check: tuple | None = None
 
     def comment(self) -> str:
         def text(arg) -> str:
@@ -87,6 +92,10 @@ class TritonKernel:
     # (pointwise) or the reduced input's (reduction); and the reduced dims.
     space: tuple[int, ...] = ()
     reduced: tuple[int, ...] = ()
+    # Where a kernel without inputs (creation ops only) allocates its outputs.
+    device: str = ""
+    # (output, input) pairs: the output starts as a copy of the input (a scatter writes into it).
+    init: tuple = ()
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -223,7 +232,13 @@ def load_sites(name: str, block: ir.Block) -> dict[ir.Value, Site]:
     views_of: dict[int, int] = {}
 
     def read_by_compute(v: ir.Value) -> bool:
-        return any(u.owner.operation.name not in VIEW_OPS for u in v.uses)
+        # Gathers read their tables and index inputs at computed places (lowering/indexing.py), *_like ops only a shape.
+        return any(
+            u.owner.operation.name not in VIEW_OPS
+            and not indexed_operand(u.owner, u.operand_number)
+            and not reads_shape_only(u.owner.operation.name, u.operand_number)
+            for u in v.uses
+        )
 
     for arg in block.arguments:
         if read_by_compute(arg):
@@ -372,7 +387,7 @@ class KernelEmitter:
         params = [site.name for site in sites] + [f"out{j}" for j in range(outputs)]
         params += [f"c{k}" for k in range(len(self.scalars))]
         params += sizes
-        params += [f"{site.name}_st{d}" for site in sites for d in range(rank)]
+        params += [f"{site.name}_st{d}" for site in sites for d in range(site.table_rank or rank)]
         return params
 
     def render(self, header: list[str], params: list[str], blocks: list[str], lines: list[str]) -> str:

@@ -5,7 +5,7 @@ them); every schedule writes its lines through the one `KernelEmitter` in
 `mlirfuse.lowering.emitter` (per-op emitters, loads, stores, index lines,
 source assembly):
 
-    pointwise, concat               lowering/pointwise.py   one flat [XBLOCK] block
+    pointwise, concat, scatter      lowering/pointwise.py   one flat [XBLOCK] block
     reduction, persistent-reduction lowering/reduction.py   [XBLOCK, RBLOCK] tiles, looped or not
 
 This module only writes text; it never imports triton (see
@@ -20,7 +20,7 @@ from mlirfuse.lowering.pointwise import lower_pointwise
 from mlirfuse.lowering.reduction import lower_reduction
 
 # Kernels over one flat iteration space (no reduction loop).
-POINTWISE_KINDS = ("pointwise", "concat")
+POINTWISE_KINDS = ("pointwise", "concat", "scatter")
 REDUCTION_KINDS = ("reduction", "persistent-reduction")
 
 

@@ -13,6 +13,8 @@ import dataclasses
 from mlirfuse.analysis import AnalysisManager
 from mlirfuse.analysis.dependence import DependenceAnalysis
 from mlirfuse.elementwise import why_not_fusible
+from mlirfuse.indexing import INDEXING_OPS
+from mlirfuse.indexing import why_not_fusible as why_not_indexing
 from mlirfuse.ir import defining_op, ir, op_id
 from mlirfuse.passes.base import ModulePass
 from mlirfuse.passes.legality import (
@@ -54,6 +56,8 @@ def why_outside(op, group, role: str, dep: DependenceAnalysis, limits: Limits) -
     if op.name in REDUCTIONS:
         red = reduction(op.opview)
         return red if isinstance(red, str) else "not merged"
+    if op.name in INDEXING_OPS:
+        return why_not_indexing(op.opview) or "not merged"
     return why_not_fusible(op.opview) or "not merged"
 
 

@@ -24,6 +24,8 @@ import dataclasses
 from mlirfuse.analysis import AnalysisManager
 from mlirfuse.analysis.dependence import DependenceAnalysis
 from mlirfuse.elementwise import RULES, fusible
+from mlirfuse.indexing import INDEX_LISTS, INDEXING_OPS, SCATTERS
+from mlirfuse.indexing import why_not_fusible as why_not_indexing
 from mlirfuse.ir import defining_op, ir, parent_name, rewrite
 from mlirfuse.passes.base import ModulePass, function_ops, pattern
 from mlirfuse.passes.legality import (
@@ -50,7 +52,7 @@ class VerticalFuser:
         self.changed = False
         patterns = rewrite.RewritePatternSet()
         wrap, merge = self._tracking(self.wrap), self._tracking(self.merge_producer)
-        for name in list(RULES) + list(REDUCTIONS):
+        for name in list(RULES) + list(REDUCTIONS) + sorted(INDEXING_OPS):
             patterns.add(name, wrap)
         patterns.add("fusion.group", merge)
         self.patterns = patterns.freeze()
@@ -90,7 +92,7 @@ class VerticalFuser:
         for ops in function_ops(self.module):
             for op in reversed(ops):
                 name = op.operation.name
-                pure = name in RULES or name in REDUCTIONS or name in VIEW_OPS or name in (CAT, "torch.prim.ListConstruct")
+                pure = name in RULES or name in REDUCTIONS or name in INDEXING_OPS or name in VIEW_OPS or name in (CAT, "torch.prim.ListConstruct")
                 if pure and not any(list(r.uses) for r in op.results):
                     self.rewriter.erase(op)
 
@@ -102,19 +104,30 @@ class VerticalFuser:
             if not isinstance(reduction(op), Reduction):
                 return False
             kind = "reduction"
-        elif fusible(op):
+        elif fusible(op) if op.operation.name not in INDEXING_OPS else why_not_indexing(op) is None:
             kind = "pointwise"
         else:
             return False
+        if op.operation.name in SCATTERS:
+            kind = "scatter"
+        if op.operation.name in INDEX_LISTS:  # the list of index tensors goes in with it (its items become inputs)
+            items = defining_op(op.operands[1]).opview
+            if any(u.owner.operation != op.operation for u in items.results[0].uses):
+                items = self.rewriter.clone_before(items, op)
+                self.rewriter.set_operand(op, 1, items.results[0])
+            self.rewriter.wrap([items, op], kind)
+            return True
         self.rewriter.wrap([op], kind)
         return True
 
     def merge_producer(self, consumer) -> bool:
         """Merge the first group that feeds `consumer` into it, if legal."""
-        if group_kind(consumer) not in FUSIBLE_KINDS:
+        kind = group_kind(consumer)
+        if kind not in FUSIBLE_KINDS and kind != "scatter":
             return False
         for operand in consumer.operands:
-            view = absorbable_view(operand, consumer)
+            # (A scatter reads its views as strided tensors: the one it writes into is copied, not indexed.)
+            view = absorbable_view(operand, consumer) if kind != "scatter" else None
             if view is not None:
                 self._absorb_view(view, consumer)
                 return True
