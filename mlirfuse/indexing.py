@@ -82,7 +82,12 @@ SCATTERS = {
 # Dtypes `tl.atomic_add` takes on every target (and the interpreter).
 ATOMIC_DTYPES = ("float32", "float64", "int32", "int64")
 
-INDEXING_OPS = frozenset(GATHERS) | frozenset(CREATIONS) | frozenset(TRIANGLES) | frozenset(SCATTERS)
+# The input with a slice (a select) replaced by `src` (operand #1), which is read
+# at computed coordinates (it is a table, so a kernel input); the rest of the
+# result reads the input where it is.
+EMBEDS = ("torch.aten.slice_scatter", "torch.aten.select_scatter")
+
+INDEXING_OPS = frozenset(GATHERS) | frozenset(CREATIONS) | frozenset(TRIANGLES) | frozenset(SCATTERS) | frozenset(EMBEDS)
 
 
 @dataclass(frozen=True)
@@ -285,6 +290,45 @@ def scatter_op(block: ir.Block):
     return found[0] if len(found) == 1 else None
 
 
+@dataclass(frozen=True)
+class Embed:
+    """slice_scatter / select_scatter: along `dim`, result coordinate c holds src's (c - start) // step
+    where start <= c < end and (c - start) % step == 0 (select: c == start, and src lacks `dim`)."""
+
+    dim: int
+    start: int
+    end: int
+    step: int
+    select: bool
+
+
+def embed(op) -> Embed | str:
+    """The slice a slice_scatter / select_scatter replaces, or why it is not fusible."""
+    name = op.operation.name
+    types = [tensor_type(op.operands[i].type) for i in (0, 1)] + [tensor_type(op.results[0].type)]
+    if any(t is None or not t.is_static for t in types):
+        return "operand or result is not a statically shaped tensor"
+    shape, src = types[0].shape, types[1].shape
+    args = [constant_value(v) for v in list(op.operands)[2:]]
+    if any(a is not None and (isinstance(a, bool) or not isinstance(a, int)) for a in args) or args[0] is None:
+        return "dim, start, end or step is not a constant"
+    if not shape or not -len(shape) <= args[0] < len(shape):
+        return "dim out of range"
+    dim = args[0] % len(shape)
+    size = shape[dim]
+    if name == "torch.aten.select_scatter":
+        index = args[1] + size if args[1] < 0 else args[1]
+        if not 0 <= index < size or src != shape[:dim] + shape[dim + 1 :]:
+            return "index out of range or src of the wrong shape"
+        return Embed(dim, index, index + 1, 1, True)
+    start, end, step = (args + [None, None, 1])[1:4]
+    start, end, step = 0 if start is None else start, size if end is None else end, 1 if step is None else step
+    start, end = (min(max(v + size if v < 0 else v, 0), size) for v in (start, end))
+    if step < 1 or src != shape[:dim] + (len(range(start, end, step)),) + shape[dim + 1 :]:
+        return "step is not positive or src has the wrong shape"
+    return Embed(dim, start, end, step, False)
+
+
 def _dtype_ok(op, position) -> str | None:
     if position is None:
         return None
@@ -351,6 +395,9 @@ def why_not_fusible(op) -> str | None:
         return None if isinstance(constant_value(op.operands[1]), int) else "diagonal is not a constant"
     if name in CREATIONS:
         return _why_not_creation(op)
+    if name in EMBEDS:
+        plan = embed(op)
+        return plan if isinstance(plan, str) else None
     if name in SCATTERS:
         plan = scatter(op)
         return plan if isinstance(plan, str) else None
@@ -368,12 +415,14 @@ def indexed_operand(op, operand_number: int) -> bool:
     name = op.operation.name
     if name == "torch.prim.ListConstruct":
         return any(u.owner.operation.name in INDEX_LISTS and u.operand_number == 1 for u in op.results[0].uses)
+    if name in EMBEDS:
+        return operand_number == 1
     spec = GATHERS.get(name) or (SCATTERS[name][0] if name in SCATTERS else None)
     return spec is not None and (operand_number == spec[0] or operand_number in spec[1])
 
 
 __all__ = [
-    "ARANGES", "ATOMIC_DTYPES", "CREATIONS", "EYES", "GATHERS", "Gather", "INDEXING_OPS", "INDEX_LISTS", "SCATTERS",
-    "Scatter", "TRIANGLES", "creation_value", "gather", "index_list", "indexed_operand", "reads_shape_only", "scatter",
+    "ARANGES", "ATOMIC_DTYPES", "CREATIONS", "EMBEDS", "EYES", "Embed", "GATHERS", "Gather", "INDEXING_OPS", "INDEX_LISTS", "SCATTERS",
+    "Scatter", "TRIANGLES", "creation_value", "embed", "gather", "index_list", "indexed_operand", "reads_shape_only", "scatter",
     "scatter_op", "why_not_fusible",
 ]

@@ -13,7 +13,7 @@ import torch
 import torch.nn.functional as F
 
 import mlirfuse
-from helpers import Lambda, compile_and_compare
+from helpers import Lambda, compile_and_compare, kernel_ops
 
 
 def ids(high: int, shape, dtype=torch.int64):
@@ -57,11 +57,10 @@ def test_embedding_out_of_range_raises_like_eager():
             cm(bad, w)
 
 
-@pytest.mark.parametrize("dim", [0, 1, -1])
-def test_index_select_with_duplicates(dim):
-    x = torch.randn(5, 6)
-    index = torch.tensor([4, 0, 4, 2])
-    one_kernel(lambda x, i: torch.index_select(x, dim, i) - 1, (x, index), "torch.aten.index_select")
+def test_index_select_with_duplicates():
+    x, index = torch.randn(5, 6), torch.tensor([4, 0, 4, 2])
+    fn = lambda x, i: tuple(torch.index_select(x, dim, i) - 1 for dim in (0, 1, -1))  # noqa: E731
+    compile_and_compare(fn, (x, index), op="torch.aten.index_select")
 
 
 def test_index_select_int64_values():
@@ -101,21 +100,13 @@ def test_gather_out_of_range_raises_like_eager():
         cm(x, bad)
 
 
-INDEX_CASES = {
-    "x[i]": (lambda x, i, j: x[i] + 1, (6, 4, 3)),
-    "x[:, i]": (lambda x, i, j: x[:, i] * 2, (3, 6, 2)),
-    "x[i, j] broadcast": (lambda x, i, j: x[i.unsqueeze(1), j] - 1, (6, 6, 4)),
-    "x[i, :, j] apart": (lambda x, i, j: torch.exp(x[i, :, j]), (6, 3, 6)),
-}
+def test_advanced_indexing_with_negative_indices():
+    # x[i], x[:, i], x[i, j] broadcast, x[i, :, j] apart; negatives count from the end, as eager's.
+    def fn(x, i, j):
+        return x[i] + 1, x[:, i] * 2, x[i.unsqueeze(1), j] - 1, torch.exp(x[i, :, j])
 
-
-@pytest.mark.parametrize("name", list(INDEX_CASES))
-def test_advanced_indexing_with_negative_indices(name):
-    fn, shape = INDEX_CASES[name]
-    x = torch.randn(shape)
-    i = torch.tensor([0, -1, 3, -6])  # negatives count from the end, as eager's
-    j = torch.tensor([2, -3, 5, 0]) if name != "x[:, i]" else torch.tensor([1, 1, 0, 0])
-    one_kernel(fn, (x, i, j), "torch.aten.index.Tensor")
+    compile_and_compare(fn, (torch.randn(6, 6, 6), torch.tensor([0, -1, 3, -6]), torch.tensor([2, -3, 5, 0])),
+                        op="torch.aten.index.Tensor")
 
 
 def test_advanced_indexing_out_of_range_raises_like_eager():
@@ -138,29 +129,27 @@ def test_boolean_mask_index_stays_aten():
 # --- creation ------------------------------------------------------------------------------
 
 
-CREATION_CASES = {
-    "arange": (lambda x: x + torch.arange(6), "torch.aten.arange"),
-    "arange.start_step float": (lambda x: x * torch.arange(0.5, 3.5, 0.5), "torch.aten.arange"),
-    "arange.start_step 0.1": (lambda x: x + torch.arange(-0.3, 0.3, 0.1), "torch.aten.arange"),
-    "full": (lambda x: x - torch.full((4, 6), 2.5), "torch.aten.full"),
-    "zeros": (lambda x: torch.maximum(x, torch.zeros(6)), "torch.aten.zeros"),
-    "ones": (lambda x: x / torch.ones(4, 1), "torch.aten.ones"),
-    "zeros_like": (lambda x: torch.zeros_like(x) + x * 2, "torch.aten.zeros_like"),
-    "ones_like": (lambda x: torch.ones_like(x) - x, "torch.aten.ones_like"),
-    "full_like": (lambda x: torch.full_like(x, 7.0) * x, "torch.aten.full_like"),
-    "new_ones": (lambda x: x.new_ones(4, 6) + x, "torch.aten.new_ones"),
-    "eye": (lambda x: x[:, :4] + torch.eye(4), "torch.aten.eye"),
-    "eye.m": (lambda x: x * torch.eye(4, 6), "torch.aten.eye"),
-    "tril": (lambda x: torch.tril(x * 2), "torch.aten.tril"),
-    "triu diagonal": (lambda x: torch.triu(x + 1, 1), "torch.aten.triu"),
-    "tril of ones": (lambda x: x * torch.ones(4, 6).tril(-1), "torch.aten.tril"),
+CREATION_OPS = {
+    "arange": lambda x: x + torch.arange(6),
+    "arange.start_step": lambda x: (x[:, :3] * torch.arange(0.5, 2.0, 0.5), x + torch.arange(-0.3, 0.3, 0.1)),
+    "full": lambda x: x - torch.full((4, 6), 2.5),
+    "zeros": lambda x: torch.maximum(x, torch.zeros(6)),
+    "ones": lambda x: x / torch.ones(4, 1),
+    "zeros_like": lambda x: torch.zeros_like(x) + x * 2,
+    "ones_like": lambda x: torch.ones_like(x) - x,
+    "full_like": lambda x: torch.full_like(x, 7.0) * x,
+    "new_ones": lambda x: x.new_ones(4, 6) + x,
+    "eye": lambda x: (x[:, :4] + torch.eye(4), x * torch.eye(4, 6)),
+    "tril": lambda x: (torch.tril(x * 2), x * torch.ones(4, 6).tril(-1)),
+    "triu": lambda x: torch.triu(x + 1, 1),
 }
 
 
-@pytest.mark.parametrize("name", list(CREATION_CASES))
-def test_creation_fused(name):
-    fn, op = CREATION_CASES[name]
-    one_kernel(fn, (torch.randn(4, 6),), op)
+def test_creation_fused():
+    # Each op in a kernel (the iteration space's coordinates give its values), none through ATen.
+    cm = compile_and_compare(lambda x: tuple(f(x) for f in CREATION_OPS.values()), (torch.randn(4, 6),))
+    found = {op.split(".")[2] for op in kernel_ops(cm)}
+    assert {op.split(".")[0] for op in CREATION_OPS} <= found, found
 
 
 def test_int64_arange_and_bool_tril():
@@ -246,3 +235,10 @@ def test_scatter_out_of_range_raises_like_eager():
         model(x, torch.tensor([0, 4]))
     with pytest.raises(IndexError):
         cm(x, torch.tensor([0, 4]))
+
+
+def test_slice_and_select_scatter():
+    # The input everywhere but in the slice (select), where src is read at its own coordinates.
+    x, y, z = torch.randn(4, 7), torch.randn(4, 3), torch.randn(7)
+    fn = lambda x, y, z: torch.select_scatter(torch.slice_scatter(x * 2, y, 1, 1, 7, 2), z, 0, -1) + 1  # noqa: E731
+    one_kernel(fn, (x, y, z), "torch.aten.slice_scatter")

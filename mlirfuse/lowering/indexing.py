@@ -24,7 +24,19 @@ from __future__ import annotations
 import math
 
 from mlirfuse.elementwise import FLOAT_DTYPES, TRITON_DTYPES, compute_dtype
-from mlirfuse.indexing import ARANGES, CREATIONS, EYES, GATHERS, SCATTERS, TRIANGLES, creation_value, gather, scatter
+from mlirfuse.indexing import (
+    ARANGES,
+    CREATIONS,
+    EMBEDS,
+    EYES,
+    GATHERS,
+    SCATTERS,
+    TRIANGLES,
+    creation_value,
+    embed,
+    gather,
+    scatter,
+)
 from mlirfuse.ir import block_ops, constant_value, ir, tensor_type
 from mlirfuse.lowering.emitter import KernelEmitter, LoweringError, Site, Value, cast
 from mlirfuse.views import view_chain
@@ -47,6 +59,12 @@ def indexing_sites(name: str, block: ir.Block) -> dict[tuple[ir.Value, int], Sit
         return Site(i, views + extra, f"in{i}_{role}{n}", **fields)
 
     for op in block_ops(block)[0]:
+        if op.operation.name in EMBEDS:
+            src = op.operands[1]
+            table = site_of(src, "t", table_rank=len(tensor_type(src.type).shape))
+            if table is None:
+                raise LoweringError(f"kernel @{name}: '{op.operation.name}' reads a computed src; it must be a kernel input")
+            sites[(op.results[0], -1)] = table
         if op.operation.name not in GATHERS and op.operation.name not in SCATTERS:
             continue
         plan = gather(op) if op.operation.name in GATHERS else scatter(op)
@@ -113,6 +131,8 @@ class IndexingEmitter(KernelEmitter):
             return self._triangle(op, operand_value)
         if name in CREATIONS:
             return self._creation(op)
+        if name in EMBEDS:
+            return self._embed(op, operand_value)
         return super().emit_op(op, operand_value)
 
     def result_coord(self, shape, j: int) -> str:
@@ -169,6 +189,30 @@ class IndexingEmitter(KernelEmitter):
             self.out.append(f"tl.atomic_add(out{j} + ({offset}), {cast(value, dtype)}, mask={mask})  # {op.operation.name}")
         else:
             self.store(f"out{j}", f"({offset})", value, dtype, mask, op.operation.name)
+
+    def _embed(self, op, operand_value) -> Value:
+        """slice_scatter / select_scatter: src inside the slice (loaded at its coordinates there), the input elsewhere."""
+        plan = embed(op)
+        result = tensor_type(op.results[0].type)
+        x = operand_value(op.operands[0])
+        src = self.indexing[(op.results[0], -1)]
+        c = self.result_coord(result.shape, plan.dim)
+        inside = f"({c} >= {plan.start}) & ({c} < {plan.end})"
+        if plan.step != 1:
+            inside += f" & (({c} - {plan.start}) % {plan.step} == 0)"
+        inside = self.tmp(inside, "bool", f"inside the slice along dim {plan.dim}").text
+        terms = []
+        for d in range(len(result.shape)):
+            if d == plan.dim:
+                if not plan.select:
+                    terms.append(f"(({c} - {plan.start}) // {plan.step}) * {src.name}_st{d}")
+                continue
+            if result.shape[d] != 1:
+                terms.append(f"{self.result_coord(result.shape, d)} * {src.name}_st{d - (plan.select and d > plan.dim)}")
+        mask = f"{self.lane_mask(result.shape)} & {inside}"
+        value = self.load(f"{src.name} + ({' + '.join(terms) or '0'})", tensor_type(op.operands[1].type).dtype, f"{op.operation.name}: {src.comment()}", mask, other="0")
+        dtype = compute_dtype(result.dtype)
+        return self.tmp(f"tl.where({inside}, {cast(value, dtype)}, {cast(x, dtype)})", dtype, op.operation.name)
 
     def _triangle(self, op, operand_value) -> Value:
         result = tensor_type(op.results[0].type)

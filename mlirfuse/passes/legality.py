@@ -20,7 +20,16 @@ from mlirfuse.analysis import AnalysisManager
 from mlirfuse.analysis.alias import AliasAnalysis
 from mlirfuse.analysis.dependence import DependenceAnalysis
 from mlirfuse.analysis.shapes import ShapeAnalysis
-from mlirfuse.indexing import GATHERS, INDEX_LISTS, gather, indexed_operand, reads_shape_only, scatter, scatter_op
+from mlirfuse.indexing import (
+    EMBEDS,
+    GATHERS,
+    INDEX_LISTS,
+    gather,
+    indexed_operand,
+    reads_shape_only,
+    scatter,
+    scatter_op,
+)
 from mlirfuse.ir import (
     constant_value,
     defining_op,
@@ -125,6 +134,8 @@ def why_not_indexed(producer, consumer) -> str | None:
             if owner.operation.name == "torch.prim.ListConstruct" and indexed_operand(owner, number):
                 owner = next(u.owner for u in owner.results[0].uses if u.owner.operation.name in INDEX_LISTS)
                 number = None
+            if owner.operation.name in EMBEDS and number == 1:
+                return "indexes a computed value (the table must be a kernel input)"
             if owner.operation.name in GATHERS:
                 plan = gather(owner)
                 if isinstance(plan, str):

@@ -210,3 +210,32 @@ func.func @no_fuse_shape_only_and_bf16_accumulate(%x: !torch.vtensor<[5,3],bf16>
   %2 = torch.aten.index_put %0, %l, %v, %true : !torch.vtensor<[5,3],bf16>, !torch.list<optional<vtensor>>, !torch.vtensor<[2,3],bf16>, !torch.bool -> !torch.vtensor<[5,3],bf16>
   return %1, %2 : !torch.vtensor<[5,3],bf16>, !torch.vtensor<[5,3],bf16>
 }
+
+// -----
+
+// slice_scatter / select_scatter read their input where it is and src (a
+// kernel input) at computed coordinates inside the slice: the mul before
+// and the add after join; a computed src does not.
+
+// CHECK-LABEL: func.func @fuse_slice_scatter
+// CHECK:         %[[E:.+]] = "fusion.group"(%arg2) ({
+// CHECK:           torch.aten.exp
+// CHECK:         "fusion.group"(%arg0, %arg1, %[[E]]) ({
+// CHECK:           torch.aten.mul.Scalar
+// CHECK:           torch.aten.slice_scatter
+// CHECK:           torch.aten.add.Scalar
+// CHECK:           torch.aten.select_scatter
+// CHECK:         }) {fusion.explain = ["producer fusion.group: indexes a computed value (the table must be a kernel input)"], kind = "pointwise"}
+func.func @fuse_slice_scatter(%x: !torch.vtensor<[4,7],f32>, %y: !torch.vtensor<[4,3],f32>, %z: !torch.vtensor<[7],f32>) -> !torch.vtensor<[4,7],f32> {
+  %int0 = torch.constant.int 0
+  %int1 = torch.constant.int 1
+  %int2 = torch.constant.int 2
+  %int7 = torch.constant.int 7
+  %int-1 = torch.constant.int -1
+  %0 = torch.aten.mul.Scalar %x, %int2 : !torch.vtensor<[4,7],f32>, !torch.int -> !torch.vtensor<[4,7],f32>
+  %1 = torch.aten.slice_scatter %0, %y, %int1, %int1, %int7, %int2 : !torch.vtensor<[4,7],f32>, !torch.vtensor<[4,3],f32>, !torch.int, !torch.int, !torch.int, !torch.int -> !torch.vtensor<[4,7],f32>
+  %2 = torch.aten.add.Scalar %1, %int1, %int1 : !torch.vtensor<[4,7],f32>, !torch.int, !torch.int -> !torch.vtensor<[4,7],f32>
+  %3 = torch.aten.exp %z : !torch.vtensor<[7],f32> -> !torch.vtensor<[7],f32>
+  %4 = torch.aten.select_scatter %2, %3, %int0, %int-1 : !torch.vtensor<[4,7],f32>, !torch.vtensor<[7],f32>, !torch.int, !torch.int -> !torch.vtensor<[4,7],f32>
+  return %4 : !torch.vtensor<[4,7],f32>
+}
