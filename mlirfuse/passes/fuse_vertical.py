@@ -160,7 +160,10 @@ class FuseVertical(ModulePass):
     comparisons, where/masked_fill, clamp and activations (relu, gelu, silu, ...);
     sum/mean/amax/amin/prod/argmax/argmin with their pointwise prologue and
     epilogue. Views of group inputs join the group (read by index
-    arithmetic). A producer used outside the chain is exported as an extra
+    arithmetic). Gathers (embedding, index_select, gather, index) and
+    creation ops (arange, full, zeros, ones, eye, tril/triu ...) join
+    pointwise and reduction groups; scatters (scatter, scatter_add,
+    index_put) end `scatter` groups (see mlirfuse/indexing.py). A producer used outside the chain is exported as an extra
     group result; merges that would create a cycle are refused. Options:
     max-args (tensor arguments per kernel, default 128), max-group-size
     (torch ops per group, 0 = unlimited).
