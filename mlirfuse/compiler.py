@@ -165,7 +165,9 @@ class CompiledModule:
         explain: bool = False,
         max_specializations: int = DEFAULT_MAX_SPECIALIZATIONS,
         strict: bool = False,
+        imported: ImportedProgram | None = None,
     ):
+        """`imported`: the example inputs' program, where the caller imported it already."""
         if not isinstance(max_specializations, int) or isinstance(max_specializations, bool) or max_specializations < 1:
             raise ValueError(f"max_specializations must be a positive int, got {max_specializations!r}")
         self.model = model
@@ -177,7 +179,7 @@ class CompiledModule:
         self.specializations: dict[tuple, CompiledGraph | None] = {}
         self.guard_stats = {"compiles": 0, "hits": 0, "eager_calls": 0}
         kwargs = example_kwargs or {}
-        self._current = self._specialize(input_key(example_inputs, kwargs), example_inputs, kwargs)
+        self._current = self._specialize(input_key(example_inputs, kwargs), example_inputs, kwargs, imported)
 
     # The specialization the last call ran (at first: the example's).
     imported = property(lambda self: self._current.imported)
@@ -190,11 +192,12 @@ class CompiledModule:
         """Kernel name -> why its neighbours were not fused (compile with explain=True)."""
         return self._current.explain()
 
-    def _specialize(self, key: tuple, args: tuple, kwargs: dict) -> CompiledGraph:
+    def _specialize(self, key: tuple, args: tuple, kwargs: dict, imported: ImportedProgram | None = None) -> CompiledGraph:
         progress = Progress()
         try:
-            progress.phase("exporting and importing the model")
-            imported = import_module(self.model, tuple(args), kwargs)
+            if imported is None:
+                progress.phase("exporting and importing the model")
+                imported = import_module(self.model, tuple(args), kwargs)
             graph = CompiledGraph(imported, self.pipeline, self.explain_unfused, progress)
         finally:
             progress.done()

@@ -161,8 +161,12 @@ def test_forward_takes_python_scalars():
     x = torch.randn(3, 4)
     cm = mlirfuse.compile(Lambda(fn), (x, 2, 0.5, True))
     torch.testing.assert_close(cm(x, 2, 0.5, True), fn(x, 2, 0.5, True))
+    # A new value is a new specialization (guards), or an error with strict=True.
+    torch.testing.assert_close(cm(x, 3, 0.5, False), fn(x, 3, 0.5, False))
+    assert cm.guard_stats["compiles"] == 2
+    strict = mlirfuse.compile(Lambda(fn), (x, 2, 0.5, True), strict=True)
     with pytest.raises(mlirfuse.InputMismatchError, match="value"):
-        cm(x, 3, 0.5, True)
+        strict(x, 3, 0.5, True)
 
 
 def test_out_argument_writes_the_caller_buffer():

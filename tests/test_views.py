@@ -92,13 +92,15 @@ class Attention(nn.Module):
         return self.proj(y.transpose(1, 2).contiguous().view(b, t, d))
 
 
-def test_attention_views_are_operands_of_extern_calls():
+def test_attention_views_are_read_by_kernels():
     torch.manual_seed(0)
     cm = compile_checked(Attention().eval(), torch.randn(2, 8, 32))
-    # Every view is inside a kernel or an extern call; only the matmuls run as ATen.
-    assert cm.stats["unfused_views"] == 0, aten_steps(cm)
-    assert sorted(aten_steps(cm)) == sorted(["torch.aten.linear"] * 2 + ["torch.aten.matmul"] * 2)
-    assert cm.stats["operand_views"] > 0
+    # The linears are GEMMs and attention one kernel, reading the heads by strides. The q/k/v
+    # split's slices stay ATen views (metadata only, no launch): fusion-chunk-motion makes them
+    # after fusion-fuse-attention took q/k/v as operands (README, "What does not work yet").
+    assert sorted(aten_steps(cm)) == ["torch.aten.slice.Tensor"] * 3
+    assert cm.stats["unfused_ops"] == cm.stats["unfused_views"] == 3
+    assert sorted(k.kind for k in cm.kernels.values()).count("attention") == 1
 
 
 CONCATS = {

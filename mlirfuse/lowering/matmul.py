@@ -208,7 +208,11 @@ class _MatmulEmitter(KernelEmitter):
             for op in ops:
                 if op in cones[region]:
                     self.emit_body_op(op)
-            tiles[region] = cast(self._value(operand[region]), g.dtype)
+            tile = cast(self._value(operand[region]), g.dtype)
+            # K lanes past the end: -0.0 in A and 0.0 in B make each padded product -0.0, the identity
+            # of the sum (eager's sign of zero), whatever a prologue made of the masked loads (log(0) = -inf).
+            kmask, fill = ("kmask[None, :]", "-0.0") if region == "a" else ("kmask[:, None]", "0.0")
+            tiles[region] = self.tmp(f"tl.where({kmask}, {tile}, {fill})", g.dtype, "K past its end").text
         for i, (breg, mi) in enumerate(zip(self.bregs, mms)):
             acc = _acc(i)
             if g.dtype == "bfloat16":
@@ -250,7 +254,9 @@ class _MatmulEmitter(KernelEmitter):
         params += [f"c{k}" for k in range(len(self.scalars))] + self.sizes
         params += [f"{s.name}_st{d}" for s, space in zip(kernel_sites, site_spaces) for d in range(len(space))]
         blocks = ["BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M"] + (["INTERPRETED"] if g.dtype == "bfloat16" else [])
-        lines = head + [f"{_acc(i)} = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)" for i in range(len(mms))]
+        # The sum starts at -0.0, its identity: all-(-0.0) products give -0.0 as in eager (K = 0: eager's 0.0).
+        zero = "-0.0" if g.k else "0.0"
+        lines = head + [f"{_acc(i)} = tl.full([BLOCK_M, BLOCK_N], {zero}, dtype=tl.float32)" for i in range(len(mms))]
         lines += ["for k in range(0, K, BLOCK_K):"]
         lines += ["    rk = k + tl.arange(0, BLOCK_K)", "    kmask = rk < K"] + ["    " + line for line in loop] + self.body
         shapes = " x ".join(str(list(s)) for s in (g.a_space(), g.b_space()))

@@ -267,7 +267,7 @@ def run_sample(opinfo, dtype: torch.dtype, index: int, sample) -> Outcome:
             # OpInfo wraps random ops in `wrapper_set_seed`, so eager repeats itself; the graph cannot.
             out.status, out.detail = "random", f"{seeded[0].removeprefix('torch.')} draws random numbers"
             return out
-        cm = CompiledModule(model, imported)
+        cm = CompiledModule(model, model.inputs, imported=imported)
         torch.manual_seed(0)
         actual = cm(*(t.clone() for t in model.inputs))
     except mlirfuse.UnsupportedModelError as e:

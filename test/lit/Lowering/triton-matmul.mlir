@@ -24,18 +24,20 @@
 // CHECK-NEXT:     mmask = rm < M
 // CHECK-NEXT:     nmask = rn < N
 // CHECK-NEXT:     m0 = rm
-// CHECK-NEXT:     acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
+// CHECK-NEXT:     acc = tl.full([BLOCK_M, BLOCK_N], -0.0, dtype=tl.float32)
 // CHECK-NEXT:     for k in range(0, K, BLOCK_K):
 // CHECK-NEXT:         rk = k + tl.arange(0, BLOCK_K)
 // CHECK-NEXT:         kmask = rk < K
 // CHECK-NEXT:         tmp0 = tl.load(in0_a + (m0[:, None] * in0_a_st0 + rk[None, :] * in0_a_st1), mask=mmask[:, None] & kmask[None, :], other=0.0)  # load %arg0
-// CHECK-NEXT:         tmp1 = tl.load(in1_b + (rk[:, None] * in1_b_st0 + rn[None, :] * in1_b_st1), mask=kmask[:, None] & nmask[None, :], other=0.0)  # load %arg1
-// CHECK-NEXT:         acc += tl.dot(tmp0, tmp1, input_precision="ieee")  # torch.aten.mm
+// CHECK-NEXT:         tmp1 = tl.where(kmask[None, :], tmp0, -0.0)  # K past its end
+// CHECK-NEXT:         tmp2 = tl.load(in1_b + (rk[:, None] * in1_b_st0 + rn[None, :] * in1_b_st1), mask=kmask[:, None] & nmask[None, :], other=0.0)  # load %arg1
+// CHECK-NEXT:         tmp3 = tl.where(kmask[:, None], tmp2, 0.0)  # K past its end
+// CHECK-NEXT:         acc += tl.dot(tmp1, tmp3, input_precision="ieee")  # torch.aten.mm
 // CHECK-NEXT:     mask = mmask[:, None] & nmask[None, :]
-// CHECK-NEXT:     tmp2 = tl.load(in2 + (rn[None, :] * in2_st1), mask=nmask[None, :], other=0)  # load %arg2
-// CHECK-NEXT:     tmp3 = acc + tmp2  # torch.aten.add.Tensor
-// CHECK-NEXT:     tmp4 = tl.where(tmp3 < 0, 0, tmp3)  # torch.aten.relu
-// CHECK-NEXT:     tl.store(out0 + (rm[:, None] * N + rn[None, :]), tmp4, mask=mask)
+// CHECK-NEXT:     tmp4 = tl.load(in2 + (rn[None, :] * in2_st1), mask=nmask[None, :], other=0)  # load %arg2
+// CHECK-NEXT:     tmp5 = acc + tmp4  # torch.aten.add.Tensor
+// CHECK-NEXT:     tmp6 = tl.where(tmp5 < 0, 0, tmp5)  # torch.aten.relu
+// CHECK-NEXT:     tl.store(out0 + (rm[:, None] * N + rn[None, :]), tmp6, mask=mask)
 func.func @fuse_mm_bias_relu(%a: !torch.vtensor<[17,33],f32>, %b: !torch.vtensor<[33,9],f32>, %bias: !torch.vtensor<[9],f32>) -> !torch.vtensor<[17,9],f32> {
   %int1 = torch.constant.int 1
   %0 = torch.aten.mm %a, %b : !torch.vtensor<[17,33],f32>, !torch.vtensor<[33,9],f32> -> !torch.vtensor<[17,9],f32>
@@ -56,11 +58,13 @@ func.func @fuse_mm_bias_relu(%a: !torch.vtensor<[17,33],f32>, %b: !torch.vtensor
 // CHECK-NEXT:   m0 = rm // (s1)
 // CHECK:        tmp0 = tl.load(in0_a + (m0[:, None] * in0_a_st0 + m1[:, None] * in0_a_st1 + rk[None, :] * in0_a_st2), mask=mmask[:, None] & kmask[None, :], other=0)  # load %arg0
 // CHECK-NEXT:   tmp1 = tmp0.to(tl.float16).to(tl.float32)  # torch.prims.convert_element_type
-// CHECK-NEXT:   tmp2 = tl.load(in1_b + (rn[None, :] * in1_b_st0 + rk[:, None] * in1_b_st1), mask=nmask[None, :] & kmask[:, None], other=0.0)  # load %arg1
-// CHECK-NEXT:   acc += tl.dot(tmp1.to(tl.float16), tmp2)  # torch.aten.linear
-// CHECK:        tmp5 = acc.to(tl.float16).to(tl.float32)  # rounded to float16
-// CHECK-NEXT:   tmp6 = tmp5 + tmp4  # torch.aten.add.Tensor
-// CHECK:        tl.store(out0 + (rm[:, None] * N + rn[None, :]), tmp7.to(tl.float16), mask=mask)
+// CHECK-NEXT:   tmp2 = tl.where(kmask[None, :], tmp1.to(tl.float16), -0.0)  # K past its end
+// CHECK-NEXT:   tmp3 = tl.load(in1_b + (rn[None, :] * in1_b_st0 + rk[:, None] * in1_b_st1), mask=nmask[None, :] & kmask[:, None], other=0.0)  # load %arg1
+// CHECK-NEXT:   tmp4 = tl.where(kmask[:, None], tmp3, 0.0)  # K past its end
+// CHECK-NEXT:   acc += tl.dot(tmp2, tmp4)  # torch.aten.linear
+// CHECK:        tmp7 = acc.to(tl.float16).to(tl.float32)  # rounded to float16
+// CHECK-NEXT:   tmp8 = tmp7 + tmp6  # torch.aten.add.Tensor
+// CHECK:        tl.store(out0 + (rm[:, None] * N + rn[None, :]), tmp9.to(tl.float16), mask=mask)
 func.func @fuse_linear_cast_prologue_gelu(%x: !torch.vtensor<[2,5,8],f32>, %w: !torch.vtensor<[12,8],f16>, %b: !torch.vtensor<[12],f16>) -> !torch.vtensor<[2,5,12],f16> {
   %int5 = torch.constant.int 5
   %int1 = torch.constant.int 1
