@@ -30,6 +30,10 @@ def _kernels():
         (lambda a, b: torch.cat([torch.exp(a), torch.neg(b)], 1), (x, torch.randn(4, 8))),  # concat exit
         (lambda a: torch.max(a, 1), (x,)),  # argmax: tl.reduce over (value, index) pairs
         (lambda a: a.prod(1), (x,)),  # prod: tl.reduce with a multiply helper
+        # indexing (lowering/indexing.py): a gather at int64 offsets, an atomic scatter, creation from coordinates
+        (lambda i, w: torch.nn.functional.embedding(i, w) * 2, (torch.randint(0, 4, (2, 3)), x)),
+        (lambda a, i, v: torch.index_put(a, (i,), v.relu(), accumulate=True), (x, torch.tensor([0, -1]), x[:2])),
+        (lambda a: a.masked_fill(torch.ones(4, 16, dtype=torch.bool).triu(1), 0.0).softmax(-1) + torch.arange(16), (x,)),
     ]
     kernels = []
     for fn, inputs in models:

@@ -20,9 +20,12 @@ def test_integer_trunc_division_by_a_python_int(divisor):
 
 
 def test_extern_call_with_a_list_operand():
-    """`x.t()[i]`: the extern group around aten.index.Tensor takes its indices as a list."""
+    """`x.t().repeat(2, i.numel())`: the extern group around aten.repeat takes its sizes as a list.
+
+    (`x.t()[i]` was the case here; index.Tensor is a kernel now, tests/test_indexing.py.)
+    """
     x, i = torch.randn(6, 5), torch.tensor([0, 2, 2, 4])
-    fn = lambda a, b: a.t()[b]  # noqa: E731
+    fn = lambda a, b: a.t().repeat(2, b.numel()) + b.sum()  # noqa: E731
     cm = mlirfuse.compile(Lambda(fn), (x, i))
     assert cm.stats["operand_views"] == 1
     assert torch.equal(cm(x, i), fn(x, i))

@@ -22,11 +22,12 @@ form either way.
 from __future__ import annotations
 
 from mlirfuse.attention import MATMULS, SDPA, SOFTMAXES
+from mlirfuse.indexing import scatter_op
 from mlirfuse.ir import add_dialect_search_prefix, ir
 from mlirfuse.matmuls import MATMUL_OPS, Gemm, gemm
 from mlirfuse.reductions import REDUCTIONS, Reduction, reduction
 
-GROUP_KINDS = ("pointwise", "reduction", "persistent-reduction", "concat", "extern", "attention", "matmul")
+GROUP_KINDS = ("pointwise", "reduction", "persistent-reduction", "concat", "extern", "attention", "matmul", "scatter")
 
 
 class _Failed(Exception):
@@ -121,6 +122,8 @@ def _verify_kind_matches_body(op, kind: str) -> None:
             why = gemm(mm)
             if not isinstance(why, Gemm):
                 _error(op, f"of kind \"matmul\" holds a '{mm.operation.name}' the GEMM template does not take: {why}")
+    if kind == "scatter" and scatter_op(op.regions[0].blocks[0]) is None:
+        _error(op, "of kind \"scatter\" must hold exactly one scatter op")
     if kind == "concat":
         cats = sum(o.operation.name == "torch.aten.cat" for o in ops)
         if cats != 1:

@@ -41,6 +41,7 @@ from typing import Callable
 
 from mlirfuse.elementwise import RULES, TRITON_DTYPES, Types, compute_dtype, literal, promote
 from mlirfuse.errors import MlirfuseError
+from mlirfuse.indexing import indexed_operand, reads_shape_only
 from mlirfuse.ir import TensorType, block_ops, constant_value, ir, is_constant_like, tensor_type, torch_name
 from mlirfuse.lowering.math_helpers import MATH_HELPERS
 from mlirfuse.views import PADS, RESHAPES, VIEW_OPS, pad_args, view_chain
@@ -64,6 +65,10 @@ class Site:
     name: str = ""
     # A pad after the views: (mode, (low, size) per dim, value); see views.pad_args.
     pad: tuple | None = None
+    # A gather's table: addressed at computed offsets through its own `table_rank` strides.
+    table_rank: int = 0
+    # A gather's index input: (indexed dim's size, negatives wrap?, eager's exception name), checked before launch.
+    check: tuple | None = None
 
     def comment(self) -> str:
         def text(arg) -> str:
@@ -97,6 +102,10 @@ class TritonKernel:
     # template's launch facts (a `mlirfuse.matmuls.Gemm` for matmul kernels).
     site_spaces: tuple[tuple[int, ...], ...] = ()
     template: object = None
+    # Where a kernel without inputs (creation ops only) allocates its outputs.
+    device: str = ""
+    # (output, input) pairs: the output starts as a copy of the input (a scatter writes into it).
+    init: tuple = ()
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -260,7 +269,13 @@ def load_sites(name: str, block: ir.Block, cat_of_inputs: bool = True) -> dict:
     reads = VIEW_OPS | PADS | ({"torch.prim.ListConstruct"} if cat_of_inputs else set())
 
     def read_by_compute(v: ir.Value) -> bool:
-        return any(u.owner.operation.name not in reads for u in v.uses)
+        # Gathers read their tables and index inputs at computed places (lowering/indexing.py), *_like ops only a shape.
+        return any(
+            u.owner.operation.name not in reads
+            and not indexed_operand(u.owner, u.operand_number)
+            and not reads_shape_only(u.owner.operation.name, u.operand_number)
+            for u in v.uses
+        )
 
     for arg in block.arguments:
         if read_by_compute(arg):
@@ -438,7 +453,7 @@ class KernelEmitter:
         params = [site.name for site in sites] + [f"out{j}" for j in range(outputs)]
         params += [f"c{k}" for k in range(len(self.scalars))]
         params += sizes
-        params += [f"{site.name}_st{d}" for site in sites for d in range(rank)]
+        params += [f"{site.name}_st{d}" for site in sites for d in range(site.table_rank or rank)]
         return params
 
     def render(self, header: list[str], params: list[str], blocks: list[str], lines: list[str]) -> str:

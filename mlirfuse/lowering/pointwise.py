@@ -17,10 +17,12 @@ import math
 from dataclasses import dataclass
 
 from mlirfuse.elementwise import TRITON_DTYPES, compute_dtype
+from mlirfuse.indexing import scatter, scatter_op
 from mlirfuse.ir import TensorType, block_ops, constant_value, ir, tensor_type
 from mlirfuse.lowering.emitter import (
     KernelEmitter,
     LoweringError,
+    Site,
     TritonKernel,
     Value,
     cast,
@@ -29,9 +31,31 @@ from mlirfuse.lowering.emitter import (
     static_signature,
     stored_value,
 )
+from mlirfuse.lowering.indexing import IndexingEmitter, kernel_device
 from mlirfuse.views import PADS, VIEW_OPS
 
 CAT = "torch.aten.cat"
+
+
+class _PointwiseEmitter(IndexingEmitter):
+    """One flat [XBLOCK] block over the iteration space: coordinates x0, x1, ..."""
+
+    def __init__(self, name: str, block: ir.Block, space: tuple[int, ...]):
+        super().__init__(name, block)
+        self.space = space
+
+    def coordinate(self, d: int) -> str:
+        return f"x{d}"
+
+    def lane_mask(self, shape) -> str:
+        return _within("xmask", shape, self.space)
+
+    def block_shape(self) -> str:
+        return "[XBLOCK]"
+
+    def load_at(self, site: Site, shape, dtype: str) -> Value:
+        offset = " + ".join(f"x{d} * {site.name}_st{d}" for d in range(len(self.space))) or "xindex * 0"
+        return self.load(f"{site.name} + ({offset})", dtype, site.comment(), self.lane_mask(shape))
 
 
 def lower_pointwise(kernel, kind: str) -> TritonKernel:
@@ -45,15 +69,18 @@ def lower_pointwise(kernel, kind: str) -> TritonKernel:
     # value it reshapes, so the iteration space is that value's shape.
     stored = [stored_value(v, sites) for v in terminator.operands]
     cat = _concat(name, ops) if kind == "concat" else None
+    scatter, init = (scatter_op(block), ()) if kind == "scatter" else (None, ())
     if cat is not None:
         shape = cat.space
+    elif scatter is not None:
+        shape, init = _scatter_space(name, block, scatter, stored)
     else:
         shape = tensor_type(stored[0].type).shape
         if any(tensor_type(v.type).shape != shape for v in stored):
             raise LoweringError(f"kernel @{name}: results have different shapes; a pointwise kernel has one iteration space")
     rank = len(shape)
 
-    em = KernelEmitter(name, block)
+    em = _PointwiseEmitter(name, block, shape)
     # Every load site (an input, or a chain of views of one) is loaded once at
     # the iteration coordinates, through strides that broadcast it there.
     # (In a concat kernel a piece narrower than the space is masked beyond its end.)
@@ -62,17 +89,18 @@ def lower_pointwise(kernel, kind: str) -> TritonKernel:
             padded = tensor_type((value[0] if isinstance(value, tuple) else value).type).shape
             em.env[value] = _load_padded(em, site, TensorType(padded, inputs[site.input].dtype), shape)
             continue
-        offset = " + ".join(f"x{d} * {site.name}_st{d}" for d in range(rank)) or "xindex * 0"
-        mask = _within("xmask", tensor_type(value.type).shape, shape)
-        em.env[value] = em.load(f"{site.name} + ({offset})", tensor_type(value.type).dtype, site.comment(), mask)
+        em.env[value] = em.load_at(site, tensor_type(value.type).shape, tensor_type(value.type).dtype)
     for op in ops:
         if op.operation.name == CAT and cat is None:
             em.env[op.results[0]] = _select_piece(em, op, shape)
-        elif op.operation.name not in VIEW_OPS | PADS and op.operation.name != CAT:
+        elif op.operation.name not in VIEW_OPS | PADS and op.operation.name != CAT and (scatter is None or op != scatter):
             em.emit_body_op(op)
     for j, (v, t) in enumerate(zip(stored, outputs)):
         if cat is not None and v == cat.result:
             cat.store(em, j, t)
+            continue
+        if scatter is not None and v == scatter.results[0]:
+            em.scatter_store(scatter, j, t.dtype)
             continue
         value = em.env.get(v)
         if value is None:  # a yielded constant: fill the output with it
@@ -83,7 +111,8 @@ def lower_pointwise(kernel, kind: str) -> TritonKernel:
         else:  # a piece-shaped result of a concat kernel
             em.store(f"out{j}", f"({_row_major(own, shape)})", value, t.dtype, _inside("xmask", own, shape))
 
-    params = em.params(list(sites.values()), len(outputs), ["xnumel"] + [f"s{d}" for d in range(1, rank)], rank)
+    all_sites = list(sites.values()) + list(em.indexing.values())
+    params = em.params(all_sites, len(outputs), ["xnumel"] + [f"s{d}" for d in range(1, rank)], rank)
     head = ["xoffset = tl.program_id(0) * XBLOCK", "xindex = xoffset + tl.arange(0, XBLOCK)", "xmask = xindex < xnumel"]
     source = em.render(
         [f"Iteration space {list(shape)}; inputs are addressed through their strides in it."],
@@ -91,7 +120,7 @@ def lower_pointwise(kernel, kind: str) -> TritonKernel:
     )
     return TritonKernel(
         name, source, tuple(inputs), tuple(outputs), tuple(em.scalars), tuple(params),
-        kind=kind, sites=tuple(sites.values()), space=shape,
+        kind=kind, sites=tuple(all_sites), space=shape, device="" if inputs else kernel_device(block), init=init,
     )
 
 
@@ -209,6 +238,27 @@ def _row_major(shape, space) -> str:
     offset = len(space) - len(shape)
     strides = [math.prod(shape[d + 1 :]) for d in range(len(shape))]
     return " + ".join(f"x{d + offset} * {st}" for d, st in enumerate(strides)) or "0"
+
+
+def _scatter_space(name: str, block: ir.Block, op, stored: list) -> tuple[tuple[int, ...], tuple]:
+    """A scatter kernel's iteration space (its index's), and (result, input) pairs: outputs that start as copies of inputs.
+
+    The scattered-into tensor is copied into the output before the launch;
+    every other result is stored over the iteration space.
+    """
+    plan = scatter(op)
+    if isinstance(plan, str):
+        raise LoweringError(f"kernel @{name}: '{op.operation.name}': {plan}")
+    target = op.operands[0]
+    if not isinstance(target.owner, ir.Block):
+        raise LoweringError(f"kernel @{name}: '{op.operation.name}' scatters into a computed value; it must be a kernel input")
+    init = tuple((j, ir.BlockArgument(target).arg_number) for j, v in enumerate(stored) if v == op.results[0])
+    if any(v != op.results[0] and tensor_type(v.type).shape != plan.target.shape for v in stored):
+        raise LoweringError(f"kernel @{name}: results other than the scatter's must have its iteration space")
+    if plan.source is not None and not isinstance(plan.source.owner, ir.Block):
+        if tensor_type(plan.source.type).shape != plan.target.shape:
+            raise LoweringError(f"kernel @{name}: a computed scatter source must have the index's shape")
+    return plan.target.shape, init
 
 
 __all__ = ["lower_pointwise"]

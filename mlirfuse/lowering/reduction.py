@@ -27,8 +27,8 @@ import math
 from mlirfuse.elementwise import TRITON_DTYPES, compute_dtype
 from mlirfuse.ir import block_ops, ir, is_constant_like, tensor_type
 from mlirfuse.lowering.emitter import (
-    KernelEmitter,
     LoweringError,
+    Site,
     TritonKernel,
     Value,
     cast,
@@ -37,6 +37,7 @@ from mlirfuse.lowering.emitter import (
     static_signature,
     stored_value,
 )
+from mlirfuse.lowering.indexing import IndexingEmitter, kernel_device
 from mlirfuse.reductions import REDUCTIONS, Reduction, reduction
 
 _IDENTITY = {
@@ -48,7 +49,7 @@ _COMBINE = {"prod": "multiply", "max": "maximum", "min": "minimum"}
 _INDEXED = ("argmax", "argmin")
 
 
-class _ReductionEmitter(KernelEmitter):
+class _ReductionEmitter(IndexingEmitter):
     """The reduction schedule: which values are row-space or full-space, and which loop computes them."""
 
     def __init__(self, name: str, block: ir.Block, red: Reduction, persistent: bool):
@@ -64,6 +65,8 @@ class _ReductionEmitter(KernelEmitter):
         if any(site.pad is not None for site in self.sites.values()):
             raise LoweringError(f"kernel @{name}: a pad is read by pointwise kernels only")
         self.accumulators = 0
+        self.space = red.shape
+        self.row = False  # is the value being emitted a row (constant along the reduced dims)?
 
     def coord(self, d: int) -> str:
         return f"r{d}" if d in self.red.dims else f"x{d}"
@@ -98,15 +101,35 @@ class _ReductionEmitter(KernelEmitter):
         op = self.producer[v]
         if op.operation.name in REDUCTIONS:
             return self.reduce(op)
-        return self.emit_op(op, self.value)
+        saved, self.row = self.row, row
+        try:
+            return self.emit_op(op, self.value)
+        finally:
+            self.row = saved
 
     def load_site(self, v: ir.Value, row: bool) -> Value:
-        t, site = tensor_type(v.type), self.sites[v]
-        dims = self.kept if row else list(range(self.rank))
+        saved, self.row = self.row, row
+        try:
+            return self.load_at(self.sites[v], tensor_type(v.type).shape, tensor_type(v.type).dtype)
+        finally:
+            self.row = saved
+
+    # --- where a value lives (see lowering/indexing.py): a row [XBLOCK, 1] or a tile [XBLOCK, RBLOCK]
+
+    def coordinate(self, d: int) -> str:
+        return self.coord(d)
+
+    def lane_mask(self, shape) -> str:
+        return "xmask" if self.row else "xmask & rmask"
+
+    def block_shape(self) -> str:
+        return "[XBLOCK, 1]" if self.row else "[XBLOCK, RBLOCK]"
+
+    def load_at(self, site: Site, shape, dtype: str) -> Value:
+        dims = self.kept if self.row else list(range(self.rank))
         offset = " + ".join(f"{self.coord(d)} * {site.name}_st{d}" for d in dims)
-        mask = "xmask" if row else "xmask & rmask"
-        offset = offset or ("0 * xindex" if row else "0 * xindex + 0 * rindex")
-        return self.load(f"{site.name} + ({offset})", t.dtype, site.comment(), mask, other="0")
+        offset = offset or ("0 * xindex" if self.row else "0 * xindex + 0 * rindex")
+        return self.load(f"{site.name} + ({offset})", dtype, site.comment(), self.lane_mask(shape), other="0")
 
     def reduce(self, op) -> Value:
         red = reduction(op)
@@ -252,7 +275,7 @@ def lower_reduction(kernel, persistent: bool) -> TritonKernel:
     for j, value in row_values:
         em.store(f"out{j}", "xindex", value, outputs[j].dtype, "xmask")
 
-    sites = list(em.sites.values())
+    sites = list(em.sites.values()) + list(em.indexing.values())
     params = em.params(sites, len(outputs), ["xnumel", "rnumel"] + [f"s{d}" for d in range(rank)], rank)
     kind = "persistent-reduction" if persistent else "reduction"
     header = f"{kind} over dims {list(red.dims)} of {list(red.shape)}: rows are the kept dims, columns the reduced dims."
@@ -260,6 +283,7 @@ def lower_reduction(kernel, persistent: bool) -> TritonKernel:
     return TritonKernel(
         name, source, tuple(inputs), tuple(outputs), tuple(em.scalars), tuple(params),
         kind=kind, sites=tuple(sites), space=red.shape, reduced=red.dims,
+        device="" if inputs else kernel_device(block),
     )
 
 

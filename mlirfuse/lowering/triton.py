@@ -5,7 +5,7 @@ them); every schedule writes its lines through the one `KernelEmitter` in
 `mlirfuse.lowering.emitter` (per-op emitters, loads, stores, index lines,
 source assembly):
 
-    pointwise, concat               lowering/pointwise.py   one flat [XBLOCK] block
+    pointwise, concat, scatter      lowering/pointwise.py   one flat [XBLOCK] block
     reduction, persistent-reduction lowering/reduction.py   [XBLOCK, RBLOCK] tiles, looped or not
     attention                       lowering/attention.py   flash attention: key loop, online softmax
     matmul                          lowering/matmul.py      tiled tl.dot GEMM, prologue and epilogue on its tiles
@@ -24,7 +24,7 @@ from mlirfuse.lowering.pointwise import lower_pointwise
 from mlirfuse.lowering.reduction import lower_reduction
 
 # Kernels over one flat iteration space (no reduction loop).
-POINTWISE_KINDS = ("pointwise", "concat")
+POINTWISE_KINDS = ("pointwise", "concat", "scatter")
 REDUCTION_KINDS = ("reduction", "persistent-reduction")
 
 

@@ -13,6 +13,8 @@ import dataclasses
 from mlirfuse.analysis import AnalysisManager
 from mlirfuse.analysis.dependence import DependenceAnalysis
 from mlirfuse.elementwise import why_not_fusible
+from mlirfuse.indexing import INDEXING_OPS
+from mlirfuse.indexing import why_not_fusible as why_not_indexing
 from mlirfuse.ir import defining_op, ir, op_id, torch_name
 from mlirfuse.matmuls import MATMUL_OPS, gemm
 from mlirfuse.passes.base import ModulePass
@@ -63,6 +65,8 @@ def why_outside(op, group, role: str, dep: DependenceAnalysis, limits: Limits) -
         return red if isinstance(red, str) else "not merged"
     if op.name in PADS:
         return "pad by non-constant or dynamic sizes" if pad_args(op) is None else "not merged"
+    if op.name in INDEXING_OPS:
+        return why_not_indexing(op.opview) or "not merged"
     return why_not_fusible(op.opview) or "not merged"
 
 

@@ -24,6 +24,8 @@ import dataclasses
 from mlirfuse.analysis import AnalysisManager
 from mlirfuse.analysis.dependence import DependenceAnalysis
 from mlirfuse.elementwise import RULES, fusible
+from mlirfuse.indexing import INDEX_LISTS, INDEXING_OPS, SCATTERS
+from mlirfuse.indexing import why_not_fusible as why_not_indexing
 from mlirfuse.ir import defining_op, ir, parent_name, rewrite
 from mlirfuse.log import FusionDecisions
 from mlirfuse.passes.base import ModulePass, function_ops, pattern
@@ -57,7 +59,9 @@ class VerticalFuser:
         self.decisions = FusionDecisions(pass_name)  # MLIRFUSE_LOG=info
         patterns = rewrite.RewritePatternSet()
         wrap, merge = self._tracking(self.wrap), self._tracking(self.merge_producer)
-        for name in list(RULES) + list(REDUCTIONS) + list(PADS) + [CAT, "torch.operator"]:  # torch.operator: ops torch-mlir does not define
+        # torch.operator: ops torch-mlir does not define
+        names = set(RULES) | set(REDUCTIONS) | set(PADS) | INDEXING_OPS | {CAT, "torch.operator"}
+        for name in sorted(names):
             patterns.add(name, wrap)
         patterns.add("fusion.group", merge)
         self.patterns = patterns.freeze()
@@ -97,7 +101,7 @@ class VerticalFuser:
         for ops in function_ops(self.module):
             for op in reversed(ops):
                 name = op.operation.name
-                pure = name in RULES or name in REDUCTIONS or name in VIEW_OPS or name in (CAT, "torch.prim.ListConstruct")
+                pure = name in RULES or name in REDUCTIONS or name in INDEXING_OPS or name in VIEW_OPS or name in (CAT, "torch.prim.ListConstruct")
                 if pure and not any(list(r.uses) for r in op.results):
                     self.rewriter.erase(op)
 
@@ -114,20 +118,33 @@ class VerticalFuser:
             if not isinstance(reduction(op), Reduction):
                 return False
             kind = "reduction"
+        elif op.operation.name in INDEXING_OPS:
+            if why_not_indexing(op) is not None:
+                return False
+            kind = "scatter" if op.operation.name in SCATTERS else "pointwise"
         elif fusible(op) or (op.operation.name in PADS and pad_args(op.operation) is not None):
             kind = "pointwise"
         else:
             return False
         self.decisions.wrapped(op, kind)
+        if op.operation.name in INDEX_LISTS:  # the list of index tensors goes in with it (its items become inputs)
+            items = defining_op(op.operands[1]).opview
+            if any(u.owner.operation != op.operation for u in items.results[0].uses):
+                items = self.rewriter.clone_before(items, op)
+                self.rewriter.set_operand(op, 1, items.results[0])
+            self.rewriter.wrap([items, op], kind)
+            return True
         self.rewriter.wrap([op], kind)
         return True
 
     def merge_producer(self, consumer) -> bool:
         """Merge the first group that feeds `consumer` into it, if legal."""
-        if group_kind(consumer) not in FUSIBLE_KINDS:
+        kind = group_kind(consumer)
+        if kind not in FUSIBLE_KINDS and kind != "scatter":
             return False
         for operand in consumer.operands:
-            view = absorbable_view(operand, consumer)
+            # (A scatter reads its views as strided tensors: the one it writes into is copied, not indexed.)
+            view = absorbable_view(operand, consumer) if kind != "scatter" else None
             if view is not None:
                 self._absorb_view(view, consumer)
                 return True
@@ -163,7 +180,10 @@ class FuseVertical(ModulePass):
     comparisons, where/masked_fill, clamp and activations (relu, gelu, silu, ...);
     sum/mean/amax/amin/prod/argmax/argmin with their pointwise prologue and
     epilogue. Views of group inputs join the group (read by index
-    arithmetic). A producer used outside the chain is exported as an extra
+    arithmetic). Gathers (embedding, index_select, gather, index) and
+    creation ops (arange, full, zeros, ones, eye, tril/triu ...) join
+    pointwise and reduction groups; scatters (scatter, scatter_add,
+    index_put) end `scatter` groups (see mlirfuse/indexing.py). A producer used outside the chain is exported as an extra
     group result; merges that would create a cycle are refused. Options:
     max-args (tensor arguments per kernel, default 128), max-group-size
     (torch ops per group, 0 = unlimited).

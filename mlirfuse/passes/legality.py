@@ -21,6 +21,16 @@ from mlirfuse.analysis.alias import AliasAnalysis
 from mlirfuse.analysis.dependence import DependenceAnalysis
 from mlirfuse.analysis.shapes import ShapeAnalysis
 from mlirfuse.elementwise import fusible
+from mlirfuse.indexing import (
+    EMBEDS,
+    GATHERS,
+    INDEX_LISTS,
+    gather,
+    indexed_operand,
+    reads_shape_only,
+    scatter,
+    scatter_op,
+)
 from mlirfuse.ir import (
     constant_value,
     defining_op,
@@ -164,6 +174,68 @@ def _pad_broadcast(groups, space) -> bool:
     return False
 
 
+def why_not_indexed(producer, consumer) -> str | None:
+    """Why `consumer`'s gathers or *_like ops cannot read what `producer` computes (None: they can).
+
+    A gather's table is read at any place by any lane, so it must be a kernel
+    input; an index is read where it broadcasts into the gather's result, so a
+    computed one must already have the result's layout (gather, index_select
+    on the last dim); a value read only for its shape is not worth computing.
+    """
+    block = consumer.regions[0].blocks[0]
+    for arg, v in zip(block.arguments, consumer.operands):
+        if not defined_by(v, producer):
+            continue
+        uses = list(arg.uses)
+        for use in uses:
+            owner, number = use.owner, use.operand_number
+            if owner.operation.name == "torch.prim.ListConstruct" and indexed_operand(owner, number):
+                owner = next(u.owner for u in owner.results[0].uses if u.owner.operation.name in INDEX_LISTS)
+                number = None
+            if owner.operation.name in EMBEDS and number == 1:
+                return "indexes a computed value (the table must be a kernel input)"
+            if owner.operation.name in GATHERS:
+                plan = gather(owner)
+                if isinstance(plan, str):
+                    continue
+                if number == GATHERS[owner.operation.name][0]:
+                    return "indexes a computed value (the table must be a kernel input)"
+                if plan.trailing:
+                    return "computed index does not broadcast into the gather's result"
+        if uses and all(reads_shape_only(u.owner.operation.name, u.operand_number) for u in uses):
+            return "read only for its shape"
+    return None
+
+
+def why_not_scatter(producer, consumer) -> str | None:
+    """Why pointwise `producer` cannot become the prologue of scatter group `consumer` (None: it can).
+
+    The scatter kernel runs over the index's space and stores each lane's
+    source value at the address it computes; the tensor scattered into is
+    copied into the output before the launch, so it must be a kernel input.
+    No op of the group may read the scatter's result (another program may
+    not have written it yet): the scatter ends its group.
+    """
+    if group_kind(producer) != "pointwise":
+        return "a scatter's prologue is pointwise"
+    block = consumer.regions[0].blocks[0]
+    op = scatter_op(block)
+    plan = scatter(op) if op is not None else "no scatter"
+    if isinstance(plan, str):
+        return plan
+    for arg, v in zip(block.arguments, consumer.operands):
+        if not defined_by(v, producer):
+            continue
+        for use in arg.uses:
+            if use.owner.operation == op.operation and use.operand_number == 0:
+                return "scatters into a computed value (it must be a kernel input)"
+            if plan.target.trailing and indexed_operand(use.owner, use.operand_number):
+                return "computed index does not broadcast into the scatter's iteration space"
+    if any(tensor_type(r.type).shape != plan.target.shape for r in producer.results):
+        return "different iteration space"
+    return None
+
+
 def why_not_merge(producer, consumer, dep: DependenceAnalysis, limits: Limits = Limits()) -> str | None:
     """None if `producer` may merge into `consumer`; otherwise the reason."""
     if "attention" in (group_kind(producer), group_kind(consumer)):
@@ -173,6 +245,13 @@ def why_not_merge(producer, consumer, dep: DependenceAnalysis, limits: Limits = 
     viewed = _viewed_inputs(consumer, producer)
     if viewed:
         return f"{viewed} of a computed value"
+    why = why_not_indexed(producer, consumer)
+    if why:
+        return why
+    if group_kind(producer) == "scatter":
+        return "a scatter's result is complete only after its launch"
+    if group_kind(consumer) == "scatter":
+        return why_not_scatter(producer, consumer)
     args, ops = _merged_sizes(producer, consumer)
     if args > limits.max_args:
         return f"argument limit ({args} > {limits.max_args})"

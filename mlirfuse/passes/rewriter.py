@@ -139,7 +139,7 @@ class FusionRewriter:
         result_types = [r.type for r in consumer.results] + [r.type for r in exported]
         if kind is None:
             kinds = (group_kind(producer), group_kind(consumer))
-            kind = "reduction" if "reduction" in kinds else "pointwise"
+            kind = "scatter" if "scatter" in kinds else "reduction" if "reduction" in kinds else "pointwise"
         group = build_group(inputs, result_types, kind=kind, loc=consumer.location)
         block = group.regions[0].blocks[0]
         arg_of = dict(zip(inputs, block.arguments))

@@ -104,6 +104,25 @@ def strides_in(t, space) -> list[int]:
     return strides
 
 
+_INDEX_ERRORS = {"IndexError": IndexError, "RuntimeError": RuntimeError}
+
+
+def check_indices(kernel: str, index, size: int, wrap: bool, error: str) -> None:
+    """Raise as eager does when a gather's index input leaves [0, size) ([-size, size) where negatives wrap).
+
+    The kernel itself masks such lanes (it never reads outside the table); this
+    makes the result eager's exception instead of zeros.
+    """
+    if index.numel() == 0:
+        return
+    low = -size if wrap else 0
+    bad = index[(index < low) | (index >= size)]
+    if bad.numel():
+        raise _INDEX_ERRORS[error](
+            f"index {int(bad.flatten()[0])} is out of bounds for dimension with size {size} (kernel @{kernel})"
+        )
+
+
 class Launcher:
     """Runs one TritonKernel on torch tensors."""
 
@@ -160,7 +179,7 @@ class Launcher:
     def __call__(self, *inputs):
         import torch
 
-        device = inputs[0].device if inputs else torch.device("cpu")
+        device = inputs[0].device if inputs else torch.device(self.kernel.device or "cpu")
         checked = checks.enabled()
         outputs, guarded = [], []
         for shape, dtype in zip(self.out_shapes, self.out_dtypes):
@@ -170,6 +189,8 @@ class Launcher:
             else:
                 out = torch.empty(shape, dtype=dtype, device=device)
             outputs.append(out)
+        for j, i in self.kernel.init:  # a scatter writes into a copy of its input
+            outputs[j].copy_(inputs[i])
         if self.numel == 0 and self.kernel.kind in POINTWISE_KINDS:
             return outputs
         interpret = device.type != "cuda"
@@ -181,8 +202,11 @@ class Launcher:
             t = inputs[site.input]
             for view, args, kwargs in views:
                 t = view(t, *args[1:], **kwargs)
+            if site.check is not None and (interpret or checked):
+                check_indices(self.kernel.name, t, *site.check)
             loaded.append(t)
-            strides.extend(strides_in(t, space))
+            # A gather's table is addressed through its own strides, every other site in its space.
+            strides.extend(t.stride() if site.table_rank else strides_in(t, space))
         blocks = self.blocks(interpret, device)
         # Compiled launches ask for FP fusion explicitly (Triton 3.9 warns when left to the default).
         options = {} if interpret else {"enable_fp_fusion": True}

@@ -1,0 +1,260 @@
+"""Triton lines for the indexing and creation ops of `mlirfuse.indexing`.
+
+`IndexingEmitter` is the `KernelEmitter` the pointwise and reduction
+schedules use. It adds per-op emitters for ops whose lines depend on where
+a lane is, not only on its operands:
+
+- a gather is one load at a computed address: `table + index * st + coord * st`
+  over the table's own strides, masked where an index is out of range (and
+  never reading outside the table); an index that is a kernel input is a
+  load site of its own, viewed through trailing unsqueezes so it broadcasts
+  into the result where the op puts it (`Site.check`: the launcher checks
+  its range first and raises as eager does);
+- arange / eye / tril / triu compute from the iteration coordinates, full /
+  zeros / ones / *_like / fill are `tl.full` of a constant.
+
+A schedule says what a place is: `coordinate(d)` (iteration dim d's
+coordinate), `lane_mask(shape)` (the lanes a value of `shape` is live in),
+`block_shape()` and `load_at(site, shape, dtype)` (a site's value at the
+iteration coordinates).
+"""
+
+from __future__ import annotations
+
+import math
+
+from mlirfuse.elementwise import FLOAT_DTYPES, TRITON_DTYPES, compute_dtype
+from mlirfuse.indexing import (
+    ARANGES,
+    CREATIONS,
+    EMBEDS,
+    EYES,
+    GATHERS,
+    SCATTERS,
+    TRIANGLES,
+    creation_value,
+    embed,
+    gather,
+    scatter,
+)
+from mlirfuse.ir import block_ops, constant_value, ir, tensor_type
+from mlirfuse.lowering.emitter import KernelEmitter, LoweringError, Site, Value, cast
+from mlirfuse.views import view_chain
+
+UNSQUEEZE = ("torch.aten.unsqueeze", (-1,))
+
+
+def indexing_sites(name: str, block: ir.Block) -> dict[tuple[ir.Value, int], Site]:
+    """The tables (key (result, -1)) and index inputs (key (result, k)) the gathers of a kernel body load."""
+    sites: dict[tuple[ir.Value, int], Site] = {}
+    count: dict[tuple[int, str], int] = {}
+
+    def site_of(value: ir.Value, role: str, extra: tuple = (), **fields) -> Site | None:
+        chain = view_chain(value, block)
+        if chain is None:
+            return None
+        i, views = chain
+        n = count.get((i, role), 0)
+        count[(i, role)] = n + 1
+        return Site(i, views + extra, f"in{i}_{role}{n}", **fields)
+
+    for op in block_ops(block)[0]:
+        if op.operation.name in EMBEDS:
+            src = op.operands[1]
+            table = site_of(src, "t", table_rank=len(tensor_type(src.type).shape))
+            if table is None:
+                raise LoweringError(f"kernel @{name}: '{op.operation.name}' reads a computed src; it must be a kernel input")
+            sites[(op.results[0], -1)] = table
+        if op.operation.name not in GATHERS and op.operation.name not in SCATTERS:
+            continue
+        plan = gather(op) if op.operation.name in GATHERS else scatter(op)
+        if isinstance(plan, str):
+            raise LoweringError(f"kernel @{name}: '{op.operation.name}': {plan}")
+        result = op.results[0]
+        if op.operation.name in SCATTERS:  # the output is a copy of the table, made before the launch
+            plan = plan.target
+        table_shape = tensor_type(plan.table.type).shape
+        if op.operation.name in GATHERS:
+            table = site_of(plan.table, "t", table_rank=len(table_shape))
+            if table is None:
+                raise LoweringError(f"kernel @{name}: '{op.operation.name}' indexes a computed value; the table must be a kernel input")
+            sites[(result, -1)] = table
+        for k, (v, d) in enumerate(zip(plan.indices, plan.index_dims)):
+            site = site_of(v, "i", (UNSQUEEZE,) * plan.trailing, check=(table_shape[d], plan.wrap, plan.error))
+            if site is not None:
+                sites[(result, k)] = site
+            elif plan.trailing:
+                raise LoweringError(
+                    f"kernel @{name}: '{op.operation.name}' reads a computed index that does not broadcast into its result"
+                )
+    return sites
+
+
+def kernel_device(block: ir.Block) -> str:
+    """The device a kernel's creation ops name (what a kernel without inputs allocates on), or ''."""
+    for op in block_ops(block)[0]:
+        if op.operation.name == "torch.constant.device":
+            return str(constant_value(op.results[0]))
+    return ""
+
+
+class IndexingEmitter(KernelEmitter):
+    """A KernelEmitter that also writes gathers, creation ops and coordinate masks (see the module docstring)."""
+
+    space: tuple[int, ...] = ()
+
+    def __init__(self, name: str, block: ir.Block):
+        super().__init__(name, block)
+        self.indexing = indexing_sites(name, block)
+
+    # --- what the schedule says --------------------------------------------------------------
+
+    def coordinate(self, d: int) -> str:
+        raise NotImplementedError
+
+    def lane_mask(self, shape) -> str:
+        raise NotImplementedError
+
+    def block_shape(self) -> str:
+        raise NotImplementedError
+
+    def load_at(self, site: Site, shape, dtype: str) -> Value:
+        raise NotImplementedError
+
+    # --- per-op emitters -----------------------------------------------------------------------
+
+    def emit_op(self, op, operand_value) -> Value:
+        name = op.operation.name
+        if name in GATHERS:
+            return self._gather(op, operand_value)
+        if name in TRIANGLES:
+            return self._triangle(op, operand_value)
+        if name in CREATIONS:
+            return self._creation(op)
+        if name in EMBEDS:
+            return self._embed(op, operand_value)
+        return super().emit_op(op, operand_value)
+
+    def result_coord(self, shape, j: int) -> str:
+        """The coordinate of dim `j` of a value of `shape`, broadcast into the iteration space."""
+        if shape[j] == 1:
+            return f"tl.zeros({self.block_shape()}, tl.int32)"
+        return self.coordinate(len(self.space) - len(shape) + j)
+
+    def _address(self, result: ir.Value, plan, strides: list[str], operand_value) -> tuple[str, str]:
+        """(offset, mask) of the element `plan` addresses for each lane: indices along their dims, coordinates along the rest.
+
+        Masked off: lanes outside the value and lanes whose index is out of range.
+        """
+        shape = plan.shape
+        table_shape = tensor_type(plan.table.type).shape
+        masks, terms = [self.lane_mask(shape)], []
+        for k, (v, d) in enumerate(zip(plan.indices, plan.index_dims)):
+            site = self.indexing.get((result, k))
+            if site is not None:
+                aligned = tensor_type(v.type).shape + (1,) * plan.trailing
+                index = self.load_at(site, aligned, tensor_type(v.type).dtype)
+            else:  # computed in the kernel, with the result's layout
+                index = operand_value(v)
+            size = table_shape[d]
+            if plan.wrap:
+                index = self.tmp(f"tl.where({index.text} < 0, {index.text} + {size}, {index.text})", index.dtype, "negative index counts from the end")
+            masks.append(f"({index.text} >= 0) & ({index.text} < {size})")
+            terms.append(f"{index.text} * {strides[d]}")
+        for d, j in enumerate(plan.coord_of):
+            if j is not None and table_shape[d] != 1 and shape[j] != 1:
+                terms.append(f"{self.result_coord(shape, j)} * {strides[d]}")
+        return " + ".join(terms), " & ".join(masks)
+
+    def _gather(self, op, operand_value) -> Value:
+        plan = gather(op)
+        table = self.indexing[(op.results[0], -1)]
+        strides = [f"{table.name}_st{d}" for d in range(table.table_rank)]
+        offset, mask = self._address(op.results[0], plan, strides, operand_value)
+        comment = f"{op.operation.name}: {table.comment()}"
+        return self.load(f"{table.name} + ({offset})", tensor_type(plan.table.type).dtype, comment, mask, other="0")
+
+    def scatter_store(self, op, j: int, dtype: str) -> None:
+        """The scatter `op`'s source stored (or atomically added) where it addresses out{j}, a contiguous copy of its input."""
+        plan = scatter(op)
+        shape = tensor_type(op.results[0].type).shape
+        strides = [str(math.prod(shape[d + 1 :])) for d in range(len(shape))]
+        offset, mask = self._address(op.results[0], plan.target, strides, self.env.__getitem__)
+        if plan.source is None:
+            dt = compute_dtype(dtype)
+            value = Value(f"tl.full({self.block_shape()}, {self.scalar_text(plan.value)}, {TRITON_DTYPES[dt]})", dt)
+        else:
+            value = self.env[plan.source]
+        if plan.accumulate:
+            self.out.append(f"tl.atomic_add(out{j} + ({offset}), {cast(value, dtype)}, mask={mask})  # {op.operation.name}")
+        else:
+            self.store(f"out{j}", f"({offset})", value, dtype, mask, op.operation.name)
+
+    def _embed(self, op, operand_value) -> Value:
+        """slice_scatter / select_scatter: src inside the slice (loaded at its coordinates there), the input elsewhere."""
+        plan = embed(op)
+        result = tensor_type(op.results[0].type)
+        x = operand_value(op.operands[0])
+        src = self.indexing[(op.results[0], -1)]
+        c = self.result_coord(result.shape, plan.dim)
+        inside = f"({c} >= {plan.start}) & ({c} < {plan.end})"
+        if plan.step != 1:
+            inside += f" & (({c} - {plan.start}) % {plan.step} == 0)"
+        inside = self.tmp(inside, "bool", f"inside the slice along dim {plan.dim}").text
+        terms = []
+        for d in range(len(result.shape)):
+            if d == plan.dim:
+                if not plan.select:
+                    terms.append(f"(({c} - {plan.start}) // {plan.step}) * {src.name}_st{d}")
+                continue
+            if result.shape[d] != 1:
+                terms.append(f"{self.result_coord(result.shape, d)} * {src.name}_st{d - (plan.select and d > plan.dim)}")
+        mask = f"{self.lane_mask(result.shape)} & {inside}"
+        value = self.load(f"{src.name} + ({' + '.join(terms) or '0'})", tensor_type(op.operands[1].type).dtype, f"{op.operation.name}: {src.comment()}", mask, other="0")
+        dtype = compute_dtype(result.dtype)
+        return self.tmp(f"tl.where({inside}, {cast(value, dtype)}, {cast(x, dtype)})", dtype, op.operation.name)
+
+    def _triangle(self, op, operand_value) -> Value:
+        result = tensor_type(op.results[0].type)
+        x = operand_value(op.operands[0])
+        rank = len(result.shape)
+        row, col = self.result_coord(result.shape, rank - 2), self.result_coord(result.shape, rank - 1)
+        keep = f"({col} - {row} {TRIANGLES[op.operation.name]} {constant_value(op.operands[1])})"
+        dtype = compute_dtype(result.dtype)
+        if dtype == "bool":
+            return self.tmp(f"{cast(x, 'bool')} & {keep}", dtype, op.operation.name)
+        return self.tmp(f"tl.where({keep}, {cast(x, dtype)}, 0)", dtype, op.operation.name)
+
+    def _creation(self, op) -> Value:
+        name = op.operation.name
+        result = tensor_type(op.results[0].type)
+        dtype = compute_dtype(result.dtype)
+        block = self.block_shape()
+        if name in ARANGES:
+            args = [constant_value(v) for v in list(op.operands)[: CREATIONS[name][2]]]
+            start, end, step = (0, args[0], 1) if len(args) == 1 else (args[0], args[1], 1) if len(args) == 2 else args
+            i = self.result_coord(result.shape, 0)
+            if dtype in FLOAT_DTYPES:
+                # eager accumulates in double (f32/f64) or float (f16/bf16), then rounds once
+                acc = "tl.float64" if result.dtype in ("float32", "float64") else "tl.float32"
+                expr = f"({float(start)!r} + {float(step)!r} * ({i}).to({acc}))"
+            else:
+                expr = f"({int(start)} + {int(step)} * ({i}).to(tl.int64))"
+            return self._rounded(expr, "float64" if dtype in FLOAT_DTYPES else "int64", result.dtype, name)
+        if name in EYES:
+            row, col = self.result_coord(result.shape, 0), self.result_coord(result.shape, 1)
+            return self._rounded(f"({row} == {col})", "bool", result.dtype, name)
+        value = creation_value(op)
+        value = bool(value) if dtype == "bool" else float(value) if dtype in FLOAT_DTYPES else int(value)
+        expr = f"tl.full({block}, {self.scalar_text(value)}, {TRITON_DTYPES[dtype]})"
+        return self._rounded(expr, dtype, result.dtype, name)
+
+    def _rounded(self, expr: str, expr_dtype: str, storage: str, comment: str) -> Value:
+        """`expr` (of `expr_dtype`) as a value of dtype `storage`, rounded through it as eager's would be."""
+        text = cast(Value(expr, expr_dtype), storage)
+        if compute_dtype(storage) != storage:
+            text = f"{text}.to(tl.float32)"
+        return self.tmp(text, compute_dtype(storage), comment)
+
+
+__all__ = ["IndexingEmitter", "indexing_sites", "kernel_device"]

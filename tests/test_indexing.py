@@ -1,0 +1,244 @@
+"""Gathers and creation ops as Triton kernels, against eager PyTorch.
+
+Each case compiles a small module, compares with eager and checks that the
+indexing or creation op ran inside a fusion.kernel, fused with its
+neighbours (one launch, no ATen fallback). Out-of-range indices raise the
+exception eager raises; negative indices wrap where eager wraps them.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+import mlirfuse
+from helpers import Lambda, compile_and_compare, kernel_ops
+
+
+def ids(high: int, shape, dtype=torch.int64):
+    return torch.randint(0, high, shape, dtype=dtype)
+
+
+def one_kernel(fn, inputs, op, **tol):
+    cm = compile_and_compare(fn, inputs, op=op, **tol)
+    assert cm.stats["launches"] == 1, cm.stats
+    return cm
+
+
+# --- gathers -------------------------------------------------------------------------------
+
+
+def test_embedding_fused_with_its_consumer():
+    w, x = torch.randn(10, 4), torch.randn(2, 3, 4)
+    cm = one_kernel(lambda i, w, x: torch.relu(F.embedding(i, w) * 2 + x), (ids(10, (2, 3)), w, x), "torch.aten.embedding")
+    assert "_t0 + (" in next(iter(cm.kernels.values())).source  # a load from the table at computed offsets
+
+
+def test_embedding_bf16_table_and_int32_ids():
+    w = torch.randn(7, 5).to(torch.bfloat16)
+    one_kernel(lambda i, w: F.embedding(i, w) * 3, (ids(7, (4,), torch.int32), w), "torch.aten.embedding")
+
+
+def test_embedding_transposed_table_and_sum():
+    # The table is a view (read through its own strides); the gather is a reduction's prologue.
+    w = torch.randn(4, 9)
+    one_kernel(lambda i, w: F.embedding(i, w.t()).sum(-1), (ids(9, (2, 5)), w), "torch.aten.embedding")
+
+
+def test_embedding_out_of_range_raises_like_eager():
+    model = Lambda(lambda i, w: F.embedding(i, w) + 1)
+    w = torch.randn(5, 3)
+    cm = mlirfuse.compile(model, (ids(5, (4,)), w))
+    for bad in (torch.tensor([0, 5, 1, 2]), torch.tensor([0, -1, 1, 2])):
+        with pytest.raises(IndexError):
+            model(bad, w)
+        with pytest.raises(IndexError):
+            cm(bad, w)
+
+
+def test_index_select_with_duplicates():
+    x, index = torch.randn(5, 6), torch.tensor([4, 0, 4, 2])
+    fn = lambda x, i: tuple(torch.index_select(x, dim, i) - 1 for dim in (0, 1, -1))  # noqa: E731
+    compile_and_compare(fn, (x, index), op="torch.aten.index_select")
+
+
+def test_index_select_int64_values():
+    x = torch.randint(-100, 100, (6, 3))
+    one_kernel(lambda x, i: torch.index_select(x, 0, i) * 2, (x, torch.tensor([5, 1, 1])), "torch.aten.index_select")
+
+
+def test_index_select_negative_index_raises_like_eager():
+    model = Lambda(lambda x, i: torch.index_select(x, 0, i) + 1)
+    x = torch.randn(4, 2)
+    cm = mlirfuse.compile(model, (x, torch.tensor([0, 1])))
+    with pytest.raises(IndexError):
+        model(x, torch.tensor([0, -1]))
+    with pytest.raises(IndexError):
+        cm(x, torch.tensor([0, -1]))
+
+
+def test_gather_with_a_computed_index():
+    # The index is computed in the kernel: it has the result's shape, so it needs no reshaping.
+    x, index = torch.randn(3, 5), ids(5, (3, 4))
+    one_kernel(lambda x, i: torch.gather(x, 1, 4 - i) * 2, (x, index), "torch.aten.gather")
+
+
+def test_gather_dim0_f16():
+    x, index = torch.randn(4, 3).half(), ids(4, (6, 3))
+    one_kernel(lambda x, i: torch.gather(x, 0, i) + 1, (x, index), "torch.aten.gather")
+
+
+def test_gather_out_of_range_raises_like_eager():
+    model = Lambda(lambda x, i: torch.gather(x, 1, i) + 1)
+    x = torch.randn(2, 3)
+    cm = mlirfuse.compile(model, (x, ids(3, (2, 2))))
+    bad = torch.tensor([[0, 3], [1, 1]])
+    with pytest.raises(RuntimeError):
+        model(x, bad)
+    with pytest.raises(RuntimeError):
+        cm(x, bad)
+
+
+def test_advanced_indexing_with_negative_indices():
+    # x[i], x[:, i], x[i, j] broadcast, x[i, :, j] apart; negatives count from the end, as eager's.
+    def fn(x, i, j):
+        return x[i] + 1, x[:, i] * 2, x[i.unsqueeze(1), j] - 1, torch.exp(x[i, :, j])
+
+    compile_and_compare(fn, (torch.randn(6, 6, 6), torch.tensor([0, -1, 3, -6]), torch.tensor([2, -3, 5, 0])),
+                        op="torch.aten.index.Tensor")
+
+
+def test_advanced_indexing_out_of_range_raises_like_eager():
+    model = Lambda(lambda x, i: x[i] * 2)
+    x = torch.randn(4, 2)
+    cm = mlirfuse.compile(model, (x, torch.tensor([0, 1])))
+    for bad in (torch.tensor([0, 4]), torch.tensor([-5, 0])):
+        with pytest.raises(IndexError):
+            model(x, bad)
+        with pytest.raises(IndexError):
+            cm(x, bad)
+
+
+def test_boolean_mask_index_stays_aten():
+    x = torch.randn(5)
+    cm = compile_and_compare(lambda x, m: x[m], (x, x > 0), fused=False)
+    assert cm.stats["launches"] == 0
+
+
+# --- creation ------------------------------------------------------------------------------
+
+
+CREATION_OPS = {
+    "arange": lambda x: x + torch.arange(6),
+    "arange.start_step": lambda x: (x[:, :3] * torch.arange(0.5, 2.0, 0.5), x + torch.arange(-0.3, 0.3, 0.1)),
+    "full": lambda x: x - torch.full((4, 6), 2.5),
+    "zeros": lambda x: torch.maximum(x, torch.zeros(6)),
+    "ones": lambda x: x / torch.ones(4, 1),
+    "zeros_like": lambda x: torch.zeros_like(x) + x * 2,
+    "ones_like": lambda x: torch.ones_like(x) - x,
+    "full_like": lambda x: torch.full_like(x, 7.0) * x,
+    "new_ones": lambda x: x.new_ones(4, 6) + x,
+    "eye": lambda x: (x[:, :4] + torch.eye(4), x * torch.eye(4, 6)),
+    "tril": lambda x: (torch.tril(x * 2), x * torch.ones(4, 6).tril(-1)),
+    "triu": lambda x: torch.triu(x + 1, 1),
+}
+
+
+def test_creation_fused():
+    # Each op in a kernel (the iteration space's coordinates give its values), none through ATen.
+    cm = compile_and_compare(lambda x: tuple(f(x) for f in CREATION_OPS.values()), (torch.randn(4, 6),))
+    found = {op.split(".")[2] for op in kernel_ops(cm)}
+    assert {op.split(".")[0] for op in CREATION_OPS} <= found, found
+
+
+def test_int64_arange_and_bool_tril():
+    fn = lambda i: (i + torch.arange(9).view(3, 3), torch.ones(3, 3, dtype=torch.bool).tril() & (i[:, :1] > 0))  # noqa: E731
+    compile_and_compare(fn, (torch.randint(-4, 4, (3, 3)),), op="torch.aten.tril")
+
+
+def test_fill_of_a_clone():
+    def fn(x):
+        y = x.clone()
+        y.fill_(3.0)
+        return y * x
+
+    compile_and_compare(fn, (torch.randn(3, 4),), op="torch.aten.fill")
+
+
+def test_f16_full_rounds_like_eager():
+    x = torch.randn(4, 6).half()
+    one_kernel(lambda x: x + torch.full((4, 6), 0.1, dtype=torch.float16), (x,), "torch.aten.full")
+
+
+def test_kernel_without_inputs():
+    cm = compile_and_compare(lambda x: (torch.ones(3, 3).triu(1) * 5, x + 1), (torch.randn(2),))
+    assert cm.stats["launches"] == 2, cm.stats
+
+
+def test_causal_mask_softmax_is_one_kernel():
+    # The mask is computed from coordinates inside the softmax kernel: nothing is loaded for it.
+    def fn(scores):
+        t = scores.shape[-1]
+        mask = torch.ones(t, t, dtype=torch.bool).triu(1)
+        return scores.masked_fill(mask, float("-inf")).softmax(-1)
+
+    one_kernel(fn, (torch.randn(2, 3, 5, 5),), "torch.aten.triu")
+
+
+# --- scatters ------------------------------------------------------------------------------
+
+
+def test_scatter_add_duplicates_with_fused_source():
+    # Duplicate indices: the kernel adds atomically; the source's relu runs in the same kernel.
+    x, src = torch.randn(3, 5), torch.randn(3, 4)
+    index = torch.tensor([[0, 0, 4, 0], [1, 1, 1, 1], [2, 3, 2, 3]])
+    one_kernel(lambda x, i, s: x.scatter_add(1, i, torch.relu(s)), (x, index, src), "torch.aten.scatter_add")
+
+
+def test_scatter_add_int64():
+    x, src = torch.randint(-9, 9, (4, 3)), torch.randint(-9, 9, (6, 3))
+    index = torch.tensor([[0, 1, 2], [0, 1, 2], [3, 3, 3], [0, 0, 0], [1, 2, 3], [3, 2, 1]])
+    one_kernel(lambda x, i, s: x.scatter_add(0, i, s), (x, index, src), "torch.aten.scatter_add")
+
+
+def test_scatter_src_and_value():
+    x, src = torch.randn(4, 6), torch.randn(4, 6)
+    index = torch.stack([torch.randperm(6)[:3] for _ in range(4)])  # distinct per row: no write races
+    compile_and_compare(lambda x, i, s: x.scatter(1, i, s * 2), (x, index, src), op="torch.aten.scatter")
+    compile_and_compare(lambda x, i: x.scatter(1, i, 2.5), (x, index), op="torch.aten.scatter")
+
+
+def test_index_put_accumulate_duplicates_and_negatives():
+    def fn(x, i, v):
+        return torch.index_put(x, (i,), v * 3, accumulate=True)
+
+    x, v = torch.randn(5, 3), torch.randn(4, 3)
+    one_kernel(fn, (x, torch.tensor([0, -1, 4, 0]), v), "torch.aten.index_put")
+
+
+def test_index_put_setitem_bf16():
+    def fn(x, i, v):
+        y = x.clone()
+        y[i] = v
+        return y
+
+    x, v = torch.randn(6, 4).to(torch.bfloat16), torch.randn(4).to(torch.bfloat16)
+    compile_and_compare(fn, (x, torch.tensor([5, -6, 2]), v), op="torch.aten.index_put")
+
+
+def test_scatter_out_of_range_raises_like_eager():
+    model = Lambda(lambda x, i: torch.index_put(x, (i,), torch.ones(2), accumulate=True))
+    x = torch.zeros(4)
+    cm = mlirfuse.compile(model, (x, torch.tensor([0, 1])))
+    with pytest.raises(IndexError):
+        model(x, torch.tensor([0, 4]))
+    with pytest.raises(IndexError):
+        cm(x, torch.tensor([0, 4]))
+
+
+def test_slice_and_select_scatter():
+    # The input everywhere but in the slice (select), where src is read at its own coordinates.
+    x, y, z = torch.randn(4, 7), torch.randn(4, 3), torch.randn(7)
+    fn = lambda x, y, z: torch.select_scatter(torch.slice_scatter(x * 2, y, 1, 1, 7, 2), z, 0, -1) + 1  # noqa: E731
+    one_kernel(fn, (x, y, z), "torch.aten.slice_scatter")
