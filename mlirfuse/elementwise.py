@@ -367,6 +367,13 @@ def _pow_tensor_scalar(a, c, t) -> str:
     return _pow_general(a, c, t)
 
 
+def _integer_value_check(c, dtype) -> str | None:
+    """addcmul on integers: eager casts `value` to the integer dtype first (0.5 -> 0)."""
+    if (dtype in INT_DTYPES or dtype == "bool") and isinstance(c[3], float) and not c[3].is_integer():
+        return f"{dtype} addcmul with the non-integer value {c[3]!r} (eager truncates it)"
+    return None
+
+
 def _pow_tensor_scalar_check(c, dtype) -> str | None:
     e = c[1]
     if isinstance(e, bool) or not isinstance(e, (int, float)) or not math.isfinite(e):
@@ -621,7 +628,7 @@ RULES.update({
     "torch.aten.lerp.Tensor": Rule("arith", _lerp, tensor_args=(0, 1, 2), float_only=True),
     "torch.aten.addcmul": Rule(
         "arith", lambda a, c: f"{a[0]} + {a[1]} * {a[2]}" if c[3] == 1 else f"{a[0]} + {a[3]} * {a[1]} * {a[2]}",
-        constant_args=(3,), tensor_args=(0, 1, 2), check=_finite_numbers((3,)),
+        constant_args=(3,), tensor_args=(0, 1, 2), check=_finite_numbers((3,)), check_dtype=_integer_value_check,
     ),
     "torch.aten.addcdiv": Rule(
         "arith", lambda a, c: f"{a[0]} + {a[1]} / {a[2]}" if c[3] == 1 else f"{a[0]} + {a[3]} * {a[1]} / {a[2]}",

@@ -256,3 +256,10 @@ def test_other_spellings_and_small_ops():
         (x, y, i, j),
         equal_nan=True,
     )
+
+
+def test_integer_addcmul_with_a_fractional_value_matches_eager():
+    # Eager casts value to int64 first (0.5 -> 0, 1.7 -> 1): a fused 0.5 * b * c would differ (fuzz seed 70404155).
+    a, b = torch.tensor([1, 2, 3]), torch.tensor([3, -4, 5])
+    for value in (0.5, 1.7, -0.5, 2.0):
+        compile_and_compare(lambda a, b, value=value: torch.addcmul(a, b, b, value=value), (a, b), fused=value == 2.0)
