@@ -131,6 +131,16 @@ def test_sdpa_bool_mask_fully_masked_row():
     one_launch(Lambda(lambda q, k, v, m: F.scaled_dot_product_attention(q, k, v, attn_mask=m)), (q, k, v, mask))
 
 
+def test_sdpa_fully_masked_row_propagates_nan_of_v():
+    # Eager computes a row with nothing to attend to as 0 @ v: NaN where v holds NaN (fuzz seed 800050).
+    q, k = torch.randn(2, 1, 1, 8), torch.randn(1, 1, 2, 8)
+    v = torch.tensor([1.5, -0.0, -0.0, float("nan")]).view(2, 1, 2, 1)
+    mask = torch.full((1, 2), float("-inf"))
+    one_launch(
+        Lambda(lambda q, k, v, m: F.scaled_dot_product_attention(q, k, v, attn_mask=m)), (q, k, v, mask), **F32, equal_nan=True
+    )
+
+
 def test_sdpa_additive_mask():
     q, k, v = qkv(lq=10, lk=12, d=16)
     mask = torch.randn(10, 12)

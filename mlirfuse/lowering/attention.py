@@ -202,7 +202,8 @@ def lower_attention(kernel) -> AttentionKernel:
     em.out = em.body
     result = "acc / l_i"
     if att.root.operation.name == SDPA:
-        result = "tl.where(l_i == 0, 0.0, acc / l_i)"  # ATen's sdpa: 0 for a row with nothing to attend to
+        # ATen's sdpa: a row with nothing to attend to is 0 @ v, 0 where v is finite and NaN where it is not.
+        result = "tl.where(l_i == 0, acc, acc / l_i)"
     tail = [f"o = {result}"]
     store = f"tl.store(out0 + (pid_b * lq * dv + offs_m * dv + offs_dv), {cast(Value('o', 'float32'), outputs[0].dtype)}, mask=mmask & (offs_dv < dv))"
     sites = [s for s, _, _ in em.sites]

@@ -51,7 +51,7 @@
 // CHECK-NEXT:        vt = tl.load(in2_v0 + (b0 * in2_v0_st0 + (b1 // 2) * in2_v0_st1 + offs_nk * in2_v0_st2 + offs_dv * in2_v0_st3), mask=(offs_nk < lk) & (offs_dv < dv), other=0)  # load %arg2
 // CHECK-NEXT:        acc = acc * alpha + tl.dot(p, vt, input_precision="ieee")
 // CHECK-NEXT:        m_i = m_new
-// CHECK-NEXT:    o = tl.where(l_i == 0, 0.0, acc / l_i)
+// CHECK-NEXT:    o = tl.where(l_i == 0, acc, acc / l_i)
 // CHECK-NEXT:    tl.store(out0 + (pid_b * lq * dv + offs_m * dv + offs_dv), o, mask=mmask & (offs_dv < dv))
 func.func @fuse_sdpa_causal_gqa(%q: !torch.vtensor<[1,4,7,8],f32>, %k: !torch.vtensor<[1,2,7,8],f32>, %v: !torch.vtensor<[1,2,7,8],f32>) -> !torch.vtensor<[1,4,7,8],f32> {
   %none = torch.constant.none
