@@ -137,3 +137,13 @@ def test_prologue_that_maps_zero_to_inf_leaves_padded_k_alone(prologue):
     a, b = torch.rand(4, 5) + 0.5, torch.randn(5, 3)
     cm = _compare(lambda a, b: prologue(a) @ b, (a, b))
     assert cm.stats["launches"] == 1 and [k.kind for k in cm.kernels.values()] == ["matmul"], cm.stats
+
+
+def test_epilogue_with_a_created_mask_stays_a_kernel_of_its_own():
+    # masked_fill(scores, ones(...).triu(1), -inf): the mask is created in the kernel (an indexing-family
+    # op the GEMM template does not emit); the epilogue stays out instead of failing to lower (fuzz seed 70404949).
+    q, k = torch.randn(2, 1, 2), torch.randn(2, 5, 2)
+    model = Lambda(lambda q, k: (q @ k.transpose(-2, -1) * 0.5).masked_fill(torch.ones(1, 5, dtype=torch.bool).triu(1), float("-inf")))
+    cm = mlirfuse.compile(model, (q, k))
+    torch.testing.assert_close(cm(q, k), model(q, k))
+    assert "matmul" in [kernel.kind for kernel in cm.kernels.values()]

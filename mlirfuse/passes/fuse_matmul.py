@@ -24,13 +24,14 @@ import dataclasses
 
 from mlirfuse.analysis import AnalysisManager
 from mlirfuse.analysis.dependence import DependenceAnalysis
+from mlirfuse.indexing import INDEXING_OPS
 from mlirfuse.ir import defining_op, ir, tensor_type
 from mlirfuse.matmuls import MATMUL_OPS, Gemm, gemm
 from mlirfuse.passes.base import ModulePass, body_ops, function_ops, unique_ops
 from mlirfuse.passes.extern_operands import _view_chain_ops
 from mlirfuse.passes.legality import FUSION_ANALYSES, Limits, fusion_rewriter, why_not_merge
 from mlirfuse.passes.rewriter import FusionRewriter, group_kind
-from mlirfuse.views import VIEW_OPS
+from mlirfuse.views import PADS, VIEW_OPS
 
 
 def group_gemm(group) -> Gemm | None:
@@ -47,11 +48,21 @@ def _computing_ops(group) -> int:
     return sum(1 for op in ops if op.operation.name.startswith(("torch.aten.", "torch.prims.")) and op.operation.name not in VIEW_OPS)
 
 
+def _tile_only(group) -> str | None:
+    """Why `group`'s body cannot be emitted on a GEMM's tiles (indexing, creation, pads, cats), or None."""
+    ops, _ = body_ops(group)
+    name = next((op.operation.name for op in ops if op.operation.name in INDEXING_OPS | PADS | {"torch.aten.cat"}), None)
+    return f"holds '{name}' (indexing, creation, pads and cats are not emitted on GEMM tiles)" if name else None
+
+
 def why_not_epilogue(mm, consumer, dep: DependenceAnalysis, limits: Limits = Limits()) -> str | None:
     """None if group `consumer` may become part of matmul group `mm`'s epilogue; otherwise why not."""
     kind = group_kind(consumer)
     if kind != "pointwise":
         return f"consumer is a {kind} group (a GEMM epilogue is pointwise over the GEMM's result)"
+    why = _tile_only(consumer)
+    if why:
+        return "consumer " + why
     space = group_gemm(mm).out
     if any(tensor_type(r.type).shape != space for r in consumer.results):
         return "different iteration space (the epilogue runs over the GEMM's result tile)"
@@ -63,6 +74,9 @@ def why_not_prologue(producer, mm, dep: DependenceAnalysis, limits: Limits = Lim
     kind = group_kind(producer)
     if kind != "pointwise":
         return f"producer is a {kind} group (a prologue is recomputed per tile: pointwise only)"
+    why = _tile_only(producer)
+    if why:
+        return "producer " + why
     if any(u.owner.operation != mm.operation for r in producer.results for u in r.uses):
         return "producer's result is also read elsewhere"
     _, terminator = body_ops(producer)
