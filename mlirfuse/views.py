@@ -11,6 +11,8 @@ new shape - the same bytes, so no index changes at all.
 
 from __future__ import annotations
 
+import math
+
 from mlirfuse.ir import NO_CONSTANT, constant_int_list, constant_value, ir, tensor_type
 
 # Ops whose result is a view of operand 0 described by constant arguments.
@@ -76,6 +78,10 @@ def pad_args(op) -> tuple[str, tuple[tuple[int, int], ...], float] | None:
         value = constant_value(op.operands[2]) if mode == "constant" else 0.0
     if mode not in ("constant", "reflect", "replicate") or isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
+    if source.dtype == "bool" or source.dtype.startswith(("int", "uint")):
+        # eager converts the value to the tensor's dtype (-inf -> True for bool); only exact values are fused
+        if not math.isfinite(value) or value != int(value) or (source.dtype == "bool" and value not in (0, 1)):
+            return None
     if len(pads) % 2 or len(pads) > 2 * len(source.shape):
         return None
     lows = [0] * len(source.shape)

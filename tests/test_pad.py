@@ -73,3 +73,10 @@ def test_cat_of_inputs_alone_and_along_dim0():
     x, y = torch.randint(-9, 9, (2, 4), dtype=torch.int64), torch.randint(-9, 9, (3, 4), dtype=torch.int64)
     cm = compile_and_compare(lambda x, y: torch.cat([y, x, y], 0), (x, y))
     assert cm.stats["launches"] == 1
+
+
+def test_bool_pad_with_a_non_boolean_value_matches_eager():
+    # Eager converts the value to bool first (-inf -> True); such pads stay ATen (fuzz seed 70404655).
+    x = torch.rand(3, 4) > 0.5
+    for value in (float("-inf"), 0.5, 2.0, 1.0):
+        compile_and_compare(lambda x, value=value: F.pad(x, [1, 1], value=value), (x,), fused=value == 1.0)
