@@ -21,16 +21,17 @@ from mlirfuse.viz import graph_of, graph_of_mlir, render, to_dot
 from mlirfuse.viz.draw import VIZ_JS, VizError
 from mlirfuse.viz.graph import ATEN, EXTERN, INPUT, OP, OUTPUT, VIEW, FusionGraph
 
-# relu | extern (t(w) folded into mm) | sigmoid * mm: two groups either side of one ATen call.
+# relu | extern (t(w) folded into mm) | sigmoid * mm: two groups either side of one ATen call
+# (f64: the Triton GEMM template takes f32/f16/bf16, so mm stays an ATen extern call).
 TWO_GROUPS = textwrap.dedent(
     """\
-    func.func @forward(%x: !torch.vtensor<[4,16],f32>, %w: !torch.vtensor<[8,16],f32>) -> !torch.vtensor<[4,8],f32> {
-      %0 = torch.aten.relu %x : !torch.vtensor<[4,16],f32> -> !torch.vtensor<[4,16],f32>
-      %1 = torch.aten.t %w : !torch.vtensor<[8,16],f32> -> !torch.vtensor<[16,8],f32>
-      %2 = torch.aten.mm %0, %1 : !torch.vtensor<[4,16],f32>, !torch.vtensor<[16,8],f32> -> !torch.vtensor<[4,8],f32>
-      %3 = torch.aten.sigmoid %2 : !torch.vtensor<[4,8],f32> -> !torch.vtensor<[4,8],f32>
-      %4 = torch.aten.mul.Tensor %3, %2 : !torch.vtensor<[4,8],f32>, !torch.vtensor<[4,8],f32> -> !torch.vtensor<[4,8],f32>
-      return %4 : !torch.vtensor<[4,8],f32>
+    func.func @forward(%x: !torch.vtensor<[4,16],f64>, %w: !torch.vtensor<[8,16],f64>) -> !torch.vtensor<[4,8],f64> {
+      %0 = torch.aten.relu %x : !torch.vtensor<[4,16],f64> -> !torch.vtensor<[4,16],f64>
+      %1 = torch.aten.t %w : !torch.vtensor<[8,16],f64> -> !torch.vtensor<[16,8],f64>
+      %2 = torch.aten.mm %0, %1 : !torch.vtensor<[4,16],f64>, !torch.vtensor<[16,8],f64> -> !torch.vtensor<[4,8],f64>
+      %3 = torch.aten.sigmoid %2 : !torch.vtensor<[4,8],f64> -> !torch.vtensor<[4,8],f64>
+      %4 = torch.aten.mul.Tensor %3, %2 : !torch.vtensor<[4,8],f64>, !torch.vtensor<[4,8],f64> -> !torch.vtensor<[4,8],f64>
+      return %4 : !torch.vtensor<[4,8],f64>
     }
     """
 )
@@ -38,11 +39,11 @@ TWO_GROUPS = textwrap.dedent(
 # The same pointwise body on both sides of mm: one kernel, two launches.
 SHARED_KERNEL = textwrap.dedent(
     """\
-    func.func @forward(%x: !torch.vtensor<[4,4],f32>, %w: !torch.vtensor<[4,4],f32>) -> !torch.vtensor<[4,4],f32> {
-      %0 = torch.aten.relu %x : !torch.vtensor<[4,4],f32> -> !torch.vtensor<[4,4],f32>
-      %1 = torch.aten.mm %0, %w : !torch.vtensor<[4,4],f32>, !torch.vtensor<[4,4],f32> -> !torch.vtensor<[4,4],f32>
-      %2 = torch.aten.relu %1 : !torch.vtensor<[4,4],f32> -> !torch.vtensor<[4,4],f32>
-      return %2 : !torch.vtensor<[4,4],f32>
+    func.func @forward(%x: !torch.vtensor<[4,4],f64>, %w: !torch.vtensor<[4,4],f64>) -> !torch.vtensor<[4,4],f64> {
+      %0 = torch.aten.relu %x : !torch.vtensor<[4,4],f64> -> !torch.vtensor<[4,4],f64>
+      %1 = torch.aten.mm %0, %w : !torch.vtensor<[4,4],f64>, !torch.vtensor<[4,4],f64> -> !torch.vtensor<[4,4],f64>
+      %2 = torch.aten.relu %1 : !torch.vtensor<[4,4],f64> -> !torch.vtensor<[4,4],f64>
+      return %2 : !torch.vtensor<[4,4],f64>
     }
     """
 )
@@ -94,8 +95,9 @@ def test_groups_extern_and_reasons(write):
     ]
     assert all(c.name.startswith("fused_") for c in graph.clusters)
     # Each group says why mm stayed outside, as fusion-explain-unfused wrote it on the launch.
-    assert graph.clusters[0].reasons == ["consumer torch.aten.mm: unsupported op"]
-    assert graph.clusters[1].reasons == ["producer torch.aten.mm: unsupported op"]
+    why = "torch.aten.mm: not a GEMM the template takes: dtypes float64 @ float64 -> float64 (the template takes f32/f16/bf16, all alike)"
+    assert graph.clusters[0].reasons == [f"consumer {why}"]
+    assert graph.clusters[1].reasons == [f"producer {why}"]
     kinds = {n.label.split("\n")[0]: n.kind for n in graph.nodes}
     assert kinds == {
         "%arg0": INPUT, "%arg1": INPUT, "relu": OP, "extern mm": EXTERN, "sigmoid": OP, "mul.Tensor": OP, "return": OUTPUT,
