@@ -67,6 +67,17 @@ def count_inductor(code: str) -> tuple[int, int]:
     return kernels, externs
 
 
+def count_inductor_launches(code: str) -> int:
+    """Calls of the module's generated kernels inside `call()` (a kernel defined once may run many times)."""
+    names = _KERNEL_DEF.findall(code)
+    if not names:
+        return 0
+    _, _, body = code.partition("def call(")
+    body = body.split("\ndef ", 1)[0]
+    call = re.compile(r"\b(?:" + "|".join(map(re.escape, names)) + r")(?:\.run)?\(")
+    return sum(len(call.findall(line.split("#", 1)[0])) for line in body.splitlines())
+
+
 def measure_inductor(model: nn.Module, inputs: tuple) -> dict:
     """Inductor's generated kernels, extern calls, their sum (`device_calls`) and max abs error vs eager."""
     from torch._inductor.utils import run_and_get_code

@@ -30,7 +30,6 @@ import os
 os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
 
 import argparse  # noqa: E402
-import re  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
@@ -40,8 +39,8 @@ import torch  # noqa: E402
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 import mlirfuse  # noqa: E402
+from device_calls import count_inductor, count_inductor_launches  # noqa: E402
 from reductions import MODELS as BENCH_MODELS  # noqa: E402
-from reductions import count_inductor  # noqa: E402
 from report import append, header, markdown_table  # noqa: E402
 
 COLUMNS = (
@@ -57,20 +56,6 @@ COLUMNS = (
     "inductor compile s",
     "inductor max err",
 )
-
-_KERNEL_NAME = re.compile(r"^(\w+) = async_compile\.(?:cpp_pybinding|cpp|triton)\(", re.MULTILINE)
-
-
-def count_inductor_launches(code: str) -> int:
-    """Calls of the module's generated kernels inside `call()` (a kernel defined once may run many times)."""
-    names = _KERNEL_NAME.findall(code)
-    if not names:
-        return 0
-    _, _, body = code.partition("def call(")
-    body = body.split("\ndef ", 1)[0]
-    call = re.compile(r"\b(?:" + "|".join(map(re.escape, names)) + r")(?:\.run)?\(")
-    return sum(len(call.findall(line.split("#", 1)[0])) for line in body.splitlines())
-
 
 def _tensors(out) -> list[torch.Tensor]:
     from torch.utils import _pytree as pytree

@@ -29,7 +29,7 @@ import torch  # noqa: E402
 
 from mlirfuse import models  # noqa: E402
 from mlirfuse.frontend.dynamo import backend  # noqa: E402
-from reductions import count_inductor  # noqa: E402
+from device_calls import count_inductor  # noqa: E402
 from report import RESULTS, append, header, markdown_table  # noqa: E402
 
 # name -> () -> (model, input shape); built after torch.manual_seed(0).

@@ -9,7 +9,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 
-from device_calls import count_inductor, measure_inductor  # noqa: E402
+from device_calls import count_inductor, count_inductor_launches, measure_inductor  # noqa: E402
 from helpers import Lambda  # noqa: E402
 
 
@@ -37,3 +37,4 @@ def benchmark_compiled_module():
     aten.mm(a, b)
 '''
     assert count_inductor(code) == (1, 1)
+    assert count_inductor_launches(code) == 1  # the call in the comment is not a launch
