@@ -61,9 +61,19 @@ FUSION_ANALYSES = (DependenceAnalysis, AliasAnalysis, ShapeAnalysis)
 
 
 def fusion_rewriter(module: ir.Operation, am: AnalysisManager | None) -> tuple[FusionRewriter, DependenceAnalysis]:
-    """A fusion pass's rewriter and the dependence analysis it asks; every FUSION_ANALYSES is live, so kept current."""
+    """A fusion pass's rewriter and the dependence analysis it asks.
+
+    The rewriter keeps every live analysis current. The fusion passes consult
+    only the dependence analysis, so only that one is computed here; the
+    alias and shape analyses are maintained when a pass before computed them
+    (and preserved), and in checking mode (`--verify-analyses`) all of
+    FUSION_ANALYSES are made live so that their maintenance is proven.
+    """
     am = am or AnalysisManager()
-    dep, _, _ = (am.get(cls, module) for cls in FUSION_ANALYSES)
+    dep = am.get(DependenceAnalysis, module)
+    if am.verify:
+        for cls in FUSION_ANALYSES:
+            am.get(cls, module)
     return FusionRewriter(am), dep
 
 
