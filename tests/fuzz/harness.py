@@ -25,7 +25,13 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-ENV = {"TRITON_INTERPRET": "1", "TRITON_DEFAULT_FP_FUSION": "1", "MLIRFUSE_VERIFY_ANALYSES": "1"}
+# Workers run with the analyses checked and every launch bounds-checked (issue 9: the fuzz run passes with both on).
+ENV = {
+    "TRITON_INTERPRET": "1",
+    "TRITON_DEFAULT_FP_FUSION": "1",
+    "MLIRFUSE_VERIFY_ANALYSES": "1",
+    "MLIRFUSE_CHECK_BOUNDS": "1",
+}
 
 _OP_NAME = re.compile(r"\b(?:torch\.)?(?:aten|prims?|torch)\.\w+")
 
