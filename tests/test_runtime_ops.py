@@ -249,3 +249,14 @@ def test_dtype_arguments_decoded_with_the_importers_codes(dtype):
     assert got[0].dtype == dtype and got[2].dtype == dtype
     torch.testing.assert_close(got[0], want[0])
     torch.testing.assert_close(got[2], want[2])
+
+
+def test_aten_call_keeps_the_dtype_eager_gives():
+    """`where(c, True, b)` imports its bool as `torch.aten.Int.bool`; ATen's where(c, 1, b) would give int64 (fuzz seed 123016)."""
+    x, i = torch.rand(5, 1, 1, 2) > 0.5, torch.tensor([0])
+    fn = lambda a, j: torch.where(a[:, j] > 0, True, a[:, j])  # noqa: E731
+    cm = mlirfuse.compile(Lambda(fn), (x, i))
+    assert cm.stats["unfused_ops"] >= 1  # the where runs through ATen
+    got = cm(x, i)
+    assert got.dtype == torch.bool
+    assert torch.equal(got, fn(x, i))

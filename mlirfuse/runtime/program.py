@@ -127,7 +127,10 @@ class Program:
         args, kwargs = split_by_schema(schema, values)
         outs = [self._slot(r) for r in op.results]
         view = all(r.alias_info is not None and not r.alias_info.is_write for r in schema.returns)
-        self.steps.append(Step(RESHAPING.get(name, overload), args, kwargs, outs, "aten", name, view))
+        fn = RESHAPING.get(name, overload)
+        if not view and len(op.results) == 1:
+            fn = _with_dtype(fn, op.results[0].type)
+        self.steps.append(Step(fn, args, kwargs, outs, "aten", name, view))
 
     def _add_extern(self, group, module) -> None:
         """An extern group's body runs as ATen calls: views of the operands, then the call."""
@@ -165,6 +168,28 @@ class Program:
                 for slot, r in zip(step.outs, result):
                     env[slot] = r
         return [value(a) for a in self.returns]
+
+
+def _with_dtype(fn: Callable, result_type: ir.Type) -> Callable:
+    """`fn`, its tensor result converted to the dtype the IR declares (export's record of eager's dtype).
+
+    The importer may pass a scalar in another type than the model did: a
+    bool literal becomes `torch.aten.Int.bool`, and ATen promotes
+    `where(c, 1, bool_tensor)` to int64 where the model's `where(c, True, b)`
+    stays bool (fuzz seed 123016).
+    """
+    t = tensor_type(result_type)
+    dtype = getattr(torch, t.dtype, None) if t is not None else None
+    if not isinstance(dtype, torch.dtype):
+        return fn
+
+    def call(*args, **kwargs):
+        result = fn(*args, **kwargs)
+        if isinstance(result, torch.Tensor) and result.dtype != dtype:
+            return result.to(dtype)
+        return result
+
+    return call
 
 
 def _literal(op, blobs: Callable[[], dict[str, bytes]]) -> torch.Tensor:
