@@ -18,7 +18,9 @@ import re
 # cat's dtype on store; the SIGABRT was the one-wide piece store), div-trunc-negative-zero
 # (div with a rounding mode runs through ATen), tanh-formula, pow-half-special,
 # rms-norm-default-eps, low-precision-norm (f16/bf16 norms computed in f32),
-# layer-norm-signed-zero (a missing bias is eager's zero bias).
+# layer-norm-signed-zero (a missing bias is eager's zero bias), sdpa-nan-inf (NaN/inf in q, k or v:
+# the kernel follows the CPU sdpa backend eager picks, tests/test_attention.py; seeds 70404117,
+# 70404465, 70404531, 70404629, 70404923).
 
 # Open classes: class id -> what it is; "issue 9" marks classes filed there, "fuzz" classes
 # found by this fuzzer.
