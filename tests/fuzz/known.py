@@ -57,6 +57,12 @@ ACCEPTED = {
         "loop (tensors shorter than a vector) and the second in its vectorized loop; the fused "
         "kernel returns the second, as eager does on any tensor a vector long."
     ),
+    "gelu-signed-zero": (
+        "gelu of a negative x whose result underflows to zero (x < -14 in f32) or of -0.0: eager's f32 "
+        "vectorized loop gives +0.0 (contiguous tensors of 2 or more elements), its scalar loop (one "
+        "element, a broadcast input) and its f16/bf16 kernels -0.0; the fused x * 0.5 * (1 + erf(x / "
+        "sqrt 2)) gives -0.0 (fuzz seed 71100011). Values are equal."
+    ),
 }
 
 # signature regex -> class id, for signatures that identify their class
