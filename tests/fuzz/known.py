@@ -45,7 +45,9 @@ ACCEPTED = {
         "a GEMM whose every product is -0.0 (K = 1 and a -0.0 weight): eager gives -0.0; the Triton "
         "interpreter computes tl.dot with numpy's matmul, whose sums start at +0.0, so the fused kernel "
         "gives +0.0 on CPU. The kernel starts its accumulator at -0.0 and pads K with -0.0 products, so a "
-        "dot that adds into its accumulator keeps eager's sign (unverified on a GPU). Values are equal."
+        "dot that adds into its accumulator keeps eager's sign (unverified on a GPU). Values are equal. "
+        "Attention's p @ v likewise: a row whose every p * v product is -0.0 (one key with v = -0.0) gives "
+        "+0.0 in the interpreter (fuzz seed 71300020)."
     ),
     "group-norm-inf-weight": (
         "group_norm with an infinite weight: eager's kernels compute x * (rstd * w) + (b - mean * rstd * w), "
