@@ -212,3 +212,112 @@ def test_near_misses_and_neighbours_are_explained():
     (name,) = [n for n, k in cm.kernels.items() if k.kind == "attention"]
     assert cm.explain()[name] == ["consumer fusion.group: the attention kernel fuses no pointwise prologue or epilogue (yet)"]
     torch.testing.assert_close(cm(q, q, q), epilogue(q, q, q), **F32)
+
+
+# NaN and inf as eager's CPU sdpa propagates them (fuzz class "causal sdpa with NaN/inf in k or v",
+# seeds 70404117, 70404465, 70404531, 70404629, 70404923). Which backend eager runs decides it:
+# flash (4-d, contiguous last dims, equal head dims) or math (anything else, here v's head dim).
+NAN, INF = float("nan"), float("inf")
+
+
+def same_as_eager(fn, *inputs):
+    """One attention launch whose output equals eager's, NaN and inf positions included."""
+    return one_launch(Lambda(fn), inputs, **F32, equal_nan=True)
+
+
+def causal(q, k, v):
+    return F.scaled_dot_product_attention(q, k, v, is_causal=True)
+
+
+def test_causal_sdpa_flash_computes_zero_times_v_of_every_key_in_its_block():
+    # lq 2 < lk 5: eager's flash kernel visits all 5 keys (one key block), so 0 * NaN reaches every row.
+    q, k, v = qkv(lq=2, lk=5, d=4)
+    v[0, 0, 4, 1] = NAN
+    v[0, 1, 3, 0] = INF
+    assert torch.isnan(causal(q, k, v)[0, 0, :, 1]).all()
+    same_as_eager(causal, q, k, v)
+
+
+def test_causal_sdpa_flash_replaces_masked_scores():
+    # Flash fills the scores above the diagonal with -inf: NaN or inf in k there changes nothing.
+    q, k, v = qkv(lq=4, d=4)
+    k[0, 0, 3, 0] = NAN
+    k[0, 1, 2, :] = INF
+    assert torch.isfinite(causal(q, k, v)[0, 0, :3]).all()
+    same_as_eager(causal, q, k, v)
+
+
+def test_causal_sdpa_math_adds_the_mask():
+    # v's head dim differs from q's: eager runs its math sdpa, which adds -inf above the diagonal,
+    # so a NaN or +inf score there (NaN + -inf) makes the whole row NaN.
+    q, k, v = qkv(lq=4, d=4, dv=3)
+    k[0, 0, 3, 0] = NAN
+    k[0, 1, 2, :] = INF
+    v[0, 1, 3, 2] = NAN
+    assert torch.isnan(causal(q, k, v)[0, 0]).all()
+    same_as_eager(causal, q, k, v)
+
+
+def test_causal_sdpa_math_for_a_strided_query():
+    q, k, v = qkv(lq=3, d=4)
+    q = torch.cat([q, q], -1)[..., ::2]  # last dim not contiguous: math
+    k[0, 0, 2, 1] = NAN
+    same_as_eager(causal, q, k, v)
+
+
+def test_sdpa_flash_drops_a_nan_score_in_its_simd_tail():
+    # ATen's flash row max skips NaN in the scalar tail of its SIMD loop (fewer keys than a
+    # vector holds): row 0, whose only unmasked score is NaN, gives 0 @ v = 0, not NaN;
+    # later rows, with finite scores beside the NaN, are NaN.
+    q, k, v = qkv(lq=4, d=4)
+    k[0, 0, 0, 0] = NAN
+    q[0, 1, 0, 0] = NAN
+    out = causal(q, k, v)
+    assert (out[0, :, 0] == 0).all() and torch.isnan(out[0, 0, 1:]).all()
+    same_as_eager(causal, q, k, v)
+
+
+@pytest.mark.parametrize("mask_dtype", [torch.bool, torch.float32])
+def test_sdpa_mask_is_added_nan_scores_stay(mask_dtype):
+    # A bool mask is added as 0 / -inf: NaN + -inf is NaN, and so is +inf + -inf (3-d: math sdpa).
+    q, k, v = torch.randn(1, 3, 2), torch.randn(1, 4, 2), torch.randn(1, 4, 2)
+    k[0, 1, 0], k[0, 3, :] = NAN, INF
+    keep = torch.tensor([[True, False, True, False], [True, True, True, False], [False, True, True, True]])
+    mask = keep if mask_dtype == torch.bool else torch.zeros(3, 4).masked_fill(~keep, -INF)
+
+    def fn(q, k, v, m):
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=m)
+
+    same_as_eager(fn, q, k, v, mask)
+    same_as_eager(fn, q[None], k[None], v[None], mask)  # 4-d: flash, the same semantics
+
+
+def test_causal_sdpa_flash_visits_the_key_blocks_of_its_query_block():
+    # 200 queries: eager's query blocks of 64 rows reach keys < 256, so they visit the key
+    # block [0, 512) and never [512, 600): NaN in v at key 300 reaches every row, at key 550 none.
+    q, k, v = torch.randn(1, 1, 200, 2), torch.randn(1, 1, 600, 2), torch.randn(1, 1, 600, 2)
+    v[0, 0, 300, 0] = NAN
+    v[0, 0, 550, 1] = NAN
+    out = causal(q, k, v)
+    assert torch.isnan(out[..., 0]).all() and not torch.isnan(out[..., 1]).any()
+    same_as_eager(causal, q, k, v)
+
+
+def masked_fill_causal(q, k, v, above):
+    return torch.softmax((q @ k.transpose(-2, -1)).masked_fill(above, -INF), -1) @ v
+
+
+def additive_causal(q, k, v, bias):
+    return torch.softmax(q @ k.transpose(-2, -1) + bias, -1) @ v
+
+
+@pytest.mark.parametrize("fn", [masked_fill_causal, additive_causal])
+def test_explicit_causal_attention_nan_and_inf(fn):
+    # masked_fill replaces the masked scores (NaN in k there is dropped), an additive mask keeps
+    # NaN + -inf; both compute 0 * v of every masked key.
+    q, k, v = qkv(lq=3, lk=5, d=4)
+    k[0, 0, 4, 0] = NAN
+    k[0, 1, 3, :] = INF
+    v[0, 1, 4, 1] = NAN
+    above = torch.ones(3, 5, dtype=torch.bool).triu(1)
+    same_as_eager(fn, q, k, v, above if fn is masked_fill_causal else torch.zeros(3, 5).masked_fill(above, -INF))

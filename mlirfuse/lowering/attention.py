@@ -19,6 +19,25 @@ arithmetic; a kv-head repeat (GQA) reads kv head `h // n`.
 
 A row whose scores are all -inf: explicit attention's softmax gives NaN
 (0/0, as eager's); sdpa gives 0 there, as ATen's does.
+
+NaN and inf follow eager's CPU sdpa exactly, which depends on the backend
+ATen picks for the tensors at hand (`torch._fused_sdp_choice`, asked at
+each launch on CPU tensors, see `runtime.kernels.sdpa_constants`):
+
+- math (3-d inputs, a last dim not contiguous, q and v head dims that
+  differ, ...): the causal mask is *added* (-inf above the diagonal), so a
+  NaN or +inf score there makes its row NaN, and every key is visited:
+  `0 * v` of a masked key is NaN where v is not finite;
+- flash (`cpu_flash_attention`): the causal mask *replaces* the scores by
+  -inf; a query block of Q_SPLIT rows visits the key blocks of KV_SPLIT
+  keys that start before its last row, each whole (`0 * v` of the masked
+  keys in them is computed, the keys of later blocks never are); without a
+  mask its row max skips a NaN score in the scalar tail of a SIMD loop
+  (the last `size % VEC` keys of a key block), so a row whose other scores
+  are all -inf gives `0 @ v` there, not NaN.
+
+A bool attn_mask is added as 0 / -inf by both (NaN + -inf is NaN). On a GPU
+(compiled) the causal loop stops at the diagonal block, as flash kernels do.
 """
 
 from __future__ import annotations
@@ -52,6 +71,14 @@ class AttentionKernel(TritonKernel):
     dv: int = 0
     causal: bool = False
     dtype: str = "float32"  # of q, k and v
+    # sdpa: the sites of q, k, v (and the mask) as eager's sdpa receives them, with their shapes
+    # there (a kv-head repeat read by index arithmetic is materialized in eager), is_causal,
+    # scale and enable_gqa: what the launch asks ATen's backend choice (`sdpa_constants`).
+    sdpa_sites: tuple[int, ...] = ()
+    sdpa_shapes: tuple[tuple[int, ...], ...] = ()
+    scale: float | None = None
+    gqa: bool = False
+    masked: bool = False
     # Per site: the shape its strides are taken in (its role's space).
     spaces: tuple[tuple[int, ...], ...] = ()
 
@@ -63,10 +90,64 @@ def _pow2(n: int, least: int = 16) -> int:
     return size
 
 
-def attention_blocks(kernel: AttentionKernel, interpret: bool, arch: int = 90) -> dict:
+# Eager's cpu_flash_attention: query rows per block by query length (>= 768, >= 192, else), keys per block.
+FLASH_Q_SPLITS = ((768, 256), (192, 64), (0, 32))
+FLASH_KV_SPLIT = 512
+
+
+def flash_q_split(lq: int) -> int:
+    return min(lq, next(split for least, split in FLASH_Q_SPLITS if lq >= least))
+
+
+def cpu_vector_width() -> int:
+    """Floats per ATen CPU vector (`Vectorized<float>::size()`) for the capability ATen dispatches to."""
+    import torch
+
+    return 16 if torch.backends.cpu.get_cpu_capability().startswith("AVX512") else 8
+
+
+def sdpa_constants(kernel: AttentionKernel, math_backend: bool = False) -> dict:
+    """The constexprs giving an sdpa kernel eager's CPU NaN/inf semantics (see the module docstring).
+
+    ATen's flash kernel, or its math one if `math_backend`; {} for explicit attention.
+    """
+    if not kernel.sdpa_sites:
+        return {}
+    if math_backend:
+        return {"Q_SPLIT": max(kernel.lq, 1), "KV_SPLIT": max(kernel.lk, 1), "CAUSAL_ADD": True, "VEC": 1}
+    return {
+        "Q_SPLIT": max(flash_q_split(kernel.lq), 1), "KV_SPLIT": max(min(FLASH_KV_SPLIT, kernel.lk), 1),
+        "CAUSAL_ADD": False, "VEC": 1 if kernel.masked else cpu_vector_width(),
+    }
+
+
+def eager_math_sdpa(kernel: AttentionKernel, loaded: list) -> bool:
+    """Would eager's sdpa run its math backend on these CPU tensors (`loaded`: the kernel's sites)?
+
+    Asks ATen's own choice. A site the kernel reads before a kv-head repeat
+    stands for the repeated tensor eager materializes (contiguous).
+    """
+    import torch
+
+    args = []
+    for i, shape in zip(kernel.sdpa_sites, kernel.sdpa_shapes + (None,)):
+        t = loaded[i]
+        if shape is not None and tuple(t.shape) != shape:
+            t = torch.empty(shape, dtype=t.dtype)
+        args.append(t)
+    q, k, v, *mask = args
+    choice = torch._fused_sdp_choice(
+        q, k, v, mask[0] if mask else None, 0.0, kernel.causal, scale=kernel.scale, enable_gqa=kernel.gqa
+    )
+    return choice == int(torch.nn.attention.SDPBackend.MATH)
+
+
+def attention_blocks(kernel: AttentionKernel, interpret: bool, arch: int = 90, math_backend: bool = False) -> dict:
     """Block sizes (and, compiled, warps and stages) for one attention kernel.
 
-    Interpreted: few, big programs (the interpreter pays per program).
+    Interpreted: few, big programs (the interpreter pays per program); causal
+sdpa programs stay inside one of eager's query blocks. sdpa kernels also
+get the constexprs of `sdpa_constants`.
     Compiled (sm_80 / sm_90): BLOCK_M 64; BLOCK_N 64 for f16/bf16 heads up to
     64, 32 for longer ones; f32 (IEEE dots on FMA units, no tensor cores:
     everything in registers) BLOCK_N 32, 16 for heads longer than 64; 8 warps
@@ -79,11 +160,17 @@ def attention_blocks(kernel: AttentionKernel, interpret: bool, arch: int = 90) -
     if kernel.dtype == "bfloat16":
         blocks["INTERPRET"] = interpret  # see the dot_bf16 helper
     if interpret:
-        return {"BLOCK_M": min(128, _pow2(kernel.lq)), "BLOCK_N": min(128, _pow2(kernel.lk)), **blocks}
+        sdpa = sdpa_constants(kernel, math_backend)
+        block_m = min(128, _pow2(kernel.lq))
+        if kernel.causal and kernel.lq > sdpa["Q_SPLIT"]:  # each program's rows in one of eager's query blocks
+            block_m = min(block_m, sdpa["Q_SPLIT"])  # a power of two there
+        return {"BLOCK_M": block_m, "BLOCK_N": min(128, _pow2(kernel.lk)), **blocks, **sdpa}
     wide = max(bd, bdv) > 64
     block_n = (16 if wide else 32) if kernel.dtype == "float32" else (32 if wide else 64)
+    # Compiled: the causal loop stops at the diagonal block; the mask replaces the scores; no SIMD tail.
+    sdpa = {"Q_SPLIT": 64, "KV_SPLIT": block_n, "CAUSAL_ADD": False, "VEC": 1} if kernel.sdpa_sites else {}
     return {
-        "BLOCK_M": 64, "BLOCK_N": block_n, **blocks,
+        "BLOCK_M": 64, "BLOCK_N": block_n, **blocks, **sdpa,
         "num_warps": 8 if wide else 4, "num_stages": 3 if arch >= 90 else 2,
     }
 
@@ -172,20 +259,48 @@ def lower_attention(kernel) -> AttentionKernel:
         'm_i = tl.full([BLOCK_M, 1], float("-inf"), tl.float32)',
         "l_i = tl.zeros([BLOCK_M, 1], dtype=tl.float32)",
         "acc = tl.zeros([BLOCK_M, BLOCK_DV], dtype=tl.float32)",
-        # Causal: key blocks past the last row of this block are all masked.
-        "hi = tl.where(lk < (pid_m + 1) * BLOCK_M, lk, (pid_m + 1) * BLOCK_M)" if att.causal else "hi = lk",
     ]
+    sdpa = att.root.operation.name == SDPA
+    quirk = sdpa and not att.masks  # eager's flash row max skips NaN in its SIMD tail
+    if att.causal:
+        head += [
+            # The key blocks eager's query block [m0, m0 + Q_SPLIT) visits: those starting before its last row.
+            "m0 = (pid_m * BLOCK_M) // Q_SPLIT * Q_SPLIT",
+            "kv_end = tl.where(m0 + Q_SPLIT < lq, m0 + Q_SPLIT, lq)",
+            "kv_end = tl.where(kv_end < lk, kv_end, lk)",
+            "hi = (kv_end + KV_SPLIT - 1) // KV_SPLIT * KV_SPLIT",
+            "hi = tl.where(hi < lk, hi, lk)",
+        ]
+    else:
+        head.append("hi = lk")
+    if quirk:
+        head += [
+            "first = tl.full([BLOCK_M, 1], 2147483647, tl.int32)  # eager's first key block with a score > -inf",
+            "last_nan = tl.full([BLOCK_M, 1], -1, tl.int32)  # its last key block with a NaN score in the SIMD tail",
+        ]
     em.out = []
     em.out += [
         "offs_n = start_n + tl.arange(0, BLOCK_N)[None, :]",
         "offs_nk = start_n + tl.arange(0, BLOCK_N)[:, None]",
-        "nmask = offs_n < lk",
+        "nmask = offs_n < hi",  # keys past hi are not visited: no 0 * v of theirs
     ]
     # kᵀ [D, S] is read as it is; sdpa's k [S, D] through swapped strides.
     k_addr = em.address(k, "offs_dk", "offs_n") if att.transposed_k else em.address(k, "offs_n", "offs_dk")
     em.out.append(f"kt = tl.load({k_addr}, mask=(offs_dk < dqk) & nmask, other=0)  # {k[0].comment()}")
     em.out.append(f"qk = {dot('q', 'kt')}")
     scores = _score_ops(em, att, masks, Value("qk", "float32"))
+    if quirk:
+        em.out += [
+            "if VEC > 1:",
+            "    blk = offs_n // KV_SPLIT",
+            "    in_blk = tl.where(lk - blk * KV_SPLIT < KV_SPLIT, lk - blk * KV_SPLIT, KV_SPLIT)",
+            f"    tail_nan = ({scores.text} != {scores.text}) & (offs_n - blk * KV_SPLIT >= in_blk // VEC * VEC) & nmask",
+            f'    {scores.text} = tl.where(tail_nan, float("-inf"), {scores.text})',
+            f'    blk_first = tl.min(tl.where(({scores.text} > float("-inf")) & nmask, blk, 2147483647), 1)[:, None]',
+            "    first = tl.where(blk_first < first, blk_first, first)",
+            "    blk_nan = tl.max(tl.where(tail_nan, blk, -1), 1)[:, None]",
+            "    last_nan = tl.where(blk_nan > last_nan, blk_nan, last_nan)",
+        ]
     em.out += [
         f'tmp_s = tl.where(nmask, {scores.text}, float("-inf"))',
         "m_blk = tl.max(tmp_s, 1)[:, None]",
@@ -194,7 +309,7 @@ def lower_attention(kernel) -> AttentionKernel:
         "alpha = tl.exp(m_i - m_use)",
         "p = tl.exp(tmp_s - m_use)",
         "l_i = l_i * alpha + tl.sum(p, 1)[:, None]",
-        f"vt = tl.load({em.address(v, 'offs_nk', 'offs_dv')}, mask=(offs_nk < lk) & (offs_dv < dv), other=0)  # {v[0].comment()}",
+        f"vt = tl.load({em.address(v, 'offs_nk', 'offs_dv')}, mask=(offs_nk < hi) & (offs_dv < dv), other=0)  # {v[0].comment()}",
         f"acc = acc * alpha + {dot(cast(Value('p', 'float32'), dtype), 'vt')}",
         "m_i = m_new",
     ]
@@ -205,6 +320,8 @@ def lower_attention(kernel) -> AttentionKernel:
         # ATen's sdpa: a row with nothing to attend to is 0 @ v, 0 where v is finite and NaN where it is not.
         result = "tl.where(l_i == 0, acc, acc / l_i)"
     tail = [f"o = {result}"]
+    if quirk:  # a tail NaN once the running max is finite: exp(NaN - max) makes the row NaN
+        tail += ["if VEC > 1:", '    o = tl.where(last_nan >= first, float("nan"), o)']
     store = f"tl.store(out0 + (pid_b * lq * dv + offs_m * dv + offs_dv), {cast(Value('o', 'float32'), outputs[0].dtype)}, mask=mmask & (offs_dv < dv))"
     sites = [s for s, _, _ in em.sites]
     params = [s.name for s in sites] + ["out0"] + [f"c{i}" for i in range(len(em.scalars))]
@@ -216,12 +333,16 @@ def lower_attention(kernel) -> AttentionKernel:
         "Tiled over the keys with an online softmax; the scores never leave registers.",
     ]
     blocks = ["BLOCK_M", "BLOCK_N", "BLOCK_D", "BLOCK_DV"] + (["INTERPRET"] if dtype == "bfloat16" else [])
+    blocks += ["Q_SPLIT", "KV_SPLIT", "CAUSAL_ADD", "VEC"] if sdpa else []
     source = em.render(header, params, blocks, head + loop + tail + [store])
     return AttentionKernel(
         name, source, tuple(inputs), tuple(outputs), tuple(em.scalars), tuple(params),
         kind="attention", sites=tuple(sites), space=tuple(out.shape),
         batch=tuple(batch), lq=lq, lk=lk, dqk=dqk, dv=dv, causal=att.causal, dtype=dtype,
         spaces=tuple(sp for _, _, sp in em.sites),
+        sdpa_sites=tuple(next(i for i, x in enumerate(em.sites) if x[0] is e[0]) for e in (q, k, v, *masks.values())) if sdpa else (),
+        sdpa_shapes=tuple(tuple(tensor_type(x.type).shape) for x in att.root.operands[:3]) if sdpa else (),
+        scale=att.scale, gqa=att.gqa > 1, masked=bool(att.masks),
     )
 
 
@@ -230,12 +351,13 @@ def _score_ops(em: _AttentionEmitter, att: Attention, masks: dict, qk: Value) ->
     if att.root.operation.name == SDPA:
         scale = att.scale if att.scale is not None else 1.0 / math.sqrt(att.q.shape[-1])
         s = em.tmp(f"qk * {em.scalar_text(float(scale))}", "float32", "scale")
-        if att.causal:
-            s = em.tmp(f'tl.where(offs_n > offs_m, float("-inf"), {s.text})', "float32", "is_causal")
+        if att.causal:  # eager's math sdpa adds the causal mask, its flash kernel replaces the scores
+            masked = f'({s.text} + float("-inf") if CAUSAL_ADD else float("-inf"))'
+            s = em.tmp(f"tl.where(offs_n > offs_m, {masked}, {s.text})", "float32", "is_causal")
         for value, entry in masks.items():
             m = _load_mask(em, value, entry)
-            if att.bool_mask:
-                s = em.tmp(f'tl.where({m.text} != 0, {s.text}, float("-inf"))', "float32", "bool attn_mask")
+            if att.bool_mask:  # eager adds it as 0 / -inf: a NaN or +inf score stays NaN
+                s = em.tmp(f'{s.text} + tl.where({m.text} != 0, 0.0, float("-inf"))', "float32", "bool attn_mask")
             else:
                 s = em.tmp(f"{s.text} + {m.text}", "float32", "additive attn_mask")
         return s
@@ -261,4 +383,4 @@ def _load_mask(em: _AttentionEmitter, value: ir.Value, entry) -> Value:
     return em.load(addr, t.dtype, entry[0].comment(), "mmask & nmask", other="0")
 
 
-__all__ = ["AttentionKernel", "attention_blocks", "lower_attention"]
+__all__ = ["AttentionKernel", "attention_blocks", "eager_math_sdpa", "lower_attention"]

@@ -21,7 +21,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from mlirfuse.lowering.attention import attention_blocks
+from mlirfuse.lowering.attention import attention_blocks, eager_math_sdpa
 from mlirfuse.lowering.matmul import grid as matmul_grid
 from mlirfuse.lowering.matmul import matmul_config
 from mlirfuse.lowering.triton import POINTWISE_KINDS, TritonKernel
@@ -147,12 +147,14 @@ class Launcher:
         spaces = kernel.site_spaces or (kernel.spaces if kernel.kind == "attention" else ())
         self._spaces = list(spaces) or [self.shape] * len(kernel.sites)
 
-    def blocks(self, interpret: bool, device=None) -> dict:
+    def blocks(self, interpret: bool, device=None, loaded=()) -> dict:
         if self.kernel.kind == "attention":
             import torch
 
             major, minor = torch.cuda.get_device_capability(device) if not interpret else (9, 0)
-            return attention_blocks(self.kernel, interpret, 10 * major + minor)
+            # On CPU, sdpa's NaN/inf semantics are those of the backend eager picks for these tensors.
+            math_backend = interpret and bool(self.kernel.sdpa_sites) and eager_math_sdpa(self.kernel, loaded)
+            return attention_blocks(self.kernel, interpret, 10 * major + minor, math_backend)
         if self.kernel.kind == "matmul":
             return self._matmul_config(interpret, device).constexprs() | (
                 {"INTERPRETED": interpret} if self.kernel.template.dtype == "bfloat16" else {}
@@ -207,7 +209,7 @@ class Launcher:
             loaded.append(t)
             # A gather's table is addressed through its own strides, every other site in its space.
             strides.extend(t.stride() if site.table_rank else strides_in(t, space))
-        blocks = self.blocks(interpret, device)
+        blocks = self.blocks(interpret, device, loaded)
         # Compiled launches ask for FP fusion explicitly (Triton 3.9 warns when left to the default).
         options = {} if interpret else {"enable_fp_fusion": True}
         if self.kernel.kind == "attention":

@@ -106,3 +106,27 @@ func.func @no_fuse_concat_of_inputs(%x: !torch.vtensor<[4,8],f32>, %y: !torch.vt
   %0 = torch.aten.cat %l, %int0 : !torch.list<vtensor>, !torch.int -> !torch.vtensor<[8,8],f32>
   return %0 : !torch.vtensor<[8,8],f32>
 }
+
+// -----
+
+// A piece computed from another cat (fuzz seed 71100085): the piece's
+// group holds that cat; a concat kernel writes exactly one cat, so the
+// outer cat is not its exit.
+
+// CHECK-LABEL: func.func @no_fuse_concat_of_cat
+// CHECK:         torch.aten.cat %{{.*}}, %int0
+// CHECK:         fusion.explain = ["consumer torch.aten.cat: a piece's group holds a cat of its own (a concat kernel writes one cat)"]
+// CHECK-NOT:     kind = "concat"
+// CHECK:         torch.aten.cat %{{.*}}, %int-1
+
+func.func @no_fuse_concat_of_cat(%x: !torch.vtensor<[1],f32>, %y: !torch.vtensor<[1],f32>, %z: !torch.vtensor<[1],f32>) -> !torch.vtensor<[5],f32> {
+  %int0 = torch.constant.int 0
+  %l0 = torch.prim.ListConstruct %x, %y : (!torch.vtensor<[1],f32>, !torch.vtensor<[1],f32>) -> !torch.list<vtensor>
+  %0 = torch.aten.cat %l0, %int0 : !torch.list<vtensor>, !torch.int -> !torch.vtensor<[2],f32>
+  %1 = torch.aten.relu %0 : !torch.vtensor<[2],f32> -> !torch.vtensor<[2],f32>
+  %2 = torch.aten.abs %z : !torch.vtensor<[1],f32> -> !torch.vtensor<[1],f32>
+  %l1 = torch.prim.ListConstruct %1, %2, %0 : (!torch.vtensor<[2],f32>, !torch.vtensor<[1],f32>, !torch.vtensor<[2],f32>) -> !torch.list<vtensor>
+  %int-1 = torch.constant.int -1
+  %3 = torch.aten.cat %l1, %int-1 : !torch.list<vtensor>, !torch.int -> !torch.vtensor<[5],f32>
+  return %3 : !torch.vtensor<[5],f32>
+}
