@@ -160,6 +160,22 @@ def test_issue_module_one_kernel_per_iteration_space():
     assert cm.stats["launches"] == 2  # a, b, c share [4, 9]; d is [4, 8]
 
 
+def test_cropped_piece_of_a_concat_kernel_reads_only_inside_its_input():
+    # The concat kernel's space is the longer piece's: lanes past the cropped
+    # piece (rows 3, 4) would read rows 5, 6 of x; the loads are masked there.
+    x, y = torch.randn(5, 4), torch.randn(5, 4)
+    cm = compile_and_compare(lambda x, y: torch.cat([F.pad(x.exp(), (0, 0, -2, 0)) * 2, y * 3], 0), (x, y))
+    (kernel,) = cm.kernels.values() if isinstance(cm.kernels, dict) else cm.kernels
+    loads = [line for line in kernel.source.splitlines() if "load %arg0" in line]
+    assert loads and all("(x0 < 3)" in line for line in loads), loads
+
+
+def test_cat_of_a_cat_result():
+    # A concat group holds one cat: the inner cat stays with the exp, the outer one is ATen's.
+    x, y, z = torch.randn(2, 3), torch.randn(2, 1), torch.randn(3, 4)
+    compile_and_compare(lambda x, y, z: torch.cat([torch.cat([x, y], 1).exp(), z], 0), (x, y, z), fused=False)
+
+
 def test_bool_pad_with_a_non_boolean_value_matches_eager():
     # Eager converts the value to bool first (-inf -> True); such pads stay ATen (fuzz seed 70404655).
     x = torch.rand(3, 4) > 0.5

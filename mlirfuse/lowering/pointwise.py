@@ -62,6 +62,9 @@ class _Place:
         """The place of a pad's operand when the pad (of `shape`) is evaluated here, and the mask terms the pad adds."""
         mode, dims, _ = pad
         coords, inside = [], []
+        # Lanes past a pad narrower than the place (a concat kernel's shorter piece) read nothing.
+        offset = len(self.shape) - len(shape)
+        beyond = [f"({x} < {n})" for d, (n, x) in enumerate(zip(shape, self.at(shape))) if 1 < n < self.shape[d + offset]]
         for d, ((low, size), x) in enumerate(zip(dims, self.at(shape))):
             if low:
                 x = f"({x} - {low})" if low > 0 else f"({x} + {-low})"
@@ -75,7 +78,7 @@ class _Place:
                 inside += [f"({x} >= 0)"] if low > 0 else []
                 inside += [f"({x} < {size})"] if low + size < shape[d] else []
             coords.append(x)
-        return _Place(tuple(size for _, size in dims), tuple(coords), self.masks + tuple(inside)), inside
+        return _Place(tuple(size for _, size in dims), tuple(coords), self.masks + tuple(beyond + inside)), inside
 
 
 class _PointwiseEmitter(IndexingEmitter):

@@ -387,6 +387,8 @@ def why_not_concat(cat, dep: DependenceAnalysis, limits: Limits = Limits()) -> s
         return "no piece is computed by a group"
     if any(group_kind(g) != "pointwise" for g in groups):
         return "cat of a reduction result"
+    if any(op.operation.name == CAT for g in groups for op in body_ops(g)[0]):
+        return "a piece's group reads a cat (a concat group holds one cat, its exit)"
     members = {op_id(g) for g in groups}
     for i, a in enumerate(groups):
         for b in groups[i + 1 :]:
