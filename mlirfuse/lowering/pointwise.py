@@ -74,6 +74,8 @@ class _Place:
                 x = f"({size - 1} - tl.abs({size - 1} - tl.abs({x})))"
             elif mode == "replicate":
                 x = f"tl.minimum(tl.maximum({x}, 0), {size - 1})"
+            elif mode == "circular":  # x > -size (pads are at most the size): wrap with a non-negative remainder
+                x = f"(({x} + {size}) % {size})"
             else:  # constant: outside the operand is the value
                 inside += [f"({x} >= 0)"] if low > 0 else []
                 inside += [f"({x} < {size})"] if low + size < shape[d] else []

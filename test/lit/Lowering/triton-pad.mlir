@@ -128,3 +128,21 @@ func.func @fuse_cat_of_computed(%arg0: !torch.vtensor<[3,5],f32>, %arg1: !torch.
   %3 = torch.aten.add.Scalar %2, %int1, %int1 : !torch.vtensor<[3,7],f32>, !torch.int, !torch.int -> !torch.vtensor<[3,7],f32>
   return %3 : !torch.vtensor<[3,7],f32>
 }
+
+// -----
+
+// Circular wraps the shifted coordinate into the operand (pads are at most its size).
+
+// CHECK-LABEL: def fused_neg_pad_0(
+// CHECK:         tmp0 = tl.load(in0 + (x0 * in0_st0 + (((x1 - 2) + 5) % 5) * in0_st1), mask=xmask)  # load %arg0
+// CHECK-NEXT:    tmp1 = -tmp0  # torch.aten.neg
+func.func @fuse_circular_of_computed(%arg0: !torch.vtensor<[3,5],f32>) -> !torch.vtensor<[3,8],f32> {
+  %int1 = torch.constant.int 1
+  %int2 = torch.constant.int 2
+  %none = torch.constant.none
+  %0 = torch.aten.neg %arg0 : !torch.vtensor<[3,5],f32> -> !torch.vtensor<[3,5],f32>
+  %1 = torch.prim.ListConstruct %int2, %int1 : (!torch.int, !torch.int) -> !torch.list<int>
+  %circular = torch.constant.str "circular"
+  %2 = torch.aten.pad %0, %1, %circular, %none : !torch.vtensor<[3,5],f32>, !torch.list<int>, !torch.str, !torch.none -> !torch.vtensor<[3,8],f32>
+  return %2 : !torch.vtensor<[3,8],f32>
+}
