@@ -109,6 +109,20 @@ def test_pads_and_cats_compose():
     assert cm.stats["launches"] == 2
 
 
+def test_bool_pad_view_and_cat_inside_a_pad():
+    # A bool pad of a comparison; a pad of exp of a transposed input; a reflect pad of a cat of a computed piece.
+    x, y = torch.randn(4, 6), torch.randn(4, 8)
+    cm = compile_and_compare(
+        lambda x, y: (
+            F.pad(x > 0, (1, 1), value=1.0) & (y > -5),
+            F.pad(torch.exp(x.t()), (1, 0, 0, 2), value=-2.0) + 1,
+            F.pad(torch.cat([torch.sin(x), y[:, :2]], 1) * 2, (2, 2), mode="reflect") - 1,
+        ),
+        (x, y),
+    )
+    assert cm.stats["launches"] == 3  # three iteration spaces
+
+
 def test_pad_of_a_reduction_result_is_not_fused_into_it():
     x = torch.randn(3, 5)
     cm = compile_and_compare(lambda x: F.pad(x.sum(-1, keepdim=True), (1, 1), value=2.0) * 3, (x,))
