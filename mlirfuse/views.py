@@ -48,7 +48,8 @@ RESHAPES = frozenset(
 
 # Pads read by index arithmetic: a load of the padded input at shifted
 # coordinates, masked with the pad value outside it (constant), or at the
-# coordinates mirrored (reflect) or clamped (replicate) into it. Not views
+# coordinates mirrored (reflect), clamped (replicate) or wrapped (circular,
+# `F.pad(mode="circular")`) into it. Not views
 # (the result is a new tensor); a kernel reads them from kernel inputs only.
 _PAD_MODES = {
     "torch.aten.constant_pad_nd": "constant",
@@ -76,7 +77,7 @@ def pad_args(op) -> tuple[str, tuple[tuple[int, int], ...], float] | None:
     else:
         mode = _PAD_MODES[name]
         value = constant_value(op.operands[2]) if mode == "constant" else 0.0
-    if mode not in ("constant", "reflect", "replicate") or isinstance(value, bool) or not isinstance(value, (int, float)):
+    if mode not in ("constant", "reflect", "replicate", "circular") or isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
     if source.dtype == "bool" or source.dtype.startswith(("int", "uint")):
         # eager converts the value to the tensor's dtype (-inf -> True for bool); only exact values are fused
@@ -91,6 +92,8 @@ def pad_args(op) -> tuple[str, tuple[tuple[int, int], ...], float] | None:
         if mode != "constant" and (min(pads[2 * k : 2 * k + 2]) < 0 or source.shape[d] == 0):
             return None
         if mode == "reflect" and max(pads[2 * k : 2 * k + 2]) >= source.shape[d]:
+            return None
+        if mode == "circular" and max(pads[2 * k : 2 * k + 2]) > source.shape[d]:  # eager wraps around once at most
             return None
     return mode, tuple(zip(lows, source.shape)), value
 

@@ -28,6 +28,15 @@ def _kernels():
         (lambda a: torch.softmax(a, -1), (x.to(torch.bfloat16),)),  # bf16 result: round_to_bf16 helper
         (lambda a, b: torch.relu(a.view(4, 4, 4).transpose(0, 1)) * b, (x, torch.randn(4, 4, 4))),  # view sites
         (lambda a, b: torch.cat([torch.exp(a), torch.neg(b)], 1), (x, torch.randn(4, 8))),  # concat exit
+        # pads and cats of computed values: where with a NaN pad value, a bool pad, circular, a computed cat piece
+        (
+            lambda a, b: (
+                torch.nn.functional.pad(a.exp(), (1, 2), value=float("nan")) * 2,
+                torch.nn.functional.pad(a > 0, (2, 1), value=1.0) & (b > 0),
+                torch.nn.functional.pad(a.cos(), (3, 0), mode="circular") + torch.cat([a.sin(), b[:, :3]], 1),
+            ),
+            (x, torch.randn(4, 19)),
+        ),
         (lambda a: torch.max(a, 1), (x,)),  # argmax: tl.reduce over (value, index) pairs
         (lambda a: a.prod(1), (x,)),  # prod: tl.reduce with a multiply helper
         # indexing (lowering/indexing.py): a gather at int64 offsets, an atomic scatter, creation from coordinates

@@ -48,10 +48,84 @@ def test_reflect_and_replicate(mode):
     assert cm.stats["launches"] <= 2
 
 
-def test_pad_of_a_computed_value_is_its_own_kernel():
-    # Pads read kernel inputs only: exp(x) is stored, the pad kernel reads it.
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.int32], ids=str)
+def test_pad_of_a_computed_value_fused(dtype):
+    # The pad's operand is computed at the pad's coordinates (masked outside a
+    # constant pad); `y` broadcasts into it; a negative pad crops. (bf16: eager
+    # rounds x * y before adding 1, the kernel rounds once at the store.)
+    x, y = (torch.randn(3, 5) * 3).to(dtype), (torch.randn(5) * 3).to(dtype)
+    tolerances = dict(rtol=2e-2, atol=2e-2) if dtype == torch.bfloat16 else {}
+    cm = compile_and_compare(
+        lambda x, y: (F.pad(x * y + 1, (1, 3, 0, 1), value=-1.0) * 2, F.pad((x - y).abs(), (-1, 2, 1, -2)) + 1),
+        (x, y), **tolerances,
+    )
+    assert cm.stats["launches"] == 2  # two iteration spaces, no stored exp
+    fused_with(cm, "torch.aten.pad", "torch.aten.mul")
+
+
+@pytest.mark.parametrize("mode", ["reflect", "replicate", "circular"])
+def test_reflect_replicate_circular_of_a_computed_value(mode):
+    x, y = torch.randn(2, 4, 5), torch.randn(4, 1)
+    # Circular: pads up to the whole size (wrapping once), as eager allows.
+    cm = compile_and_compare(
+        lambda x, y: (F.pad(torch.sin(x) * y, (2, 3, 1, 2), mode=mode) - 1, F.pad(x, (0, 4, 3, 0), mode=mode) * 2), (x, y)
+    )
+    assert cm.stats["launches"] == 2  # two iteration spaces
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), -float("inf")], ids=str)
+def test_pad_value_nan_and_inf(value):
+    x = torch.randn(3, 4)
+    cm = compile_and_compare(lambda x: F.pad(torch.exp(x), (2, 1, 1, 0), value=value) * 2, (x,), equal_nan=True)
+    assert cm.stats["launches"] == 1
+
+
+def test_crop_of_a_value_broadcast_along_the_cropped_dim():
+    # y is [4, 1]: along the cropped dim it is read at coordinate 0, whatever the shift.
+    x, y = torch.randn(4, 6), torch.randn(4, 1)
+    cm = compile_and_compare(lambda x, y: F.pad(x + y, (-2, -3)) * 2, (x, y))
+    assert cm.stats["launches"] == 1
+    # A pad cropped to one row broadcasts along that dim: every lane reads row 1.
+    z = torch.randn(5, 6)
+    cm = compile_and_compare(lambda x, z: (F.pad(x, (0, 0, -1, -2)) + z, F.pad(x.exp(), (1, 0, -3, 0), value=2.0) * z[:, :1]), (x, z))
+    assert cm.stats["launches"] == 2
+
+
+def test_producer_read_twice_is_recomputed_at_the_pad():
+    # exp(x) feeds a pad ([3, 7]) and a mul ([3, 5]): each kernel computes it, none stores it.
     x = torch.randn(3, 5)
-    cm = compile_and_compare(lambda x: F.pad(x.exp(), (1, 1)) + 1, (x,))
+    cm = compile_and_compare(lambda x: (F.pad(x.exp(), (1, 1)) + 1, x.exp() * 3), (x,))
+    assert cm.stats["launches"] == 2
+    assert all("exp" in name for name in cm.kernels) if isinstance(cm.kernels, dict) else True
+
+
+def test_pads_and_cats_compose():
+    # A pad of a padded input plus one, and a cat whose piece is a pad of a computed value.
+    x, y = torch.randn(3, 4), torch.randn(3, 2)
+    cm = compile_and_compare(
+        lambda x, y: (F.pad(F.pad(x, (1, 0)) + 1, (0, 2), value=3.0) * 2, torch.cat([F.pad(y.exp(), (1, 1), mode="replicate"), x], 1) - 1),
+        (x, y),
+    )
+    assert cm.stats["launches"] == 2
+
+
+def test_bool_pad_view_and_cat_inside_a_pad():
+    # A bool pad of a comparison; a pad of exp of a transposed input; a reflect pad of a cat of a computed piece.
+    x, y = torch.randn(4, 6), torch.randn(4, 8)
+    cm = compile_and_compare(
+        lambda x, y: (
+            F.pad(x > 0, (1, 1), value=1.0) & (y > -5),
+            F.pad(torch.exp(x.t()), (1, 0, 0, 2), value=-2.0) + 1,
+            F.pad(torch.cat([torch.sin(x), y[:, :2]], 1) * 2, (2, 2), mode="reflect") - 1,
+        ),
+        (x, y),
+    )
+    assert cm.stats["launches"] == 3  # three iteration spaces
+
+
+def test_pad_of_a_reduction_result_is_not_fused_into_it():
+    x = torch.randn(3, 5)
+    cm = compile_and_compare(lambda x: F.pad(x.sum(-1, keepdim=True), (1, 1), value=2.0) * 3, (x,))
     assert cm.stats["launches"] == 2
 
 
@@ -73,6 +147,49 @@ def test_cat_of_inputs_alone_and_along_dim0():
     x, y = torch.randint(-9, 9, (2, 4), dtype=torch.int64), torch.randint(-9, 9, (3, 4), dtype=torch.int64)
     cm = compile_and_compare(lambda x, y: torch.cat([y, x, y], 0), (x, y))
     assert cm.stats["launches"] == 1
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.int64], ids=str)
+def test_cat_of_computed_pieces_and_an_input(dtype):
+    # Along a middle dim: two computed pieces and an input, then a consumer: one kernel.
+    x, y, z = (torch.randn(2, 3, 4) * 4).to(dtype), (torch.randn(2, 2, 4) * 4).to(dtype), (torch.randn(2, 1, 4) * 4).to(dtype)
+    cm = compile_and_compare(lambda x, y, z: torch.cat([x * 2, z, y - x[:, :2]], 1) + 1, (x, y, z))
+    assert cm.stats["launches"] == 1
+    fused_with(cm, "torch.aten.cat", "torch.aten.add")
+
+
+def test_cat_of_computed_pieces_along_dim0():
+    x, y = torch.randn(2, 5), torch.randn(3, 5)
+    cm = compile_and_compare(lambda x, y: torch.cat([torch.sin(x), y, torch.cos(y)], 0) * 3, (x, y))
+    assert cm.stats["launches"] == 1
+
+
+def test_issue_module_one_kernel_per_iteration_space():
+    def f(x, y):
+        a = F.pad(torch.exp(x), (1, 2), value=0.5) * 2
+        b = torch.cat([torch.sin(x), y], dim=1) + 1
+        c = F.pad(x, (2, 1), mode="reflect")
+        d = F.pad(torch.cos(x), (1, 1), mode="replicate")
+        return a, b, c, d
+
+    cm = compile_and_compare(f, (torch.randn(4, 6), torch.randn(4, 3)))
+    assert cm.stats["launches"] == 2  # a, b, c share [4, 9]; d is [4, 8]
+
+
+def test_cropped_piece_of_a_concat_kernel_reads_only_inside_its_input():
+    # The concat kernel's space is the longer piece's: lanes past the cropped
+    # piece (rows 3, 4) would read rows 5, 6 of x; the loads are masked there.
+    x, y = torch.randn(5, 4), torch.randn(5, 4)
+    cm = compile_and_compare(lambda x, y: torch.cat([F.pad(x.exp(), (0, 0, -2, 0)) * 2, y * 3], 0), (x, y))
+    (kernel,) = cm.kernels.values() if isinstance(cm.kernels, dict) else cm.kernels
+    loads = [line for line in kernel.source.splitlines() if "load %arg0" in line]
+    assert loads and all("(x0 < 3)" in line for line in loads), loads
+
+
+def test_cat_of_a_cat_result():
+    # A concat group holds one cat: the inner cat stays with the exp, the outer one is ATen's.
+    x, y, z = torch.randn(2, 3), torch.randn(2, 1), torch.randn(3, 4)
+    compile_and_compare(lambda x, y, z: torch.cat([torch.cat([x, y], 1).exp(), z], 0), (x, y, z), fused=False)
 
 
 def test_bool_pad_with_a_non_boolean_value_matches_eager():

@@ -257,11 +257,13 @@ def coords(index: str, dims: list[int], prefix: str) -> list[str]:
     return lines
 
 
-def load_sites(name: str, block: ir.Block, cat_of_inputs: bool = True) -> dict:
+def load_sites(name: str, block: ir.Block, cat_of_inputs: bool = True, computed_pads: bool = False) -> dict:
     """Every value a kernel body reads from memory: arguments and view chains of them read by compute ops.
 
     Keyed by the value, or for the pieces of a cat of inputs by (cat result,
     piece number); `cat_of_inputs=False` for concat kernels, whose cat is a store.
+    `computed_pads`: the kernel evaluates the operands of pads and the pieces
+    of cats that are computed (pointwise kernels); others must read inputs.
     """
     sites: dict[ir.Value, Site] = {}
     views_of: dict[int, int] = {}
@@ -289,6 +291,9 @@ def load_sites(name: str, block: ir.Block, cat_of_inputs: bool = True) -> dict:
             start = 0
             for k, piece in enumerate(items.operands):
                 chain, size = view_chain(piece, block), tensor_type(piece.type).shape
+                if chain is None and computed_pads:
+                    start += size[dim]
+                    continue
                 if chain is None:
                     raise LoweringError(f"kernel @{name}: a cat read by the kernel must concatenate kernel inputs (through views)")
                 dims = tuple((start if d == dim else 0, n) for d, n in enumerate(size))
@@ -300,6 +305,8 @@ def load_sites(name: str, block: ir.Block, cat_of_inputs: bool = True) -> dict:
             continue
         if op.operation.name in PADS:
             chain, pad = view_chain(op.operands[0], block), pad_args(op)
+            if chain is None and pad is not None and computed_pads:
+                continue
             if chain is None or pad is None:
                 raise LoweringError(f"kernel @{name}: '{op.operation.name}' must pad a kernel input (through views) by constants")
             i, views = chain

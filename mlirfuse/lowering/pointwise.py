@@ -17,14 +17,15 @@ import math
 from dataclasses import dataclass
 
 from mlirfuse.elementwise import TRITON_DTYPES, compute_dtype
-from mlirfuse.indexing import scatter, scatter_op
-from mlirfuse.ir import TensorType, block_ops, constant_value, ir, tensor_type
+from mlirfuse.indexing import INDEXING_OPS, scatter, scatter_op
+from mlirfuse.ir import TensorType, block_ops, constant_value, ir, is_constant_like, tensor_type
 from mlirfuse.lowering.emitter import (
     KernelEmitter,
     LoweringError,
     Site,
     TritonKernel,
     Value,
+    _round_to,
     cast,
     coords,
     load_sites,
@@ -32,17 +33,64 @@ from mlirfuse.lowering.emitter import (
     stored_value,
 )
 from mlirfuse.lowering.indexing import IndexingEmitter, kernel_device
-from mlirfuse.views import PADS, VIEW_OPS
+from mlirfuse.views import PADS, VIEW_OPS, pad_args
 
 CAT = "torch.aten.cat"
+
+
+@dataclass(frozen=True)
+class _Place:
+    """Where a value is evaluated: a coordinate expression per dim of `shape`, and mask terms for lanes outside it.
+
+    A kernel evaluates its values at its own coordinates (x0, x1, ...); the
+    operand of a pad, or a piece of a cat, is evaluated at the pad's shifted,
+    mirrored or clamped coordinates (a constant pad masks the lanes outside
+    its operand: they load nothing and take the pad value). Places compose:
+    a pad inside a pad's operand shifts the shifted coordinates.
+    """
+
+    shape: tuple[int, ...]
+    coords: tuple[str, ...]
+    masks: tuple[str, ...] = ()
+
+    def at(self, shape) -> list[str]:
+        """The coordinates of a value of `shape` broadcast into this place's shape ("0" along broadcast dims)."""
+        offset = len(self.shape) - len(shape)
+        return ["0" if n == 1 and self.shape[d + offset] != 1 else self.coords[d + offset] for d, n in enumerate(shape)]
+
+    def padded(self, pad, shape) -> tuple[_Place, list[str]]:
+        """The place of a pad's operand when the pad (of `shape`) is evaluated here, and the mask terms the pad adds."""
+        mode, dims, _ = pad
+        coords, inside = [], []
+        # Lanes past a pad narrower than the place (a concat kernel's shorter piece) read nothing.
+        offset = len(self.shape) - len(shape)
+        beyond = [f"({x} < {n})" for d, (n, x) in enumerate(zip(shape, self.at(shape))) if 1 < n < self.shape[d + offset]]
+        for d, ((low, size), x) in enumerate(zip(dims, self.at(shape))):
+            if low:
+                x = f"({x} - {low})" if low > 0 else f"({x} + {-low})"
+            if not low and size == shape[d]:  # not padded
+                pass
+            elif mode == "reflect":  # -1 -> 1, size -> size - 2
+                x = f"({size - 1} - tl.abs({size - 1} - tl.abs({x})))"
+            elif mode == "replicate":
+                x = f"tl.minimum(tl.maximum({x}, 0), {size - 1})"
+            elif mode == "circular":  # x > -size (pads are at most the size): wrap with a non-negative remainder
+                x = f"(({x} + {size}) % {size})"
+            else:  # constant: outside the operand is the value
+                inside += [f"({x} >= 0)"] if low > 0 else []
+                inside += [f"({x} < {size})"] if low + size < shape[d] else []
+            coords.append(x)
+        return _Place(tuple(size for _, size in dims), tuple(coords), self.masks + tuple(beyond + inside)), inside
 
 
 class _PointwiseEmitter(IndexingEmitter):
     """One flat [XBLOCK] block over the iteration space: coordinates x0, x1, ..."""
 
-    def __init__(self, name: str, block: ir.Block, space: tuple[int, ...]):
+    def __init__(self, name: str, block: ir.Block, space: tuple[int, ...], sites: dict):
         super().__init__(name, block)
-        self.space = space
+        self.space, self.sites = space, sites
+        self.here = _Place(space, tuple(f"x{d}" for d in range(len(space))))
+        self.placed: dict[tuple[ir.Value, _Place], Value | None] = {}  # values evaluated at other places
 
     def coordinate(self, d: int) -> str:
         return f"x{d}"
@@ -57,6 +105,86 @@ class _PointwiseEmitter(IndexingEmitter):
         offset = " + ".join(f"x{d} * {site.name}_st{d}" for d in range(len(self.space))) or "xindex * 0"
         return self.load(f"{site.name} + ({offset})", dtype, site.comment(), self.lane_mask(shape))
 
+    def load_in(self, site: Site, shape, dtype: str, place: _Place, other=None) -> Value:
+        """A load of `site` (a value of `shape`) at `place`, masked outside it (`other` there)."""
+        offset = len(self.space) - len(shape)
+        terms = [f"{x} * {site.name}_st{d + offset}" for d, x in enumerate(place.at(shape)) if x != "0"]
+        address = f"{site.name} + ({' + '.join(terms) or 'xindex * 0'})"
+        other = None if other is None else self.scalar_text(other)
+        return self.load(address, dtype, site.comment(), " & ".join(["xmask", *place.masks]), other)
+
+    def value_in(self, v: ir.Value, place: _Place) -> Value | None:
+        """`v` evaluated at `place`: loads, pads, cats and elementwise ops, once per place (None: a constant)."""
+        if place == self.here:
+            return self.env.get(v)
+        if is_constant_like(v):
+            return None
+        key = (v, place)
+        if key not in self.placed:
+            site = self.sites.get(v)
+            t = tensor_type(v.type)
+            op = v.owner
+            if site is not None and site.pad is None:
+                value = self.load_in(site, t.shape, t.dtype, place)
+            elif op.operation.name in PADS:
+                value = self.pad_in(op, place)
+            elif op.operation.name == CAT:
+                value = self.cat_in(op, place)
+            elif op.operation.name in INDEXING_OPS:  # they read the kernel's own coordinates
+                raise LoweringError(f"kernel @{self.name}: '{op.operation.name}' cannot be evaluated at a pad's or cat piece's coordinates")
+            else:
+                value = KernelEmitter.emit_op(self, op, lambda u: self.value_in(u, place))
+            self.placed[key] = value
+        return self.placed[key]
+
+    def pad_in(self, op, place: _Place) -> Value:
+        """A pad evaluated at `place`: its operand at the pad's coordinates; a constant pad's value outside them."""
+        result = tensor_type(op.results[0].type)
+        site = self.sites.get(op.results[0])
+        pad = site.pad if site is not None else pad_args(op)
+        if pad is None:
+            raise LoweringError(f"kernel @{self.name}: '{op.operation.name}' must pad by constants")
+        mode, _, fill = pad
+        inner, inside = place.padded(pad, result.shape)
+        if site is not None:  # a pad of an input: one load, the pad value as `other`
+            source = tensor_type(op.operands[0].type).shape
+            return self.load_in(site, source, result.dtype, inner, fill if mode == "constant" else None)
+        value = self.value_in(op.operands[0], inner)
+        if value is None:
+            raise LoweringError(f"kernel @{self.name}: '{op.operation.name}' of a constant")
+        if mode != "constant" or not inside:
+            return value
+        dtype = compute_dtype(result.dtype)
+        fill = _round_to(fill, result.dtype) if isinstance(fill, float) else fill
+        fill_text = repr(bool(fill)) if dtype == "bool" else self.scalar_text(fill)
+        return self.tmp(f"tl.where({' & '.join(inside)}, {cast(value, dtype)}, {fill_text})", dtype, op.operation.name)
+
+    def cat_in(self, op, place: _Place) -> Value:
+        """A cat evaluated at `place`: each piece at its own coordinates (shifted along the cat dim), the one whose range holds the lane's picked."""
+        result = tensor_type(op.results[0].type)
+        dim = constant_value(op.operands[1]) % len(result.shape)
+        x = place.at(result.shape)[dim]
+        dtype = compute_dtype(result.dtype)
+        ends, start = [], 0
+        for k, piece in enumerate(op.operands[0].owner.operands):
+            size = tensor_type(piece.type).shape
+            lows = tuple((start if d == dim else 0, n) for d, n in enumerate(size))
+            start += size[dim]
+            if not size[dim]:
+                continue
+            site = self.sites.get((op.results[0], k))
+            if place == self.here and site is not None:
+                value = self.env[(op.results[0], k)]  # loaded with the kernel's other inputs
+            elif site is not None:
+                value = self.load_in(site, size, tensor_type(piece.type).dtype, place.padded(site.pad, result.shape)[0], 0)
+            else:
+                value = self.value_in(piece, place.padded(("constant", lows, 0), result.shape)[0])
+            ends.append((start, cast(value, dtype)))
+        expr = ends[-1][1]
+        for end, value in reversed(ends[:-1]):
+            expr = f"tl.where({x} < {end}, {value}, {expr})"
+        return self.tmp(expr, dtype, CAT)
+
 
 def lower_pointwise(kernel, kind: str) -> TritonKernel:
     """Emit the Triton source of a `pointwise` or `concat` fusion.kernel."""
@@ -64,7 +192,7 @@ def lower_pointwise(kernel, kind: str) -> TritonKernel:
     block = kernel.regions[0].blocks[0]
     ops, terminator = block_ops(block)
     inputs, outputs = static_signature(name, block, terminator)
-    sites = load_sites(name, block, cat_of_inputs=kind != "concat")
+    sites = load_sites(name, block, cat_of_inputs=kind != "concat", computed_pads=True)
     # Each result is stored in row-major order; an exit reshape stores the
     # value it reshapes, so the iteration space is that value's shape.
     stored = [stored_value(v, sites) for v in terminator.operands]
@@ -80,20 +208,32 @@ def lower_pointwise(kernel, kind: str) -> TritonKernel:
             raise LoweringError(f"kernel @{name}: results have different shapes; a pointwise kernel has one iteration space")
     rank = len(shape)
 
-    em = _PointwiseEmitter(name, block, shape)
-    # Every load site (an input, or a chain of views of one) is loaded once at
-    # the iteration coordinates, through strides that broadcast it there.
+    em = _PointwiseEmitter(name, block, shape, sites)
+    # Every load site (an input, or a chain of views of one) read at the
+    # kernel's coordinates is loaded once there, through strides that
+    # broadcast it; sites read only by pads and cats are loaded at theirs.
     # (In a concat kernel a piece narrower than the space is masked beyond its end.)
+    here = _read_here(ops, terminator, cat)
     for value, site in sites.items():
-        if site.pad is not None:  # a pad, or a piece of a cat of inputs padded to the cat's shape
-            padded = tensor_type((value[0] if isinstance(value, tuple) else value).type).shape
-            em.env[value] = _load_padded(em, site, TensorType(padded, inputs[site.input].dtype), shape)
+        if site.pad is not None:  # a pad of an input, or a piece of a cat of inputs padded to the cat's shape
+            padded = value[0] if isinstance(value, tuple) else value
+            if padded in here:
+                source = tensor_type(_padded_operand(value).type)
+                mode, _, fill = site.pad
+                place = em.here.padded(site.pad, tensor_type(padded.type).shape)[0]
+                em.env[value] = em.load_in(site, source.shape, source.dtype, place, fill if mode == "constant" else None)
             continue
-        em.env[value] = em.load_at(site, tensor_type(value.type).shape, tensor_type(value.type).dtype)
+        if value in here:
+            em.env[value] = em.load_at(site, tensor_type(value.type).shape, tensor_type(value.type).dtype)
     for op in ops:
-        if op.operation.name == CAT and cat is None:
-            em.env[op.results[0]] = _select_piece(em, op, shape)
-        elif op.operation.name not in VIEW_OPS | PADS and op.operation.name != CAT and (scatter is None or op != scatter):
+        what = op.operation.name
+        if not what.startswith("torch.constant.") and not any(r in here for r in op.results):
+            continue  # read only at a pad's or cat piece's coordinates
+        if what == CAT and cat is None:
+            em.env[op.results[0]] = em.cat_in(op, em.here)
+        elif what in PADS and op.results[0] not in sites:  # a pad of a computed value
+            em.env[op.results[0]] = em.pad_in(op, em.here)
+        elif what not in VIEW_OPS | PADS and what != CAT and (scatter is None or op != scatter):
             em.emit_body_op(op)
     for j, (v, t) in enumerate(zip(stored, outputs)):
         if cat is not None and v == cat.result:
@@ -172,46 +312,25 @@ def _concat(name: str, ops: list) -> _Concat:
     return _Concat(result, pieces, dim, tuple(space))
 
 
-def _select_piece(em: KernelEmitter, cat, space) -> Value:
-    """A cat of inputs read in the kernel: each coordinate takes the piece whose range along the cat dim holds it."""
-    result = tensor_type(cat.results[0].type)
-    dim = constant_value(cat.operands[1]) % len(result.shape)
-    x = f"x{dim + len(space) - len(result.shape)}"
-    pieces = list(cat.operands[0].owner.operands)
-    dtype = compute_dtype(result.dtype)
-    ends, start = [], 0
-    for k, piece in enumerate(pieces):
-        start += tensor_type(piece.type).shape[dim]
-        if tensor_type(piece.type).shape[dim]:
-            ends.append((start, cast(em.env[(cat.results[0], k)], dtype)))
-    expr = ends[-1][1]
-    for end, value in reversed(ends[:-1]):
-        expr = f"tl.where({x} < {end}, {value}, {expr})"
-    return em.tmp(expr, dtype, CAT)
+def _padded_operand(key) -> ir.Value:
+    """What a padded site pads: the pad's operand, or for key (cat result, k) the cat's piece k."""
+    if isinstance(key, tuple):
+        cat, k = key
+        return cat.owner.operands[0].owner.operands[k]
+    return key.owner.operands[0]
 
 
-def _load_padded(em: KernelEmitter, site, padded: TensorType, space) -> Value:
-    """A pad of an input: shifted coordinates, then masked (constant), mirrored (reflect) or clamped (replicate)."""
-    mode, dims, value = site.pad
-    offset = len(space) - len(padded.shape)
-    terms, mask = [], ["xmask"]
-    for d, (low, size) in enumerate(dims):
-        x = f"x{d + offset}"
-        if low:
-            x = f"({x} - {low})" if low > 0 else f"({x} + {-low})"
-        if not low and size == padded.shape[d]:  # not padded
-            pass
-        elif mode == "reflect":  # -1 -> 1, size -> size - 2
-            x = f"({size - 1} - tl.abs({size - 1} - tl.abs({x})))"
-        elif mode == "replicate":
-            x = f"tl.minimum(tl.maximum({x}, 0), {size - 1})"
-        else:  # constant: outside the input is the value
-            mask += [f"({x} >= 0)"] if low > 0 else []
-            mask += [f"({x} < {size})"] if low + size < padded.shape[d] else []
-        terms.append(f"{x} * {site.name}_st{d + offset}")
-    other = em.scalar_text(value) if mode == "constant" else None
-    address = f"{site.name} + ({' + '.join(terms) or 'xindex * 0'})"
-    return em.load(address, padded.dtype, site.comment(), " & ".join(mask), other)
+def _read_here(ops: list, terminator, concat) -> set:
+    """The values a kernel evaluates at its own coordinates: all but those read only by pads and cat pieces (at theirs)."""
+    here = set(terminator.operands)
+    for op in reversed(ops):
+        if not any(r in here for r in op.results):
+            continue
+        name = op.operation.name
+        if name in PADS or (name == CAT and concat is None):
+            continue
+        here.update(op.operands)
+    return here
 
 
 def _within(mask: str, shape, space) -> str:

@@ -26,7 +26,7 @@ from mlirfuse.analysis.dependence import DependenceAnalysis
 from mlirfuse.elementwise import RULES, fusible
 from mlirfuse.indexing import INDEX_LISTS, INDEXING_OPS, SCATTERS
 from mlirfuse.indexing import why_not_fusible as why_not_indexing
-from mlirfuse.ir import defining_op, ir, parent_name, rewrite
+from mlirfuse.ir import defining_op, ir, parent_name, result_index, rewrite
 from mlirfuse.log import FusionDecisions
 from mlirfuse.passes.base import ModulePass, function_ops, pattern
 from mlirfuse.passes.legality import (
@@ -40,8 +40,9 @@ from mlirfuse.passes.legality import (
     is_fusible_group,
     why_not_cat_of_inputs,
     why_not_merge,
+    why_not_remapped,
 )
-from mlirfuse.passes.rewriter import group_kind, used_outside
+from mlirfuse.passes.rewriter import defined_by, group_kind, used_outside
 from mlirfuse.reductions import REDUCTIONS, Reduction, reduction
 from mlirfuse.views import PADS, VIEW_OPS, pad_args
 
@@ -157,8 +158,32 @@ class VerticalFuser:
                 self.decisions.merged(producer, consumer)
                 self.rewriter.merge(producer, consumer, self.dep)
                 return True
+            if reason == "different iteration space" and self._merge_copy(producer, consumer):
+                return True
             self.decisions.refused(producer, consumer, reason)
         return False
+
+    def _merge_copy(self, producer, consumer) -> bool:
+        """Merge a copy of `producer` into `consumer`, which pads or cats its values, if that is legal.
+
+        The pad evaluates the copy at its own coordinates, so a small
+        elementwise producer whose values are also read elsewhere (in its own
+        iteration space) is recomputed there rather than stored and reloaded.
+        """
+        if why_not_remapped(producer, consumer) is not None or _torch_ops(producer) > MAX_RECOMPUTED_OPS:
+            return False
+        copy = self.rewriter.clone_before(producer, consumer).opview
+        reads = [(k, v) for k, v in enumerate(consumer.operands) if defined_by(v, producer)]
+        for k, v in reads:
+            self.rewriter.set_operand(consumer, k, copy.results[result_index(v)])
+        if why_not_merge(copy, consumer, self.dependence(), self.limits) is not None:
+            for k, v in reads:
+                self.rewriter.set_operand(consumer, k, v)
+            self.rewriter.erase(copy)
+            return False
+        self.decisions.merged(copy, consumer)
+        self.rewriter.merge(copy, consumer, self.dep)
+        return True
 
     def _absorb_view(self, view, consumer) -> None:
         """Move `view` into `consumer` (a private clone of it if others read it too: views are free)."""
@@ -170,6 +195,14 @@ class VerticalFuser:
             view = clone
         wrapped = self.rewriter.wrap([view], "pointwise")
         self.rewriter.merge(wrapped, consumer, self.dep)
+
+
+# Torch ops of a producer recomputed at a pad's coordinates rather than stored (`_merge_copy`).
+MAX_RECOMPUTED_OPS = 8
+
+
+def _torch_ops(group) -> int:
+    return sum(1 for op in group.regions[0].blocks[0].operations if op.operation.name.startswith("torch.aten."))
 
 
 @dataclasses.dataclass(frozen=True)

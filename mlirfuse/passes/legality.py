@@ -20,11 +20,12 @@ from mlirfuse.analysis import AnalysisManager
 from mlirfuse.analysis.alias import AliasAnalysis
 from mlirfuse.analysis.dependence import DependenceAnalysis
 from mlirfuse.analysis.shapes import ShapeAnalysis
-from mlirfuse.elementwise import fusible
+from mlirfuse.elementwise import RULES, fusible
 from mlirfuse.indexing import (
     EMBEDS,
     GATHERS,
     INDEX_LISTS,
+    INDEXING_OPS,
     gather,
     indexed_operand,
     reads_shape_only,
@@ -32,12 +33,15 @@ from mlirfuse.indexing import (
     scatter_op,
 )
 from mlirfuse.ir import (
+    block_ops,
     constant_value,
     defining_op,
     ir,
+    is_constant_like,
     op_id,
     result_index,
     tensor_type,
+    torch_name,
 )
 from mlirfuse.passes.base import body_ops
 from mlirfuse.passes.rewriter import FusionRewriter, defined_by, exported_results, group_kind, merged_inputs
@@ -119,17 +123,70 @@ def _merged_sizes(producer, consumer) -> tuple[int, int]:
 
 
 def _viewed_inputs(consumer, producer) -> str | None:
-    """"view" or "pad" if `consumer` views or pads a value `producer` computes (inside a group they read group inputs only)."""
+    """How `consumer` reads a value `producer` computes, where a kernel cannot read it at its own coordinates.
+
+    "view" if a view reads it (inside a group views read group inputs only);
+    "pad" or "cat" if it feeds a pad or a cat piece, directly or through
+    elementwise ops (it is then evaluated at the pad's or piece's coordinates).
+    """
     block = consumer.regions[0].blocks[0]
+    remapped = _remapped_args(block)
     for arg, v in zip(block.arguments, consumer.operands):
         if defined_by(v, producer):
-            for u in arg.uses:
-                if u.owner.operation.name in VIEW_OPS:
-                    return "view"
-                if u.owner.operation.name in PADS:
-                    return "pad"
-                if u.owner.operation.name == "torch.prim.ListConstruct":  # a piece of a cat of inputs
-                    return "cat"
+            if any(u.owner.operation.name in VIEW_OPS for u in arg.uses):
+                return "view"
+            if arg.arg_number in remapped:
+                return remapped[arg.arg_number]
+    return None
+
+
+def _remapped_args(block) -> dict[int, str]:
+    """Block argument numbers read by a pad or a cat piece, directly or through the ops computing it: "pad" or "cat"."""
+    found: dict[int, str] = {}
+    for op in block_ops(block)[0]:
+        name = op.operation.name
+        if name not in PADS and name != CAT:
+            continue
+        stack = [op.operands[0]] if name in PADS else list(cat_list(op).operands)
+        seen = set()
+        while stack:
+            v = stack.pop()
+            if v in seen or is_constant_like(v):
+                continue
+            seen.add(v)
+            if isinstance(v.owner, ir.Block):
+                found.setdefault(ir.BlockArgument(v).arg_number, "pad" if name in PADS else "cat")
+            else:
+                stack.extend(v.owner.operands)
+    return found
+
+
+def why_not_remapped(producer, consumer) -> str | None:
+    """Why `consumer` does not pad or cat (directly or through elementwise ops) values `producer` may compute at the pad's coordinates; None if it does."""
+    viewed = _viewed_inputs(consumer, producer)
+    if viewed not in ("pad", "cat"):
+        return "neither padded nor concatenated"
+    return _why_not_remapped(producer, viewed)
+
+
+def _why_not_remapped(producer, what: str) -> str | None:
+    """Why a pad or cat piece cannot read what `producer` computes at its own coordinates (None: it can).
+
+    The kernel evaluates the producer's ops at the shifted, mirrored or
+    clamped coordinates of the pad (masked outside a constant pad): only
+    elementwise ops, views of inputs, and pads and cats (whose coordinates
+    compose) can be evaluated anywhere; gathers and creation ops read the
+    kernel's own coordinates, reductions a whole row.
+    """
+    kind = group_kind(producer)
+    if kind != "pointwise":
+        return f"{what} of a {kind} result"
+    for op in body_ops(producer)[0]:
+        name = op.operation.name
+        if name.startswith("torch.constant.") or name in VIEW_OPS or name in PADS or name in (CAT, "torch.prim.ListConstruct"):
+            continue
+        if name in INDEXING_OPS or torch_name(op) not in RULES:
+            return f"{what} of a value computed by {name} (only elementwise ops are evaluated at a {what}'s coordinates)"
     return None
 
 
@@ -152,36 +209,24 @@ def _why_not_static_cat(cat) -> str | None:
 def why_not_cat_of_inputs(cat) -> str | None:
     """None if `cat` (outside groups) can join a pointwise group as a read of its pieces; otherwise why not.
 
-    Each piece must be a group input: cats of group results are concat exits (`why_not_concat`).
+    Each piece is a group input, or is computed and the cat's result feeds
+    an elementwise op: the group then reads each piece at the piece's
+    coordinates (its producers may merge in: `why_not_merge`). A cat of
+    computed values read by nothing fusible is a concat exit (`why_not_concat`).
     """
     reason = _why_not_static_cat(cat)
     if reason:
         return reason
     items = cat_list(cat)
+    read_pointwise = any(fusible(u.owner) for u in cat.results[0].uses)
     for v in items.operands:
         t, owner = tensor_type(v.type), defining_op(v)
         if t is None or not t.is_static:
             return "a piece is not a statically shaped tensor"
-        if owner is not None and (owner.name == "fusion.group" or fusible(owner.opview) or owner.name in REDUCTIONS):
+        computed = owner is not None and (owner.name == "fusion.group" or fusible(owner.opview) or owner.name in REDUCTIONS)
+        if computed and not read_pointwise:
             return "a piece is computed by a group (a concat exit)"
     return None
-
-
-def _pad_broadcast(groups, space) -> bool:
-    """Is a pad in `groups` broadcast along a dim it pads? (Its coordinates are the space's there.)"""
-    for group in groups:
-        for op in group.regions[0].blocks[0].operations:
-            if op.operation.name in PADS:
-                source = tensor_type(op.operands[0].type).shape
-            elif op.operation.name == CAT:
-                source = tensor_type(cat_list(op).operands[0].type).shape
-            else:
-                continue
-            shape = tensor_type(op.results[0].type).shape
-            offset = len(space) - len(shape)
-            if any(n != m and n != space[d + offset] for d, (n, m) in enumerate(zip(shape, source))):  # padded, broadcast
-                return True
-    return False
 
 
 def why_not_indexed(producer, consumer) -> str | None:
@@ -253,8 +298,10 @@ def why_not_merge(producer, consumer, dep: DependenceAnalysis, limits: Limits = 
     if dep.dependents_between(producer, consumer)[1]:
         return "cycle"
     viewed = _viewed_inputs(consumer, producer)
-    if viewed:
-        return f"{viewed} of a computed value"
+    if viewed == "view":
+        return "view of a computed value"
+    if viewed and _why_not_remapped(producer, viewed):
+        return _why_not_remapped(producer, viewed)
     why = why_not_indexed(producer, consumer)
     if why:
         return why
@@ -273,8 +320,6 @@ def why_not_merge(producer, consumer, dep: DependenceAnalysis, limits: Limits = 
         iteration = tensor_type(consumer.results[0].type).shape
         if any(tensor_type(r.type).shape != iteration for r in exported):
             return "different iteration space"
-        if _pad_broadcast((producer, consumer), iteration):
-            return "pad or cat broadcast along its padded dim"
         return None
     if _has_pad(producer) or _has_pad(consumer):
         return "pad or cat in a reduction group (read by pointwise kernels only)"
