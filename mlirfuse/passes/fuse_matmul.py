@@ -61,22 +61,18 @@ def _tile_only(group) -> str | None:
     return f"holds '{name}' (indexing, creation, pads and cats are not emitted on GEMM tiles)" if name else None
 
 
-def _why_not_on_tiles(consumer, space: tuple) -> str | None:
-    """Why group `consumer` cannot run on the tiles of a GEMM result of shape `space`, or None."""
+def why_not_epilogue(mm, consumer, dep: DependenceAnalysis, limits: Limits = Limits()) -> str | None:
+    """None if group `consumer` may become part of matmul group `mm`'s epilogue; otherwise why not."""
     kind = group_kind(consumer)
     if kind != "pointwise":
         return f"consumer is a {kind} group (a GEMM epilogue is pointwise over the GEMM's result)"
     why = _tile_only(consumer)
     if why:
         return "consumer " + why
+    space = group_gemm(mm).out
     if any(tensor_type(r.type).shape != space for r in consumer.results):
         return "different iteration space (the epilogue runs over the GEMM's result tile)"
-    return None
-
-
-def why_not_epilogue(mm, consumer, dep: DependenceAnalysis, limits: Limits = Limits()) -> str | None:
-    """None if group `consumer` may become part of matmul group `mm`'s epilogue; otherwise why not."""
-    return _why_not_on_tiles(consumer, group_gemm(mm).out) or why_not_merge(mm, consumer, dep, limits)
+    return why_not_merge(mm, consumer, dep, limits)
 
 
 def why_not_prologue(producer, mm, dep: DependenceAnalysis, limits: Limits = Limits(), max_ops: int = 4) -> str | None:
