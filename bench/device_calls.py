@@ -6,7 +6,9 @@ Inductor (CPU): the output code of every graph it compiles.
 Inductor's output code defines each generated kernel once at module level,
 as `cpp_fused_<ops>_<n> = async_compile.cpp_pybinding([...], r'''...`
 (older releases: `async_compile.cpp(`; GPU: `async_compile.triton(`), and
-`call()` invokes it once per launch. We count those definitions. Extern
+`call()` invokes it once per launch. We count those definitions (distinct
+kernels) and the calls of them in `call()` (launches: an unrolled loop runs
+one kernel once per step); device calls are launches + extern calls. Extern
 calls are the code lines of `call()` that call a library kernel,
 `extern_kernels.<mm|addmm|bmm|...>(`, or fall back to an ATen op,
 `aten.<op>(` / `torch.ops.aten.<op>(`; comments (which also list ATen op
@@ -79,7 +81,7 @@ def count_inductor_launches(code: str) -> int:
 
 
 def measure_inductor(model: nn.Module, inputs: tuple) -> dict:
-    """Inductor's generated kernels, extern calls, their sum (`device_calls`) and max abs error vs eager."""
+    """Inductor's generated kernels, their launches, extern calls, `device_calls` (launches + externs) and max abs error vs eager."""
     from torch._inductor.utils import run_and_get_code
 
     torch._dynamo.reset()
@@ -90,4 +92,8 @@ def measure_inductor(model: nn.Module, inputs: tuple) -> dict:
         out, codes = run_and_get_code(compiled, *inputs)
     counts = [count_inductor(code) for code in codes]
     kernels, externs = sum(k for k, _ in counts), sum(e for _, e in counts)
-    return {"kernels": kernels, "externs": externs, "device_calls": kernels + externs, "err": max_error(out, expected)}
+    launches = sum(count_inductor_launches(code) for code in codes)
+    return {
+        "kernels": kernels, "launches": launches, "externs": externs, "device_calls": launches + externs,
+        "err": max_error(out, expected),
+    }

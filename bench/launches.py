@@ -4,8 +4,9 @@
     python bench/launches.py --no-write   # print only
 
 For each model, in the same run: mlirfuse's Triton launches and ATen calls
-(views excluded), Inductor's generated kernels and extern calls, each
-side's total device calls per forward, and each side's largest absolute
+(views excluded), Inductor's generated kernels, their launches and its
+extern calls, each side's total device calls per forward (launches + ATen
+or extern calls), and each side's largest absolute
 difference from eager PyTorch. The last column says whether mlirfuse's
 total is strictly below Inductor's (issue 10's bar). How calls are counted:
 bench/device_calls.py. mlirfuse's kernels run in the Triton interpreter on
@@ -28,7 +29,7 @@ import torch  # noqa: E402
 from torch import nn  # noqa: E402
 from torch.nn import functional as F  # noqa: E402
 
-import mlirfuse  # noqa: E402
+import mlirfuse.compiler  # noqa: E402
 from compile_time import UnrolledLSTM  # noqa: E402
 from device_calls import measure_inductor, measure_mlirfuse  # noqa: E402
 from reductions import GPT2Block, MLPBlock  # noqa: E402
@@ -122,6 +123,7 @@ COLUMNS = (
     "mlirfuse ATen calls",
     "mlirfuse total",
     "inductor kernels",
+    "inductor launches",
     "inductor extern calls",
     "inductor total",
     "mlirfuse < inductor",
@@ -132,7 +134,7 @@ COLUMNS = (
 
 def matmul_mode() -> dict:
     """`matmul=` for mlirfuse.compile where this checkout has it (Triton GEMM templates), else nothing."""
-    return {"matmul": "triton"} if "matmul" in inspect.signature(mlirfuse.compile).parameters else {}
+    return {"matmul": "triton"} if "matmul" in inspect.signature(mlirfuse.compiler.compile).parameters else {}
 
 
 def main(argv=None) -> int:
@@ -156,7 +158,7 @@ def main(argv=None) -> int:
         print(f"{name}: mlirfuse {mid - start:.1f}s, inductor {time.perf_counter() - mid:.1f}s", file=sys.stderr)
         rows.append([
             name, str(m["launches"]), str(m["aten_calls"]), str(m["device_calls"]),
-            str(i["kernels"]), str(i["externs"]), str(i["device_calls"]),
+            str(i["kernels"]), str(i["launches"]), str(i["externs"]), str(i["device_calls"]),
             "yes" if m["device_calls"] < i["device_calls"] else "no",
             f"{m['err']:.2e}", f"{i['err']:.2e}",
         ])

@@ -313,7 +313,9 @@ def compile(
     if matmul == "aten":
         if pipeline is not None:
             raise ValueError("matmul='aten' selects the default pipeline without fusion-fuse-matmul; give no pipeline or options")
-        pipeline = [p for p in default_pipeline() if p != "fusion-fuse-matmul"]
+        # Without Triton GEMMs a sliced GEMM would be one ATen call per piece: slices stay on the result.
+        aten = {"fusion-fuse-matmul": None, "fusion-chunk-motion": "fusion-chunk-motion{matmul-slices=false}"}
+        pipeline = [aten.get(p, p) for p in default_pipeline() if aten.get(p, p) is not None]
     if isinstance(example_inputs, torch.Tensor):
         example_inputs = (example_inputs,)
     return CompiledModule(

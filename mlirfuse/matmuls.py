@@ -49,8 +49,10 @@ class Gemm:
     batch: int  # leading batch dims of `out`
     k: int
     dtype: str
-    # GEMMs sharing this one's A in one kernel (a grouped GEMM: q/k/v, gate/up); set by the lowering.
+    # GEMMs in this one's kernel (a grouped GEMM: q/k/v, gate/up, an LSTM's gates); set by the lowering.
     siblings: int = 1
+    # K of each further A operand of the kernel (one K loop per distinct A: x @ W_ih and h @ W_hh).
+    k_extra: tuple[int, ...] = ()
 
     @property
     def rows(self) -> tuple[int, ...]:

@@ -18,7 +18,7 @@ def test_inductor_counts_one_extern_matmul_and_one_fused_kernel():
     w = torch.randn(8, 4)
     model = Lambda(lambda x: torch.relu(x @ w) + 1)
     counts = measure_inductor(model, (torch.randn(3, 8),))
-    assert (counts["kernels"], counts["externs"], counts["device_calls"]) == (1, 1, 2)
+    assert (counts["kernels"], counts["launches"], counts["externs"], counts["device_calls"]) == (1, 1, 1, 2)
     assert counts["err"] < 1e-5
 
 

@@ -147,3 +147,28 @@ def test_epilogue_with_a_created_mask_stays_a_kernel_of_its_own():
     cm = mlirfuse.compile(model, (q, k))
     torch.testing.assert_close(cm(q, k), model(q, k))
     assert "matmul" in [kernel.kind for kernel in cm.kernels.values()]
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16], ids=["f32", "f16", "bf16"])
+def test_summed_gemms_over_different_inputs_are_one_launch(dtype):
+    # x @ w1 + h @ w2.t(): K = 33 and 20, one K loop each, two accumulators, the add and tanh as epilogue.
+    x, w1, h, w2 = _rand(17, 33, dtype=dtype), _rand(33, 9, dtype=dtype), _rand(17, 20, dtype=dtype), _rand(9, 20, dtype=dtype)
+    cm = _compare(lambda x, w1, h, w2: torch.tanh(x @ w1 + h @ w2.t()), (x, w1, h, w2), dtype)
+    assert cm.stats["launches"] == 1 and [k.kind for k in cm.kernels.values()] == ["matmul"], cm.stats
+    assert "2 GEMMs over 2 A operands (one K loop each: K = 33, K1 = 20)" in next(iter(cm.kernels.values())).source
+
+
+def test_column_slices_of_a_gemm_are_its_epilogue():
+    # Column slices (one with a step) of a linear become GEMMs over slices of the weight and bias,
+    # grouped into one kernel whose epilogue is the math on the pieces.
+    F = torch.nn.functional
+
+    def f(x, w, b):
+        y = F.linear(x, w, b)
+        return torch.sigmoid(y[:, :5]) * y[:, 5:10] + y[:, 11:21:2]
+
+    cm = _compare(f, (_rand(17, 33), _rand(21, 33), _rand(21)))
+    assert cm.stats["launches"] == 1 and cm.stats["unfused_ops"] == 0, cm.stats
+    # Also used whole: the product stays one GEMM and the slices are read from its result.
+    cm = _compare(lambda x, w: (x @ w, torch.relu((x @ w)[:, 2:7])), (_rand(17, 33), _rand(33, 9)))
+    assert cm.stats["unfused_ops"] == 0, cm.stats

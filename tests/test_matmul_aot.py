@@ -30,6 +30,12 @@ class _MLP(torch.nn.Module):
         return x + self.fc2(torch.nn.functional.gelu(self.fc1(x)))
 
 
+def _lstm_step(x, h, c, w_ih, w_hh, b):
+    i, f, g, o = (x @ w_ih.t() + h @ w_hh.t() + b).chunk(4, 1)
+    c = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(g)
+    return torch.sigmoid(o) * torch.tanh(c), c
+
+
 def _template_kernels():
     models = [
         (_MLP(256, 512), (torch.randn(2, 128, 256),)),  # f32: bias + gelu epilogue, bias + residual epilogue
@@ -42,6 +48,10 @@ def _template_kernels():
             (torch.randn(4, 128, 64), torch.randn(4, 128, 64).half()),
         ),
     ]
+    # An LSTM step, f32 and bf16: eight GEMMs (four gates, x and h) over two A operands, the cell as epilogue.
+    for dtype in (torch.float32, torch.bfloat16):
+        shapes = ((128, 256), (128, 256), (128, 256), (1024, 256), (1024, 256), (1024,))
+        models.append((Lambda(_lstm_step), tuple(torch.randn(s).to(dtype) for s in shapes)))
     kernels = []
     for model, inputs in models:
         cm = mlirfuse.compile(model.eval(), inputs)
@@ -52,7 +62,7 @@ def _template_kernels():
 @pytest.mark.parametrize("arch", [80, 90])
 def test_gemm_kernels_compile_without_spills(arch):
     kernels = _template_kernels()
-    assert len(kernels) == 4, [k.name for k in kernels]
+    assert len(kernels) == 6, [k.name for k in kernels]
     for compiled in compile_kernels(kernels, arch=arch):
         usage = compiled.resources()
         # ptxas spills to the stack frame: none at all means no spill stores or loads.

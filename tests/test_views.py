@@ -96,11 +96,11 @@ def test_attention_views_are_read_by_kernels():
     torch.manual_seed(0)
     cm = compile_checked(Attention().eval(), torch.randn(2, 8, 32))
     # The linears are GEMMs and attention one kernel, reading the heads by strides. The q/k/v
-    # split's slices stay ATen views (metadata only, no launch): fusion-chunk-motion makes them
-    # after fusion-fuse-attention took q/k/v as operands (README, "What does not work yet").
-    assert sorted(aten_steps(cm)) == ["torch.aten.slice.Tensor"] * 3
-    assert cm.stats["unfused_ops"] == cm.stats["unfused_views"] == 3
+    # split's slices move onto the qkv weight and bias (fusion-chunk-motion, matmul-slices):
+    # one grouped GEMM of three, no ATen view left.
+    assert aten_steps(cm) == [] and cm.stats["unfused_ops"] == 0, cm.stats
     assert sorted(k.kind for k in cm.kernels.values()).count("attention") == 1
+    assert any("3 GEMMs share each A tile" in k.source for k in cm.kernels.values())
 
 
 CONCATS = {

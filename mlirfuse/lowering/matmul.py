@@ -103,7 +103,7 @@ def matmul_config(g: Gemm, target: str) -> MatmulConfig:
     bm, bn, bk, warps, stages = CONFIG_TABLE[(target, "f32" if g.dtype == "float32" else "f16")]
     # A grouped GEMM keeps one accumulator per sibling: narrower tiles, the same registers.
     bn = max(16, bn // (1 << (g.siblings - 1).bit_length()))
-    block_m, block_n, block_k = _fit(g.m, bm), _fit(g.n, bn), _fit(g.k, bk)
+    block_m, block_n, block_k = _fit(g.m, bm), _fit(g.n, bn), _fit(max((g.k, *g.k_extra)), bk)
     # A quarter of the tile or less needs fewer warps (each warp holds part of the accumulator).
     if block_m * block_n * 4 <= bm * bn:
         warps = max(1, min(warps, block_m * block_n // 256))
@@ -127,18 +127,22 @@ def lower_matmul(kernel) -> TritonKernel:
 
 
 def _why_not_grouped(matmuls, gemms) -> str | None:
-    """Several GEMMs in one kernel share A (the same value, the same space) and have no batch dims."""
+    """Several GEMMs in one kernel compute tiles of one result space and have no batch dims (A may differ)."""
     g0 = gemms[0]
-    for mm, g in zip(matmuls, gemms):
-        if mm.operands[g.a] != matmuls[0].operands[g0.a]:
-            return "grouped GEMMs read different A operands"
-        if (g.out, g.k, g.dtype, g.batch) != (g0.out, g0.k, g0.dtype, 0):
-            return "grouped GEMMs differ in shape or dtype, or are batched"
+    for g in gemms:
+        if (g.out, g.dtype, g.batch) != (g0.out, g0.dtype, 0):
+            return "grouped GEMMs differ in result shape or dtype, or are batched"
     return None
 
 
 class _MatmulEmitter(KernelEmitter):
-    """The GEMM schedule: which region (A, B, epilogue) each value lives in, and where its lines go."""
+    """The GEMM schedule: which region (A, B, epilogue) each value lives in, and where its lines go.
+
+    Several GEMMs (a grouped GEMM) share the result's tile coordinates. Each
+    distinct A operand is one region ("a", "a1", ...) with its own K loop
+    (bound "K", "K1", ...): its tile is loaded once per step and multiplied
+    with the B tile of every GEMM reading it, one accumulator per GEMM.
+    """
 
     def __init__(self, name: str, block, mms: list, gemms: list[Gemm]):
         super().__init__(name, block)
@@ -147,6 +151,11 @@ class _MatmulEmitter(KernelEmitter):
         g = gemms[0]
         # B regions: "b" for the first GEMM, "b1", "b2" ... for its siblings.
         self.bregs = ["b"] + [f"b{i}" for i in range(1, len(mms))]
+        avalues = list(dict.fromkeys(mm.operands[gi.a] for mm, gi in zip(mms, gemms)))
+        self.aregs = ["a"] + [f"a{j}" for j in range(1, len(avalues))]
+        self.avalues = avalues
+        self.a_of = [avalues.index(mm.operands[gi.a]) for mm, gi in zip(mms, gemms)]
+        self.kvalues = [next(gi.k for gi, j in zip(gemms, self.a_of) if j == i) for i in range(len(avalues))]
         self.batch = list(range(g.batch))
         self.rows = list(g.rows)
         rank = len(g.out)
@@ -154,22 +163,26 @@ class _MatmulEmitter(KernelEmitter):
         rows = [(f"m{d}[:, None]", "mmask[:, None]") for d in self.rows]
         k_col, k_row, n = ("rk[None, :]", "kmask[None, :]"), ("rk[:, None]", "kmask[:, None]"), ("rn[None, :]", "nmask[None, :]")
         # Each region's space: per dim, its coordinate expression and the mask keeping it in bounds.
-        self.coords = {"a": batch + rows + [k_col], "out": batch + rows + [n]}
-        self.spaces = {"a": g.a_space(), "out": g.out}
+        self.coords = {"out": batch + rows + [n]}
+        self.spaces = {"out": g.out}
+        for areg, k in zip(self.aregs, self.kvalues):
+            self.coords[areg] = batch + rows + [k_col]
+            self.spaces[areg] = g.out[:-1] + (k,)
         for breg, gi in zip(self.bregs, gemms):
             self.coords[breg] = [n, k_row] if gi.b_transposed else batch + [k_row, n]
             self.spaces[breg] = gi.b_space()
-        self.sizes = ["M", "N", "K"] + [f"s{d}" for d in range(rank)]
+        self.ksizes = ["K"] + [f"K{j}" for j in range(1, len(avalues))]
+        self.sizes = ["M", "N", *self.ksizes] + [f"s{d}" for d in range(rank)]
 
     def lower(self, ops, terminator, inputs, outputs) -> TritonKernel:
-        g, mm, mms = self.g, self.mm, self.mms
+        g, mms = self.g, self.mms
         sites = load_sites(self.name, self.block)
         producer = {r: op for op in ops for r in op.results}
-        operand = {"a": mm.operands[g.a]} | {
+        operand = dict(zip(self.aregs, self.avalues)) | {
             breg: mi.operands[gi.b] for breg, mi, gi in zip(self.bregs, mms, self.gemms)
         }
         biases = [mi.operands[gi.bias] for mi, gi in zip(mms, self.gemms) if gi.bias is not None]
-        regions = ["a", *self.bregs]
+        regions = [*self.aregs, *self.bregs]
         cones = {region: self._cone(v, producer, sites) for region, v in operand.items()}
         computing = [
             op for op in ops
@@ -196,37 +209,29 @@ class _MatmulEmitter(KernelEmitter):
                 loads[region].append((value, kname, site, raw))
 
         head = self._head()
-        # The K loop: operand tiles, their prologue, the dot.
+        # One K loop per A: operand tiles, their prologue, the dots.
         env_out = self.env
-        loop = []
-        self.out = loop
-        tiles = {}
-        for region in regions:
-            self.env = {}
-            for value, kname, site, raw in loads[region]:
-                self.env[value] = self._load(region, value, kname, site, raw)
-            for op in ops:
-                if op in cones[region]:
-                    self.emit_body_op(op)
-            tile = cast(self._value(operand[region]), g.dtype)
-            # K lanes past the end: -0.0 in A and 0.0 in B make each padded product -0.0, the identity
-            # of the sum (eager's sign of zero), whatever a prologue made of the masked loads (log(0) = -inf).
-            kmask, fill = ("kmask[None, :]", "-0.0") if region == "a" else ("kmask[:, None]", "0.0")
-            tiles[region] = self.tmp(f"tl.where({kmask}, {tile}, {fill})", g.dtype, "K past its end").text
-        for i, (breg, mi) in enumerate(zip(self.bregs, mms)):
-            acc = _acc(i)
-            if g.dtype == "bfloat16":
-                # The interpreter keeps bf16 as raw bits and its tl.dot multiplies those: widen there only.
-                loop += [
-                    "if INTERPRETED:",
-                    f"    {acc} += tl.dot({tiles['a']}.to(tl.float32), {tiles[breg]}.to(tl.float32), input_precision=\"ieee\")"
-                    f"  # {mi.operation.name}",
-                    "else:",
-                    f"    {acc} += tl.dot({tiles['a']}, {tiles[breg]})  # {mi.operation.name}",
-                ]
-            else:
-                precision = ', input_precision="ieee"' if g.dtype == "float32" else ""
-                loop.append(f"{acc} += tl.dot({tiles['a']}, {tiles[breg]}{precision})  # {mi.operation.name}")
+        loops = []
+        for j, areg in enumerate(self.aregs):
+            loop = []
+            self.out = loop
+            members = [i for i, a in enumerate(self.a_of) if a == j]
+            tiles = {}
+            for region in [areg] + [self.bregs[i] for i in members]:
+                self.env = {}
+                for value, kname, site, raw in loads[region]:
+                    self.env[value] = self._load(region, value, kname, site, raw)
+                for op in ops:
+                    if op in cones[region]:
+                        self.emit_body_op(op)
+                tile = cast(self._value(operand[region]), g.dtype)
+                # K lanes past the end: -0.0 in A and 0.0 in B make each padded product -0.0, the identity
+                # of the sum (eager's sign of zero), whatever a prologue made of the masked loads (log(0) = -inf).
+                kmask, fill = ("kmask[None, :]", "-0.0") if region == areg else ("kmask[:, None]", "0.0")
+                tiles[region] = self.tmp(f"tl.where({kmask}, {tile}, {fill})", g.dtype, "K past its end").text
+            for i in members:
+                loop += _dot(_acc(i), tiles[areg], tiles[self.bregs[i]], g.dtype, mms[i].operation.name)
+            loops.append(loop)
 
         # The epilogue, on [BLOCK_M, BLOCK_N] tiles.
         self.out = self.body
@@ -257,20 +262,25 @@ class _MatmulEmitter(KernelEmitter):
         # The sum starts at -0.0, its identity: all-(-0.0) products give -0.0 as in eager (K = 0: eager's 0.0).
         zero = "-0.0" if g.k else "0.0"
         lines = head + [f"{_acc(i)} = tl.full([BLOCK_M, BLOCK_N], {zero}, dtype=tl.float32)" for i in range(len(mms))]
-        lines += ["for k in range(0, K, BLOCK_K):"]
-        lines += ["    rk = k + tl.arange(0, BLOCK_K)", "    kmask = rk < K"] + ["    " + line for line in loop] + self.body
+        for ksize, loop in zip(self.ksizes, loops):
+            lines += [f"for k in range(0, {ksize}, BLOCK_K):"]
+            lines += ["    rk = k + tl.arange(0, BLOCK_K)", f"    kmask = rk < {ksize}"] + ["    " + line for line in loop]
+        lines += self.body
         shapes = " x ".join(str(list(s)) for s in (g.a_space(), g.b_space()))
         header = [
             f"GEMM {shapes} -> {list(g.out)} ({g.dtype}), M = {g.m}, N = {g.n}, K = {g.k}, batch = {g.batch_count}:",
             "f32 accumulation; operands and epilogue inputs are addressed through their strides.",
         ]
-        if len(mms) > 1:
+        if len(mms) > 1 and len(self.aregs) == 1:
             header.append(f"Grouped: {len(mms)} GEMMs share each A tile, one accumulator each.")
+        elif len(mms) > 1:
+            ks = ", ".join(f"{name} = {k}" for name, k in zip(self.ksizes, self.kvalues))
+            header.append(f"Grouped: {len(mms)} GEMMs over {len(self.aregs)} A operands (one K loop each: {ks}), one accumulator each.")
         source = self.render(header, params, blocks, lines)
         return TritonKernel(
             self.name, source, tuple(inputs), tuple(outputs), tuple(self.scalars), tuple(params),
             kind="matmul", sites=tuple(kernel_sites), space=g.out, site_spaces=tuple(site_spaces),
-            template=dataclasses.replace(g, siblings=len(mms)),
+            template=dataclasses.replace(g, siblings=len(mms), k_extra=tuple(self.kvalues[1:])),
         )
 
     def _head(self) -> list[str]:
@@ -343,6 +353,20 @@ class _MatmulEmitter(KernelEmitter):
             found.append(op)
             stack.extend(op.operands)
         return found
+
+
+def _dot(acc: str, a: str, b: str, dtype: str, what: str) -> list[str]:
+    """`acc += a @ b` for the operands' dtype."""
+    if dtype == "bfloat16":
+        # The interpreter keeps bf16 as raw bits and its tl.dot multiplies those: widen there only.
+        return [
+            "if INTERPRETED:",
+            f"    {acc} += tl.dot({a}.to(tl.float32), {b}.to(tl.float32), input_precision=\"ieee\")  # {what}",
+            "else:",
+            f"    {acc} += tl.dot({a}, {b})  # {what}",
+        ]
+    precision = ', input_precision="ieee"' if dtype == "float32" else ""
+    return [f"{acc} += tl.dot({a}, {b}{precision})  # {what}"]
 
 
 def _acc(i: int) -> str:

@@ -84,6 +84,7 @@ OPTION_DOCS = {
     "corrupt": "break the analysis on purpose, to test --verify-analyses",
     "explain": "run fusion-explain-unfused after the fusion stages",
     "horizontal": "run fusion-fuse-horizontal",
+    "matmul-slices": "move column slices of a GEMM's result onto its B operand (one GEMM per piece; for Triton GEMMs)",
 }
 
 

@@ -10,10 +10,17 @@ tensor. This pass
    one `select.int` per piece, and
 2. pushes a slice through the elementwise op it reads when every user of
    that op is a slice: `slice(a + b) = slice(a) + slice(b)`, slicing each
-   operand along the same dim (or not at all where it broadcasts).
+   operand along the same dim (or not at all where it broadcasts);
+3. (`matmul-slices`, on by default) pushes column slices through a GEMM
+   whose result is only ever sliced along its last dim:
+   `slice(A @ B) = A @ slice(B)`, B (and a bias) sliced along N. Each
+   piece is a GEMM over the same A, which fusion-fuse-matmul runs as one
+   grouped GEMM whose epilogue is the math on the pieces.
 
-The slices end up on the matmul results, where a fused group reads them
-by index arithmetic, so each step is one kernel plus the two matmuls.
+The slices end up on the matmul results, where a fused group reads them by
+index arithmetic (matmul-slices=false: each step is one kernel plus the two
+matmuls), or on the weights, read by strides: with the Triton GEMMs an
+unrolled LSTM step is one kernel.
 """
 
 from __future__ import annotations
@@ -31,6 +38,7 @@ from mlirfuse.ir import (
     static_tensor_types,
     tensor_type,
 )
+from mlirfuse.matmuls import MATMUL_OPS, Gemm, gemm
 from mlirfuse.passes.base import ModulePass, apply_patterns, pattern
 from mlirfuse.reductions import REDUCTIONS
 from mlirfuse.views import RESHAPES, view_args
@@ -142,6 +150,49 @@ def slice_through_elementwise(op, rewriter) -> bool:
 _PIECES = ("torch.aten.slice.Tensor", "torch.aten.select.int")
 
 
+# At most this many pieces: fusion-fuse-matmul's default max-grouped, so the pieces stay one grouped GEMM.
+MAX_PIECES = 8
+
+
+@pattern
+def slice_through_matmul(op, rewriter) -> bool:
+    """slice(A @ B, last dim) -> A @ slice(B) when every user of the unbatched product is such a slice (none empty, at most MAX_PIECES).
+
+    B is sliced along its N dim (dim 0 of linear's [N, K] weight), a bias
+    along its last dim unless it broadcasts there. The GEMM must be one the
+    template takes (`mlirfuse.matmuls.gemm`); a 1-column slice stays 2-D.
+    """
+    args = slice_args(op)
+    mm = defining_op(op.operands[0])
+    if args is None or mm is None or mm.name not in MATMUL_OPS:
+        return False
+    g = gemm(mm.opview)
+    if not isinstance(g, Gemm) or g.batch:
+        return False  # batched GEMMs are never grouped: each piece would be a launch
+    last = len(g.out) - 1
+    if len(list(mm.results[0].uses)) > MAX_PIECES:
+        return False
+    for use in mm.results[0].uses:
+        user = use.owner
+        piece = slice_args(user.opview) if user.name == "torch.aten.slice.Tensor" else None
+        if piece is None or piece[0] != last or piece[1] >= piece[2]:
+            return False
+    _, start, end, step = args
+    b = TorchBuilder(ir.InsertionPoint(op), op.location)
+    operands = list(mm.operands)
+    weight = tensor_type(operands[g.b].type)
+    operands[g.b] = _build_slice(b, operands[g.b], 0 if g.b_transposed else len(weight.shape) - 1, start, end, step)
+    if g.bias is not None:
+        bias = tensor_type(operands[g.bias].type)
+        if bias.shape and bias.shape[-1] != 1:
+            operands[g.bias] = _build_slice(b, operands[g.bias], len(bias.shape) - 1, start, end, step)
+    result = tensor_type(op.results[0].type)
+    rewriter.replace_op(op, [b.op(mm.name, operands, result.shape, result.dtype)])
+    if not list(mm.results[0].uses):
+        rewriter.erase_op(mm.opview)
+    return True
+
+
 def _select_args(op) -> tuple[int, int] | None:
     """(dim, index) of a `select.int` with constant, normalized arguments."""
     x = tensor_type(op.operands[0].type)
@@ -196,13 +247,17 @@ def reshape_below_elementwise(op, rewriter) -> bool:
 
 @dataclasses.dataclass(frozen=True)
 class ChunkMotion(ModulePass):
-    """Turn chunk/split into slices and move them above the elementwise ops that feed them, so the chunked math fuses into one kernel (the LSTM cell); move reshapes below elementwise ops with scalar operands (group_norm + activation).
+    """Turn chunk/split into slices and move them above the elementwise ops that feed them, so the chunked math fuses into one kernel (the LSTM cell); move column slices of a GEMM onto its B operand (matmul-slices, default true: one GEMM per piece, grouped by fusion-fuse-matmul); move reshapes below elementwise ops with scalar operands (group_norm + activation).
     """
 
     name = "fusion-chunk-motion"
 
+    matmul_slices: bool = True
+
     def apply(self, module: ir.Operation, am=None) -> None:
         patterns = [("torch.prim.ListUnpack", split_to_slices)]
         patterns += [(name, slice_through_elementwise) for name in _PIECES]
+        if self.matmul_slices:
+            patterns.append(("torch.aten.slice.Tensor", slice_through_matmul))
         patterns += [(name, reshape_below_elementwise) for name in RULES]
         apply_patterns(module, patterns)

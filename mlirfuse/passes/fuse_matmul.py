@@ -14,6 +14,12 @@ Runs after the elementwise fusion stages, on what they left:
    shape (bias add, activation, residual add, scale, cast) merges in; a
    result also read elsewhere (the pre-activation value) stays a result.
 
+Before 2 and 3, GEMMs become grouped GEMMs (one kernel, one accumulator
+each): GEMMs reading the same A (q/k/v, SwiGLU's gate and up), then
+independent GEMMs over one result space that one group reads, A or not
+(`x @ W_ih + h @ W_hh`, an LSTM's four gates from fusion-chunk-motion's
+matmul slices), so that group can be their common epilogue.
+
 What is refused is named by `why_not_epilogue` / `why_not_prologue`, which
 `fusion-explain-unfused` reports too.
 """
@@ -31,7 +37,7 @@ from mlirfuse.passes.base import ModulePass, body_ops, function_ops, unique_ops
 from mlirfuse.passes.extern_operands import _view_chain_ops
 from mlirfuse.passes.legality import FUSION_ANALYSES, Limits, fusion_rewriter, why_not_merge
 from mlirfuse.passes.rewriter import FusionRewriter, group_kind
-from mlirfuse.views import PADS, VIEW_OPS
+from mlirfuse.views import PADS, VIEW_OPS, view_chain
 
 
 def group_gemm(group) -> Gemm | None:
@@ -90,7 +96,7 @@ def why_not_prologue(producer, mm, dep: DependenceAnalysis, limits: Limits = Lim
 def why_not_template(producer, consumer, dep: DependenceAnalysis, limits: Limits = Limits()) -> str | None:
     """Why two neighbouring groups, at least one a matmul group, are separate (for fusion-explain-unfused)."""
     if group_kind(producer) == "matmul" and group_kind(consumer) == "matmul":
-        return "both are GEMMs (one GEMM per kernel)"
+        return "both are GEMMs and one reads the other's result (only independent GEMMs share a kernel)"
     if group_kind(producer) == "matmul":
         return why_not_epilogue(producer, consumer, dep, limits)
     return why_not_prologue(producer, consumer, dep, limits)
@@ -102,10 +108,13 @@ class FuseMatmul(ModulePass):
 
     GEMMs reading the same A (q/k/v projections, SwiGLU's gate and up)
     become one grouped GEMM: one kernel loading each A tile once, one
-    accumulator per GEMM, their epilogues fused (silu(g) * u).
+    accumulator per GEMM, their epilogues fused (silu(g) * u). So do
+    independent GEMMs over one result space read by one group, their
+    epilogue where it can be (summed GEMMs x @ W_ih + h @ W_hh, an LSTM's
+    gates: one K loop per A).
 
     Options: prologue / epilogue / grouped (default true) switch the merges
-    off; max-grouped (default 3) GEMMs per grouped kernel;
+    off; max-grouped (default 8) GEMMs per grouped kernel;
     max-prologue-ops (default 4) bounds what is recomputed per tile;
     max-args, max-group-size as fusion-fuse-vertical.
     """
@@ -115,7 +124,7 @@ class FuseMatmul(ModulePass):
     prologue: bool = True
     epilogue: bool = True
     grouped: bool = True
-    max_grouped: int = 3
+    max_grouped: int = 8
     max_prologue_ops: int = 4
     max_args: int = 128
     max_group_size: int = 0
@@ -131,6 +140,8 @@ class FuseMatmul(ModulePass):
             groups = [_wrap(op, rewriter) for op in matmuls]
             if self.grouped:
                 groups = _merge_siblings(groups, rewriter, dep, limits, self.max_grouped)
+                if self.epilogue:
+                    groups = _merge_for_epilogue(groups, rewriter, dep, limits, self.max_grouped)
             for group in groups:
                 if self.prologue:
                     group = self._absorb_prologue(group, rewriter, dep, limits)
@@ -171,16 +182,17 @@ class FuseMatmul(ModulePass):
 
 
 def _shared_a(group):
-    """What a GEMM group must share with a sibling to be grouped: (A value, space, K, dtype), or None."""
+    """What a GEMM group must share with a sibling to be grouped: (A input, its views, space, K, dtype), or None."""
     ops, _ = body_ops(group)
     mms = [op for op in ops if op.operation.name in MATMUL_OPS]
     g = gemm(mms[0]) if len(mms) == 1 else None
     if not isinstance(g, Gemm) or g.batch:
         return None
-    a = mms[0].operands[g.a]
-    if not isinstance(a.owner, ir.Block):
-        return None  # A through a view: not grouped
-    return group.operands[ir.BlockArgument(a).arg_number], g.out, g.k, g.dtype
+    chain = view_chain(mms[0].operands[g.a], group.regions[0].blocks[0])
+    if chain is None:
+        return None  # A computed by a prologue: not shared
+    arg, views = chain  # the same views of the same input are the same A
+    return group.operands[arg], views, g.out, g.k, g.dtype
 
 
 def _merge_siblings(groups: list, rewriter: FusionRewriter, dep, limits: Limits, most: int) -> list:
@@ -200,6 +212,60 @@ def _merge_siblings(groups: list, rewriter: FusionRewriter, dep, limits: Limits,
             count += 1
         result.append(merged)
     return result
+
+
+def _tile_space(group):
+    """(result space, dtype) of an unbatched GEMM group: what GEMMs sharing its tiles agree on; None if batched."""
+    g = group_gemm(group)
+    return None if g is None or g.batch else (g.out, g.dtype)
+
+
+def _gemm_count(group) -> int:
+    ops, _ = body_ops(group)
+    return sum(1 for op in ops if op.operation.name in MATMUL_OPS)
+
+
+def _epilogue_partner(group, groups: list, dep, limits: Limits, most: int):
+    """Another GEMM group of `groups` over the same result tiles, read by a group that reads `group` too, mergeable with it.
+
+    The reader is usually their common epilogue; where it cannot be (it
+    creates a tensor, say), the merge still makes two launches one.
+    """
+    space = _tile_space(group)
+    if space is None:
+        return None
+    for r in group.results:
+        for use in r.uses:
+            consumer = use.owner.operation
+            if consumer.name != "fusion.group":
+                continue
+            for v in consumer.operands:
+                owner = defining_op(v)
+                other = next((g for g in groups if owner is not None and g.operation == owner and g.operation != group.operation), None)
+                if other is None or _tile_space(other) != space or _gemm_count(group) + _gemm_count(other) > most:
+                    continue
+                first, second = (group, other) if dep.position(group) < dep.position(other) else (other, group)
+                if not dep.reaches(first, second) and why_not_merge(first, second, dep, limits) is None:
+                    return other
+    return None
+
+
+def _merge_for_epilogue(groups: list, rewriter: FusionRewriter, dep, limits: Limits, most: int) -> list:
+    """GEMM groups over common result tiles that one group reads merged into one, up to `most` GEMMs."""
+    groups = list(groups)
+    merged = True
+    while merged:
+        merged = False
+        for group in groups:
+            other = _epilogue_partner(group, groups, dep, limits, most)
+            if other is None:
+                continue
+            first, second = (group, other) if dep.position(group) < dep.position(other) else (other, group)
+            new = rewriter.merge(first, second, dep, kind="matmul")
+            groups = [g for g in groups if g is not group and g is not other] + [new]
+            merged = True
+            break
+    return groups
 
 
 def _wrap(op, rewriter: FusionRewriter):

@@ -220,7 +220,7 @@ class Launcher:
             grid = ((k.lq + blocks["BLOCK_M"] - 1) // blocks["BLOCK_M"], math.prod(k.batch))
         elif self.kernel.kind == "matmul":
             g, config = self.kernel.template, self._matmul_config(interpret, device)
-            sizes = [g.m, g.n, g.k, *g.out]
+            sizes = [g.m, g.n, g.k, *g.k_extra, *g.out]
             grid = matmul_grid(g, config)
             if not interpret:
                 options |= {"num_warps": config.num_warps, "num_stages": config.num_stages}

@@ -13,7 +13,7 @@
 // CHECK:       --fusion-split-bias
 // CHECK-NEXT:    Split the bias add out of linear, addmm (beta = alpha = 1) and conv2d/convolution into an add.Tensor that fuses with the following elementwise ops.
 // CHECK:       --fusion-chunk-motion
-// CHECK-NEXT:    Turn chunk/split into slices and move them above the elementwise ops that feed them, so the chunked math fuses into one kernel (the LSTM cell); move reshapes below elementwise ops with scalar operands (group_norm + activation).
+// CHECK-NEXT:    Turn chunk/split into slices and move them above the elementwise ops that feed them, so the chunked math fuses into one kernel (the LSTM cell); move column slices of a GEMM onto its B operand (matmul-slices, default true: one GEMM per piece, grouped by fusion-fuse-matmul); move reshapes below elementwise ops with scalar operands (group_norm + activation).
 // CHECK:       --fusion-fuse-vertical
 // CHECK-NEXT:    Group maximal producer->consumer chains of elementwise ops and reductions into fusion.group ops.
 // CHECK:         max-args (tensor arguments per kernel, default 128), max-group-size

@@ -1,5 +1,6 @@
 // RUN: mlirfuse-opt %s --split-input-file --fusion-chunk-motion | filecheck %s
 // RUN: mlirfuse-opt %s --split-input-file --pass-pipeline='builtin.module(fusion-chunk-motion, fusion-fuse-elementwise)' | filecheck %s --check-prefix=FUSE
+// RUN: mlirfuse-opt %s --split-input-file --fusion-chunk-motion='matmul-slices=false' | filecheck %s --check-prefix=ATEN
 
 // The LSTM gates: (a + b).chunk(2) feeding elementwise math. The split
 // becomes slices, and the slices move above the add onto a and b, so the
@@ -71,13 +72,23 @@ func.func @no_move_result_used_whole(%a: !torch.vtensor<[1,8],f32>, %b: !torch.v
 
 // -----
 
-// A split of a matmul result has nothing to move above: the slices stay on
-// the matmul and the groups read through them.
+// A split of a GEMM's columns moves onto the weight (matmul-slices): each
+// piece is a GEMM of its own over a slice of %w, read by strides, which
+// fusion-fuse-matmul groups into one kernel with the mul as its epilogue.
+// With matmul-slices=false (mlirfuse.compile(matmul="aten")) the slices
+// stay on the product and the group reads through them.
 
-// FUSE-LABEL:  func.func @no_move_past_matmul
-// FUSE:          %[[MM:.+]] = torch.aten.mm
-// FUSE-NEXT:     "fusion.group"(%[[MM]])
-func.func @no_move_past_matmul(%a: !torch.vtensor<[1,8],f32>, %w: !torch.vtensor<[8,8],f32>) -> !torch.vtensor<[1,4],f32> {
+// CHECK-LABEL: func.func @fuse_slice_through_matmul
+// CHECK-NOT:     torch.aten.mm %{{.+}}, %{{.+}} : {{.*}} -> !torch.vtensor<[1,8],f32>
+// CHECK-DAG:     %[[W0:.+]] = torch.aten.slice.Tensor %arg1, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} : !torch.vtensor<[8,8],f32>, {{.*}} -> !torch.vtensor<[8,4],f32>
+// CHECK-DAG:     %[[W1:.+]] = torch.aten.slice.Tensor %arg1, {{.*}} -> !torch.vtensor<[8,4],f32>
+// CHECK-DAG:     torch.aten.mm %arg0, %[[W0]] : !torch.vtensor<[1,8],f32>, !torch.vtensor<[8,4],f32> -> !torch.vtensor<[1,4],f32>
+// CHECK-DAG:     torch.aten.mm %arg0, %[[W1]] : !torch.vtensor<[1,8],f32>, !torch.vtensor<[8,4],f32> -> !torch.vtensor<[1,4],f32>
+// ATEN-LABEL:  func.func @fuse_slice_through_matmul
+// ATEN:          %[[MM:.+]] = torch.aten.mm %arg0, %arg1 : {{.*}} -> !torch.vtensor<[1,8],f32>
+// ATEN-DAG:      torch.aten.slice.Tensor %[[MM]]
+// ATEN-DAG:      torch.aten.slice.Tensor %[[MM]]
+func.func @fuse_slice_through_matmul(%a: !torch.vtensor<[1,8],f32>, %w: !torch.vtensor<[8,8],f32>) -> !torch.vtensor<[1,4],f32> {
   %int1 = torch.constant.int 1
   %int4 = torch.constant.int 4
   %0 = torch.aten.mm %a, %w : !torch.vtensor<[1,8],f32>, !torch.vtensor<[8,8],f32> -> !torch.vtensor<[1,8],f32>
@@ -85,6 +96,52 @@ func.func @no_move_past_matmul(%a: !torch.vtensor<[1,8],f32>, %w: !torch.vtensor
   %2:2 = torch.prim.ListUnpack %1 : !torch.list<vtensor> -> !torch.vtensor<[1,4],f32>, !torch.vtensor<[1,4],f32>
   %3 = torch.aten.mul.Tensor %2#0, %2#1 : !torch.vtensor<[1,4],f32>, !torch.vtensor<[1,4],f32> -> !torch.vtensor<[1,4],f32>
   return %3 : !torch.vtensor<[1,4],f32>
+}
+
+// -----
+
+// linear: the [N, K] weight is sliced along dim 0 and its bias along its
+// only dim, every 2nd column (step 2) too.
+
+// CHECK-LABEL: func.func @fuse_slice_through_linear_with_bias
+// CHECK-DAG:     %[[W:.+]] = torch.aten.slice.Tensor %arg1, {{.*}} : !torch.vtensor<[6,8],f32>, {{.*}} -> !torch.vtensor<[3,8],f32>
+// CHECK-DAG:     %[[B:.+]] = torch.aten.slice.Tensor %arg2, {{.*}} : !torch.vtensor<[6],f32>, {{.*}} -> !torch.vtensor<[3],f32>
+// CHECK:         %[[L:.+]] = torch.aten.linear %arg0, %[[W]], %[[B]] : {{.*}} -> !torch.vtensor<[2,3],f32>
+// CHECK-NEXT:    return %[[L]]
+func.func @fuse_slice_through_linear_with_bias(%x: !torch.vtensor<[2,8],f32>, %w: !torch.vtensor<[6,8],f32>, %b: !torch.vtensor<[6],f32>) -> !torch.vtensor<[2,3],f32> {
+  %int0 = torch.constant.int 0
+  %int1 = torch.constant.int 1
+  %int2 = torch.constant.int 2
+  %int6 = torch.constant.int 6
+  %0 = torch.aten.linear %x, %w, %b : !torch.vtensor<[2,8],f32>, !torch.vtensor<[6,8],f32>, !torch.vtensor<[6],f32> -> !torch.vtensor<[2,6],f32>
+  %1 = torch.aten.slice.Tensor %0, %int1, %int0, %int6, %int2 : !torch.vtensor<[2,6],f32>, !torch.int, !torch.int, !torch.int, !torch.int -> !torch.vtensor<[2,3],f32>
+  return %1 : !torch.vtensor<[2,3],f32>
+}
+
+// -----
+
+// Not moved: a product also used whole, a slice of rows (not columns), and
+// a batched product (batched GEMMs are never grouped: a launch per piece).
+
+// CHECK-LABEL: func.func @no_move_matmul_whole_rows_or_batched
+// CHECK-DAG:     %[[MM:.+]] = torch.aten.mm %arg0, %arg1 : {{.*}} -> !torch.vtensor<[4,8],f32>
+// CHECK-DAG:     torch.aten.slice.Tensor %[[MM]]
+// CHECK-DAG:     %[[MM2:.+]] = torch.aten.mm %arg0, %arg2 : {{.*}} -> !torch.vtensor<[4,8],f32>
+// CHECK-DAG:     torch.aten.slice.Tensor %[[MM2]], %int0
+// CHECK-DAG:     %[[BMM:.+]] = torch.aten.bmm %arg3, %arg4 : {{.*}} -> !torch.vtensor<[2,4,8],f32>
+// CHECK-DAG:     torch.aten.slice.Tensor %[[BMM]]
+func.func @no_move_matmul_whole_rows_or_batched(%a: !torch.vtensor<[4,8],f32>, %w: !torch.vtensor<[8,8],f32>, %w2: !torch.vtensor<[8,8],f32>, %ba: !torch.vtensor<[2,4,8],f32>, %bw: !torch.vtensor<[2,8,8],f32>) -> (!torch.vtensor<[4,8],f32>, !torch.vtensor<[4,4],f32>, !torch.vtensor<[2,8],f32>, !torch.vtensor<[2,4,4],f32>) {
+  %int0 = torch.constant.int 0
+  %int1 = torch.constant.int 1
+  %int2 = torch.constant.int 2
+  %int4 = torch.constant.int 4
+  %0 = torch.aten.mm %a, %w : !torch.vtensor<[4,8],f32>, !torch.vtensor<[8,8],f32> -> !torch.vtensor<[4,8],f32>
+  %1 = torch.aten.slice.Tensor %0, %int1, %int0, %int4, %int1 : !torch.vtensor<[4,8],f32>, !torch.int, !torch.int, !torch.int, !torch.int -> !torch.vtensor<[4,4],f32>
+  %2 = torch.aten.mm %a, %w2 : !torch.vtensor<[4,8],f32>, !torch.vtensor<[8,8],f32> -> !torch.vtensor<[4,8],f32>
+  %3 = torch.aten.slice.Tensor %2, %int0, %int0, %int2, %int1 : !torch.vtensor<[4,8],f32>, !torch.int, !torch.int, !torch.int, !torch.int -> !torch.vtensor<[2,8],f32>
+  %4 = torch.aten.bmm %ba, %bw : !torch.vtensor<[2,4,8],f32>, !torch.vtensor<[2,8,8],f32> -> !torch.vtensor<[2,4,8],f32>
+  %5 = torch.aten.slice.Tensor %4, %int2, %int0, %int4, %int1 : !torch.vtensor<[2,4,8],f32>, !torch.int, !torch.int, !torch.int, !torch.int -> !torch.vtensor<[2,4,4],f32>
+  return %0, %1, %3, %5 : !torch.vtensor<[4,8],f32>, !torch.vtensor<[4,4],f32>, !torch.vtensor<[2,8],f32>, !torch.vtensor<[2,4,4],f32>
 }
 
 // -----

@@ -223,3 +223,51 @@ func.func @no_fuse_grouped_different_width_or_dependent(%x: !torch.vtensor<[6,16
   %2 = torch.aten.linear %0, %w3, %none : !torch.vtensor<[6,24],f32>, !torch.vtensor<[16,24],f32>, !torch.none -> !torch.vtensor<[6,16],f32>
   return %0, %1, %2 : !torch.vtensor<[6,24],f32>, !torch.vtensor<[6,8],f32>, !torch.vtensor<[6,16],f32>
 }
+
+// -----
+
+// Summed GEMMs over different A operands (an RNN's x @ W_ih + h @ W_hh,
+// K = 24 and 20): independent, one result space, read by one pointwise
+// group, so one grouped GEMM (a K loop per A, an accumulator per GEMM)
+// whose epilogue is the add and the tanh.
+
+// CHECK-LABEL: func.func @fuse_summed_gemms_different_a
+// CHECK:         %[[G:.+]] = "fusion.group"(%arg0, %arg1, %arg2, %arg3) ({
+// CHECK-DAG:       %[[X:.+]] = torch.aten.mm %{{.+}}, %{{.+}} : !torch.vtensor<[3,24],f32>, !torch.vtensor<[24,20],f32> -> !torch.vtensor<[3,20],f32>
+// CHECK-DAG:       %[[H:.+]] = torch.aten.mm %{{.+}}, %{{.+}} : !torch.vtensor<[3,20],f32>, !torch.vtensor<[20,20],f32> -> !torch.vtensor<[3,20],f32>
+// CHECK:           %[[ADD:.+]] = torch.aten.add.Tensor
+// CHECK-NEXT:      %[[TANH:.+]] = torch.aten.tanh %[[ADD]]
+// CHECK-NEXT:      "fusion.yield"(%[[TANH]])
+// CHECK-NEXT:    }) {kind = "matmul"}
+// CHECK-NEXT:    return %[[G]]
+func.func @fuse_summed_gemms_different_a(%x: !torch.vtensor<[3,24],f32>, %wx: !torch.vtensor<[24,20],f32>, %h: !torch.vtensor<[3,20],f32>, %wh: !torch.vtensor<[20,20],f32>) -> !torch.vtensor<[3,20],f32> {
+  %int1 = torch.constant.int 1
+  %0 = torch.aten.mm %x, %wx : !torch.vtensor<[3,24],f32>, !torch.vtensor<[24,20],f32> -> !torch.vtensor<[3,20],f32>
+  %1 = torch.aten.mm %h, %wh : !torch.vtensor<[3,20],f32>, !torch.vtensor<[20,20],f32> -> !torch.vtensor<[3,20],f32>
+  %2 = torch.aten.add.Tensor %0, %1, %int1 : !torch.vtensor<[3,20],f32>, !torch.vtensor<[3,20],f32>, !torch.int -> !torch.vtensor<[3,20],f32>
+  %3 = torch.aten.tanh %2 : !torch.vtensor<[3,20],f32> -> !torch.vtensor<[3,20],f32>
+  return %3 : !torch.vtensor<[3,20],f32>
+}
+
+// -----
+
+// Not merged: the second GEMM reads the first one's result (a dependence).
+// The add is the second GEMM's epilogue, reading the first's result as an
+// input.
+
+// CHECK-LABEL: func.func @no_fuse_summed_gemms_dependent
+// CHECK:         %[[G1:.+]] = "fusion.group"(%arg0, %arg1) ({
+// CHECK:         }) {kind = "matmul"}
+// CHECK:         %[[G2:.+]] = "fusion.group"(%[[G1]], %arg2) ({
+// CHECK:           torch.aten.mm
+// CHECK:           torch.aten.add.Tensor
+// CHECK:         }) {kind = "matmul"}
+// EXPLAIN-LABEL: func.func @no_fuse_summed_gemms_dependent
+// EXPLAIN:         "consumer fusion.group: both are GEMMs and one reads the other's result (only independent GEMMs share a kernel)"
+func.func @no_fuse_summed_gemms_dependent(%x: !torch.vtensor<[3,20],f32>, %w1: !torch.vtensor<[20,20],f32>, %w2: !torch.vtensor<[20,20],f32>) -> !torch.vtensor<[3,20],f32> {
+  %int1 = torch.constant.int 1
+  %0 = torch.aten.mm %x, %w1 : !torch.vtensor<[3,20],f32>, !torch.vtensor<[20,20],f32> -> !torch.vtensor<[3,20],f32>
+  %1 = torch.aten.mm %0, %w2 : !torch.vtensor<[3,20],f32>, !torch.vtensor<[20,20],f32> -> !torch.vtensor<[3,20],f32>
+  %2 = torch.aten.add.Tensor %0, %1, %int1 : !torch.vtensor<[3,20],f32>, !torch.vtensor<[3,20],f32>, !torch.int -> !torch.vtensor<[3,20],f32>
+  return %2 : !torch.vtensor<[3,20],f32>
+}
