@@ -39,6 +39,8 @@ from mlirfuse.indexing import (
 )
 from mlirfuse.ir import block_ops, constant_value, ir, tensor_type
 from mlirfuse.lowering.emitter import KernelEmitter, LoweringError, Site, Value, cast
+from mlirfuse.lowering.pooling import emit_pool
+from mlirfuse.pooling import POOLS
 from mlirfuse.views import view_chain
 
 UNSQUEEZE = ("torch.aten.unsqueeze", (-1,))
@@ -64,6 +66,12 @@ def indexing_sites(name: str, block: ir.Block) -> dict[tuple[ir.Value, int], Sit
             table = site_of(src, "t", table_rank=len(tensor_type(src.type).shape))
             if table is None:
                 raise LoweringError(f"kernel @{name}: '{op.operation.name}' reads a computed src; it must be a kernel input")
+            sites[(op.results[0], -1)] = table
+        if op.operation.name in POOLS:  # the input, read over each output's window
+            x = op.operands[0]
+            table = site_of(x, "t", table_rank=len(tensor_type(x.type).shape))
+            if table is None:
+                raise LoweringError(f"kernel @{name}: '{op.operation.name}' pools a computed value; it must be a kernel input")
             sites[(op.results[0], -1)] = table
         if op.operation.name not in GATHERS and op.operation.name not in SCATTERS:
             continue
@@ -123,8 +131,19 @@ class IndexingEmitter(KernelEmitter):
 
     # --- per-op emitters -----------------------------------------------------------------------
 
+    def emit_body_op(self, op) -> None:
+        if op.operation.name in POOLS:  # values, and indices where the op has them
+            for result, value in zip(op.results, emit_pool(self, op, self.indexing[(op.results[0], -1)])):
+                self.env[result] = value
+            return
+        super().emit_body_op(op)
+
     def emit_op(self, op, operand_value) -> Value:
         name = op.operation.name
+        if name in POOLS:
+            if len(op.results) > 1 and any(True for _ in op.results[1].uses):
+                raise LoweringError(f"kernel @{self.name}: '{name}' indices are computed in pointwise kernels only")
+            return emit_pool(self, op, self.indexing[(op.results[0], -1)])[0]
         if name in GATHERS:
             return self._gather(op, operand_value)
         if name in TRIANGLES:

@@ -40,6 +40,7 @@ from mlirfuse.ir import (
     tensor_type,
 )
 from mlirfuse.passes.base import body_ops
+from mlirfuse.pooling import POOLS
 from mlirfuse.passes.rewriter import FusionRewriter, defined_by, exported_results, group_kind, merged_inputs
 from mlirfuse.reductions import REDUCTIONS, Reduction, reduction
 from mlirfuse.views import PADS, VIEW_OPS, is_view, view_args
@@ -192,6 +193,8 @@ def why_not_indexed(producer, consumer) -> str | None:
             if owner.operation.name == "torch.prim.ListConstruct" and indexed_operand(owner, number):
                 owner = next(u.owner for u in owner.results[0].uses if u.owner.operation.name in INDEX_LISTS)
                 number = None
+            if owner.operation.name in POOLS and number == 0:
+                return "pools a computed value (its windows are read from a kernel input)"
             if owner.operation.name in EMBEDS and number == 1:
                 return "indexes a computed value (the table must be a kernel input)"
             if owner.operation.name in GATHERS:
@@ -268,6 +271,8 @@ def why_not_merge(producer, consumer, dep: DependenceAnalysis, limits: Limits = 
         return None
     if _has_pad(producer) or _has_pad(consumer):
         return "pad or cat in a reduction group (read by pointwise kernels only)"
+    if any(op.operation.name in POOLS for g in (producer, consumer) for op in g.regions[0].blocks[0].operations):
+        return "pool in a reduction group (windows are read by pointwise kernels only)"
     if p_red is not None and c_red is not None and (p_red.shape, p_red.dims) != (c_red.shape, c_red.dims):
         return "reductions over different axes"
     red = p_red or c_red

@@ -1,0 +1,133 @@
+"""Triton lines for the pools of `mlirfuse.pooling`: one loop over each output element's window.
+
+    acc = identity (max: -inf and eager's first window index; avg: 0)
+    for k0 in range(K0):              # one loop per pooled dim
+        for k1 in range(K1):
+            h = base0 + k0 * dilation0    # (adaptive: start0 + k0, valid below end0)
+            w = ...
+            v = load(in + n * st0 + c * st1 + h * st2 + w * st3, mask=lanes & inside)
+            acc = where(inside & (v > acc | v != v), v, acc); idx = ... (max)
+            acc = acc + v                                           (avg)
+    value = acc (max) | acc / eager's count (avg)
+
+The input is a table site (its own strides, see `indexing_sites`); the
+coordinates of the output come from the schedule (`result_coord`), so the
+same lines serve any `IndexingEmitter`.
+"""
+
+from __future__ import annotations
+
+import math
+
+from mlirfuse.elementwise import TRITON_DTYPES, compute_dtype
+from mlirfuse.ir import tensor_type
+from mlirfuse.lowering.emitter import Site, Value
+from mlirfuse.pooling import pool
+
+
+def emit_pool(em, op, table: Site) -> list[Value]:
+    """The pool `op`'s results (values, and indices for max pools that have them) at the lanes' output coordinates."""
+    plan = pool(op)
+    out, n = plan.out, plan.spatial
+    rank = len(out)
+    dtype = tensor_type(op.operands[0].type).dtype
+    acc_dtype = "float64" if dtype == "float64" else "float32"
+    block = em.block_shape()
+    st = [f"{table.name}_st{d}" for d in range(rank)]
+    sizes = plan.shape[-n:]
+    coord = [em.result_coord(out, d) for d in range(rank)]
+    outer = " + ".join(f"{coord[d]} * {st[d]}" for d in range(rank - n) if out[d] != 1) or "0"
+    with_indices = len(op.results) > 1 and any(True for _ in op.results[1].uses)
+
+    # Per pooled dim: where the window starts (and, adaptive, ends) for each lane.
+    starts, ends = [], []
+    for i in range(n):
+        o = coord[rank - n + i]
+        if plan.adaptive:
+            size, count = sizes[i], out[rank - n + i]
+            starts.append(em.tmp(f"({o} * {size}) // {count}", "int32", f"window start along dim {rank - n + i}").text)
+            ends.append(em.tmp(f"(({o} + 1) * {size} + {count - 1}) // {count}", "int32", "window end").text)
+        else:
+            starts.append(em.tmp(f"{o} * {plan.stride[i]} - {plan.padding[i]}", "int32", f"window start along dim {rank - n + i}").text)
+    identity = 'float("-inf")' if plan.combine == "max" else "0"
+    acc = em.tmp(f"tl.full({block}, {identity}, {TRITON_DTYPES[acc_dtype]})", acc_dtype, f"{plan.combine} over the window")
+    idx = None
+    if with_indices:  # eager starts at the window's first position inside the input
+        first = []
+        for i in range(n):
+            s = starts[i]
+            if not plan.adaptive and plan.padding[i]:
+                d = plan.dilation[i]
+                s = f"tl.where({s} < 0, {s} + ((-{s} + {d - 1}) // {d}) * {d}, {s})"
+            first.append(s)
+        idx = em.tmp(f"({_flat(first, sizes)}).to(tl.int64)", "int64", "index of the first position inside the input")
+
+    saved, em.out = em.out, []
+    pos, inside = [], [em.lane_mask(out)]
+    for i in range(n):
+        k = f"k{i}"
+        if plan.adaptive:
+            pos.append(f"({starts[i]} + {k})")
+            inside.append(f"({pos[i]} < {ends[i]})")
+        else:
+            pos.append(f"({starts[i]} + {k} * {plan.dilation[i]})" if plan.dilation[i] != 1 else f"({starts[i]} + {k})")
+            if plan.padding[i] or (plan.out[rank - n + i] - 1) * plan.stride[i] + (plan.kernel[i] - 1) * plan.dilation[i] >= sizes[i]:
+                inside.append(f"({pos[i]} >= 0) & ({pos[i]} < {sizes[i]})")
+    mask = em.tmp(" & ".join(inside), "bool", "lanes whose window position is inside the input")
+    address = " + ".join([outer] + [f"{p} * {st[rank - n + i]}" for i, p in enumerate(pos)])
+    v = em.load(f"{table.name} + ({address})", dtype, f"{op.operation.name}: {table.comment()}", mask.text, other="0")
+    v_acc = v.text if v.dtype == acc_dtype else f"{v.text}.to({TRITON_DTYPES[acc_dtype]})"
+    if plan.combine == "max":  # eager: a value replaces the running one when greater or NaN
+        take = em.tmp(f"{mask.text} & (({v_acc} > {acc.text}) | ({v_acc} != {v_acc}))", "bool", "greater, or NaN")
+        em.out.append(f"{acc.text} = tl.where({take.text}, {v_acc}, {acc.text})")
+        if idx is not None:
+            em.out.append(f"{idx.text} = tl.where({take.text}, ({_flat(pos, sizes)}).to(tl.int64), {idx.text})")
+    else:
+        em.out.append(f"{acc.text} = {acc.text} + tl.where({mask.text}, {v_acc}, 0)")
+    body, em.out = em.out, saved
+    for i in range(n):
+        em.out.append(f"{'    ' * i}for k{i} in range({plan.kernel[i]}):")
+    em.out.extend("    " * n + line for line in body)
+
+    if plan.combine == "max":
+        value = acc
+    elif plan.adaptive:  # eager: sum / kh / kw
+        text = acc.text
+        for i in range(n):
+            text = f"{text} / ({ends[i]} - {starts[i]}).to({TRITON_DTYPES[acc_dtype]})"
+        value = em.tmp(text, acc_dtype, op.operation.name)
+    else:
+        value = _average(em, plan, acc, starts, acc_dtype, op.operation.name)
+    result_dtype = compute_dtype(dtype)
+    if value.dtype != result_dtype:
+        value = em.tmp(f"{value.text}.to({TRITON_DTYPES[result_dtype]})", result_dtype, "back to the compute dtype")
+    return [value] + ([idx] if with_indices else [])
+
+
+def _flat(pos: list[str], sizes) -> str:
+    """Row-major flat index of `pos` over the pooled dims (eager's indices)."""
+    return " + ".join(f"{p} * {math.prod(sizes[i + 1 :])}" if i < len(pos) - 1 else p for i, p in enumerate(pos))
+
+
+def _average(em, plan, acc: Value, starts: list[str], acc_dtype: str, comment: str) -> Value:
+    """acc divided as eager's avg_pool kernels divide: by divisor_override, the padded window or the valid part; 0 if empty."""
+    n = plan.spatial
+    sizes = plan.shape[-n:]
+    lows, highs, padded = [], [], []
+    for i in range(n):
+        s, k, p = starts[i], plan.kernel[i], plan.padding[i]
+        padded.append(f"(tl.minimum({s} + {k}, {sizes[i] + p}) - {s})")
+        lows.append(f"tl.maximum({s}, 0)")
+        highs.append(f"tl.minimum({s} + {k}, {sizes[i]})")
+    nonempty = em.tmp(" & ".join(f"({lo} < {hi})" for lo, hi in zip(lows, highs)), "bool", "window meets the input")
+    if plan.divisor is not None:
+        count = f"tl.full({em.block_shape()}, {plan.divisor}, tl.int32)"
+    elif plan.count_include_pad:
+        count = " * ".join(padded)
+    else:
+        count = " * ".join(f"({hi} - {lo})" for lo, hi in zip(lows, highs))
+    count = em.tmp(f"({count}).to({TRITON_DTYPES[acc_dtype]})", acc_dtype, "eager's divisor")
+    return em.tmp(f"tl.where({nonempty.text}, {acc.text} / {count.text}, 0)", acc_dtype, comment)
+
+
+__all__ = ["emit_pool"]
