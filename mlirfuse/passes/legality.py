@@ -40,8 +40,8 @@ from mlirfuse.ir import (
     tensor_type,
 )
 from mlirfuse.passes.base import body_ops
-from mlirfuse.pooling import POOLS
 from mlirfuse.passes.rewriter import FusionRewriter, defined_by, exported_results, group_kind, merged_inputs
+from mlirfuse.pooling import POOLS
 from mlirfuse.reductions import REDUCTIONS, Reduction, reduction
 from mlirfuse.views import PADS, VIEW_OPS, is_view, view_args
 
