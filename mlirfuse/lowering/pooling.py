@@ -56,9 +56,9 @@ def emit_pool(em, op, table: Site) -> list[Value]:
         first = []
         for i in range(n):
             s = starts[i]
-            if not plan.adaptive and plan.padding[i]:
+            if not plan.adaptive and plan.padding[i]:  # the first position k * dilation past the left pad
                 d = plan.dilation[i]
-                s = f"tl.where({s} < 0, {s} + ((-{s} + {d - 1}) // {d}) * {d}, {s})"
+                s = f"tl.maximum({s}, 0)" if d == 1 else f"tl.where({s} < 0, {s} + ((-{s} + {d - 1}) // {d}) * {d}, {s})"
             first.append(s)
         idx = em.tmp(f"({_flat(first, sizes)}).to(tl.int64)", "int64", "index of the first position inside the input")
 
