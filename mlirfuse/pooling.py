@@ -11,17 +11,21 @@ the first maximum and the last NaN win; avg: summed in window order in f32
 index (start = o*I // O, end = ceil((o+1)*I / O)): the loop runs over the
 largest window, masked beyond each one's end.
 
-The input is read at any place by any lane, so, like a gather's table, it
-must be a kernel input (or a view chain of one); the output joins pointwise
-consumers as any value does. `pool(op)` describes a fusible pool or says why
-it is not; the Triton side is `mlirfuse.lowering.pooling`.
+The input is read at any place by any lane: it is a kernel input (or a
+view chain of one) read through its own strides, or a pointwise *window
+prologue* (elementwise ops of kernel inputs that only pools read, see
+`window_ops`) recomputed at each window position, as Inductor inlines
+pointwise producers into its pooling loops. The output joins pointwise
+consumers as any value does. `pool(op)` describes a fusible pool or says
+why it is not; the Triton side is `mlirfuse.lowering.pooling`.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from mlirfuse.ir import constant_int_list, constant_value, tensor_type
+from mlirfuse.elementwise import RULES
+from mlirfuse.ir import constant_int_list, constant_value, op_id, tensor_type, torch_name
 
 FLOAT_DTYPES = ("float32", "float64", "float16", "bfloat16")
 
@@ -141,4 +145,19 @@ def pool(op) -> Pool | str:
     return plan
 
 
-__all__ = ["FLOAT_DTYPES", "POOLS", "Pool", "adaptive_window", "pool", "pooled_size"]
+def window_ops(block) -> set[int]:
+    """The elementwise ops of a group body (by `op_id`) computed for pools' windows only: all their uses are
+    pools' inputs or other such ops. The lowering recomputes them at each window position, never at the lanes."""
+    window: set[int] = set()
+    for op in reversed(list(block.operations)):
+        if torch_name(op) not in RULES or len(op.results) != 1:
+            continue
+        uses = list(op.results[0].uses)
+        if uses and all(
+            (u.owner.operation.name in POOLS and u.operand_number == 0) or op_id(u.owner.operation) in window for u in uses
+        ):
+            window.add(op_id(op.operation))
+    return window
+
+
+__all__ = ["FLOAT_DTYPES", "POOLS", "Pool", "adaptive_window", "pool", "pooled_size", "window_ops"]

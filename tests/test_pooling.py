@@ -115,8 +115,34 @@ def test_adaptive_avg_pool_bf16_and_strided_input():
     check(lambda x: F.adaptive_avg_pool2d(x.permute(0, 3, 1, 2), (4, 3)) * 3, (x,), launches=1)
 
 
-def test_no_fuse_pool_of_a_computed_value():
-    # The window is read from a kernel input: the producer is a kernel of its own, the pool's epilogue joins the pool.
-    x = torch.randn(2, 3, 9, 10)
-    cm = check(lambda x: torch.sigmoid(F.max_pool2d(torch.exp(x), 3, 2)) + 1, (x,), launches=2, explain=True)
-    assert any("pools a computed value" in r for reasons in cm.explain().values() for r in reasons), cm.explain()
+def reasons(cm) -> list[str]:
+    return [r for rs in cm.explain().values() for r in rs]
+
+
+def test_no_fuse_pool_of_a_pool():
+    # A window prologue is elementwise: it is recomputed per position.
+    x = special((2, 3, 9, 10), seed=8)
+    cm = check(lambda x: F.max_pool2d(F.avg_pool2d(x, 2), 2) + 1, (x,), launches=2, explain=True)
+    assert any("pools a computed value that is not elementwise (torch.aten.avg_pool2d" in r for r in reasons(cm)), reasons(cm)
+    # A 1x1 window keeps the shape: exp is computed at the lanes for the add and again at the window positions.
+    check(lambda x: (lambda e: F.max_pool2d(e, 1) + e)(torch.exp(x)), (x,), launches=1)
+
+
+def test_window_prologue_nan_and_broadcast_bias():
+    # relu(x * 2 + b) and log(x) (NaN for x < 0) are recomputed at each window position: one kernel per pool.
+    x, b = special((2, 3, 9, 10), seed=7), torch.randn(3, 1, 1)
+    check(
+        lambda x, b: (
+            *F.max_pool2d(torch.relu(x * 2 + b), 3, 2, 1, return_indices=True),
+            F.avg_pool2d(torch.log(x), 3, 2, 1, ceil_mode=True, count_include_pad=False) + b,
+            F.adaptive_max_pool2d(torch.sqrt(x), (4, 3)),
+        ),
+        (x, b), launches=3,
+    )
+
+
+def test_window_prologue_bf16_rounds_before_pooling():
+    # Ties appear only after rounding the prologue's result to bf16: eager's first maximum wins.
+    # 1 + k/128 (exact in bf16) + 3 rounds to 4.0 for k = 0, 1, 2: eager's index is the first of them.
+    x = (1 + torch.tensor([0, 1, 2, 0, 1, 2, 1, 0, 0, 0]).repeat(1, 1, 2, 1) / 128).to(torch.bfloat16)
+    check(lambda x: F.max_pool2d(x + 3, (1, 5), return_indices=True), (x,), launches=1)

@@ -20,12 +20,12 @@ from __future__ import annotations
 import math
 
 from mlirfuse.elementwise import TRITON_DTYPES, compute_dtype
-from mlirfuse.ir import tensor_type
-from mlirfuse.lowering.emitter import Site, Value
+from mlirfuse.ir import is_constant_like, tensor_type
+from mlirfuse.lowering.emitter import Site, Value, cast
 from mlirfuse.pooling import pool
 
 
-def emit_pool(em, op, table: Site) -> list[Value]:
+def emit_pool(em, op) -> list[Value]:
     """The pool `op`'s results (values, and indices for max pools that have them) at the lanes' output coordinates."""
     plan = pool(op)
     out, n = plan.out, plan.spatial
@@ -33,10 +33,8 @@ def emit_pool(em, op, table: Site) -> list[Value]:
     dtype = tensor_type(op.operands[0].type).dtype
     acc_dtype = "float64" if dtype == "float64" else "float32"
     block = em.block_shape()
-    st = [f"{table.name}_st{d}" for d in range(rank)]
     sizes = plan.shape[-n:]
     coord = [em.result_coord(out, d) for d in range(rank)]
-    outer = " + ".join(f"{coord[d]} * {st[d]}" for d in range(rank - n) if out[d] != 1) or "0"
     with_indices = len(op.results) > 1 and any(True for _ in op.results[1].uses)
 
     # Per pooled dim: where the window starts (and, adaptive, ends) for each lane.
@@ -48,7 +46,8 @@ def emit_pool(em, op, table: Site) -> list[Value]:
             starts.append(em.tmp(f"({o} * {size}) // {count}", "int32", f"window start along dim {rank - n + i}").text)
             ends.append(em.tmp(f"(({o} + 1) * {size} + {count - 1}) // {count}", "int32", "window end").text)
         else:
-            starts.append(em.tmp(f"{o} * {plan.stride[i]} - {plan.padding[i]}", "int32", f"window start along dim {rank - n + i}").text)
+            start = f"{o} * {plan.stride[i]}" + (f" - {plan.padding[i]}" if plan.padding[i] else "")
+            starts.append(em.tmp(start, "int32", f"window start along dim {rank - n + i}").text)
     identity = 'float("-inf")' if plan.combine == "max" else "0"
     acc = em.tmp(f"tl.full({block}, {identity}, {TRITON_DTYPES[acc_dtype]})", acc_dtype, f"{plan.combine} over the window")
     idx = None
@@ -74,8 +73,7 @@ def emit_pool(em, op, table: Site) -> list[Value]:
             if plan.padding[i] or (plan.out[rank - n + i] - 1) * plan.stride[i] + (plan.kernel[i] - 1) * plan.dilation[i] >= sizes[i]:
                 inside.append(f"({pos[i]} >= 0) & ({pos[i]} < {sizes[i]})")
     mask = em.tmp(" & ".join(inside), "bool", "lanes whose window position is inside the input")
-    address = " + ".join([outer] + [f"{p} * {st[rank - n + i]}" for i, p in enumerate(pos)])
-    v = em.load(f"{table.name} + ({address})", dtype, f"{op.operation.name}: {table.comment()}", mask.text, other="0")
+    v = _window_value(em, op, coord[: rank - n] + pos, mask.text)
     v_acc = v.text if v.dtype == acc_dtype else f"{v.text}.to({TRITON_DTYPES[acc_dtype]})"
     if plan.combine == "max":  # eager: a value replaces the running one when greater or NaN
         take = em.tmp(f"{mask.text} & (({v_acc} > {acc.text}) | ({v_acc} != {v_acc}))", "bool", "greater, or NaN")
@@ -102,6 +100,38 @@ def emit_pool(em, op, table: Site) -> list[Value]:
     if value.dtype != result_dtype:
         value = em.tmp(f"{value.text}.to({TRITON_DTYPES[result_dtype]})", result_dtype, "back to the compute dtype")
     return [value] + ([idx] if with_indices else [])
+
+
+def _window_value(em, op, at: list[str], mask: str) -> Value:
+    """The pool's input at input coordinates `at`: a load of the input, or its window prologue recomputed there."""
+    x = op.operands[0]
+    table = em.indexing.get((op.results[0], -1))
+    if table is not None:
+        return _load(em, table, tensor_type(x.type), at, mask, f"{op.operation.name}: {table.comment()}")
+    memo: dict = {}
+
+    def value(v):
+        if is_constant_like(v):
+            return None
+        if v not in memo:
+            site = em.indexing.get((v, "window"))
+            if site is not None:
+                memo[v] = _load(em, site, tensor_type(v.type), at, mask, f"window of {op.operation.name}: {site.comment()}")
+            else:
+                memo[v] = em.emit_op(v.owner, value)
+        return memo[v]
+
+    v, storage = value(x), tensor_type(x.type).dtype
+    if compute_dtype(storage) != storage:  # eager pools the prologue's f16/bf16 result: rounded (ties as eager sees them)
+        v = em.tmp(f"{cast(v, storage)}.to(tl.float32)", "float32", f"rounded to {storage}, as eager pools it")
+    return v
+
+
+def _load(em, site: Site, t, at: list[str], mask: str, comment: str) -> Value:
+    """`site` (a value of type `t`, broadcast right-aligned into the pool's input) loaded at input coordinates `at`."""
+    offset = len(at) - len(t.shape)
+    terms = [f"{at[offset + j]} * {site.name}_st{j}" for j, size in enumerate(t.shape) if size != 1]
+    return em.load(f"{site.name} + ({' + '.join(terms) or f'{at[-1]} * 0'})", t.dtype, comment, mask, other="0")
 
 
 def _flat(pos: list[str], sizes) -> str:

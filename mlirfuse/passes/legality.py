@@ -41,7 +41,7 @@ from mlirfuse.ir import (
 )
 from mlirfuse.passes.base import body_ops
 from mlirfuse.passes.rewriter import FusionRewriter, defined_by, exported_results, group_kind, merged_inputs
-from mlirfuse.pooling import POOLS
+from mlirfuse.pooling import POOLS, window_ops
 from mlirfuse.reductions import REDUCTIONS, Reduction, reduction
 from mlirfuse.views import PADS, VIEW_OPS, is_view, view_args
 
@@ -175,6 +175,28 @@ def _pad_broadcast(groups, space) -> bool:
     return False
 
 
+def why_not_window(producer, consumer) -> str | None:
+    """Why `producer` cannot become the window prologue of `consumer`'s pools (None: it can, or no pool reads it).
+
+    A prologue is recomputed at every window position: it must be elementwise
+    ops of its inputs (and views of them), read in `consumer` by pools and by
+    the pools' other prologue ops only.
+    """
+    block = consumer.regions[0].blocks[0]
+    window = None
+    for arg, v in zip(block.arguments, consumer.operands):
+        if not defined_by(v, producer) or not any(u.owner.operation.name in POOLS and u.operand_number == 0 for u in arg.uses):
+            continue
+        window = window_ops(block) if window is None else window
+        if not all((u.owner.operation.name in POOLS and u.operand_number == 0) or op_id(u.owner.operation) in window for u in arg.uses):
+            return "pools a value the group also reads outside the windows"
+        for op in producer.regions[0].blocks[0].operations:
+            if not (op.operation.name in VIEW_OPS or fusible(op) or op.operation.name.startswith("torch.constant.")
+                    or op.operation.name in ("torch.prim.ListConstruct", "fusion.yield")):
+                return f"pools a computed value that is not elementwise ({op.operation.name}; a window prologue is recomputed per position)"
+    return None
+
+
 def why_not_indexed(producer, consumer) -> str | None:
     """Why `consumer`'s gathers or *_like ops cannot read what `producer` computes (None: they can).
 
@@ -193,8 +215,6 @@ def why_not_indexed(producer, consumer) -> str | None:
             if owner.operation.name == "torch.prim.ListConstruct" and indexed_operand(owner, number):
                 owner = next(u.owner for u in owner.results[0].uses if u.owner.operation.name in INDEX_LISTS)
                 number = None
-            if owner.operation.name in POOLS and number == 0:
-                return "pools a computed value (its windows are read from a kernel input)"
             if owner.operation.name in EMBEDS and number == 1:
                 return "indexes a computed value (the table must be a kernel input)"
             if owner.operation.name in GATHERS:
@@ -248,7 +268,7 @@ def why_not_merge(producer, consumer, dep: DependenceAnalysis, limits: Limits = 
     viewed = _viewed_inputs(consumer, producer)
     if viewed:
         return f"{viewed} of a computed value"
-    why = why_not_indexed(producer, consumer)
+    why = why_not_indexed(producer, consumer) or why_not_window(producer, consumer)
     if why:
         return why
     if group_kind(producer) == "scatter":

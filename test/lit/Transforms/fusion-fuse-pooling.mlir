@@ -58,15 +58,16 @@ func.func @fuse_adaptive_max_pool1d_of_a_view(%arg0: !torch.vtensor<[2,7,4],f32>
 
 // -----
 
-// The window is read at any place by any lane: a computed input stays a
-// kernel of its own (a pointwise prologue on the window is not recomputed).
+// An elementwise producer read only by the pool is its window prologue:
+// one group, exp recomputed at each window position.
 
-// CHECK-LABEL: func.func @no_fuse_avg_pool2d_of_a_computed_value
-// CHECK:         torch.aten.exp
-// CHECK:         fusion.explain = ["consumer fusion.group: pools a computed value (its windows are read from a kernel input)"]
-// CHECK:         torch.aten.avg_pool2d
-// CHECK:         fusion.explain = ["producer fusion.group: pools a computed value (its windows are read from a kernel input)"]
-func.func @no_fuse_avg_pool2d_of_a_computed_value(%arg0: !torch.vtensor<[1,2,5,5],f32>) -> !torch.vtensor<[1,2,3,3],f32> {
+// CHECK-LABEL: func.func @fuse_avg_pool2d_window_prologue
+// CHECK:         "fusion.group"(%arg0) ({
+// CHECK:           %[[E:.+]] = torch.aten.exp
+// CHECK:           torch.aten.avg_pool2d %[[E]],
+// CHECK:         }) {kind = "pointwise"}
+// CHECK-NOT:     torch.aten
+func.func @fuse_avg_pool2d_window_prologue(%arg0: !torch.vtensor<[1,2,5,5],f32>) -> !torch.vtensor<[1,2,3,3],f32> {
   %0 = torch.aten.exp %arg0 : !torch.vtensor<[1,2,5,5],f32> -> !torch.vtensor<[1,2,5,5],f32>
   %int3 = torch.constant.int 3
   %1 = torch.prim.ListConstruct %int3, %int3 : (!torch.int, !torch.int) -> !torch.list<int>
@@ -79,6 +80,28 @@ func.func @no_fuse_avg_pool2d_of_a_computed_value(%arg0: !torch.vtensor<[1,2,5,5
   %none = torch.constant.none
   %4 = torch.aten.avg_pool2d %0, %1, %2, %3, %true, %false, %none : !torch.vtensor<[1,2,5,5],f32>, !torch.list<int>, !torch.list<int>, !torch.list<int>, !torch.bool, !torch.bool, !torch.none -> !torch.vtensor<[1,2,3,3],f32>
   return %4 : !torch.vtensor<[1,2,3,3],f32>
+}
+
+// -----
+
+// A window prologue is recomputed per position, so it is elementwise: a
+// pool of a pool is two kernels.
+
+// CHECK-LABEL: func.func @no_fuse_max_pool1d_of_a_pool
+// CHECK:         fusion.explain = ["consumer fusion.group: pools a computed value that is not elementwise (torch.aten.avg_pool1d; a window prologue is recomputed per position)"]
+// CHECK:         fusion.explain = ["producer fusion.group: pools a computed value that is not elementwise (torch.aten.avg_pool1d; a window prologue is recomputed per position)"]
+func.func @no_fuse_max_pool1d_of_a_pool(%arg0: !torch.vtensor<[2,3,8],f32>) -> !torch.vtensor<[2,3,2],f32> {
+  %int2 = torch.constant.int 2
+  %0 = torch.prim.ListConstruct %int2 : (!torch.int) -> !torch.list<int>
+  %int0 = torch.constant.int 0
+  %1 = torch.prim.ListConstruct %int0 : (!torch.int) -> !torch.list<int>
+  %int1 = torch.constant.int 1
+  %2 = torch.prim.ListConstruct %int1 : (!torch.int) -> !torch.list<int>
+  %false = torch.constant.bool false
+  %true = torch.constant.bool true
+  %3 = torch.aten.avg_pool1d %arg0, %0, %0, %1, %false, %true : !torch.vtensor<[2,3,8],f32>, !torch.list<int>, !torch.list<int>, !torch.list<int>, !torch.bool, !torch.bool -> !torch.vtensor<[2,3,4],f32>
+  %4 = torch.aten.max_pool1d %3, %0, %0, %1, %2, %false : !torch.vtensor<[2,3,4],f32>, !torch.list<int>, !torch.list<int>, !torch.list<int>, !torch.list<int>, !torch.bool -> !torch.vtensor<[2,3,2],f32>
+  return %4 : !torch.vtensor<[2,3,2],f32>
 }
 
 // -----
