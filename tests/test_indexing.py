@@ -242,3 +242,11 @@ def test_slice_and_select_scatter():
     x, y, z = torch.randn(4, 7), torch.randn(4, 3), torch.randn(7)
     fn = lambda x, y, z: torch.select_scatter(torch.slice_scatter(x * 2, y, 1, 1, 7, 2), z, 0, -1) + 1  # noqa: E731
     one_kernel(fn, (x, y, z), "torch.aten.slice_scatter")
+
+
+def test_take_along_dim_wraps_indices_like_eager():
+    # A gather of the indices taken modulo the dim's size (eager wraps -1, size + 1, 100 alike), one kernel.
+    x = torch.randn(4, 5)
+    i = torch.tensor([[0, -1, 7], [4, 2, -6], [100, 3, 1], [0, 0, -5]])
+    cm = one_kernel(lambda x, i: torch.take_along_dim(x, i, 1) * 2, (x, i), "torch.aten.gather")
+    assert "remainder" in cm.mlir

@@ -550,3 +550,32 @@ func.func @decompose_rms_norm_default_eps_f16(%arg0: !torch.vtensor<[4,8],f16>) 
   %1 = torch.aten.rms_norm %arg0, %0, %none, %none : !torch.vtensor<[4,8],f16>, !torch.list<int>, !torch.none, !torch.none -> !torch.vtensor<[4,8],f16>
   return %1 : !torch.vtensor<[4,8],f16>
 }
+
+// -----
+
+// take_along_dim (a torch.operator) is a gather of the indices wrapped into
+// range, as eager wraps them (-1 the last, size + 1 the second).
+// CHECK-LABEL: func.func @decompose_take_along_dim
+// CHECK:         %[[R:.+]] = torch.aten.remainder.Scalar %arg1, %{{.+}} : !torch.vtensor<[2,2],si64>, !torch.int -> !torch.vtensor<[2,2],si64>
+// CHECK:         %[[G:.+]] = torch.aten.gather %arg0, %{{.+}}, %[[R]], %{{.+}} : !torch.vtensor<[2,3],f32>, !torch.int, !torch.vtensor<[2,2],si64>, !torch.bool -> !torch.vtensor<[2,2],f32>
+// CHECK-NOT:     torch.operator
+// CHECK:         return %[[G]]
+// PIPE-LABEL: func.func @decompose_take_along_dim
+// PIPE-NEXT:     "fusion.launch"
+// PIPE-NEXT:     return
+func.func @decompose_take_along_dim(%arg0: !torch.vtensor<[2,3],f32>, %arg1: !torch.vtensor<[2,2],si64>) -> !torch.vtensor<[2,2],f32> {
+  %int1 = torch.constant.int 1
+  %0 = torch.operator "torch.aten.take_along_dim"(%arg0, %arg1, %int1) : (!torch.vtensor<[2,3],f32>, !torch.vtensor<[2,2],si64>, !torch.int) -> !torch.vtensor<[2,2],f32>
+  return %0 : !torch.vtensor<[2,2],f32>
+}
+
+// -----
+
+// An index that broadcasts against the input stays whole (it runs through ATen).
+// CHECK-LABEL: func.func @no_decompose_take_along_dim_broadcast
+// CHECK:         torch.operator "torch.aten.take_along_dim"
+func.func @no_decompose_take_along_dim_broadcast(%arg0: !torch.vtensor<[2,3],f32>, %arg1: !torch.vtensor<[1,2],si64>) -> !torch.vtensor<[2,2],f32> {
+  %int1 = torch.constant.int 1
+  %0 = torch.operator "torch.aten.take_along_dim"(%arg0, %arg1, %int1) : (!torch.vtensor<[2,3],f32>, !torch.vtensor<[1,2],si64>, !torch.int) -> !torch.vtensor<[2,2],f32>
+  return %0 : !torch.vtensor<[2,2],f32>
+}
