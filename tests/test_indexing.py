@@ -250,3 +250,16 @@ def test_take_along_dim_wraps_indices_like_eager():
     i = torch.tensor([[0, -1, 7], [4, 2, -6], [100, 3, 1], [0, 0, -5]])
     cm = one_kernel(lambda x, i: torch.take_along_dim(x, i, 1) * 2, (x, i), "torch.aten.gather")
     assert "remainder" in cm.mlir
+
+
+def test_take_along_dim_broadcast_and_flattened():
+    # A broadcast index is expanded (a view); without a dim both are flattened and an index out of range raises, as eager.
+    x, i, j = torch.randn(5, 5).to(torch.bfloat16), torch.tensor([[0, -1]]), torch.tensor([[3, 24, 2], [7, 0, 10]])
+    one_kernel(lambda x, i: torch.take_along_dim(x, i, 1) + 1, (x, i), "torch.aten.gather")
+    fn = lambda x, j: torch.take_along_dim(x, j) * 2  # noqa: E731
+    model, cm = Lambda(fn), one_kernel(fn, (x, j), "torch.aten.gather")
+    for bad in (torch.tensor([[3, 25, 2], [7, 0, 10]]), torch.tensor([[3, -1, 2], [7, 0, 10]])):
+        with pytest.raises(RuntimeError):
+            model(x, bad)
+        with pytest.raises(RuntimeError):
+            cm(x, bad)

@@ -571,11 +571,24 @@ func.func @decompose_take_along_dim(%arg0: !torch.vtensor<[2,3],f32>, %arg1: !to
 
 // -----
 
-// An index that broadcasts against the input stays whole (it runs through ATen).
-// CHECK-LABEL: func.func @no_decompose_take_along_dim_broadcast
-// CHECK:         torch.operator "torch.aten.take_along_dim"
-func.func @no_decompose_take_along_dim_broadcast(%arg0: !torch.vtensor<[2,3],f32>, %arg1: !torch.vtensor<[1,2],si64>) -> !torch.vtensor<[2,2],f32> {
+// An index that broadcasts against the input is expanded (a view) first.
+// CHECK-LABEL: func.func @decompose_take_along_dim_broadcast
+// CHECK:         %[[E:.+]] = torch.aten.expand %arg1, %{{.+}}, %{{.+}} : !torch.vtensor<[1,2],si64>, !torch.list<int>, !torch.bool -> !torch.vtensor<[2,2],si64>
+// CHECK:         %[[R:.+]] = torch.aten.remainder.Scalar %[[E]]
+// CHECK:         torch.aten.gather %arg0, %{{.+}}, %[[R]]
+func.func @decompose_take_along_dim_broadcast(%arg0: !torch.vtensor<[2,3],f32>, %arg1: !torch.vtensor<[1,2],si64>) -> !torch.vtensor<[2,2],f32> {
   %int1 = torch.constant.int 1
   %0 = torch.operator "torch.aten.take_along_dim"(%arg0, %arg1, %int1) : (!torch.vtensor<[2,3],f32>, !torch.vtensor<[1,2],si64>, !torch.int) -> !torch.vtensor<[2,2],f32>
   return %0 : !torch.vtensor<[2,2],f32>
+}
+
+// -----
+
+// Dynamic shapes stay whole (the op runs through ATen).
+// CHECK-LABEL: func.func @no_decompose_take_along_dim_dynamic
+// CHECK:         torch.operator "torch.aten.take_along_dim"
+func.func @no_decompose_take_along_dim_dynamic(%arg0: !torch.vtensor<[?,3],f32>, %arg1: !torch.vtensor<[?,2],si64>) -> !torch.vtensor<[?,2],f32> {
+  %int1 = torch.constant.int 1
+  %0 = torch.operator "torch.aten.take_along_dim"(%arg0, %arg1, %int1) : (!torch.vtensor<[?,3],f32>, !torch.vtensor<[?,2],si64>, !torch.int) -> !torch.vtensor<[?,2],f32>
+  return %0 : !torch.vtensor<[?,2],f32>
 }
