@@ -1,5 +1,8 @@
 """Pooling ops mlirfuse fuses, as data: windowed reductions computed per output element.
 
+(Nearest upsampling is here too: a window of one position at a computed
+source index, `upsample`.)
+
 `max_pool*d` (with or without indices), `avg_pool*d`, `adaptive_avg_pool*d`
 and `adaptive_max_pool*d` over the last 1, 2 or 3 dims. Each output element
 reduces its window of the input: in a pointwise kernel the op's value at the
@@ -22,6 +25,7 @@ why it is not; the Triton side is `mlirfuse.lowering.pooling`.
 
 from __future__ import annotations
 
+import struct
 from dataclasses import dataclass
 
 from mlirfuse.elementwise import RULES
@@ -43,6 +47,11 @@ POOLS = {
     **{f"torch.aten._adaptive_avg_pool{n}d": ("avg", n, True, ("output_size",)) for n in (2, 3)},
     **{f"torch.aten.adaptive_max_pool{n}d": ("max", n, True, ("output_size",)) for n in (1, 2, 3)},
 }
+
+
+UPSAMPLES = {f"torch.aten.upsample_nearest{n}d.vec": n for n in (1, 2, 3)}
+# Ops that read their input (operand 0) at computed places only: a window prologue may feed them.
+WINDOWED = frozenset(POOLS) | frozenset(UPSAMPLES)
 
 
 @dataclass(frozen=True)
@@ -145,6 +154,50 @@ def pool(op) -> Pool | str:
     return plan
 
 
+@dataclass(frozen=True)
+class Upsample:
+    """Nearest upsampling of the last `len(scales)` dims: output o reads min(floor(o * scale), size - 1), in f32 as eager."""
+
+    shape: tuple[int, ...]  # the input's
+    out: tuple[int, ...]
+    scales: tuple[float, ...]  # f32 values
+
+
+def _f32(value: float) -> float:
+    return struct.unpack("<f", struct.pack("<f", value))[0]
+
+
+def _constant_list(value):
+    """The constants of a list construct; None for `none`; NO_LIST otherwise."""
+    if constant_value(value) is None:
+        return None
+    owner = value.owner
+    if getattr(owner, "name", None) != "torch.prim.ListConstruct":
+        return "no list"
+    return [constant_value(v) for v in owner.operands]
+
+
+def upsample(op) -> Upsample | str:
+    """The plan of a fusible nearest upsampling, or why it is not fusible."""
+    n = UPSAMPLES[op.operation.name]
+    x, result = tensor_type(op.operands[0].type), tensor_type(op.results[0].type)
+    if x is None or not x.is_static or result is None or not result.is_static:
+        return "input or result is not a statically shaped tensor"
+    if x.dtype not in FLOAT_DTYPES:
+        return f"upsamples {x.dtype} (fused for floating dtypes)"
+    if len(x.shape) != n + 2 or tuple(result.shape[:2]) != tuple(x.shape[:2]) or not all(x.shape[2:]):
+        return f"input is not a non-empty {n + 2}-d tensor like the result outside the upsampled dims"
+    factors = _constant_list(op.operands[2])
+    if factors is not None and (factors == "no list" or len(factors) != n or not all(isinstance(f, (int, float)) for f in factors)):
+        return "scale_factors are not constant numbers"
+    scales = []
+    for i, (size, out) in enumerate(zip(x.shape[2:], result.shape[2:])):
+        # eager (area_pixel_compute_scale): 1 / factor where one is given, else input size / output size, in f32
+        given = None if factors is None else float(factors[i])
+        scales.append(_f32(1.0 / given) if given is not None and given > 0 else _f32(float(size) / float(out)))
+    return Upsample(tuple(x.shape), tuple(result.shape), tuple(scales))
+
+
 def window_ops(block) -> set[int]:
     """The elementwise ops of a group body (by `op_id`) computed for pools' windows only: all their uses are
     pools' inputs or other such ops. The lowering recomputes them at each window position, never at the lanes."""
@@ -154,10 +207,13 @@ def window_ops(block) -> set[int]:
             continue
         uses = list(op.results[0].uses)
         if uses and all(
-            (u.owner.operation.name in POOLS and u.operand_number == 0) or op_id(u.owner.operation) in window for u in uses
+            (u.owner.operation.name in WINDOWED and u.operand_number == 0) or op_id(u.owner.operation) in window for u in uses
         ):
             window.add(op_id(op.operation))
     return window
 
 
-__all__ = ["FLOAT_DTYPES", "POOLS", "Pool", "adaptive_window", "pool", "pooled_size", "window_ops"]
+__all__ = [
+    "FLOAT_DTYPES", "POOLS", "Pool", "UPSAMPLES", "Upsample", "WINDOWED", "adaptive_window", "pool", "pooled_size", "upsample",
+    "window_ops",
+]

@@ -146,3 +146,17 @@ def test_window_prologue_bf16_rounds_before_pooling():
     # 1 + k/128 (exact in bf16) + 3 rounds to 4.0 for k = 0, 1, 2: eager's index is the first of them.
     x = (1 + torch.tensor([0, 1, 2, 0, 1, 2, 1, 0, 0, 0]).repeat(1, 1, 2, 1) / 128).to(torch.bfloat16)
     check(lambda x: F.max_pool2d(x + 3, (1, 5), return_indices=True), (x,), launches=1)
+
+
+def test_upsample_nearest_scales_sizes_and_prologue():
+    # Source index min(floor(o * scale), size - 1) in f32, scale = 1 / factor or in / out: 2.2 is not "o >> 1".
+    a, b = special((2, 3, 5), seed=9), special((1, 2, 3, 4), torch.bfloat16, 10)
+    check(
+        lambda a, b: (
+            F.interpolate(a, scale_factor=2.2, mode="nearest"),
+            F.interpolate(torch.relu(a), size=7, mode="nearest") * 2,  # prologue and epilogue
+            F.interpolate(b, size=(5, 9), mode="nearest"),
+            F.interpolate(b, scale_factor=(0.5, 1.6), mode="nearest") + 1,
+        ),
+        (a, b), launches=4,
+    )

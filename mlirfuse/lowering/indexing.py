@@ -39,8 +39,8 @@ from mlirfuse.indexing import (
 )
 from mlirfuse.ir import block_ops, constant_value, ir, is_constant_like, op_id, tensor_type, torch_name
 from mlirfuse.lowering.emitter import KernelEmitter, LoweringError, Site, Value, cast
-from mlirfuse.lowering.pooling import emit_pool
-from mlirfuse.pooling import POOLS, window_ops
+from mlirfuse.lowering.pooling import emit_pool, emit_upsample
+from mlirfuse.pooling import POOLS, WINDOWED, window_ops
 from mlirfuse.views import view_chain
 
 UNSQUEEZE = ("torch.aten.unsqueeze", (-1,))
@@ -67,7 +67,7 @@ def indexing_sites(name: str, block: ir.Block) -> dict[tuple[ir.Value, int], Sit
             if table is None:
                 raise LoweringError(f"kernel @{name}: '{op.operation.name}' reads a computed src; it must be a kernel input")
             sites[(op.results[0], -1)] = table
-        if op.operation.name in POOLS:  # the input, or the inputs of its window prologue, read at window positions
+        if op.operation.name in WINDOWED:  # the input, or the inputs of its window prologue, read at window positions
             x = op.operands[0]
             table = site_of(x, "t", table_rank=len(tensor_type(x.type).shape))
             if table is not None:
@@ -160,6 +160,9 @@ class IndexingEmitter(KernelEmitter):
             return
         if op_id(op.operation) in self.window:
             return
+        if op.operation.name in WINDOWED:  # upsampling
+            self.env[op.results[0]] = emit_upsample(self, op)
+            return
         super().emit_body_op(op)
 
     def emit_op(self, op, operand_value) -> Value:
@@ -168,6 +171,8 @@ class IndexingEmitter(KernelEmitter):
             if len(op.results) > 1 and any(True for _ in op.results[1].uses):
                 raise LoweringError(f"kernel @{self.name}: '{name}' indices are computed in pointwise kernels only")
             return emit_pool(self, op)[0]
+        if name in WINDOWED:
+            return emit_upsample(self, op)
         if name in GATHERS:
             return self._gather(op, operand_value)
         if name in TRIANGLES:

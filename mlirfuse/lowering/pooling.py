@@ -22,7 +22,7 @@ import math
 from mlirfuse.elementwise import TRITON_DTYPES, compute_dtype
 from mlirfuse.ir import is_constant_like, tensor_type
 from mlirfuse.lowering.emitter import Site, Value, cast
-from mlirfuse.pooling import pool
+from mlirfuse.pooling import pool, upsample
 
 
 def emit_pool(em, op) -> list[Value]:
@@ -100,6 +100,25 @@ def emit_pool(em, op) -> list[Value]:
     if value.dtype != result_dtype:
         value = em.tmp(f"{value.text}.to({TRITON_DTYPES[result_dtype]})", result_dtype, "back to the compute dtype")
     return [value] + ([idx] if with_indices else [])
+
+
+def emit_upsample(em, op) -> Value:
+    """Nearest upsampling: the input (or its window prologue) at min(floor(o * scale), size - 1) along each upsampled dim."""
+    plan = upsample(op)
+    out, n = plan.out, len(plan.scales)
+    at = [em.result_coord(out, d) for d in range(len(out))]
+    for i, scale in enumerate(plan.scales):
+        d = len(out) - n + i
+        size = plan.shape[d]
+        if size == 1:
+            at[d] = f"{at[d]} * 0"
+        elif scale != 1.0:  # floor of a non-negative f32 product, as eager's floorf
+            at[d] = em.tmp(f"tl.minimum(({at[d]}.to(tl.float32) * {scale!r}).to(tl.int32), {size - 1})", "int32",
+                           f"source index along dim {d}").text
+    value = _window_value(em, op, at, em.lane_mask(out))
+    dtype = tensor_type(op.results[0].type).dtype
+    return value if value.dtype == compute_dtype(dtype) else em.tmp(f"{value.text}.to({TRITON_DTYPES[compute_dtype(dtype)]})",
+                                                                    compute_dtype(dtype), "back to the compute dtype")
 
 
 def _window_value(em, op, at: list[str], mask: str) -> Value:

@@ -41,7 +41,7 @@ from mlirfuse.ir import (
 )
 from mlirfuse.passes.base import body_ops
 from mlirfuse.passes.rewriter import FusionRewriter, defined_by, exported_results, group_kind, merged_inputs
-from mlirfuse.pooling import POOLS, window_ops
+from mlirfuse.pooling import WINDOWED, window_ops
 from mlirfuse.reductions import REDUCTIONS, Reduction, reduction
 from mlirfuse.views import PADS, VIEW_OPS, is_view, view_args
 
@@ -185,10 +185,10 @@ def why_not_window(producer, consumer) -> str | None:
     block = consumer.regions[0].blocks[0]
     window = None
     for arg, v in zip(block.arguments, consumer.operands):
-        if not defined_by(v, producer) or not any(u.owner.operation.name in POOLS and u.operand_number == 0 for u in arg.uses):
+        if not defined_by(v, producer) or not any(u.owner.operation.name in WINDOWED and u.operand_number == 0 for u in arg.uses):
             continue
         window = window_ops(block) if window is None else window
-        if not all((u.owner.operation.name in POOLS and u.operand_number == 0) or op_id(u.owner.operation) in window for u in arg.uses):
+        if not all((u.owner.operation.name in WINDOWED and u.operand_number == 0) or op_id(u.owner.operation) in window for u in arg.uses):
             return "pools a value the group also reads outside the windows"
         for op in producer.regions[0].blocks[0].operations:
             if not (op.operation.name in VIEW_OPS or fusible(op) or op.operation.name.startswith("torch.constant.")
@@ -291,8 +291,8 @@ def why_not_merge(producer, consumer, dep: DependenceAnalysis, limits: Limits = 
         return None
     if _has_pad(producer) or _has_pad(consumer):
         return "pad or cat in a reduction group (read by pointwise kernels only)"
-    if any(op.operation.name in POOLS for g in (producer, consumer) for op in g.regions[0].blocks[0].operations):
-        return "pool in a reduction group (windows are read by pointwise kernels only)"
+    if any(op.operation.name in WINDOWED for g in (producer, consumer) for op in g.regions[0].blocks[0].operations):
+        return "pool or upsampling in a reduction group (windows are read by pointwise kernels only)"
     if p_red is not None and c_red is not None and (p_red.shape, p_red.dims) != (c_red.shape, c_red.dims):
         return "reductions over different axes"
     red = p_red or c_red

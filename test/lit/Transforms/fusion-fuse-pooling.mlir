@@ -109,7 +109,7 @@ func.func @no_fuse_max_pool1d_of_a_pool(%arg0: !torch.vtensor<[2,3,8],f32>) -> !
 // Pools are read by pointwise kernels only: a reduction of a pool is a kernel of its own.
 
 // CHECK-LABEL: func.func @no_fuse_adaptive_avg_pool2d_into_a_reduction
-// CHECK:         fusion.explain = ["consumer fusion.group: pool in a reduction group (windows are read by pointwise kernels only)"]
+// CHECK:         fusion.explain = ["consumer fusion.group: pool or upsampling in a reduction group (windows are read by pointwise kernels only)"]
 // CHECK-SAME:    kind = "pointwise"
 func.func @no_fuse_adaptive_avg_pool2d_into_a_reduction(%arg0: !torch.vtensor<[1,2,5,7],f32>) -> !torch.vtensor<[1,2,2],f32> {
   %int2 = torch.constant.int 2
@@ -145,4 +145,46 @@ func.func @no_fuse_max_pool1d_dynamic_shape(%arg0: !torch.vtensor<[?,3,9],f32>) 
   %false = torch.constant.bool false
   %4 = torch.aten.max_pool1d %arg0, %0, %1, %2, %3, %false : !torch.vtensor<[?,3,9],f32>, !torch.list<int>, !torch.list<int>, !torch.list<int>, !torch.list<int>, !torch.bool -> !torch.vtensor<[?,3,4],f32>
   return %4 : !torch.vtensor<[?,3,4],f32>
+}
+
+// -----
+
+// Nearest upsampling reads its input at one computed position per output:
+// a window prologue (relu) and an epilogue (mul) join it.
+
+// CHECK-LABEL: func.func @fuse_upsample_nearest2d_prologue_epilogue
+// CHECK:         "fusion.group"(%arg0) ({
+// CHECK:           %[[R:.+]] = torch.aten.relu
+// CHECK:           %[[U:.+]] = torch.aten.upsample_nearest2d.vec %[[R]],
+// CHECK:           torch.aten.mul.Scalar %[[U]]
+// CHECK:         }) {kind = "pointwise"}
+// CHECK-NOT:     torch.aten
+func.func @fuse_upsample_nearest2d_prologue_epilogue(%arg0: !torch.vtensor<[1,2,3,4],f32>) -> !torch.vtensor<[1,2,6,6],f32> {
+  %0 = torch.aten.relu %arg0 : !torch.vtensor<[1,2,3,4],f32> -> !torch.vtensor<[1,2,3,4],f32>
+  %float2 = torch.constant.float 2.000000e+00
+  %float1.5 = torch.constant.float 1.500000e+00
+  %1 = torch.prim.ListConstruct %float2, %float1.5 : (!torch.float, !torch.float) -> !torch.list<float>
+  %none = torch.constant.none
+  %2 = torch.aten.upsample_nearest2d.vec %0, %none, %1 : !torch.vtensor<[1,2,3,4],f32>, !torch.none, !torch.list<float> -> !torch.vtensor<[1,2,6,6],f32>
+  %int3 = torch.constant.int 3
+  %3 = torch.aten.mul.Scalar %2, %int3 : !torch.vtensor<[1,2,6,6],f32>, !torch.int -> !torch.vtensor<[1,2,6,6],f32>
+  return %3 : !torch.vtensor<[1,2,6,6],f32>
+}
+
+// -----
+
+// Upsampling joins no reduction group either.
+
+// CHECK-LABEL: func.func @no_fuse_upsample_nearest1d_into_a_reduction
+// CHECK:         fusion.explain = ["consumer fusion.group: pool or upsampling in a reduction group (windows are read by pointwise kernels only)"]
+func.func @no_fuse_upsample_nearest1d_into_a_reduction(%arg0: !torch.vtensor<[2,3,5],f32>) -> !torch.vtensor<[2,3,1],f32> {
+  %int7 = torch.constant.int 7
+  %0 = torch.prim.ListConstruct %int7 : (!torch.int) -> !torch.list<int>
+  %none = torch.constant.none
+  %1 = torch.aten.upsample_nearest1d.vec %arg0, %0, %none : !torch.vtensor<[2,3,5],f32>, !torch.list<int>, !torch.none -> !torch.vtensor<[2,3,7],f32>
+  %int-1 = torch.constant.int -1
+  %2 = torch.prim.ListConstruct %int-1 : (!torch.int) -> !torch.list<int>
+  %true = torch.constant.bool true
+  %3 = torch.aten.sum.dim_IntList %1, %2, %true, %none : !torch.vtensor<[2,3,7],f32>, !torch.list<int>, !torch.bool, !torch.none -> !torch.vtensor<[2,3,1],f32>
+  return %3 : !torch.vtensor<[2,3,1],f32>
 }
