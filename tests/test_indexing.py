@@ -263,3 +263,13 @@ def test_take_along_dim_broadcast_and_flattened():
             model(x, bad)
         with pytest.raises(RuntimeError):
             cm(x, bad)
+
+
+def test_scatter_reduce_sum_with_and_without_self():
+    # sum is scatter_add; without include_self the scattered-to places start from 0 (a scatter of 0 first).
+    x, i, src = torch.randn(3, 4), torch.tensor([[0, 1], [2, 3], [1, 1]]), torch.randn(3, 2)
+    cm = compile_and_compare(
+        lambda x, i, src: (x.scatter_reduce(1, i, src, "sum", include_self=False) * 2, x.scatter_reduce(0, i % 3, src, "sum")),
+        (x, i, src), op="torch.aten.scatter_add",
+    )
+    assert cm.stats["launches"] == 4, cm.stats  # scatter of 0, then add (its epilogue: a kernel of its own); and i % 3 + add

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 from mlirfuse.ir import constant_value, static_tensor_types
+from mlirfuse.passes.base import pattern
 from mlirfuse.passes.decompositions.builder import Builder
 
 
@@ -54,4 +55,21 @@ def decompose_take_along_dim(op, rewriter) -> bool:
     if wrap:
         index = b.op("torch.aten.remainder.Scalar", [index, b.int(xshape[dim])], ishape, "int64")
     rewriter.replace_op(op, [b.op("torch.aten.gather", [x, b.int(dim), index, b.bool(False)], rt.shape, rt.dtype)])
+    return True
+
+
+@pattern
+def decompose_scatter_reduce(op, rewriter) -> bool:
+    """scatter_reduce(x, dim, i, src, "sum") = scatter_add(x, dim, i, src); without include_self, of x with the
+    scattered-to places zeroed first (a scatter of 0), as eager starts them from the sum's identity."""
+    x, dim, index, src, reduce, include_self = op.operands
+    types = static_tensor_types(x, op.results[0])
+    if types is None or constant_value(reduce) != "sum" or not isinstance(constant_value(include_self), bool):
+        return False
+    xt = types[0]
+    b = Builder(op)
+    if not constant_value(include_self):
+        zero = b.float(0.0) if xt.dtype in ("float16", "bfloat16", "float32", "float64") else b.int(0)
+        x = b.op("torch.aten.scatter.value", [x, dim, index, zero], xt.shape, xt.dtype)
+    rewriter.replace_op(op, [b.op("torch.aten.scatter_add", [x, dim, index, src], xt.shape, xt.dtype)])
     return True
