@@ -25,6 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from mlirfuse.ir import NO_CONSTANT, constant_int_list, constant_value, defining_op, ir, tensor_type
+from mlirfuse.pooling import POOLS, WINDOWED, pool, upsample
 
 INT_INDEX_DTYPES = ("int64", "int32")
 
@@ -87,7 +88,8 @@ ATOMIC_DTYPES = ("float32", "float64", "int32", "int64")
 # result reads the input where it is.
 EMBEDS = ("torch.aten.slice_scatter", "torch.aten.select_scatter")
 
-INDEXING_OPS = frozenset(GATHERS) | frozenset(CREATIONS) | frozenset(TRIANGLES) | frozenset(SCATTERS) | frozenset(EMBEDS)
+# (Pools and nearest upsampling read their input at computed places too: windows, see mlirfuse/pooling.py.)
+INDEXING_OPS = frozenset(GATHERS) | frozenset(CREATIONS) | frozenset(TRIANGLES) | frozenset(SCATTERS) | frozenset(EMBEDS) | WINDOWED
 
 
 @dataclass(frozen=True)
@@ -380,6 +382,9 @@ def _why_not_creation(op) -> str | None:
 def why_not_fusible(op) -> str | None:
     """None if the indexing or creation op `op` can join a group; otherwise the reason."""
     name = op.operation.name
+    if name in WINDOWED:  # (max pools with indices have two results)
+        plan = pool(op) if name in POOLS else upsample(op)
+        return plan if isinstance(plan, str) else None
     if len(op.results) != 1:
         return "has more than one result"
     if name in GATHERS:  # (a mask index, whose result shape is data-dependent, says so)
@@ -417,6 +422,8 @@ def indexed_operand(op, operand_number: int) -> bool:
         return any(u.owner.operation.name in INDEX_LISTS and u.operand_number == 1 for u in op.results[0].uses)
     if name in EMBEDS:
         return operand_number == 1
+    if name in WINDOWED:
+        return operand_number == 0
     spec = GATHERS.get(name) or (SCATTERS[name][0] if name in SCATTERS else None)
     return spec is not None and (operand_number == spec[0] or operand_number in spec[1])
 

@@ -43,6 +43,11 @@ def _kernels():
         (lambda i, w: torch.nn.functional.embedding(i, w) * 2, (torch.randint(0, 4, (2, 3)), x)),
         (lambda a, i, v: torch.index_put(a, (i,), v.relu(), accumulate=True), (x, torch.tensor([0, -1]), x[:2])),
         (lambda a: a.masked_fill(torch.ones(4, 16, dtype=torch.bool).triu(1), 0.0).softmax(-1) + torch.arange(16), (x,)),
+        # pools (lowering/pooling.py): window loops carrying (value, int64 index), a bf16 window prologue; upsampling
+        (lambda a: torch.nn.functional.max_pool2d(torch.relu(a + 1), 3, 2, 1, return_indices=True),
+         (x.view(1, 2, 4, 8).to(torch.bfloat16),)),
+        (lambda a: torch.nn.functional.adaptive_avg_pool2d(a, (3, 5)) + torch.nn.functional.interpolate(a, size=(3, 5)),
+         (x.view(1, 2, 4, 8),)),
     ]
     kernels = []
     for fn, inputs in models:

@@ -242,3 +242,34 @@ def test_slice_and_select_scatter():
     x, y, z = torch.randn(4, 7), torch.randn(4, 3), torch.randn(7)
     fn = lambda x, y, z: torch.select_scatter(torch.slice_scatter(x * 2, y, 1, 1, 7, 2), z, 0, -1) + 1  # noqa: E731
     one_kernel(fn, (x, y, z), "torch.aten.slice_scatter")
+
+
+def test_take_along_dim_wraps_indices_like_eager():
+    # A gather of the indices taken modulo the dim's size (eager wraps -1, size + 1, 100 alike), one kernel.
+    x = torch.randn(4, 5)
+    i = torch.tensor([[0, -1, 7], [4, 2, -6], [100, 3, 1], [0, 0, -5]])
+    cm = one_kernel(lambda x, i: torch.take_along_dim(x, i, 1) * 2, (x, i), "torch.aten.gather")
+    assert "remainder" in cm.mlir
+
+
+def test_take_along_dim_broadcast_and_flattened():
+    # A broadcast index is expanded (a view); without a dim both are flattened and an index out of range raises, as eager.
+    x, i, j = torch.randn(5, 5).to(torch.bfloat16), torch.tensor([[0, -1]]), torch.tensor([[3, 24, 2], [7, 0, 10]])
+    one_kernel(lambda x, i: torch.take_along_dim(x, i, 1) + 1, (x, i), "torch.aten.gather")
+    fn = lambda x, j: torch.take_along_dim(x, j) * 2  # noqa: E731
+    model, cm = Lambda(fn), one_kernel(fn, (x, j), "torch.aten.gather")
+    for bad in (torch.tensor([[3, 25, 2], [7, 0, 10]]), torch.tensor([[3, -1, 2], [7, 0, 10]])):
+        with pytest.raises(RuntimeError):
+            model(x, bad)
+        with pytest.raises(RuntimeError):
+            cm(x, bad)
+
+
+def test_scatter_reduce_sum_with_and_without_self():
+    # sum is scatter_add; without include_self the scattered-to places start from 0 (a scatter of 0 first).
+    x, i, src = torch.randn(3, 4), torch.tensor([[0, 1], [2, 3], [1, 1]]), torch.randn(3, 2)
+    cm = compile_and_compare(
+        lambda x, i, src: (x.scatter_reduce(1, i, src, "sum", include_self=False) * 2, x.scatter_reduce(0, i % 3, src, "sum")),
+        (x, i, src), op="torch.aten.scatter_add",
+    )
+    assert cm.stats["launches"] == 4, cm.stats  # scatter of 0, then add (its epilogue: a kernel of its own); and i % 3 + add

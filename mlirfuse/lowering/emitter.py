@@ -42,8 +42,9 @@ from typing import Callable
 from mlirfuse.elementwise import RULES, TRITON_DTYPES, Types, compute_dtype, literal, promote
 from mlirfuse.errors import MlirfuseError
 from mlirfuse.indexing import indexed_operand, reads_shape_only
-from mlirfuse.ir import TensorType, block_ops, constant_value, ir, is_constant_like, tensor_type, torch_name
+from mlirfuse.ir import TensorType, block_ops, constant_value, ir, is_constant_like, op_id, tensor_type, torch_name
 from mlirfuse.lowering.math_helpers import MATH_HELPERS
+from mlirfuse.pooling import window_ops
 from mlirfuse.views import PADS, RESHAPES, VIEW_OPS, pad_args, view_chain
 
 
@@ -269,13 +270,16 @@ def load_sites(name: str, block: ir.Block, cat_of_inputs: bool = True, computed_
     views_of: dict[int, int] = {}
 
     reads = VIEW_OPS | PADS | ({"torch.prim.ListConstruct"} if cat_of_inputs else set())
+    window = window_ops(block)
 
     def read_by_compute(v: ir.Value) -> bool:
-        # Gathers read their tables and index inputs at computed places (lowering/indexing.py), *_like ops only a shape.
+        # Gathers read their tables and index inputs at computed places (lowering/indexing.py), *_like ops only a
+        # shape; pools' window prologues read theirs at window positions (lowering/pooling.py).
         return any(
             u.owner.operation.name not in reads
             and not indexed_operand(u.owner, u.operand_number)
             and not reads_shape_only(u.owner.operation.name, u.operand_number)
+            and op_id(u.owner.operation) not in window
             for u in v.uses
         )
 

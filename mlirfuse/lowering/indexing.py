@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 
-from mlirfuse.elementwise import FLOAT_DTYPES, TRITON_DTYPES, compute_dtype
+from mlirfuse.elementwise import FLOAT_DTYPES, RULES, TRITON_DTYPES, compute_dtype
 from mlirfuse.indexing import (
     ARANGES,
     CREATIONS,
@@ -37,8 +37,10 @@ from mlirfuse.indexing import (
     gather,
     scatter,
 )
-from mlirfuse.ir import block_ops, constant_value, ir, tensor_type
+from mlirfuse.ir import block_ops, constant_value, ir, is_constant_like, op_id, tensor_type, torch_name
 from mlirfuse.lowering.emitter import KernelEmitter, LoweringError, Site, Value, cast
+from mlirfuse.lowering.pooling import emit_pool, emit_upsample
+from mlirfuse.pooling import POOLS, WINDOWED, window_ops
 from mlirfuse.views import view_chain
 
 UNSQUEEZE = ("torch.aten.unsqueeze", (-1,))
@@ -65,6 +67,15 @@ def indexing_sites(name: str, block: ir.Block) -> dict[tuple[ir.Value, int], Sit
             if table is None:
                 raise LoweringError(f"kernel @{name}: '{op.operation.name}' reads a computed src; it must be a kernel input")
             sites[(op.results[0], -1)] = table
+        if op.operation.name in WINDOWED:  # the input, or the inputs of its window prologue, read at window positions
+            x = op.operands[0]
+            table = site_of(x, "t", table_rank=len(tensor_type(x.type).shape))
+            if table is not None:
+                sites[(op.results[0], -1)] = table
+                continue
+            for leaf in window_leaves(name, x, block):
+                if (leaf, "window") not in sites:
+                    sites[(leaf, "window")] = site_of(leaf, "w", table_rank=len(tensor_type(leaf.type).shape))
         if op.operation.name not in GATHERS and op.operation.name not in SCATTERS:
             continue
         plan = gather(op) if op.operation.name in GATHERS else scatter(op)
@@ -90,6 +101,24 @@ def indexing_sites(name: str, block: ir.Block) -> dict[tuple[ir.Value, int], Sit
     return sites
 
 
+def window_leaves(name: str, x: ir.Value, block: ir.Block) -> list[ir.Value]:
+    """The kernel inputs (and view chains of them) a pool's window prologue computing `x` reads, in order."""
+    leaves, stack, seen = [], [x], set()
+    while stack:
+        v = stack.pop()
+        if v in seen or is_constant_like(v):
+            continue
+        seen.add(v)
+        if view_chain(v, block) is not None:
+            leaves.append(v)
+            continue
+        op = v.owner
+        if not isinstance(op, ir.OpView) or torch_name(op) not in RULES:
+            raise LoweringError(f"kernel @{name}: a pool's window prologue must be elementwise ops of kernel inputs")
+        stack.extend(reversed(list(op.operands)))
+    return leaves
+
+
 def kernel_device(block: ir.Block) -> str:
     """The device a kernel's creation ops name (what a kernel without inputs allocates on), or ''."""
     for op in block_ops(block)[0]:
@@ -106,6 +135,7 @@ class IndexingEmitter(KernelEmitter):
     def __init__(self, name: str, block: ir.Block):
         super().__init__(name, block)
         self.indexing = indexing_sites(name, block)
+        self.window = window_ops(block)  # computed by emit_pool at window positions only
 
     # --- what the schedule says --------------------------------------------------------------
 
@@ -123,8 +153,26 @@ class IndexingEmitter(KernelEmitter):
 
     # --- per-op emitters -----------------------------------------------------------------------
 
+    def emit_body_op(self, op) -> None:
+        if op.operation.name in POOLS:  # values, and indices where the op has them
+            for result, value in zip(op.results, emit_pool(self, op)):
+                self.env[result] = value
+            return
+        if op_id(op.operation) in self.window:
+            return
+        if op.operation.name in WINDOWED:  # upsampling
+            self.env[op.results[0]] = emit_upsample(self, op)
+            return
+        super().emit_body_op(op)
+
     def emit_op(self, op, operand_value) -> Value:
         name = op.operation.name
+        if name in POOLS:
+            if len(op.results) > 1 and any(True for _ in op.results[1].uses):
+                raise LoweringError(f"kernel @{self.name}: '{name}' indices are computed in pointwise kernels only")
+            return emit_pool(self, op)[0]
+        if name in WINDOWED:
+            return emit_upsample(self, op)
         if name in GATHERS:
             return self._gather(op, operand_value)
         if name in TRIANGLES:

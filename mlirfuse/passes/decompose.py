@@ -7,8 +7,10 @@ cost seconds on big graphs). This pass rewrites each into `amax`/`sum`/`mean`
 reductions (always keepdim, so results broadcast back over the reduced
 axes) and elementwise ops, the form `fusion-fuse-elementwise` turns into one
 reduction kernel. The patterns live in `decompositions/`: normalizations
-(softmax, layer/RMS/batch/group norm) and statistics (variance, logsumexp,
-max.dim); this file holds the table that roots them.
+(softmax, layer/RMS/batch/group norm), statistics (variance, logsumexp,
+max.dim) and indexing (`take_along_dim`, a `torch.operator`, as a `gather`;
+`scatter_reduce` sums as `scatter_add`);
+this file holds the table that roots them.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import dataclasses
 
 from mlirfuse.ir import ir
 from mlirfuse.passes.base import ModulePass, apply_patterns, pattern
+from mlirfuse.passes.decompositions.indexing import decompose_scatter_reduce, decompose_take_along_dim
 from mlirfuse.passes.decompositions.normalizations import (
     batch_norm,
     decompose_batch_norm,
@@ -35,7 +38,7 @@ from mlirfuse.passes.decompositions.statistics import (
 
 @pattern
 def decompose_operator(op, rewriter) -> bool:
-    """`torch.operator` spellings of ops torch-mlir has no definition for (std_mean, inference batch norm)."""
+    """`torch.operator` spellings of ops torch-mlir has no definition for (std_mean, inference batch norm, take_along_dim)."""
     name = ir.StringAttr(op.attributes["name"]).value
     if name in ("torch.aten.std_mean.correction", "torch.aten.std_mean.dim"):
         return variance(op, rewriter, name)
@@ -45,6 +48,8 @@ def decompose_operator(op, rewriter) -> bool:
             return False
         x, w, bias, mean, var, _, eps = op.operands
         return batch_norm(op, rewriter, x, w, bias, mean, var, eps)
+    if name == "torch.aten.take_along_dim":
+        return decompose_take_along_dim(op, rewriter)
     return False
 
 
@@ -71,12 +76,13 @@ PATTERNS = [
     ("torch.aten.logsumexp", decompose_logsumexp),
     ("torch.aten.max.dim", decompose_max_dim),
     ("torch.aten.min.dim", decompose_max_dim),
+    ("torch.aten.scatter_reduce.two", decompose_scatter_reduce),
 ]
 
 
 @dataclasses.dataclass(frozen=True)
 class Decompose(ModulePass):
-    """Decompose softmax, log_softmax, layer_norm, native_layer_norm, rms_norm, group_norm, inference batch_norm, var/std(_mean), logsumexp and max/min.dim into keepdim reductions and elementwise ops.
+    """Decompose softmax, log_softmax, layer_norm, native_layer_norm, rms_norm, group_norm, inference batch_norm, var/std(_mean), logsumexp and max/min.dim into keepdim reductions and elementwise ops; take_along_dim into a gather, scatter_reduce sums into scatter_add.
 
     Ops with dynamic shapes or non-constant dims stay whole.
     """

@@ -45,6 +45,7 @@ from mlirfuse.ir import (
 )
 from mlirfuse.passes.base import body_ops
 from mlirfuse.passes.rewriter import FusionRewriter, defined_by, exported_results, group_kind, merged_inputs
+from mlirfuse.pooling import WINDOWED, window_ops
 from mlirfuse.reductions import REDUCTIONS, Reduction, reduction
 from mlirfuse.views import PADS, VIEW_OPS, is_view, view_args
 
@@ -229,6 +230,28 @@ def why_not_cat_of_inputs(cat) -> str | None:
     return None
 
 
+def why_not_window(producer, consumer) -> str | None:
+    """Why `producer` cannot become the window prologue of `consumer`'s pools (None: it can, or no pool reads it).
+
+    A prologue is recomputed at every window position: it must be elementwise
+    ops of its inputs (and views of them), read in `consumer` by pools and by
+    the pools' other prologue ops only.
+    """
+    block = consumer.regions[0].blocks[0]
+    window = None
+    for arg, v in zip(block.arguments, consumer.operands):
+        if not defined_by(v, producer) or not any(u.owner.operation.name in WINDOWED and u.operand_number == 0 for u in arg.uses):
+            continue
+        window = window_ops(block) if window is None else window
+        if not all((u.owner.operation.name in WINDOWED and u.operand_number == 0) or op_id(u.owner.operation) in window for u in arg.uses):
+            return "pools a value the group also reads outside the windows"
+        for op in producer.regions[0].blocks[0].operations:
+            if not (op.operation.name in VIEW_OPS or fusible(op) or op.operation.name.startswith("torch.constant.")
+                    or op.operation.name in ("torch.prim.ListConstruct", "fusion.yield")):
+                return f"pools a computed value that is not elementwise ({op.operation.name}; a window prologue is recomputed per position)"
+    return None
+
+
 def why_not_indexed(producer, consumer) -> str | None:
     """Why `consumer`'s gathers or *_like ops cannot read what `producer` computes (None: they can).
 
@@ -302,7 +325,7 @@ def why_not_merge(producer, consumer, dep: DependenceAnalysis, limits: Limits = 
         return "view of a computed value"
     if viewed and _why_not_remapped(producer, viewed):
         return _why_not_remapped(producer, viewed)
-    why = why_not_indexed(producer, consumer)
+    why = why_not_indexed(producer, consumer) or why_not_window(producer, consumer)
     if why:
         return why
     if group_kind(producer) == "scatter":
@@ -323,6 +346,8 @@ def why_not_merge(producer, consumer, dep: DependenceAnalysis, limits: Limits = 
         return None
     if _has_pad(producer) or _has_pad(consumer):
         return "pad or cat in a reduction group (read by pointwise kernels only)"
+    if any(op.operation.name in WINDOWED for g in (producer, consumer) for op in g.regions[0].blocks[0].operations):
+        return "pool or upsampling in a reduction group (windows are read by pointwise kernels only)"
     if p_red is not None and c_red is not None and (p_red.shape, p_red.dims) != (c_red.shape, c_red.dims):
         return "reductions over different axes"
     red = p_red or c_red

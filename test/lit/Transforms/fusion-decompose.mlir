@@ -550,3 +550,78 @@ func.func @decompose_rms_norm_default_eps_f16(%arg0: !torch.vtensor<[4,8],f16>) 
   %1 = torch.aten.rms_norm %arg0, %0, %none, %none : !torch.vtensor<[4,8],f16>, !torch.list<int>, !torch.none, !torch.none -> !torch.vtensor<[4,8],f16>
   return %1 : !torch.vtensor<[4,8],f16>
 }
+
+// -----
+
+// take_along_dim (a torch.operator) is a gather of the indices wrapped into
+// range, as eager wraps them (-1 the last, size + 1 the second).
+// CHECK-LABEL: func.func @decompose_take_along_dim
+// CHECK:         %[[R:.+]] = torch.aten.remainder.Scalar %arg1, %{{.+}} : !torch.vtensor<[2,2],si64>, !torch.int -> !torch.vtensor<[2,2],si64>
+// CHECK:         %[[G:.+]] = torch.aten.gather %arg0, %{{.+}}, %[[R]], %{{.+}} : !torch.vtensor<[2,3],f32>, !torch.int, !torch.vtensor<[2,2],si64>, !torch.bool -> !torch.vtensor<[2,2],f32>
+// CHECK-NOT:     torch.operator
+// CHECK:         return %[[G]]
+// PIPE-LABEL: func.func @decompose_take_along_dim
+// PIPE-NEXT:     "fusion.launch"
+// PIPE-NEXT:     return
+func.func @decompose_take_along_dim(%arg0: !torch.vtensor<[2,3],f32>, %arg1: !torch.vtensor<[2,2],si64>) -> !torch.vtensor<[2,2],f32> {
+  %int1 = torch.constant.int 1
+  %0 = torch.operator "torch.aten.take_along_dim"(%arg0, %arg1, %int1) : (!torch.vtensor<[2,3],f32>, !torch.vtensor<[2,2],si64>, !torch.int) -> !torch.vtensor<[2,2],f32>
+  return %0 : !torch.vtensor<[2,2],f32>
+}
+
+// -----
+
+// An index that broadcasts against the input is expanded (a view) first.
+// CHECK-LABEL: func.func @decompose_take_along_dim_broadcast
+// CHECK:         %[[E:.+]] = torch.aten.expand %arg1, %{{.+}}, %{{.+}} : !torch.vtensor<[1,2],si64>, !torch.list<int>, !torch.bool -> !torch.vtensor<[2,2],si64>
+// CHECK:         %[[R:.+]] = torch.aten.remainder.Scalar %[[E]]
+// CHECK:         torch.aten.gather %arg0, %{{.+}}, %[[R]]
+func.func @decompose_take_along_dim_broadcast(%arg0: !torch.vtensor<[2,3],f32>, %arg1: !torch.vtensor<[1,2],si64>) -> !torch.vtensor<[2,2],f32> {
+  %int1 = torch.constant.int 1
+  %0 = torch.operator "torch.aten.take_along_dim"(%arg0, %arg1, %int1) : (!torch.vtensor<[2,3],f32>, !torch.vtensor<[1,2],si64>, !torch.int) -> !torch.vtensor<[2,2],f32>
+  return %0 : !torch.vtensor<[2,2],f32>
+}
+
+// -----
+
+// Dynamic shapes stay whole (the op runs through ATen).
+// CHECK-LABEL: func.func @no_decompose_take_along_dim_dynamic
+// CHECK:         torch.operator "torch.aten.take_along_dim"
+func.func @no_decompose_take_along_dim_dynamic(%arg0: !torch.vtensor<[?,3],f32>, %arg1: !torch.vtensor<[?,2],si64>) -> !torch.vtensor<[?,2],f32> {
+  %int1 = torch.constant.int 1
+  %0 = torch.operator "torch.aten.take_along_dim"(%arg0, %arg1, %int1) : (!torch.vtensor<[?,3],f32>, !torch.vtensor<[?,2],si64>, !torch.int) -> !torch.vtensor<[?,2],f32>
+  return %0 : !torch.vtensor<[?,2],f32>
+}
+
+// -----
+
+// scatter_reduce "sum" is scatter_add; without include_self the scattered-to
+// places are zeroed first (a scatter of 0), as eager starts them from 0.
+// CHECK-LABEL: func.func @decompose_scatter_reduce_sum
+// CHECK:         %[[Z:.+]] = torch.aten.scatter.value %arg0, %{{.+}}, %arg1, %{{.+}} : !torch.vtensor<[3,4],f32>, !torch.int, !torch.vtensor<[3,2],si64>, !torch.float -> !torch.vtensor<[3,4],f32>
+// CHECK:         %[[A:.+]] = torch.aten.scatter_add %[[Z]], %{{.+}}, %arg1, %arg2
+// CHECK:         %[[B:.+]] = torch.aten.scatter_add %arg0, %{{.+}}, %arg1, %arg2
+// CHECK-NOT:     scatter_reduce
+// CHECK:         return %[[A]], %[[B]]
+func.func @decompose_scatter_reduce_sum(%arg0: !torch.vtensor<[3,4],f32>, %arg1: !torch.vtensor<[3,2],si64>, %arg2: !torch.vtensor<[3,2],f32>) -> (!torch.vtensor<[3,4],f32>, !torch.vtensor<[3,4],f32>) {
+  %int1 = torch.constant.int 1
+  %str = torch.constant.str "sum"
+  %false = torch.constant.bool false
+  %true = torch.constant.bool true
+  %0 = torch.aten.scatter_reduce.two %arg0, %int1, %arg1, %arg2, %str, %false : !torch.vtensor<[3,4],f32>, !torch.int, !torch.vtensor<[3,2],si64>, !torch.vtensor<[3,2],f32>, !torch.str, !torch.bool -> !torch.vtensor<[3,4],f32>
+  %1 = torch.aten.scatter_reduce.two %arg0, %int1, %arg1, %arg2, %str, %true : !torch.vtensor<[3,4],f32>, !torch.int, !torch.vtensor<[3,2],si64>, !torch.vtensor<[3,2],f32>, !torch.str, !torch.bool -> !torch.vtensor<[3,4],f32>
+  return %0, %1 : !torch.vtensor<[3,4],f32>, !torch.vtensor<[3,4],f32>
+}
+
+// -----
+
+// Other reductions (prod, mean, amax, amin) stay whole: they run through ATen.
+// CHECK-LABEL: func.func @no_decompose_scatter_reduce_amax
+// CHECK:         torch.aten.scatter_reduce.two
+func.func @no_decompose_scatter_reduce_amax(%arg0: !torch.vtensor<[3,4],f32>, %arg1: !torch.vtensor<[3,2],si64>, %arg2: !torch.vtensor<[3,2],f32>) -> !torch.vtensor<[3,4],f32> {
+  %int1 = torch.constant.int 1
+  %str = torch.constant.str "amax"
+  %true = torch.constant.bool true
+  %0 = torch.aten.scatter_reduce.two %arg0, %int1, %arg1, %arg2, %str, %true : !torch.vtensor<[3,4],f32>, !torch.int, !torch.vtensor<[3,2],si64>, !torch.vtensor<[3,2],f32>, !torch.str, !torch.bool -> !torch.vtensor<[3,4],f32>
+  return %0 : !torch.vtensor<[3,4],f32>
+}
