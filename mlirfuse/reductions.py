@@ -106,8 +106,8 @@ def reduction(op) -> Reduction | str:
     if len(op.results) != 1:
         return "has more than one result"
     x, out = tensor_type(op.operands[0].type), tensor_type(op.results[0].type)
-    if x is None or out is None or not x.is_static or not out.is_static:
-        return "operand or result is not a statically shaped tensor"
+    if x is None or out is None:
+        return "operand or result is not a ranked tensor of a supported dtype"
     rank = len(x.shape)
     if dims_at is None:
         dims = list(range(rank))
@@ -115,6 +115,9 @@ def reduction(op) -> Reduction | str:
         dims = reduction_dims(op.operands[dims_at], rank)
         if dims is None:
             return "reduction dims are not constant"
+    # Kept dims may be `?` (a dynamic batch); a row's length is static (block sizes, mean's divisor).
+    if any(x.shape[d] is None for d in dims):
+        return "reduces a dynamic dim"
     keepdim = False if keep_at is None else constant_value(op.operands[keep_at])
     if not isinstance(keepdim, bool):
         return "keepdim is not constant"
