@@ -19,6 +19,11 @@ a non-contiguous input reuses the kernels. A new key exports and compiles a
 new specialization, cached; past `max_specializations` (default 8) a new key
 runs the eager model with a `RecompileLimitWarning`. `strict=True` raises
 `InputMismatchError` instead of compiling anything new.
+
+With `dynamic_shapes` (torch.export's form) a specialization is exported
+with `?` sizes, and a call whose inputs it covers (`ImportedProgram.covers`:
+torch.export's shape and range check, same dtypes and devices) is a hit
+under a key of its own, without a new export or kernel.
 """
 
 from __future__ import annotations

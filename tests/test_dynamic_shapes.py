@@ -149,3 +149,30 @@ def test_bad_dynamic_shapes_is_an_error_naming_the_dim():
     model = Lambda(lambda x: x[:4] * 2)  # slicing at 4 specializes the size
     with pytest.raises(mlirfuse.UnsupportedModelError, match="n"):
         mlirfuse.compile(model, torch.randn(8, 3), dynamic_shapes=_varargs({0: Dim("n", max=3)}))
+
+
+def test_question_mark_sizes_that_broadcast_at_run_time_are_refused():
+    # Hand-written IR (not torch.export's): two `?` rows the fuser takes to be one size.
+    from mlirfuse.compiler import run_pipeline
+    from mlirfuse.dialect import make_context
+    from mlirfuse.ir import ir
+    from mlirfuse.runtime.program import Program
+
+    text = """
+    func.func @f(%x: !torch.vtensor<[?,8],f32>, %y: !torch.vtensor<[?,8],f32>) -> !torch.vtensor<[?,8],f32> {
+      %int1 = torch.constant.int 1
+      %0 = torch.aten.add.Tensor %x, %y, %int1 : !torch.vtensor<[?,8],f32>, !torch.vtensor<[?,8],f32>, !torch.int -> !torch.vtensor<[?,8],f32>
+      %1 = torch.aten.exp %0 : !torch.vtensor<[?,8],f32> -> !torch.vtensor<[?,8],f32>
+      return %1 : !torch.vtensor<[?,8],f32>
+    }"""
+    context = make_context()
+    with context:
+        module = ir.Module.parse(text)
+    run_pipeline(module, context)
+    func = next(op for op in module.body.operations if op.operation.name == "func.func")
+    program = Program(func, module)
+    assert [s.kind for s in program.steps] == ["launch"]
+    x, y = torch.randn(5, 8), torch.randn(5, 8)
+    torch.testing.assert_close(program.run([x, y])[0], torch.exp(x + y))
+    with pytest.raises(ValueError, match="may not broadcast"):
+        program.run([torch.randn(1, 8), y])

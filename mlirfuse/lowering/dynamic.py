@@ -5,8 +5,8 @@ A kernel's source never holds a size: the iteration space's sizes (`xnumel`,
 kernel whose types have `?` dims is the same source for every size, and only
 the launcher needs to know the sizes: it takes each `?` dim of the
 iteration space from the tensors the kernel loads (each site after its view
-chain, broadcast against the others as eager broadcasts them), then each
-output's `?` dims from the space.
+chain; all sites with a `?` in one position of the space must agree, as
+torch.export's programs guarantee), then each output's `?` dims from the space.
 
 `dynamic_sizes` decides at lowering time that this is possible and records
 how (`DynamicSizes`); kernels it refuses raise `LoweringError` with the
@@ -41,9 +41,21 @@ class DynamicSizes:
         rank = len(self.space)
         space = list(self.space)
         for d in range(rank):
-            if space[d] is None:  # as eager broadcasts: the size that is not 1 (all agree; else 1)
-                sizes = {t.shape[d - rank + t.dim()] for t in loaded[: len(self.sites)] if t.dim() >= rank - d}
-                space[d] = max(sizes - {1}, default=1) if len(sizes - {1}) <= 1 else _mismatch(d, sizes)
+            if space[d] is not None:
+                continue
+            # The fuser took `?` sizes in one position to be one size (torch.export's programs make
+            # broadcast symbolic sizes equal): every site with a `?` there must have it.
+            aligned = [(t.shape[d - rank + t.dim()], shape[d - rank + len(shape)])
+                       for t, shape in zip(loaded, self.sites) if len(shape) >= rank - d]
+            sizes = {n for n, typed in aligned if typed is None}
+            # A static size there broadcasts (1) or is the size itself.
+            sizes |= {n for n, typed in aligned if typed is not None and typed != 1}
+            if len(sizes) != 1:
+                raise ValueError(
+                    f"dynamic dim {d} of the iteration space has sizes {sorted(sizes)} in the inputs at run time; "
+                    "the kernel was fused for one size (a `?` size may not broadcast against another)"
+                )
+            space[d] = sizes.pop()
         space = tuple(space)
         outputs = []
         for dims in self.outputs:
@@ -61,10 +73,6 @@ class DynamicSizes:
                 shape[shape.index(None)] = spanned // known if known else 0
             outputs.append(tuple(shape))
         return space, outputs
-
-
-def _mismatch(d: int, sizes: set) -> int:
-    raise ValueError(f"the inputs' sizes {sorted(sizes)} do not broadcast along dim {d} of the iteration space")
 
 
 def dynamic_sizes(name: str, space, sites: list, outputs: list) -> DynamicSizes | None:
