@@ -65,6 +65,20 @@ def test_dynamic_kernels_take_sizes_as_arguments():
     assert cm.guard_stats["compiles"] == 1
 
 
+def test_dynamic_kernels_compile_ahead_of_time_for_sm90():
+    # The same sources compile for a GPU: sizes are 64-bit arguments there (a `?` may be any size).
+    from mlirfuse.runtime.aot import compile_kernels, signature
+
+    model = Lambda(lambda x, b: torch.softmax(x * 2 + b, dim=-1) + torch.relu(x))
+    cm = mlirfuse.compile(model, (torch.randn(3, 5, 8), torch.randn(8)), dynamic_shapes=_varargs({0: Dim("n")}, None))
+    kernels = list(cm.kernels.values())
+    assert kernels and all(k.dynamic is not None for k in kernels)
+    assert all(signature(k)["xnumel"] == "i64" for k in kernels)
+    reduction = next(k for k in kernels if k.kind.endswith("reduction"))
+    (compiled,) = compile_kernels([reduction], arch=90, jobs=1)
+    assert compiled.cubin
+
+
 def test_dtype_change_recompiles_once():
     model = Lambda(lambda x: torch.relu(x * 3).sum(-1))
     cm = mlirfuse.compile(model, torch.randn(4, 8), dynamic_shapes=_varargs({0: Dim("n")}))
