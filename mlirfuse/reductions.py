@@ -69,9 +69,12 @@ class Reduction:
     dtype: str  # result dtype
 
     @property
-    def rnumel(self) -> int:
+    def rnumel(self) -> int | None:
+        """Elements per row; None when a reduced dim is `?` (known at run time only)."""
         n = 1
         for d in self.dims:
+            if self.shape[d] is None:
+                return None
             n *= self.shape[d]
         return n
 
@@ -115,9 +118,10 @@ def reduction(op) -> Reduction | str:
         dims = reduction_dims(op.operands[dims_at], rank)
         if dims is None:
             return "reduction dims are not constant"
-    # Kept dims may be `?` (a dynamic batch); a row's length is static (block sizes, mean's divisor).
-    if any(x.shape[d] is None for d in dims):
-        return "reduces a dynamic dim"
+    # A `?` row length is looped over (never persistent) and divided by at run time; argmax/argmin
+    # keep static rows.
+    if any(x.shape[d] is None for d in dims) and combine in ("argmax", "argmin"):
+        return f"{combine} over a dynamic dim"
     keepdim = False if keep_at is None else constant_value(op.operands[keep_at])
     if not isinstance(keepdim, bool):
         return "keepdim is not constant"

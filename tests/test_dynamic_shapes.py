@@ -45,6 +45,8 @@ def test_gpt2_block_dynamic_batch_and_sequence():
     model = TinyBlock(32, 2, 16).eval()
     cm = mlirfuse.compile(model, torch.randn(2, 8, 32), dynamic_shapes=({0: Dim("batch"), 1: Dim("seq", max=15)},))
     assert cm.stats["launches"] >= 4  # two layer norms, bias + gelu, the residual epilogues
+    unfused = {step.name for step in cm.program.steps if step.kind == "aten"}
+    assert "torch.aten.softmax.int" not in unfused  # the attention softmax over the `?` keys is a kernel
     cm(torch.randn(2, 8, 32))
     _check_sizes(cm, model, [(3, 8, 32), (2, 5, 32), (1, 11, 32)])
     assert cm.guard_stats["compiles"] == 1
@@ -77,6 +79,21 @@ def test_dynamic_kernels_compile_ahead_of_time_for_sm90():
     reduction = next(k for k in kernels if k.kind.endswith("reduction"))
     (compiled,) = compile_kernels([reduction], arch=90, jobs=1)
     assert compiled.cubin
+
+
+def test_reductions_over_a_dynamic_dim_loop_over_it():
+    # softmax, amax and mean over a `?` row: one looped kernel; rows longer than one RBLOCK too.
+    model = Lambda(lambda x: (x.softmax(-1), x.amax(-1), x.mean(-1)))
+    cm = mlirfuse.compile(model, torch.randn(3, 6), dynamic_shapes=_varargs({1: Dim("n")}))
+    assert [k.kind for k in cm.kernels.values()] == ["reduction"] and cm.stats["unfused_ops"] == 0
+    for n in (6, 3, 2500):
+        x = torch.randn(3, n)
+        for got, want in zip(cm(x), model(x)):
+            torch.testing.assert_close(got, want)
+    # An empty row: eager's amax raises, and so does the kernel (not -inf).
+    with pytest.raises(IndexError, match="empty"):
+        cm(torch.randn(3, 0))
+    assert cm.guard_stats["compiles"] == 1
 
 
 def test_dtype_change_recompiles_once():

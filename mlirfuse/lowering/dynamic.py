@@ -35,6 +35,8 @@ class DynamicSizes:
     sites: tuple[tuple[int | None, ...], ...]
     # Per output: per dim, an int, (SPACE, d), or (NUMEL, dims of the space the stored value spans).
     outputs: tuple[tuple, ...]
+    # A max/min over `?` reduced dims with a row result: eager's error when the rows are empty at run time.
+    empty_rows_error: str | None = None
 
     def resolve(self, loaded: list) -> tuple[tuple[int, ...], list[tuple[int, ...]]]:
         """(iteration space, output shapes) for the tensors the launcher loads (sites in order)."""
@@ -75,7 +77,7 @@ class DynamicSizes:
         return space, outputs
 
 
-def dynamic_sizes(name: str, space, sites: list, outputs: list) -> DynamicSizes | None:
+def dynamic_sizes(name: str, space, sites: list, outputs: list, empty_rows_error: str | None = None) -> DynamicSizes | None:
     """How to size a kernel at call time; None when every size is static.
 
     `sites`: each load site's shape (after its views); `outputs`: per output
@@ -101,7 +103,7 @@ def dynamic_sizes(name: str, space, sites: list, outputs: list) -> DynamicSizes 
         if t.shape.count(None) > 1:
             raise LoweringError(f"kernel @{name}: result #{j} reshapes to more than one dynamic size")
         plans.append(tuple(n if n is not None else (NUMEL, tuple(spans)) for n in t.shape))
-    return DynamicSizes(tuple(space), tuple(tuple(s) for s in sites), tuple(plans))
+    return DynamicSizes(tuple(space), tuple(tuple(s) for s in sites), tuple(plans), empty_rows_error)
 
 
 def format_shape(shape) -> str:

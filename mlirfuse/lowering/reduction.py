@@ -149,8 +149,8 @@ class _ReductionEmitter(IndexingEmitter):
             body = self.loop(lambda: self._accumulate(acc, op.operands[0], red, acc_dtype))
             self.body.extend(body)
             result = _final(red.combine, acc)
-        if red.combine == "mean":
-            result = f"{result} / {float(red.rnumel)!r}"
+        if red.combine == "mean":  # a `?` row length is the rnumel argument
+            result = f"{result} / {'rnumel' if red.rnumel is None else repr(float(red.rnumel))}"
         return self.tmp(result, acc_dtype, name)
 
     def _accumulate(self, acc: str, operand, red: Reduction, acc_dtype: str) -> None:
@@ -254,7 +254,10 @@ def lower_reduction(kernel, persistent: bool) -> TritonKernel:
         layouts.append((outputs[j], shape, spans, v != stored))
     if em.indexing and not static:
         raise LoweringError(f"kernel @{name}: gathers need static sizes")
-    dynamic = dynamic_sizes(name, red.shape, [tensor_type(v.type).shape for v in em.sites], layouts)
+    empty = None
+    if red.rnumel is None and row_outputs and any(r.combine in ("max", "min") for r in reductions):
+        empty = f"max/min over dims {list(red.dims)}, empty at run time (an error in eager; kernel @{name})"
+    dynamic = dynamic_sizes(name, red.shape, [tensor_type(v.type).shape for v in em.sites], layouts, empty)
 
     head = [
         "xoffset = tl.program_id(0) * XBLOCK",

@@ -200,6 +200,8 @@ class Launcher:
             loaded.append(t)
         if self.kernel.dynamic is not None:
             self._size(*self.kernel.dynamic.resolve(loaded))
+            if self.rnumel == 0 and self.kernel.dynamic.empty_rows_error:
+                raise IndexError(self.kernel.dynamic.empty_rows_error)
         spaces = self._spaces or [self.shape] * len(self.kernel.sites)
         outputs, guarded = [], []
         for shape, dtype in zip(self.out_shapes, self.out_dtypes):

@@ -24,8 +24,8 @@ def _softmax(op, rewriter, log: bool) -> bool:
     if xt is None or out is None:
         return False
     dims = reduction_dims(op.operands[1], len(xt.shape))
-    # Other dims may be `?` (a dynamic batch); the softmax dim's size is static.
-    if reduced_static_type(x, dims) is None or len(dims) != (1 if xt.shape else 0) or any(xt.shape[d] == 0 for d in dims):
+    # Any dim may be `?`; a `?` softmax dim that is empty at run time leaves every result empty.
+    if dims is None or len(dims) != (1 if xt.shape else 0) or any(xt.shape[d] == 0 for d in dims):
         return False  # softmax over an empty dim is empty; amax over it would be an error
     b = Builder(op)
     shape, dtype = xt.shape, out.dtype

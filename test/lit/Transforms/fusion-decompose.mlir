@@ -396,13 +396,13 @@ func.func @decompose_dynamic_batch(%arg0: !torch.vtensor<[?,8],f32>) -> !torch.v
 
 // -----
 
-// A softmax over a `?` dim stays whole: a row's length is static in a kernel.
+// A softmax over a `?` dim decomposes as well: its reductions loop over the row.
 
-// CHECK-LABEL: func.func @no_decompose_dynamic_softmax_dim
-// CHECK-NOT:     torch.aten.amax
-// CHECK:         %[[SM:.+]] = torch.aten.softmax.int %{{.+}} -> !torch.vtensor<[8,?],f32>
-// CHECK-NEXT:    return %[[SM]]
-func.func @no_decompose_dynamic_softmax_dim(%arg0: !torch.vtensor<[8,?],f32>) -> !torch.vtensor<[8,?],f32> {
+// CHECK-LABEL: func.func @decompose_dynamic_softmax_dim
+// CHECK:         torch.aten.amax {{.*}} -> !torch.vtensor<[8,1],f32>
+// CHECK:         torch.aten.sum.dim_IntList {{.*}} -> !torch.vtensor<[8,1],f32>
+// CHECK-NOT:     torch.aten.softmax.int
+func.func @decompose_dynamic_softmax_dim(%arg0: !torch.vtensor<[8,?],f32>) -> !torch.vtensor<[8,?],f32> {
   %int1 = torch.constant.int 1
   %none = torch.constant.none
   %0 = torch.aten.softmax.int %arg0, %int1, %none : !torch.vtensor<[8,?],f32>, !torch.int, !torch.none -> !torch.vtensor<[8,?],f32>

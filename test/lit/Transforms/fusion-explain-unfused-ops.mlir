@@ -32,17 +32,16 @@ func.func @no_fuse_elementwise_op_reasons(%a: !torch.vtensor<[4,8],f32>, %d: !to
 
 // -----
 
-// Why a reduction next to a group stays outside: a reduced dim of `?` size
-// (a row's length is static in a kernel), an integer prod or mean, amax over
-// an empty dim (an error in eager).
+// Why a reduction next to a group stays outside: argmax over a dim of `?`
+// size, an integer prod or mean, amax over an empty dim (an error in eager).
 
 // CHECK-LABEL: func.func @no_fuse_reduction_op_reasons
 // CHECK:         fusion.explain = ["consumer torch.aten.prod.dim_int: prod with a non-float result"]
-// CHECK:         fusion.explain = ["consumer torch.aten.sum.dim_IntList: reduces a dynamic dim"]
+// CHECK:         fusion.explain = ["consumer torch.aten.argmax: argmax over a dynamic dim"]
 // CHECK:         fusion.explain = ["consumer torch.aten.amax: max/min over an empty dimension is an error in eager"]
 // CHECK:         fusion.explain = ["consumer torch.aten.mean.dim: mean of a non-float result"]
 
-func.func @no_fuse_reduction_op_reasons(%a: !torch.vtensor<[4,8],f32>, %e: !torch.vtensor<[4,0],f32>, %i: !torch.vtensor<[4,8],si64>, %r: !torch.vtensor<[4,?],f32>) -> (!torch.vtensor<[4,1],f32>, !torch.vtensor<[4,1],si64>, !torch.vtensor<[4,1],f32>, !torch.vtensor<[4,1],si64>) {
+func.func @no_fuse_reduction_op_reasons(%a: !torch.vtensor<[4,8],f32>, %e: !torch.vtensor<[4,0],f32>, %i: !torch.vtensor<[4,8],si64>, %r: !torch.vtensor<[4,?],f32>) -> (!torch.vtensor<[4,1],si64>, !torch.vtensor<[4,1],si64>, !torch.vtensor<[4,1],f32>, !torch.vtensor<[4,1],si64>) {
   %int1 = torch.constant.int 1
   %int4 = torch.constant.int 4
   %true = torch.constant.bool true
@@ -50,11 +49,11 @@ func.func @no_fuse_reduction_op_reasons(%a: !torch.vtensor<[4,8],f32>, %e: !torc
   %l = torch.prim.ListConstruct %int1 : (!torch.int) -> !torch.list<int>
   %0 = torch.aten.neg %a : !torch.vtensor<[4,8],f32> -> !torch.vtensor<[4,8],f32>
   %r0 = torch.aten.neg %r : !torch.vtensor<[4,?],f32> -> !torch.vtensor<[4,?],f32>
-  %1 = torch.aten.sum.dim_IntList %r0, %l, %true, %none : !torch.vtensor<[4,?],f32>, !torch.list<int>, !torch.bool, !torch.none -> !torch.vtensor<[4,1],f32>
+  %1 = torch.aten.argmax %r0, %int1, %true : !torch.vtensor<[4,?],f32>, !torch.int, !torch.bool -> !torch.vtensor<[4,1],si64>
   %2 = torch.aten.prod.dim_int %0, %int1, %true, %int4 : !torch.vtensor<[4,8],f32>, !torch.int, !torch.bool, !torch.int -> !torch.vtensor<[4,1],si64>
   %3 = torch.aten.neg %e : !torch.vtensor<[4,0],f32> -> !torch.vtensor<[4,0],f32>
   %4 = torch.aten.amax %3, %l, %true : !torch.vtensor<[4,0],f32>, !torch.list<int>, !torch.bool -> !torch.vtensor<[4,1],f32>
   %5 = torch.aten.neg %i : !torch.vtensor<[4,8],si64> -> !torch.vtensor<[4,8],si64>
   %6 = torch.aten.mean.dim %5, %l, %true, %none : !torch.vtensor<[4,8],si64>, !torch.list<int>, !torch.bool, !torch.none -> !torch.vtensor<[4,1],si64>
-  return %1, %2, %4, %6 : !torch.vtensor<[4,1],f32>, !torch.vtensor<[4,1],si64>, !torch.vtensor<[4,1],f32>, !torch.vtensor<[4,1],si64>
+  return %1, %2, %4, %6 : !torch.vtensor<[4,1],si64>, !torch.vtensor<[4,1],si64>, !torch.vtensor<[4,1],f32>, !torch.vtensor<[4,1],si64>
 }

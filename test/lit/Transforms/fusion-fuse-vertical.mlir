@@ -320,7 +320,6 @@ func.func @no_fuse_unsupported_op(%arg0: !torch.vtensor<[4,16],f32>) -> !torch.v
 // -----
 
 // A `?` size fuses like any other: the kernel takes its sizes as arguments.
-// A reduction keeps a `?` in its kept dims only.
 
 // CHECK-LABEL: func.func @fuse_dynamic_shape
 // CHECK-SAME:    (%[[A:.+]]: !torch.vtensor<[?,16],f32>, %[[B:.+]]: !torch.vtensor<[16],f32>)
@@ -343,14 +342,16 @@ func.func @fuse_dynamic_shape(%arg0: !torch.vtensor<[?,16],f32>, %arg1: !torch.v
 
 // -----
 
-// A reduction over a `?` dim stays outside (a row's length is static in a kernel).
+// A reduction over a `?` dim fuses too: its kernel loops over the row
+// (fusion-mark-persistent leaves it a `reduction`).
 
-// CHECK-LABEL: func.func @no_fuse_reduce_dynamic_dim
+// CHECK-LABEL: func.func @fuse_reduce_dynamic_dim
 // CHECK:         %[[G:.+]] = "fusion.group"
 // CHECK:           torch.aten.exp
-// CHECK:         }) {kind = "pointwise"}
-// CHECK:         torch.aten.sum.dim_IntList %[[G]]
-func.func @no_fuse_reduce_dynamic_dim(%arg0: !torch.vtensor<[16,?],f32>) -> !torch.vtensor<[16,1],f32> {
+// CHECK:           torch.aten.sum.dim_IntList
+// CHECK:         }) {kind = "reduction"} : (!torch.vtensor<[16,?],f32>) -> !torch.vtensor<[16,1],f32>
+// CHECK-NEXT:    return %[[G]]
+func.func @fuse_reduce_dynamic_dim(%arg0: !torch.vtensor<[16,?],f32>) -> !torch.vtensor<[16,1],f32> {
   %int1 = torch.constant.int 1
   %true = torch.constant.bool true
   %none = torch.constant.none
