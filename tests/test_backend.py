@@ -126,3 +126,18 @@ def test_dynamic_shapes_train_like_eager_without_recompiling():
     assert stats["forward"]["launches"] >= 2 and stats["backward"]["launches"] >= 2, stats
     forward = next(r.graph for r in backend.graphs if r.role == "forward")
     assert "?,?,32" in forward.mlir and "!torch.int" in forward.mlir  # symbolic sizes, as int inputs
+
+
+def test_automatic_dynamic_shapes_compile_the_second_graph_symbolic():
+    # Without dynamic=: a second size makes Dynamo recompile with symbolic sizes; that graph serves the third.
+    def f(x):
+        return torch.softmax(torch.relu(x) * 2, dim=-1)
+
+    compiled = torch.compile(f, backend="mlirfuse")
+    with torch.no_grad():
+        for n in (4, 6, 9):
+            x = torch.randn(n, 8)
+            torch.testing.assert_close(compiled(x), f(x))
+    stats = backend.stats["inference"]
+    assert stats["graphs"] == 2 and stats["eager_graphs"] == 0, stats
+    assert "?,8" in backend.graphs[-1].graph.mlir
