@@ -19,6 +19,11 @@ a non-contiguous input reuses the kernels. A new key exports and compiles a
 new specialization, cached; past `max_specializations` (default 8) a new key
 runs the eager model with a `RecompileLimitWarning`. `strict=True` raises
 `InputMismatchError` instead of compiling anything new.
+
+With `dynamic_shapes` (torch.export's form) a specialization is exported
+with `?` sizes, and a call whose inputs it covers (`ImportedProgram.covers`:
+torch.export's shape and range check, same dtypes and devices) is a hit
+under a key of its own, without a new export or kernel.
 """
 
 from __future__ import annotations
@@ -166,6 +171,7 @@ class CompiledModule:
         max_specializations: int = DEFAULT_MAX_SPECIALIZATIONS,
         strict: bool = False,
         imported: ImportedProgram | None = None,
+        dynamic_shapes=None,
     ):
         """`imported`: the example inputs' program, where the caller imported it already."""
         if not isinstance(max_specializations, int) or isinstance(max_specializations, bool) or max_specializations < 1:
@@ -175,6 +181,7 @@ class CompiledModule:
         self.explain_unfused = explain
         self.max_specializations = max_specializations
         self.strict = strict
+        self.dynamic_shapes = dynamic_shapes
         # input_key -> CompiledGraph; None for keys that run eagerly (past the bound or not compilable).
         self.specializations: dict[tuple, CompiledGraph | None] = {}
         self.guard_stats = {"compiles": 0, "hits": 0, "eager_calls": 0}
@@ -197,7 +204,7 @@ class CompiledModule:
         try:
             if imported is None:
                 progress.phase("exporting and importing the model")
-                imported = import_module(self.model, tuple(args), kwargs)
+                imported = self._import(args, kwargs)
             graph = CompiledGraph(imported, self.pipeline, self.explain_unfused, progress)
         finally:
             progress.done()
@@ -205,9 +212,43 @@ class CompiledModule:
         self.guard_stats["compiles"] += 1
         return graph
 
+    def _import(self, args: tuple, kwargs: dict) -> ImportedProgram:
+        """The program for these inputs: with `dynamic_shapes`, symbolic where they allow, else static.
+
+        The example's export must honour `dynamic_shapes` (else the error is the user's to see);
+        a later specialization (another dtype, a size outside the Dims' ranges) may be static.
+        """
+        if self.dynamic_shapes is not None:
+            try:
+                imported = import_module(self.model, tuple(args), kwargs, self.dynamic_shapes)
+                why = imported.covers(flatten_inputs(args, kwargs, imported.in_spec))
+            except (MlirfuseError, ValueError) as e:
+                if not self.specializations:
+                    raise
+                why = str(e)
+            if why is None:
+                return imported
+            logger.info("mlirfuse: dynamic shapes do not cover these inputs (%s); compiling them static", why)
+        return import_module(self.model, tuple(args), kwargs)
+
+    def _covering(self, args: tuple, kwargs: dict) -> CompiledGraph | None:
+        """A specialization compiled with dynamic shapes whose sizes and ranges cover these inputs."""
+        for graph in self.specializations.values():
+            if graph is None or graph.imported.covers is None:
+                continue
+            try:
+                flat = flatten_inputs(args, kwargs, graph.imported.in_spec)
+            except ValueError:
+                continue
+            if graph.imported.covers(flat) is None:
+                return graph
+        return None
+
     def _lookup(self, args: tuple, kwargs: dict) -> CompiledGraph | None:
         """The specialization for these inputs, compiled if new and allowed; None: run eagerly."""
         key = input_key(args, kwargs)
+        if key not in self.specializations and (graph := self._covering(args, kwargs)) is not None:
+            self.specializations[key] = graph  # the next call with these shapes finds it at once
         if key in self.specializations:
             graph = self.specializations[key]
             if graph is not None:
@@ -219,7 +260,7 @@ class CompiledModule:
             except ValueError:
                 raise InputMismatchError(f"keyword arguments {sorted(kwargs)} differ from the example's") from None
             raise InputMismatchError(describe_mismatch(self.imported.input_meta, flat) + "; recompile for new shapes")
-        compiled = sum(1 for g in self.specializations.values() if g is not None)
+        compiled = len({id(g) for g in self.specializations.values() if g is not None})
         if compiled >= self.max_specializations:
             self._run_eagerly(
                 key, f"{compiled} specializations compiled (max_specializations={self.max_specializations})"
@@ -286,6 +327,7 @@ def compile(
     strict: bool = False,
     options: dict | None = None,
     matmul: str = "triton",
+    dynamic_shapes=None,
 ) -> CompiledModule:
     """Compile `model` for inputs shaped like `example_inputs` (a tuple) and `example_kwargs`.
 
@@ -300,7 +342,10 @@ def compile(
     `pipeline`, put them in its text instead. On a terminal, stderr shows
     progress (`mlirfuse.progress`). `matmul`: "triton" (default) makes
     matmuls Triton GEMMs with their prologue and epilogue (fusion-fuse-matmul);
-    "aten" leaves them ATen calls.
+    "aten" leaves them ATen calls. `dynamic_shapes`: as `torch.export.export`
+    takes it (`{"x": {0: Dim("batch")}}` or a tuple per input): those sizes
+    are `?` in the IR and arguments of the kernels, so inputs differing only
+    there (within the Dims' ranges) reuse the compiled code.
     """
     if matmul not in MATMUL_MODES:
         raise ValueError(f"matmul must be one of {', '.join(map(repr, MATMUL_MODES))}, got {matmul!r}")
@@ -321,4 +366,5 @@ def compile(
     return CompiledModule(
         model, tuple(example_inputs), example_kwargs,
         pipeline=pipeline, explain=explain, max_specializations=max_specializations, strict=strict,
+        dynamic_shapes=dynamic_shapes,
     )

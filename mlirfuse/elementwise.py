@@ -682,15 +682,14 @@ def why_not_fusible(op) -> str | None:
         return "unsupported op"
     if len(op.results) != 1:
         return "has more than one result"
+    # Sizes may be `?`: kernels take their sizes as arguments (lowering/dynamic.py).
     result = tensor_type(op.results[0].type)
-    if result is None or not result.is_static:
-        return "result is not a statically shaped tensor of a supported dtype"
+    if result is None:
+        return "result is not a ranked tensor of a supported dtype"
     consts = []
     for i, operand in enumerate(op.operands):
         t = tensor_type(operand.type)
         if i in rule.tensor_args and t is not None:
-            if not t.is_static:
-                return f"operand #{i} has a dynamic shape"
             consts.append(None)
             continue
         value = constant_value(operand)

@@ -18,7 +18,7 @@ from torch_mlir.dialects._ods_common import _cext
 
 __all__ = [
     "ir", "rewrite", "DTYPES", "DTYPE_CODES", "parse_tensor_type", "passmanager", "ext", "func", "torch_context", "TensorType", "tensor_type",
-    "constant_value", "constant_int_list", "is_constant", "is_constant_like", "static_tensor_types", "NO_CONSTANT", "parent_name", "defining_op", "result_index",
+    "constant_value", "constant_int_list", "is_constant", "is_constant_like", "static_tensor_types", "reduced_static_type", "NO_CONSTANT", "parent_name", "defining_op", "result_index",
     "vtensor_type", "TorchBuilder", "op_id", "block_ops", "add_dialect_search_prefix", "torch_name",
 ]
 
@@ -127,6 +127,14 @@ def static_tensor_types(*values: ir.Value) -> list[TensorType] | None:
     return types
 
 
+def reduced_static_type(value: ir.Value, dims) -> TensorType | None:
+    """`value`'s tensor type if the sizes along `dims` are static (the others may be `?`), else None."""
+    t = tensor_type(value.type)
+    if t is None or dims is None or any(t.shape[d] is None for d in dims):
+        return None
+    return t
+
+
 def constant_int_list(value: ir.Value) -> list[int] | None:
     """The ints of a `torch.prim.ListConstruct` of int constants, else None."""
     owner = value.owner
@@ -193,7 +201,7 @@ def result_index(value: ir.Value) -> int:
 
 def vtensor_type(shape, dtype: str) -> ir.Type:
     """`!torch.vtensor<[d0,d1],dtype>` for a shape and a torch dtype name."""
-    dims = ",".join(str(d) for d in shape)
+    dims = ",".join("?" if d is None else str(d) for d in shape)
     return ir.Type.parse(f"!torch.vtensor<[{dims}],{DTYPES[dtype][0]}>")
 
 

@@ -69,9 +69,12 @@ class Reduction:
     dtype: str  # result dtype
 
     @property
-    def rnumel(self) -> int:
+    def rnumel(self) -> int | None:
+        """Elements per row; None when a reduced dim is `?` (known at run time only)."""
         n = 1
         for d in self.dims:
+            if self.shape[d] is None:
+                return None
             n *= self.shape[d]
         return n
 
@@ -106,8 +109,8 @@ def reduction(op) -> Reduction | str:
     if len(op.results) != 1:
         return "has more than one result"
     x, out = tensor_type(op.operands[0].type), tensor_type(op.results[0].type)
-    if x is None or out is None or not x.is_static or not out.is_static:
-        return "operand or result is not a statically shaped tensor"
+    if x is None or out is None:
+        return "operand or result is not a ranked tensor of a supported dtype"
     rank = len(x.shape)
     if dims_at is None:
         dims = list(range(rank))
@@ -115,6 +118,10 @@ def reduction(op) -> Reduction | str:
         dims = reduction_dims(op.operands[dims_at], rank)
         if dims is None:
             return "reduction dims are not constant"
+    # A `?` row length is looped over (never persistent) and divided by at run time; argmax/argmin
+    # keep static rows.
+    if any(x.shape[d] is None for d in dims) and combine in ("argmax", "argmin"):
+        return f"{combine} over a dynamic dim"
     keepdim = False if keep_at is None else constant_value(op.operands[keep_at])
     if not isinstance(keepdim, bool):
         return "keepdim is not constant"

@@ -113,14 +113,31 @@ def test_unsupported_op_runs_eagerly_with_one_log_line(caplog):
 
 
 
-def test_symbolic_sizes_run_eagerly_with_one_log_line(caplog):
-    # Dynamic shapes are not compiled yet (issue 11 item 4): never a wrong answer, one line saying why.
-    def f(x):
-        return torch.relu(x) * 2
+def test_dynamic_shapes_train_like_eager_without_recompiling():
+    # dynamic=True: Dynamo hands over graphs with symbolic sizes (int inputs, `?` dims); each
+    # role compiles once and serves every batch and sequence length (issue 11 item 4).
+    torch.manual_seed(0)
+    shapes = [(2, 3, 32), (5, 3, 32), (4, 7, 32)]
+    batches = [(torch.randn(*s), torch.randn(*s)) for s in shapes]
+    train_side_by_side(models.MLP(), lambda m: torch.compile(m, backend="mlirfuse", dynamic=True), batches)
+    stats = backend.stats
+    assert stats["forward"]["graphs"] == stats["backward"]["graphs"] == 1, stats
+    assert stats["forward"]["eager_graphs"] == stats["backward"]["eager_graphs"] == 0
+    assert stats["forward"]["launches"] >= 2 and stats["backward"]["launches"] >= 2, stats
+    forward = next(r.graph for r in backend.graphs if r.role == "forward")
+    assert "?,?,32" in forward.mlir and "!torch.int" in forward.mlir  # symbolic sizes, as int inputs
 
-    x = torch.randn(4, 8)
-    with caplog.at_level(logging.INFO, logger="mlirfuse"):
-        out = torch.compile(f, backend="mlirfuse", dynamic=True)(x)
-    torch.testing.assert_close(out, f(x))
-    lines = [r.getMessage() for r in caplog.records if r.name == "mlirfuse"]
-    assert len(lines) == 1 and "symbolic sizes" in lines[0], lines
+
+def test_automatic_dynamic_shapes_compile_the_second_graph_symbolic():
+    # Without dynamic=: a second size makes Dynamo recompile with symbolic sizes; that graph serves the third.
+    def f(x):
+        return torch.softmax(torch.relu(x) * 2, dim=-1)
+
+    compiled = torch.compile(f, backend="mlirfuse")
+    with torch.no_grad():
+        for n in (4, 6, 9):
+            x = torch.randn(n, 8)
+            torch.testing.assert_close(compiled(x), f(x))
+    stats = backend.stats["inference"]
+    assert stats["graphs"] == 2 and stats["eager_graphs"] == 0, stats
+    assert "?,8" in backend.graphs[-1].graph.mlir

@@ -21,11 +21,13 @@ runtime as `mlirfuse.compile`. Without gradients (`torch.no_grad()`, or
 nothing requires grad) AOTAutograd hands over one "inference" graph.
 
 A graph that cannot be compiled (an op the importer or the runtime does
-not know, symbolic sizes) runs eagerly, with one warning on the `mlirfuse`
-logger naming the op or the reason; the other graphs stay compiled.
+not know) runs eagerly, with one warning on the `mlirfuse` logger naming
+the op or the reason; the other graphs stay compiled.
 Symbolic sizes (`dynamic=True`, or Dynamo's automatic dynamic shapes after
-a second size) are not compiled yet: pass `dynamic=False` to get one static
-specialization per shape.
+a second size) are compiled like `mlirfuse.compile(..., dynamic_shapes=...)`:
+the importer makes each symbolic size an int input and a `?` dim, size
+arithmetic (`s0 * 8`) runs as Python ints, and kernels take the sizes as
+arguments, so one graph serves every size Dynamo's guards let through.
 
 Options (`torch.compile(..., options={...})` or `Backend(**options)`):
 `pipeline` (a pass pipeline string or list of pass names, as for
@@ -96,14 +98,13 @@ def unsupported_node(gm: torch.fx.GraphModule) -> str | None:
     """Why `gm` cannot be compiled, naming the first node in the way; None if nothing is known to be."""
     for node in gm.graph.nodes:
         if node.op == "placeholder":
-            val = node.meta.get("val")
-            sizes = val.shape if isinstance(val, torch.Tensor) else [val]
-            if any(isinstance(s, torch.SymInt) for s in sizes):
-                return f"input '{node.name}' has symbolic sizes (dynamic shapes are not compiled yet)"
+            continue  # symbolic sizes arrive as int inputs and `?` dims (the importer's)
         elif node.op == "call_function":
             target = node.target
             if target is operator.getitem or isinstance(target, torch._ops.OpOverload):
                 continue
+            if isinstance(node.meta.get("val"), torch.SymInt) and getattr(target, "__module__", None) == "_operator":
+                continue  # arithmetic on symbolic sizes (s0 * 8): imported as torch.aten.*.int, run as Python ints
             name = getattr(target, "name", None)
             name = name() if callable(name) else getattr(target, "__name__", str(target))
             return f"op '{name}' is a higher-order op or a Python function, not an operator mlirfuse runs"

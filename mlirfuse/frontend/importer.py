@@ -47,13 +47,19 @@ class ImportedProgram:
     # User output index -> ("buffer", name) | ("input", index): the output *is* that mutated tensor
     # (`x.add_(1); return x`), so the caller gets the tensor itself, as from eager.
     output_aliases: dict = field(default_factory=dict)
+    # Exported with dynamic shapes: flat user inputs -> None if this program covers them, else why not.
+    covers: object = None
 
 
-def export(model: torch.nn.Module, example_inputs: tuple, example_kwargs: dict | None = None) -> ExportedProgram:
+def export(
+    model: torch.nn.Module, example_inputs: tuple, example_kwargs: dict | None = None, dynamic_shapes=None
+) -> ExportedProgram:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            program = torch.export.export(model, tuple(example_inputs), kwargs=example_kwargs or None, strict=False)
+            program = torch.export.export(
+                model, tuple(example_inputs), kwargs=example_kwargs or None, strict=False, dynamic_shapes=dynamic_shapes
+            )
             program = program.run_decompositions({})
     except Exception as e:
         raise UnsupportedModelError(f"torch.export could not trace {type(model).__name__}: {e}") from e
@@ -193,13 +199,44 @@ def flatten_inputs(args: tuple, kwargs: dict, in_spec) -> list:
     return pytree.tree_flatten((tuple(args), kwargs))[0]
 
 
-def import_module(model: torch.nn.Module, example_inputs: tuple, example_kwargs: dict | None = None) -> ImportedProgram:
-    """Export `model` on `example_inputs` (and keyword arguments) and import it into the torch dialect."""
+def import_module(
+    model: torch.nn.Module, example_inputs: tuple, example_kwargs: dict | None = None, dynamic_shapes=None
+) -> ImportedProgram:
+    """Export `model` on `example_inputs` (and keyword arguments) and import it into the torch dialect.
+
+    `dynamic_shapes` (torch.export's form, `torch.export.Dim`s): those sizes
+    are `?` in the IR, and `covers` says which later inputs the program serves.
+    """
     if not isinstance(model, torch.nn.Module):
         raise UnsupportedModelError(f"expected a torch.nn.Module, got {type(model).__name__}")
-    imported = import_program(export(model, example_inputs, example_kwargs))
+    program = export(model, example_inputs, example_kwargs, dynamic_shapes)
+    imported = import_program(program)
     flat = flatten_inputs(example_inputs, example_kwargs or {}, imported.in_spec)
     imported.input_meta = [
         (tuple(x.shape), x.dtype, x.device) if isinstance(x, torch.Tensor) else x for x in flat
     ]
+    if dynamic_shapes is not None:
+        imported.covers = _covers(program, imported.input_meta)
     return imported
+
+
+def _covers(program: ExportedProgram, example_meta: list):
+    """A check of later flat inputs against `program`'s symbolic input shapes and ranges, dtypes and devices."""
+    from torch._export.utils import _check_input_constraints_for_graph
+
+    placeholders = {n.name: n for n in program.graph_module.graph.nodes if n.op == "placeholder"}
+    users = [placeholders[s.arg.name] for s in program.graph_signature.input_specs if s.kind == InputKind.USER_INPUT]
+
+    def covers(flat: list) -> str | None:
+        if len(flat) != len(example_meta):
+            return f"expected {len(example_meta)} inputs, got {len(flat)}"
+        for i, (x, meta) in enumerate(zip(flat, example_meta)):
+            if isinstance(x, torch.Tensor) and isinstance(meta, tuple) and (x.dtype, x.device) != meta[1:]:
+                return f"input {i}: compiled for {meta[1]} on {meta[2]}, got {x.dtype} on {x.device}"
+        try:  # the shapes and ranges: the check torch.export's own module runs on its inputs
+            _check_input_constraints_for_graph(users, [((), x) for x in flat], program.range_constraints)
+        except Exception as e:
+            return str(e)
+        return None
+
+    return covers

@@ -107,6 +107,8 @@ class TritonKernel:
     device: str = ""
     # (output, input) pairs: the output starts as a copy of the input (a scatter writes into it).
     init: tuple = ()
+    # A kernel over `?` sizes: how the launcher sizes it per call (lowering/dynamic.DynamicSizes).
+    dynamic: object = None
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -341,11 +343,14 @@ def stored_value(v: ir.Value, sites: dict) -> ir.Value:
     return v
 
 
-def static_signature(name: str, block: ir.Block, terminator) -> tuple[list[TensorType], list[TensorType]]:
-    """The kernel's argument and result types; every one must be a statically shaped tensor."""
+def static_signature(name: str, block: ir.Block, terminator, dynamic: bool = False) -> tuple[list[TensorType], list[TensorType]]:
+    """The kernel's argument and result types; every one must be a statically shaped tensor.
+
+    `dynamic`: sizes may be `?` (a schedule that sizes itself at call time, see lowering/dynamic.py).
+    """
     inputs = [tensor_type(a.type) for a in block.arguments]
     outputs = [tensor_type(v.type) for v in terminator.operands]
-    if any(t is None or not t.is_static for t in inputs + outputs):
+    if any(t is None or not (dynamic or t.is_static) for t in inputs + outputs):
         raise LoweringError(f"kernel @{name}: every argument and result must be a statically shaped tensor")
     return inputs, outputs
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from mlirfuse.elementwise import TRITON_DTYPES, compute_dtype
 from mlirfuse.indexing import INDEXING_OPS, scatter, scatter_op
 from mlirfuse.ir import TensorType, block_ops, constant_value, ir, is_constant_like, tensor_type
+from mlirfuse.lowering.dynamic import dynamic_sizes, format_shape
 from mlirfuse.lowering.emitter import (
     KernelEmitter,
     LoweringError,
@@ -191,7 +192,7 @@ def lower_pointwise(kernel, kind: str) -> TritonKernel:
     name = kernel.attributes["sym_name"].value
     block = kernel.regions[0].blocks[0]
     ops, terminator = block_ops(block)
-    inputs, outputs = static_signature(name, block, terminator)
+    inputs, outputs = static_signature(name, block, terminator, dynamic=kind == "pointwise")
     sites = load_sites(name, block, cat_of_inputs=kind != "concat", computed_pads=True)
     # Each result is stored in row-major order; an exit reshape stores the
     # value it reshapes, so the iteration space is that value's shape.
@@ -252,15 +253,32 @@ def lower_pointwise(kernel, kind: str) -> TritonKernel:
             em.store(f"out{j}", f"({_row_major(own, shape)})", value, t.dtype, _inside("xmask", own, shape))
 
     all_sites = list(sites.values()) + list(em.indexing.values())
+    dynamic = _dynamic_sizes(name, em, sites, shape, terminator, stored, outputs)
     params = em.params(all_sites, len(outputs), ["xnumel"] + [f"s{d}" for d in range(1, rank)], rank)
     head = ["xoffset = tl.program_id(0) * XBLOCK", "xindex = xoffset + tl.arange(0, XBLOCK)", "xmask = xindex < xnumel"]
     source = em.render(
-        [f"Iteration space {list(shape)}; inputs are addressed through their strides in it."],
+        [f"Iteration space {format_shape(shape)}; inputs are addressed through their strides in it."],
         params, ["XBLOCK"], head + coords("xindex", list(range(rank)), "x") + em.body,
     )
     return TritonKernel(
         name, source, tuple(inputs), tuple(outputs), tuple(em.scalars), tuple(params),
         kind=kind, sites=tuple(all_sites), space=shape, device="" if inputs else kernel_device(block), init=init,
+        dynamic=dynamic,
+    )
+
+
+def _dynamic_sizes(name: str, em, sites: dict, shape, terminator, stored: list, outputs: list):
+    """How the launcher sizes a pointwise kernel over `?` sizes (None if static); refuses what needs static sizes."""
+    types = [tensor_type((v[0] if isinstance(v, tuple) else v).type) for v in sites] + list(outputs)
+    if all(n is not None for n in shape) and all(t.is_static for t in types):
+        return None
+    # Pads, cats and gathers address their operands with sizes baked into the source.
+    if em.indexing or any(site.pad is not None or isinstance(v, tuple) for v, site in sites.items()):
+        raise LoweringError(f"kernel @{name}: pads, cats of inputs and gathers need static sizes")
+    spans = tuple(range(len(shape)))
+    return dynamic_sizes(
+        name, shape, [tensor_type(v.type).shape for v in sites],
+        [(t, tensor_type(s.type).shape, spans, s != v) for t, s, v in zip(outputs, stored, terminator.operands)],
     )
 
 
@@ -336,8 +354,13 @@ def _read_here(ops: list, terminator, concat) -> set:
 def _within(mask: str, shape, space) -> str:
     """`mask`, restricted to coordinates inside `shape` where it is narrower than `space` (not broadcast)."""
     offset = len(space) - len(shape)
-    terms = [f"(x{d + offset} < {n})" for d, n in enumerate(shape) if 1 < n < space[d + offset]]
+    terms = [f"(x{d + offset} < {n})" for d, n in enumerate(shape) if _narrower(n, space[d + offset])]
     return " & ".join([mask] + terms)
+
+
+def _narrower(n, size) -> bool:
+    """Is a dim of `n` (not broadcast) narrower than the space's `size`? A `?` is as wide as the space."""
+    return n is not None and size is not None and 1 < n < size
 
 
 def _inside(mask: str, shape, space) -> str:

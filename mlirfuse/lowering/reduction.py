@@ -26,6 +26,7 @@ import math
 
 from mlirfuse.elementwise import TRITON_DTYPES, compute_dtype
 from mlirfuse.ir import block_ops, ir, is_constant_like, tensor_type
+from mlirfuse.lowering.dynamic import dynamic_sizes, format_shape
 from mlirfuse.lowering.emitter import (
     LoweringError,
     Site,
@@ -148,8 +149,8 @@ class _ReductionEmitter(IndexingEmitter):
             body = self.loop(lambda: self._accumulate(acc, op.operands[0], red, acc_dtype))
             self.body.extend(body)
             result = _final(red.combine, acc)
-        if red.combine == "mean":
-            result = f"{result} / {float(red.rnumel)!r}"
+        if red.combine == "mean":  # a `?` row length is the rnumel argument
+            result = f"{result} / {'rnumel' if red.rnumel is None else repr(float(red.rnumel))}"
         return self.tmp(result, acc_dtype, name)
 
     def _accumulate(self, acc: str, operand, red: Reduction, acc_dtype: str) -> None:
@@ -232,20 +233,31 @@ def lower_reduction(kernel, persistent: bool) -> TritonKernel:
     red = reductions[0]
     if any((r.shape, r.dims) != (red.shape, red.dims) for r in reductions):
         raise LoweringError(f"kernel @{name}: reductions over different axes in one kernel")
-    inputs, outputs = static_signature(name, block, terminator)
+    inputs, outputs = static_signature(name, block, terminator, dynamic=True)
 
     em = _ReductionEmitter(name, block, red, persistent)
     rank = em.rank
-    row_outputs, full_outputs = [], []
-    rows = math.prod(red.shape[d] for d in em.kept)
+    row_outputs, full_outputs, layouts = [], [], []
+    static = all(n is not None for n in red.shape)
+    rows = math.prod(red.shape[d] for d in em.kept) if static else None
     for j, v in enumerate(terminator.operands):
         if is_constant_like(v):
             raise LoweringError(f"kernel @{name}: yields a constant")
-        v = stored_value(v, em.sites)  # an exit reshape stores the value it reshapes
-        (row_outputs if em.is_row(v) else full_outputs).append((j, v))
-        shape = tensor_type(v.type).shape
-        if shape != red.shape and math.prod(shape) != rows:
+        stored = stored_value(v, em.sites)  # an exit reshape stores the value it reshapes
+        row = em.is_row(stored)
+        (row_outputs if row else full_outputs).append((j, stored))
+        shape = tensor_type(stored.type).shape
+        if static and shape != red.shape and math.prod(shape) != rows:
             raise LoweringError(f"kernel @{name}: result #{j} has neither one element per row nor the reduced input's shape")
+        # The space dims the stored value spans: all of them, or (a row without keepdim) the kept ones.
+        spans = tuple(em.kept) if row and (v != stored or len(shape) != rank) else tuple(range(rank))
+        layouts.append((outputs[j], shape, spans, v != stored))
+    if em.indexing and not static:
+        raise LoweringError(f"kernel @{name}: gathers need static sizes")
+    empty = None
+    if red.rnumel is None and row_outputs and any(r.combine in ("max", "min") for r in reductions):
+        empty = f"max/min over dims {list(red.dims)}, empty at run time (an error in eager; kernel @{name})"
+    dynamic = dynamic_sizes(name, red.shape, [tensor_type(v.type).shape for v in em.sites], layouts, empty)
 
     head = [
         "xoffset = tl.program_id(0) * XBLOCK",
@@ -278,12 +290,12 @@ def lower_reduction(kernel, persistent: bool) -> TritonKernel:
     sites = list(em.sites.values()) + list(em.indexing.values())
     params = em.params(sites, len(outputs), ["xnumel", "rnumel"] + [f"s{d}" for d in range(rank)], rank)
     kind = "persistent-reduction" if persistent else "reduction"
-    header = f"{kind} over dims {list(red.dims)} of {list(red.shape)}: rows are the kept dims, columns the reduced dims."
+    header = f"{kind} over dims {list(red.dims)} of {format_shape(red.shape)}: rows are the kept dims, columns the reduced dims."
     source = em.render([header], params, ["XBLOCK", "RBLOCK"], head + em.body)
     return TritonKernel(
         name, source, tuple(inputs), tuple(outputs), tuple(em.scalars), tuple(params),
         kind=kind, sites=tuple(sites), space=red.shape, reduced=red.dims,
-        device="" if inputs else kernel_device(block),
+        device="" if inputs else kernel_device(block), dynamic=dynamic,
     )
 
 

@@ -27,7 +27,8 @@ class MarkPersistent(ModulePass):
     def apply(self, module: ir.Operation, am=None) -> None:
         def visit(op):
             if op.name == "fusion.group" and group_kind(op) == "reduction":
-                if group_reduction(op.opview).rnumel <= self.persistent_max:
+                rnumel = group_reduction(op.opview).rnumel  # None: a `?` row length, looped
+                if rnumel is not None and rnumel <= self.persistent_max:
                     op.attributes["kind"] = ir.StringAttr.get("persistent-reduction")
             return ir.WalkResult.ADVANCE
 

@@ -51,7 +51,7 @@ def signature(kernel: TritonKernel) -> dict[str, str]:
     """Triton's signature for the kernel's parameters, in order."""
     numel = 1
     for d in kernel.shape:
-        numel *= d
+        numel *= 2**31 if d is None else d  # a `?` size may be any size
     index = "i64" if numel >= 2**31 else "i32"
     sig = {}
     for name in kernel.params:

@@ -30,6 +30,9 @@ from mlirfuse.runtime.aten import aten_call
 from mlirfuse.runtime.triton_mode import triton_mode
 
 _LOADED: dict[tuple[str, bool], object] = {}
+# How `load` found kernels: "loaded" (a source executed and jitted anew), "hits" (already loaded).
+# A dynamic-shape kernel called with a new size is a hit: same source, no new kernel.
+LOAD_STATS = {"loaded": 0, "hits": 0}
 
 
 def cache_dir() -> Path:
@@ -66,6 +69,7 @@ def load(kernel: TritonKernel, interpret: bool):
     """
     path = write_source(kernel)
     key = (path.stem, interpret)
+    LOAD_STATS["hits" if key in _LOADED else "loaded"] += 1
     if key not in _LOADED:
         spec = importlib.util.spec_from_file_location(f"mlirfuse_kernels.{path.stem}_{'interpret' if interpret else 'jit'}", path)
         module = importlib.util.module_from_spec(spec)
@@ -130,14 +134,9 @@ class Launcher:
         import torch
 
         self.kernel = kernel
-        self.shape = kernel.shape
-        self.out_shapes = [t.shape for t in kernel.outputs]
         self.out_dtypes = [getattr(torch, t.dtype) for t in kernel.outputs]
-        self.numel = math.prod(self.shape)
-        self.rnumel = math.prod(self.shape[d] for d in kernel.reduced)
-        self.xnumel = self.numel // self.rnumel if self.rnumel else math.prod(
-            d for i, d in enumerate(self.shape) if i not in kernel.reduced
-        )
+        if kernel.dynamic is None:
+            self._size(kernel.shape, [t.shape for t in kernel.outputs])
         self._fn = None
         self._interpret = None
         # Each load site's view chain as ATen view functions (metadata only:
@@ -145,7 +144,17 @@ class Launcher:
         self._views = [[aten_call(op, (None, *args)) for op, args in site.chain] for site in kernel.sites]
         # The shape each site's strides are taken in: the iteration space, or (attention) the site's role's space.
         spaces = kernel.site_spaces or (kernel.spaces if kernel.kind == "attention" else ())
-        self._spaces = list(spaces) or [self.shape] * len(kernel.sites)
+        self._spaces = list(spaces)
+
+    def _size(self, shape, out_shapes) -> None:
+        """The iteration space and output shapes: once for a static kernel, per call for a dynamic one."""
+        self.shape = shape
+        self.out_shapes = out_shapes
+        self.numel = math.prod(self.shape)
+        self.rnumel = math.prod(self.shape[d] for d in self.kernel.reduced)
+        self.xnumel = self.numel // self.rnumel if self.rnumel else math.prod(
+            d for i, d in enumerate(self.shape) if i not in self.kernel.reduced
+        )
 
     def blocks(self, interpret: bool, device=None, loaded=()) -> dict:
         if self.kernel.kind == "attention":
@@ -159,14 +168,16 @@ class Launcher:
             return self._matmul_config(interpret, device).constexprs() | (
                 {"INTERPRETED": interpret} if self.kernel.template.dtype == "bfloat16" else {}
             )
+        # A dynamic kernel's block sizes do not follow its sizes: a new size compiles no new variant.
+        dynamic = self.kernel.dynamic is not None
         if self.kernel.kind in POINTWISE_KINDS:
-            return {"XBLOCK": block_size(self.numel, interpret)}
+            return {"XBLOCK": block_size(math.inf if dynamic else self.numel, interpret)}
         budget = 16384 if interpret else 4096  # elements per program
         if self.kernel.kind == "persistent-reduction":
             rblock = max(2, _pow2_at_least(self.rnumel))
         else:
             rblock = 2048 if interpret else 1024
-        xblock = max(1, min(_pow2_at_least(self.xnumel), budget // rblock))
+        xblock = max(1, budget // rblock if dynamic else min(_pow2_at_least(self.xnumel), budget // rblock))
         return {"XBLOCK": xblock, "RBLOCK": rblock}
 
     def _matmul_config(self, interpret: bool, device):
@@ -183,6 +194,17 @@ class Launcher:
 
         device = inputs[0].device if inputs else torch.device(self.kernel.device or "cpu")
         checked = checks.enabled()
+        loaded = []
+        for site, views in zip(self.kernel.sites, self._views):
+            t = inputs[site.input]
+            for view, args, kwargs in views:
+                t = view(t, *args[1:], **kwargs)
+            loaded.append(t)
+        if self.kernel.dynamic is not None:
+            self._size(*self.kernel.dynamic.resolve(loaded))
+            if self.rnumel == 0 and self.kernel.dynamic.empty_rows_error:
+                raise IndexError(self.kernel.dynamic.empty_rows_error)
+        spaces = self._spaces or [self.shape] * len(self.kernel.sites)
         outputs, guarded = [], []
         for shape, dtype in zip(self.out_shapes, self.out_dtypes):
             if checked:
@@ -199,14 +221,10 @@ class Launcher:
         if self._fn is None or self._interpret != interpret:
             self._fn = load(self.kernel, interpret)
             self._interpret = interpret
-        loaded, strides = [], []
-        for site, views, space in zip(self.kernel.sites, self._views, self._spaces):
-            t = inputs[site.input]
-            for view, args, kwargs in views:
-                t = view(t, *args[1:], **kwargs)
+        strides = []
+        for site, t, space in zip(self.kernel.sites, loaded, spaces):
             if site.check is not None and (interpret or checked):
                 check_indices(self.kernel.name, t, *site.check)
-            loaded.append(t)
             # A gather's table is addressed through its own strides, every other site in its space.
             strides.extend(t.stride() if site.table_rank else strides_in(t, space))
         blocks = self.blocks(interpret, device, loaded)

@@ -7,6 +7,7 @@ evaluated at build time.
 
 from __future__ import annotations
 
+import logging
 import re
 from dataclasses import dataclass
 from typing import Callable
@@ -16,9 +17,11 @@ import torch
 from mlirfuse.dialect import find_kernel
 from mlirfuse.errors import UnsupportedModelError
 from mlirfuse.ir import NO_CONSTANT, constant_value, ir, tensor_type
-from mlirfuse.lowering.triton import TritonKernel, lower_kernel
+from mlirfuse.lowering.triton import LoweringError, TritonKernel, lower_kernel
 from mlirfuse.runtime.aten import RESHAPING, aten_overload, convert, split_by_schema
 from mlirfuse.runtime.kernels import Launcher
+
+logger = logging.getLogger("mlirfuse")
 
 
 @dataclass
@@ -39,6 +42,9 @@ class Program:
     def __init__(self, func_op, module: ir.Module, on_kernel=None):
         """`on_kernel(index, total, name)` is called as each kernel is lowered (progress)."""
         self.slots: dict[ir.Value, int] = {}
+        self._next_slot = 0
+        # Kernels over `?` sizes the lowering cannot size at call time -> why; their launches run as ATen ops.
+        self.aten_kernels: dict[str, str] = {}
         self.steps: list[Step] = []
         self.kernels: dict[str, TritonKernel] = {}
         self._launchers: dict[str, Launcher] = {}
@@ -61,7 +67,8 @@ class Program:
 
     def _slot(self, value: ir.Value) -> int:
         if value not in self.slots:
-            self.slots[value] = len(self.slots)
+            self.slots[value] = self._next_slot
+            self._next_slot += 1
         return self.slots[value]
 
     def _arg(self, value: ir.Value):
@@ -97,10 +104,23 @@ class Program:
             return
         if name == "fusion.launch":
             kernel_name = op.attributes["kernel"].value
+            if kernel_name in self.aten_kernels:
+                self._add_body(find_kernel(op.operation, kernel_name), op, module)
+                return
             if kernel_name not in self.kernels:
                 if self._on_kernel is not None:
                     self._on_kernel(len(self.kernels), self._total_kernels, kernel_name)
-                self.kernels[kernel_name] = lower_kernel(find_kernel(op.operation, kernel_name))
+                kernel = find_kernel(op.operation, kernel_name)
+                try:
+                    self.kernels[kernel_name] = lower_kernel(kernel)
+                except LoweringError as e:
+                    if not _has_dynamic_sizes(kernel):
+                        raise
+                    # A kernel over `?` sizes the lowering cannot size at call time: its ops run as ATen ops.
+                    self.aten_kernels[kernel_name] = str(e)
+                    logger.info("mlirfuse: %s runs as ATen ops: %s", kernel_name, e)
+                    self._add_body(kernel, op, module)
+                    return
                 self._launchers[kernel_name] = Launcher(self.kernels[kernel_name])
             args = [self._arg(v) for v in op.operands]
             outs = [self._slot(r) for r in op.results]
@@ -147,8 +167,24 @@ class Program:
         for result, value in zip(group.results, ops[-1].operands):
             self._aliases[result] = self._arg(value)
 
+    def _add_body(self, kernel, launch, module) -> None:
+        """A launch of a kernel the lowering refused: its body's ops as ATen steps, in fresh slots per launch."""
+        block = kernel.regions[0].blocks[0]
+        for arg, operand in zip(block.arguments, launch.operands):
+            self._aliases[arg] = self._arg(operand)
+        ops = list(block.operations)
+        for op in ops[:-1]:
+            self._add(op, module)
+        for result, value in zip(launch.results, ops[-1].operands):
+            self._aliases[result] = self._arg(value)
+        # The next launch of this kernel computes its values anew: forget these values' slots (not their numbers).
+        for op in ops[:-1]:
+            for r in op.results:
+                self.slots.pop(r, None)
+                self._lists.pop(r, None)
+
     def run(self, arguments: list) -> list:
-        env = list(arguments) + [None] * (len(self.slots) - len(arguments))
+        env = list(arguments) + [None] * (self._next_slot - len(arguments))
 
         def value(arg):
             kind, v = arg
@@ -190,6 +226,12 @@ def _with_dtype(fn: Callable, result_type: ir.Type) -> Callable:
         return result
 
     return call
+
+
+def _has_dynamic_sizes(kernel) -> bool:
+    block = kernel.regions[0].blocks[0]
+    values = list(block.arguments) + [r for op in block.operations for r in op.results]
+    return any(t is not None and not t.is_static for t in (tensor_type(v.type) for v in values))
 
 
 def _literal(op, blobs: Callable[[], dict[str, bytes]]) -> torch.Tensor:

@@ -5,7 +5,14 @@ from __future__ import annotations
 import math
 
 from mlirfuse.elementwise import compute_dtype
-from mlirfuse.ir import NO_CONSTANT, constant_int_list, constant_value, static_tensor_types, tensor_type
+from mlirfuse.ir import (
+    NO_CONSTANT,
+    constant_int_list,
+    constant_value,
+    reduced_static_type,
+    static_tensor_types,
+    tensor_type,
+)
 from mlirfuse.passes.base import pattern
 from mlirfuse.passes.decompositions.builder import Builder
 from mlirfuse.reductions import reduction_dims
@@ -13,11 +20,11 @@ from mlirfuse.reductions import reduction_dims
 
 def _softmax(op, rewriter, log: bool) -> bool:
     x = op.operands[0]
-    out = tensor_type(op.results[0].type)
-    (xt,) = static_tensor_types(x) or [None]
+    out, xt = tensor_type(op.results[0].type), tensor_type(x.type)
     if xt is None or out is None:
         return False
     dims = reduction_dims(op.operands[1], len(xt.shape))
+    # Any dim may be `?`; a `?` softmax dim that is empty at run time leaves every result empty.
     if dims is None or len(dims) != (1 if xt.shape else 0) or any(xt.shape[d] == 0 for d in dims):
         return False  # softmax over an empty dim is empty; amax over it would be an error
     b = Builder(op)
@@ -49,14 +56,14 @@ def decompose_softmax(op, rewriter) -> bool:
 
 def _layer_norm(op, rewriter, rms: bool) -> bool:
     x = op.operands[0]
-    (xt,) = static_tensor_types(x) or [None]
-    if xt is None:
-        return False
+    xt = tensor_type(x.type)
     normalized = constant_int_list(op.operands[1])
-    if normalized is None:
+    if xt is None or normalized is None or len(normalized) > len(xt.shape):
         return False
     rank = len(xt.shape)
     dims = list(range(rank - len(normalized), rank))
+    if reduced_static_type(x, dims) is None:  # the leading dims may be `?`
+        return False
     weight = op.operands[2]
     if rms:
         bias, eps = None, constant_value(op.operands[3])

@@ -376,16 +376,18 @@ func.func @decompose_logsumexp_no_keepdim(%arg0: !torch.vtensor<[4,8],f32>) -> !
 
 // -----
 
-// Kernels are specialized to static shapes: a `?` dimension keeps the op whole.
+// A dynamic batch: the softmax dim is static, so the op decomposes with `?`
+// kept in the types (its kernel takes the batch as an argument).
 
-// CHECK-LABEL: func.func @no_decompose_dynamic_shape
+// CHECK-LABEL: func.func @decompose_dynamic_batch
 // CHECK-SAME:    (%[[X:.+]]: !torch.vtensor<[?,8],f32>)
-// CHECK-NOT:     torch.aten.amax
-// CHECK:         %[[D:.+]] = torch.constant.int 1
-// CHECK-NEXT:    %[[NONE:.+]] = torch.constant.none
-// CHECK-NEXT:    %[[SM:.+]] = torch.aten.softmax.int %[[X]], %[[D]], %[[NONE]] : !torch.vtensor<[?,8],f32>, !torch.int, !torch.none -> !torch.vtensor<[?,8],f32>
-// CHECK-NEXT:    return %[[SM]]
-func.func @no_decompose_dynamic_shape(%arg0: !torch.vtensor<[?,8],f32>) -> !torch.vtensor<[?,8],f32> {
+// CHECK:         %[[M:.+]] = torch.aten.amax %[[X]], %{{.+}}, %{{.+}} : !torch.vtensor<[?,8],f32>, !torch.list<int>, !torch.bool -> !torch.vtensor<[?,1],f32>
+// CHECK:         torch.aten.sub.Tensor %[[X]], %[[M]], %{{.+}} : !torch.vtensor<[?,8],f32>, !torch.vtensor<[?,1],f32>, !torch.int -> !torch.vtensor<[?,8],f32>
+// CHECK:         torch.aten.sum.dim_IntList {{.*}} -> !torch.vtensor<[?,1],f32>
+// CHECK:         %[[DIV:.+]] = torch.aten.div.Tensor {{.*}} -> !torch.vtensor<[?,8],f32>
+// CHECK-NEXT:    return %[[DIV]]
+// CHECK-NOT:     torch.aten.softmax.int
+func.func @decompose_dynamic_batch(%arg0: !torch.vtensor<[?,8],f32>) -> !torch.vtensor<[?,8],f32> {
   %int1 = torch.constant.int 1
   %none = torch.constant.none
   %0 = torch.aten.softmax.int %arg0, %int1, %none : !torch.vtensor<[?,8],f32>, !torch.int, !torch.none -> !torch.vtensor<[?,8],f32>
@@ -394,13 +396,28 @@ func.func @no_decompose_dynamic_shape(%arg0: !torch.vtensor<[?,8],f32>) -> !torc
 
 // -----
 
-// Same for layer_norm on a dynamic batch.
+// A softmax over a `?` dim decomposes as well: its reductions loop over the row.
 
-// CHECK-LABEL: func.func @no_decompose_dynamic_shape_layer_norm
-// CHECK-NOT:     torch.aten.mean.dim
-// CHECK:         %[[LN:.+]] = torch.aten.layer_norm %{{.+}} -> !torch.vtensor<[?,8],f32>
-// CHECK-NEXT:    return %[[LN]]
-func.func @no_decompose_dynamic_shape_layer_norm(%arg0: !torch.vtensor<[?,8],f32>, %arg1: !torch.vtensor<[8],f32>, %arg2: !torch.vtensor<[8],f32>) -> !torch.vtensor<[?,8],f32> {
+// CHECK-LABEL: func.func @decompose_dynamic_softmax_dim
+// CHECK:         torch.aten.amax {{.*}} -> !torch.vtensor<[8,1],f32>
+// CHECK:         torch.aten.sum.dim_IntList {{.*}} -> !torch.vtensor<[8,1],f32>
+// CHECK-NOT:     torch.aten.softmax.int
+func.func @decompose_dynamic_softmax_dim(%arg0: !torch.vtensor<[8,?],f32>) -> !torch.vtensor<[8,?],f32> {
+  %int1 = torch.constant.int 1
+  %none = torch.constant.none
+  %0 = torch.aten.softmax.int %arg0, %int1, %none : !torch.vtensor<[8,?],f32>, !torch.int, !torch.none -> !torch.vtensor<[8,?],f32>
+  return %0 : !torch.vtensor<[8,?],f32>
+}
+
+// -----
+
+// layer_norm on a dynamic batch decomposes the same way (static normalized dims).
+
+// CHECK-LABEL: func.func @decompose_dynamic_batch_layer_norm
+// CHECK:         torch.aten.mean.dim {{.*}} -> !torch.vtensor<[?,1],f32>
+// CHECK:         torch.aten.rsqrt {{.*}} -> !torch.vtensor<[?,1],f32>
+// CHECK-NOT:     torch.aten.layer_norm
+func.func @decompose_dynamic_batch_layer_norm(%arg0: !torch.vtensor<[?,8],f32>, %arg1: !torch.vtensor<[8],f32>, %arg2: !torch.vtensor<[8],f32>) -> !torch.vtensor<[?,8],f32> {
   %int8 = torch.constant.int 8
   %0 = torch.prim.ListConstruct %int8 : (!torch.int) -> !torch.list<int>
   %float1.000000e-05 = torch.constant.float 1.000000e-05

@@ -5,12 +5,13 @@
 // mlirfuse.reductions.reduction). Fuser-level reasons (cycle, limits,
 // iteration space, views, concat) are in fusion-fuse-elementwise-explain.mlir.
 
-// Why an elementwise op next to a group stays outside: a dynamic operand,
-// an integer result of a float-only op, an unknown dtype code (9: complex),
-// a copy to another device, a memory-format change.
+// Why an elementwise op next to a group stays outside: an integer result of
+// a float-only op, an unknown dtype code (9: complex), a copy to another
+// device, a memory-format change. (An operand with a `?` size joins: kernels
+// take sizes as arguments.)
 
 // CHECK-LABEL: func.func @no_fuse_elementwise_op_reasons
-// CHECK:         fusion.explain = ["consumer torch.aten.add.Tensor: operand #1 has a dynamic shape", "consumer torch.aten.sigmoid: result is int64; the op is fused for floating types only", "consumer torch.prims.convert_element_type: dtype code 9 is not supported", "consumer torch.aten._to_copy: changes layout, device or pinning", "consumer torch.aten._to_copy: changes memory format"]
+// CHECK:         fusion.explain = ["consumer torch.aten._to_copy: changes memory format", "consumer torch.aten._to_copy: changes layout, device or pinning", "consumer torch.prims.convert_element_type: dtype code 9 is not supported", "consumer torch.aten.sigmoid: result is int64; the op is fused for floating types only"]
 
 func.func @no_fuse_elementwise_op_reasons(%a: !torch.vtensor<[4,8],f32>, %d: !torch.vtensor<[?,8],f32>) -> (!torch.vtensor<[4,8],f32>, !torch.vtensor<[4,8],si64>, !torch.vtensor<[4,8],f32>, !torch.vtensor<[4,8],f32>, !torch.vtensor<[4,8],f32>) {
   %int1 = torch.constant.int 1
@@ -31,26 +32,28 @@ func.func @no_fuse_elementwise_op_reasons(%a: !torch.vtensor<[4,8],f32>, %d: !to
 
 // -----
 
-// Why a reduction next to a group stays outside: a dynamic result, an
-// integer prod or mean, amax over an empty dim (an error in eager).
+// Why a reduction next to a group stays outside: argmax over a dim of `?`
+// size, an integer prod or mean, amax over an empty dim (an error in eager).
 
 // CHECK-LABEL: func.func @no_fuse_reduction_op_reasons
-// CHECK:         fusion.explain = ["consumer torch.aten.sum.dim_IntList: operand or result is not a statically shaped tensor", "consumer torch.aten.prod.dim_int: prod with a non-float result"]
+// CHECK:         fusion.explain = ["consumer torch.aten.prod.dim_int: prod with a non-float result"]
+// CHECK:         fusion.explain = ["consumer torch.aten.argmax: argmax over a dynamic dim"]
 // CHECK:         fusion.explain = ["consumer torch.aten.amax: max/min over an empty dimension is an error in eager"]
 // CHECK:         fusion.explain = ["consumer torch.aten.mean.dim: mean of a non-float result"]
 
-func.func @no_fuse_reduction_op_reasons(%a: !torch.vtensor<[4,8],f32>, %e: !torch.vtensor<[4,0],f32>, %i: !torch.vtensor<[4,8],si64>) -> (!torch.vtensor<[?,1],f32>, !torch.vtensor<[4,1],si64>, !torch.vtensor<[4,1],f32>, !torch.vtensor<[4,1],si64>) {
+func.func @no_fuse_reduction_op_reasons(%a: !torch.vtensor<[4,8],f32>, %e: !torch.vtensor<[4,0],f32>, %i: !torch.vtensor<[4,8],si64>, %r: !torch.vtensor<[4,?],f32>) -> (!torch.vtensor<[4,1],si64>, !torch.vtensor<[4,1],si64>, !torch.vtensor<[4,1],f32>, !torch.vtensor<[4,1],si64>) {
   %int1 = torch.constant.int 1
   %int4 = torch.constant.int 4
   %true = torch.constant.bool true
   %none = torch.constant.none
   %l = torch.prim.ListConstruct %int1 : (!torch.int) -> !torch.list<int>
   %0 = torch.aten.neg %a : !torch.vtensor<[4,8],f32> -> !torch.vtensor<[4,8],f32>
-  %1 = torch.aten.sum.dim_IntList %0, %l, %true, %none : !torch.vtensor<[4,8],f32>, !torch.list<int>, !torch.bool, !torch.none -> !torch.vtensor<[?,1],f32>
+  %r0 = torch.aten.neg %r : !torch.vtensor<[4,?],f32> -> !torch.vtensor<[4,?],f32>
+  %1 = torch.aten.argmax %r0, %int1, %true : !torch.vtensor<[4,?],f32>, !torch.int, !torch.bool -> !torch.vtensor<[4,1],si64>
   %2 = torch.aten.prod.dim_int %0, %int1, %true, %int4 : !torch.vtensor<[4,8],f32>, !torch.int, !torch.bool, !torch.int -> !torch.vtensor<[4,1],si64>
   %3 = torch.aten.neg %e : !torch.vtensor<[4,0],f32> -> !torch.vtensor<[4,0],f32>
   %4 = torch.aten.amax %3, %l, %true : !torch.vtensor<[4,0],f32>, !torch.list<int>, !torch.bool -> !torch.vtensor<[4,1],f32>
   %5 = torch.aten.neg %i : !torch.vtensor<[4,8],si64> -> !torch.vtensor<[4,8],si64>
   %6 = torch.aten.mean.dim %5, %l, %true, %none : !torch.vtensor<[4,8],si64>, !torch.list<int>, !torch.bool, !torch.none -> !torch.vtensor<[4,1],si64>
-  return %1, %2, %4, %6 : !torch.vtensor<[?,1],f32>, !torch.vtensor<[4,1],si64>, !torch.vtensor<[4,1],f32>, !torch.vtensor<[4,1],si64>
+  return %1, %2, %4, %6 : !torch.vtensor<[4,1],si64>, !torch.vtensor<[4,1],si64>, !torch.vtensor<[4,1],f32>, !torch.vtensor<[4,1],si64>
 }

@@ -319,18 +319,46 @@ func.func @no_fuse_unsupported_op(%arg0: !torch.vtensor<[4,16],f32>) -> !torch.v
 
 // -----
 
-// Kernels are specialized to static shapes: a `?` dimension is left alone.
+// A `?` size fuses like any other: the kernel takes its sizes as arguments.
 
-// CHECK-LABEL: func.func @no_fuse_dynamic_shape
-// CHECK-SAME:    (%[[A:.+]]: !torch.vtensor<[?,16],f32>)
-// CHECK-NOT:     fusion.group
-// CHECK:         %[[EXP:.+]] = torch.aten.exp %[[A]]
-// CHECK-NEXT:    %[[NEG:.+]] = torch.aten.neg %[[EXP]]
-// CHECK-NEXT:    return %[[NEG]]
-func.func @no_fuse_dynamic_shape(%arg0: !torch.vtensor<[?,16],f32>) -> !torch.vtensor<[?,16],f32> {
+// CHECK-LABEL: func.func @fuse_dynamic_shape
+// CHECK-SAME:    (%[[A:.+]]: !torch.vtensor<[?,16],f32>, %[[B:.+]]: !torch.vtensor<[16],f32>)
+// CHECK:         %[[G:.+]] = "fusion.group"(%[[A]], %[[B]])
+// CHECK:           torch.aten.exp
+// CHECK:           torch.aten.mul.Tensor
+// CHECK:           torch.aten.sum.dim_IntList {{.*}} -> !torch.vtensor<[?,1],f32>
+// CHECK:         }) {kind = "reduction"} : (!torch.vtensor<[?,16],f32>, !torch.vtensor<[16],f32>) -> !torch.vtensor<[?,1],f32>
+// CHECK-NEXT:    return %[[G]]
+func.func @fuse_dynamic_shape(%arg0: !torch.vtensor<[?,16],f32>, %arg1: !torch.vtensor<[16],f32>) -> !torch.vtensor<[?,1],f32> {
+  %int1 = torch.constant.int 1
+  %true = torch.constant.bool true
+  %none = torch.constant.none
   %0 = torch.aten.exp %arg0 : !torch.vtensor<[?,16],f32> -> !torch.vtensor<[?,16],f32>
-  %1 = torch.aten.neg %0 : !torch.vtensor<[?,16],f32> -> !torch.vtensor<[?,16],f32>
-  return %1 : !torch.vtensor<[?,16],f32>
+  %1 = torch.aten.mul.Tensor %0, %arg1 : !torch.vtensor<[?,16],f32>, !torch.vtensor<[16],f32> -> !torch.vtensor<[?,16],f32>
+  %l = torch.prim.ListConstruct %int1 : (!torch.int) -> !torch.list<int>
+  %2 = torch.aten.sum.dim_IntList %1, %l, %true, %none : !torch.vtensor<[?,16],f32>, !torch.list<int>, !torch.bool, !torch.none -> !torch.vtensor<[?,1],f32>
+  return %2 : !torch.vtensor<[?,1],f32>
+}
+
+// -----
+
+// A reduction over a `?` dim fuses too: its kernel loops over the row
+// (fusion-mark-persistent leaves it a `reduction`).
+
+// CHECK-LABEL: func.func @fuse_reduce_dynamic_dim
+// CHECK:         %[[G:.+]] = "fusion.group"
+// CHECK:           torch.aten.exp
+// CHECK:           torch.aten.sum.dim_IntList
+// CHECK:         }) {kind = "reduction"} : (!torch.vtensor<[16,?],f32>) -> !torch.vtensor<[16,1],f32>
+// CHECK-NEXT:    return %[[G]]
+func.func @fuse_reduce_dynamic_dim(%arg0: !torch.vtensor<[16,?],f32>) -> !torch.vtensor<[16,1],f32> {
+  %int1 = torch.constant.int 1
+  %true = torch.constant.bool true
+  %none = torch.constant.none
+  %0 = torch.aten.exp %arg0 : !torch.vtensor<[16,?],f32> -> !torch.vtensor<[16,?],f32>
+  %l = torch.prim.ListConstruct %int1 : (!torch.int) -> !torch.list<int>
+  %1 = torch.aten.sum.dim_IntList %0, %l, %true, %none : !torch.vtensor<[16,?],f32>, !torch.list<int>, !torch.bool, !torch.none -> !torch.vtensor<[16,1],f32>
+  return %1 : !torch.vtensor<[16,1],f32>
 }
 
 // -----

@@ -1,0 +1,209 @@
+"""`mlirfuse.compile(..., dynamic_shapes=...)`: `?` sizes are kernel arguments; new sizes reuse the kernels."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+import torch
+from torch.export import Dim
+
+import mlirfuse
+from mlirfuse.models import MLP, TinyBlock
+from mlirfuse.runtime.kernels import LOAD_STATS
+from helpers import Lambda
+
+
+def _varargs(*specs):
+    """dynamic_shapes for a `Lambda` (its forward takes *args: one tuple of inputs)."""
+    return (specs,)
+
+
+def _check_sizes(cm, model, shapes, **kwargs):
+    """Call `cm` at each shape against eager; no call may compile or load a kernel."""
+    loaded = LOAD_STATS["loaded"]
+    compiles = cm.guard_stats["compiles"]
+    for shape in shapes:
+        x = torch.randn(*shape, **kwargs)
+        torch.testing.assert_close(cm(x), model(x))
+        assert cm.guard_stats["compiles"] == compiles, shape
+        assert LOAD_STATS["loaded"] == loaded, shape  # the kernels of the first size serve every size
+
+
+def test_mlp_dynamic_batch_and_sequence():
+    model = MLP(16, 32).eval()
+    cm = mlirfuse.compile(model, torch.randn(2, 3, 16), dynamic_shapes=({0: Dim("batch"), 1: Dim("seq")},))
+    assert "?,?,16" in cm.mlir
+    assert cm.stats["launches"] >= 2 and not cm.program.aten_kernels  # layer norm, bias+gelu, bias+residual
+    cm(torch.randn(2, 3, 16))  # the first call loads the kernels
+    _check_sizes(cm, model, [(5, 3, 16), (2, 7, 16), (4, 5, 16)])
+    assert cm.guard_stats == {"compiles": 1, "hits": 4, "eager_calls": 0}
+
+
+def test_gpt2_block_dynamic_batch_and_sequence():
+    # The causal mask buffer is sliced [:t, :t]: t must stay below its length (16) for one program to serve all t.
+    model = TinyBlock(32, 2, 16).eval()
+    cm = mlirfuse.compile(model, torch.randn(2, 8, 32), dynamic_shapes=({0: Dim("batch"), 1: Dim("seq", max=15)},))
+    assert cm.stats["launches"] >= 4  # two layer norms, bias + gelu, the residual epilogues
+    unfused = {step.name for step in cm.program.steps if step.kind == "aten"}
+    assert "torch.aten.softmax.int" not in unfused  # the attention softmax over the `?` keys is a kernel
+    cm(torch.randn(2, 8, 32))
+    _check_sizes(cm, model, [(3, 8, 32), (2, 5, 32), (1, 11, 32)])
+    assert cm.guard_stats["compiles"] == 1
+
+
+def test_dynamic_kernels_take_sizes_as_arguments():
+    model = Lambda(lambda x, b: torch.softmax(x * 2 + b, dim=-1).sum(-1))
+    x, b = torch.randn(3, 5, 8), torch.randn(8)
+    cm = mlirfuse.compile(model, (x, b), dynamic_shapes=_varargs({0: Dim("n"), 1: Dim("m")}, None))
+    (kernel,) = cm.kernels.values()
+    assert kernel.dynamic is not None and "[?, ?, 8]" in kernel.source
+    for shape in [(3, 5, 8), (6, 2, 8), (1, 9, 8)]:
+        x = torch.randn(*shape)
+        torch.testing.assert_close(cm(x, b), model(x, b))
+    # A non-contiguous input of a new size too: strides are arguments as well.
+    xt = torch.randn(4, 7, 8).transpose(0, 1)
+    torch.testing.assert_close(cm(xt, b), model(xt, b))
+    assert cm.guard_stats["compiles"] == 1
+
+
+def test_dynamic_kernels_compile_ahead_of_time_for_sm90():
+    # The same sources compile for a GPU: sizes are 64-bit arguments there (a `?` may be any size).
+    from mlirfuse.runtime.aot import compile_kernels, signature
+
+    model = Lambda(lambda x, b: torch.softmax(x * 2 + b, dim=-1) + torch.relu(x))
+    cm = mlirfuse.compile(model, (torch.randn(3, 5, 8), torch.randn(8)), dynamic_shapes=_varargs({0: Dim("n")}, None))
+    kernels = list(cm.kernels.values())
+    assert kernels and all(k.dynamic is not None for k in kernels)
+    assert all(signature(k)["xnumel"] == "i64" for k in kernels)
+    reduction = next(k for k in kernels if k.kind.endswith("reduction"))
+    (compiled,) = compile_kernels([reduction], arch=90, jobs=1)
+    assert compiled.cubin
+
+
+def test_reductions_over_a_dynamic_dim_loop_over_it():
+    # softmax, amax and mean over a `?` row: one looped kernel; rows longer than one RBLOCK too.
+    model = Lambda(lambda x: (x.softmax(-1), x.amax(-1), x.mean(-1)))
+    cm = mlirfuse.compile(model, torch.randn(3, 6), dynamic_shapes=_varargs({1: Dim("n")}))
+    assert [k.kind for k in cm.kernels.values()] == ["reduction"] and cm.stats["unfused_ops"] == 0
+    for n in (6, 3, 2500):
+        x = torch.randn(3, n)
+        for got, want in zip(cm(x), model(x)):
+            torch.testing.assert_close(got, want)
+    # An empty row: eager's amax raises, and so does the kernel (not -inf).
+    with pytest.raises(IndexError, match="empty"):
+        cm(torch.randn(3, 0))
+    assert cm.guard_stats["compiles"] == 1
+
+
+def test_dtype_change_recompiles_once():
+    model = Lambda(lambda x: torch.relu(x * 3).sum(-1))
+    cm = mlirfuse.compile(model, torch.randn(4, 8), dynamic_shapes=_varargs({0: Dim("n")}))
+    for n in (4, 6, 2):
+        x = torch.randn(n, 8, dtype=torch.float64)
+        out = cm(x)
+        assert out.dtype == torch.float64
+        torch.testing.assert_close(out, model(x))
+    # One more compile for float64, itself dynamic: the next float64 sizes are hits.
+    assert cm.guard_stats == {"compiles": 2, "hits": 2, "eager_calls": 0}
+
+
+def test_sizes_outside_the_dims_range_compile_a_static_specialization():
+    model = Lambda(lambda x: torch.exp(x) + 1)
+    cm = mlirfuse.compile(model, torch.randn(3, 8), dynamic_shapes=_varargs({0: Dim("n", max=4)}))
+    for n in (2, 4, 9, 9):
+        x = torch.randn(n, 8)
+        torch.testing.assert_close(cm(x), model(x))
+    assert cm.guard_stats == {"compiles": 2, "hits": 3, "eager_calls": 0}
+
+
+def test_past_the_bound_runs_eagerly_and_warns(caplog):
+    model = Lambda(lambda x: torch.tanh(x) * 2)
+    cm = mlirfuse.compile(model, torch.randn(3, 8), dynamic_shapes=_varargs({0: Dim("n")}), max_specializations=1)
+    x = torch.randn(5, 8)
+    torch.testing.assert_close(cm(x), model(x))  # covered: no new specialization
+    x64 = torch.randn(5, 8, dtype=torch.float64)
+    with caplog.at_level(logging.WARNING, logger="mlirfuse"), pytest.warns(mlirfuse.RecompileLimitWarning):
+        torch.testing.assert_close(cm(x64), model(x64))
+    assert cm.guard_stats == {"compiles": 1, "hits": 1, "eager_calls": 1}
+
+
+def test_strict_serves_covered_sizes_and_raises_on_others():
+    model = Lambda(lambda x: torch.sigmoid(x) - 1)
+    cm = mlirfuse.compile(model, torch.randn(3, 8), dynamic_shapes=_varargs({0: Dim("n")}), strict=True)
+    x = torch.randn(7, 8)
+    torch.testing.assert_close(cm(x), model(x))
+    with pytest.raises(mlirfuse.InputMismatchError):
+        cm(torch.randn(7, 9))
+
+
+# A kernel no fusion pass builds: zeros_like reads its input for the shape only, so no loaded
+# input has the `?` size and the launcher could not size the kernel at call time.
+_UNSIZABLE = """
+"fusion.kernel"() ({
+^bb0(%a: !torch.vtensor<[?,8],f32>, %b: !torch.vtensor<[8],f32>):
+  %none = torch.constant.none
+  %false = torch.constant.bool false
+  %int1 = torch.constant.int 1
+  %0 = torch.aten.zeros_like %a, %none, %none, %none, %false, %none : !torch.vtensor<[?,8],f32>, !torch.none, !torch.none, !torch.none, !torch.bool, !torch.none -> !torch.vtensor<[?,8],f32>
+  %1 = torch.aten.add.Tensor %0, %b, %int1 : !torch.vtensor<[?,8],f32>, !torch.vtensor<[8],f32>, !torch.int -> !torch.vtensor<[?,8],f32>
+  "fusion.yield"(%1) : (!torch.vtensor<[?,8],f32>) -> ()
+}) {kind = "pointwise", sym_name = "k"} : () -> ()
+func.func @forward(%x: !torch.vtensor<[?,8],f32>, %b: !torch.vtensor<[8],f32>, %c: !torch.vtensor<[8],f32>) -> (!torch.vtensor<[?,8],f32>, !torch.vtensor<[?,8],f32>) {
+  %0 = "fusion.launch"(%x, %b) {kernel = @k} : (!torch.vtensor<[?,8],f32>, !torch.vtensor<[8],f32>) -> !torch.vtensor<[?,8],f32>
+  %1 = "fusion.launch"(%x, %c) {kernel = @k} : (!torch.vtensor<[?,8],f32>, !torch.vtensor<[8],f32>) -> !torch.vtensor<[?,8],f32>
+  return %0, %1 : !torch.vtensor<[?,8],f32>, !torch.vtensor<[?,8],f32>
+}
+"""
+
+
+def test_kernel_the_lowering_cannot_size_runs_as_aten_ops():
+    from mlirfuse.dialect import make_context
+    from mlirfuse.ir import ir
+    from mlirfuse.runtime.program import Program
+
+    with make_context():
+        module = ir.Module.parse(_UNSIZABLE)
+        func = next(op for op in module.body.operations if op.operation.name == "func.func")
+        program = Program(func, module)
+    assert "not a dim of any input it loads" in program.aten_kernels["k"]
+    assert not any(step.kind == "launch" for step in program.steps)
+    b, c = torch.randn(8), torch.randn(8)
+    for n in (3, 5):
+        x = torch.randn(n, 8)
+        first, second = program.run([x, b, c])  # each launch has its own values: the second does not overwrite the first
+        torch.testing.assert_close(first, b.expand(n, 8))
+        torch.testing.assert_close(second, c.expand(n, 8))
+
+
+def test_bad_dynamic_shapes_is_an_error_naming_the_dim():
+    model = Lambda(lambda x: x[:4] * 2)  # slicing at 4 specializes the size
+    with pytest.raises(mlirfuse.UnsupportedModelError, match="n"):
+        mlirfuse.compile(model, torch.randn(8, 3), dynamic_shapes=_varargs({0: Dim("n", max=3)}))
+
+
+def test_question_mark_sizes_that_broadcast_at_run_time_are_refused():
+    # Hand-written IR (not torch.export's): two `?` rows the fuser takes to be one size.
+    from mlirfuse.compiler import run_pipeline
+    from mlirfuse.dialect import make_context
+    from mlirfuse.ir import ir
+    from mlirfuse.runtime.program import Program
+
+    text = """
+    func.func @f(%x: !torch.vtensor<[?,8],f32>, %y: !torch.vtensor<[?,8],f32>) -> !torch.vtensor<[?,8],f32> {
+      %int1 = torch.constant.int 1
+      %0 = torch.aten.add.Tensor %x, %y, %int1 : !torch.vtensor<[?,8],f32>, !torch.vtensor<[?,8],f32>, !torch.int -> !torch.vtensor<[?,8],f32>
+      %1 = torch.aten.exp %0 : !torch.vtensor<[?,8],f32> -> !torch.vtensor<[?,8],f32>
+      return %1 : !torch.vtensor<[?,8],f32>
+    }"""
+    context = make_context()
+    with context:
+        module = ir.Module.parse(text)
+    run_pipeline(module, context)
+    func = next(op for op in module.body.operations if op.operation.name == "func.func")
+    program = Program(func, module)
+    assert [s.kind for s in program.steps] == ["launch"]
+    x, y = torch.randn(5, 8), torch.randn(5, 8)
+    torch.testing.assert_close(program.run([x, y])[0], torch.exp(x + y))
+    with pytest.raises(ValueError, match="may not broadcast"):
+        program.run([torch.randn(1, 8), y])
