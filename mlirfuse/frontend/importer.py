@@ -1,9 +1,11 @@
 """nn.Module + example inputs -> `torch` dialect, with weights left out of the IR.
 
-`torch.export` traces the module; `run_decompositions({})` makes the graph
-functional without decomposing composite ops (torch-mlir's default table
-costs seconds on big graphs and breaks some attention exports; what we need
-decomposed we decompose in MLIR). The FX importer then imports the graph
+`torch.export` traces the module; `run_decompositions` makes the graph
+functional and decomposes the composite ops Inductor decomposes that
+mlirfuse does not handle whole (`frontend/decompositions.py`; nothing at all
+for graphs without one). torch-mlir's default table is not run: it costs
+seconds on big graphs and breaks some attention exports; normalizations we
+decompose in MLIR. The FX importer then imports the graph
 *statelessly*: every placeholder - parameter, buffer, lifted constant, user
 input - becomes a function argument. `bindings` says what each argument is
 bound to at call time: the module's live parameters and buffers are looked
@@ -25,6 +27,7 @@ from torch.export.graph_signature import InputKind, OutputKind
 from torch.utils import _pytree as pytree
 
 from mlirfuse.dialect import make_context
+from mlirfuse.frontend.decompositions import table_for
 from mlirfuse.errors import UnsupportedModelError
 from mlirfuse.ir import ir
 
@@ -49,14 +52,24 @@ class ImportedProgram:
     output_aliases: dict = field(default_factory=dict)
 
 
-def export(model: torch.nn.Module, example_inputs: tuple, example_kwargs: dict | None = None) -> ExportedProgram:
+def trace(model: torch.nn.Module, example_inputs: tuple, example_kwargs: dict | None = None) -> ExportedProgram:
+    """torch.export's graph of `model` (training IR: not yet functional, composite ops whole)."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            program = torch.export.export(model, tuple(example_inputs), kwargs=example_kwargs or None, strict=False)
-            program = program.run_decompositions({})
+            return torch.export.export(model, tuple(example_inputs), kwargs=example_kwargs or None, strict=False)
     except Exception as e:
         raise UnsupportedModelError(f"torch.export could not trace {type(model).__name__}: {e}") from e
+
+
+def decompose(program: ExportedProgram, table: dict, what: str = "the program") -> ExportedProgram:
+    """`program` made functional, the ops of `table` decomposed."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            program = program.run_decompositions(table)
+    except Exception as e:
+        raise UnsupportedModelError(f"torch.export could not trace {what}: {e}") from e
     # Export checks dtypes after casts with _assert_tensor_metadata; the IR's
     # types already say the same, and the op computes nothing.
     graph = program.graph_module.graph
@@ -64,6 +77,12 @@ def export(model: torch.nn.Module, example_inputs: tuple, example_kwargs: dict |
         if node.op == "call_function" and node.target is torch.ops.aten._assert_tensor_metadata.default:
             graph.erase_node(node)
     return program
+
+
+def export(model: torch.nn.Module, example_inputs: tuple, example_kwargs: dict | None = None) -> ExportedProgram:
+    """`model` traced and made functional, the composite ops of `table_for` decomposed."""
+    program = trace(model, example_inputs, example_kwargs)
+    return decompose(program, table_for(program.graph_module.graph), type(model).__name__)
 
 
 def _import_graph(graph: torch.fx.Graph, func_name: str, what: str) -> tuple[ir.Module, ir.Context]:
@@ -197,7 +216,16 @@ def import_module(model: torch.nn.Module, example_inputs: tuple, example_kwargs:
     """Export `model` on `example_inputs` (and keyword arguments) and import it into the torch dialect."""
     if not isinstance(model, torch.nn.Module):
         raise UnsupportedModelError(f"expected a torch.nn.Module, got {type(model).__name__}")
-    imported = import_program(export(model, example_inputs, example_kwargs))
+    program = trace(model, example_inputs, example_kwargs)
+    table = table_for(program.graph_module.graph)
+    try:
+        imported = import_program(decompose(program, table, type(model).__name__))
+    except UnsupportedModelError:
+        if not table:
+            raise
+        # A decomposition torch.export or torch-mlir cannot take (one that returns NotImplemented
+        # for these arguments, an effectful check op): the ops stay whole, as without decompositions.
+        imported = import_program(decompose(program, {}, type(model).__name__))
     flat = flatten_inputs(example_inputs, example_kwargs or {}, imported.in_spec)
     imported.input_meta = [
         (tuple(x.shape), x.dtype, x.device) if isinstance(x, torch.Tensor) else x for x in flat

@@ -1,0 +1,129 @@
+"""Which composite ops the frontend decomposes before import, as Inductor does.
+
+Inductor decomposes most composite ops (`linalg_vector_norm`, `divide`,
+`round.decimals`, loss functions, `*_copy` ops, ...) into the pointwise ops,
+reductions and indexing ops its lowerings turn into kernels; its table is
+`torch._inductor.decomposition.select_decomp_table()`. mlirfuse applies the
+same table, minus the ops it handles whole (`native_ops()`: the ops of its
+rule tables, the normalizations `fusion-decompose` expands itself, GEMMs,
+convolutions and attention, and views), so that what Inductor fuses is fused
+here too.
+
+Cost: torch.export's `run_decompositions` re-traces the graph whatever the
+table holds, and the importer runs it once anyway (with `{}` to make the
+graph functional). `table_for(graph)` returns `{}` unless the exported graph
+calls an op that a decomposition would replace, so graphs without one (most
+models: linear, softmax, layer_norm, gelu, sdpa ...) pay nothing, not even
+the import of Inductor's table; graphs with one get the whole filtered table
+in that same call, so ops that decompose into further composite ops
+(`linalg_norm` -> `linalg_vector_norm` -> `pow`/`sum`) come out fully
+decomposed from one re-trace.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import torch
+
+# ATen ops kept whole beside those of the rule tables: convolutions (templates/ATen), eval-mode dropout
+# (attention matching), and the CIA spellings the fusion passes read.
+_KEPT = (
+    "torch.aten.conv1d", "torch.aten.conv2d", "torch.aten.conv3d", "torch.aten.convolution",
+    "torch.aten.conv_transpose1d", "torch.aten.conv_transpose2d.input", "torch.aten.conv_transpose3d.input",
+    "torch.aten.dropout", "torch.aten.repeat_interleave.self_int", "torch.aten.to.dtype",
+)
+
+
+@functools.cache
+def native_ops() -> frozenset[str]:
+    """torch-mlir names of the ops mlirfuse fuses, expands itself or templates: never decomposed by the frontend."""
+    from mlirfuse.attention import CASTS, DROPOUT, MATMULS, REPEAT_INTERLEAVE, SDPA, SOFTMAXES
+    from mlirfuse.elementwise import RULES
+    from mlirfuse.indexing import INDEXING_OPS
+    from mlirfuse.matmuls import MATMUL_OPS
+    from mlirfuse.passes.decompose import PATTERNS as EXPANDED
+    from mlirfuse.passes.legality import CAT
+    from mlirfuse.reductions import REDUCTIONS
+    from mlirfuse.views import ALIASING_OPS, PADS
+
+    return frozenset(
+        {*RULES, *REDUCTIONS, *INDEXING_OPS, *PADS, *ALIASING_OPS, *MATMUL_OPS, CAT, SDPA, DROPOUT, REPEAT_INTERLEAVE,
+         *MATMULS, *SOFTMAXES, *CASTS, *(name for name, _ in EXPANDED), *_KEPT}
+    )
+
+
+def torch_mlir_name(op: torch._ops.OpOverload) -> str:
+    """aten.add.Tensor -> torch.aten.add.Tensor; aten.relu.default -> torch.aten.relu (torch-mlir's spelling)."""
+    namespace, name = op._schema.name.split("::")
+    overload = op._overloadname
+    return f"torch.{namespace}.{name}" + ("" if overload == "default" else f".{overload}")
+
+
+def _is_view(op: torch._ops.OpOverload) -> bool:
+    returns = op._schema.returns
+    return bool(returns) and all(r.alias_info is not None and not r.alias_info.is_write for r in returns)
+
+
+def _functional(op: torch._ops.OpOverload) -> torch._ops.OpOverload:
+    """`add_.Tensor` -> `add.Tensor` (what functionalization turns an in-place op into); other ops unchanged."""
+    if not op._schema.is_mutable:
+        return op
+    packet = getattr(getattr(torch.ops, op.namespace), op._schema.name.split("::")[-1].rstrip("_"), None)
+    return getattr(packet, op._overloadname, op) if packet is not None else op
+
+
+def _decomposable(op: torch._ops.OpOverload) -> bool:
+    """Whether some decomposition (a registered one or the op's CompositeImplicitAutograd kernel) may replace `op`.
+
+    Cheap, and true of every op of Inductor's table, so a graph without such an op
+    never imports the table.
+    """
+    if not _wanted(op):
+        return False
+    from torch._decomp import decomposition_table
+
+    return op in decomposition_table or torch._C._dispatch_has_kernel_for_dispatch_key(
+        op.name(), torch._C.DispatchKey.CompositeImplicitAutograd
+    )
+
+
+def _wanted(op) -> bool:
+    """An aten op to decompose: not kept whole, not a view, not drawing random numbers (eager's stream stays)."""
+    return (
+        isinstance(op, torch._ops.OpOverload) and op.namespace == "aten" and not _is_view(op)
+        and torch.Tag.nondeterministic_seeded not in op.tags and torch_mlir_name(op) not in native_ops()
+    )
+
+
+# Inductor decompositions into Inductor's own prims (low-memory max pooling, fma): torch._decomp's
+# decomposition where it has one, else the op stays whole.
+_INDUCTOR_PRIMS = ("max_pool2d_with_indices", "max_pool3d_with_indices", "_softmax_backward_data")
+
+
+@functools.cache
+def inductor_table() -> dict:
+    """Inductor's decompositions of the aten ops mlirfuse does not handle whole (views left alone)."""
+    from torch._decomp import decomposition_table
+    from torch._inductor.decomposition import select_decomp_table
+
+    table = {op: fn for op, fn in select_decomp_table().items() if _wanted(op)}
+    for op in [op for op in table if op._schema.name.removeprefix("aten::") in _INDUCTOR_PRIMS]:
+        if op in decomposition_table:
+            table[op] = decomposition_table[op]
+        else:
+            del table[op]
+    return table
+
+
+def table_for(graph: torch.fx.Graph) -> dict:
+    """The decomposition table for `run_decompositions` on an exported program with this graph: `{}` unless needed."""
+    ops = {
+        _functional(node.target)
+        for node in graph.nodes
+        if node.op == "call_function" and isinstance(node.target, torch._ops.OpOverload)
+    }
+    if not any(_decomposable(op) for op in ops):
+        return {}
+    table = inductor_table()
+    return table if any(op in table for op in ops) else {}
