@@ -127,3 +127,23 @@ def table_for(graph: torch.fx.Graph) -> dict:
         return {}
     table = inductor_table()
     return table if any(op in table for op in ops) else {}
+
+
+def drop_same_device_arguments(graph: torch.fx.Graph) -> None:
+    """`_to_copy(x, device=d)` with x already on d (or `layout=strided` of a strided x) is a cast: drop the argument.
+
+    Inductor's `_to_copy` decomposition moves a tensor only when its device
+    differs; the fused cast rule takes no device, so these copies would
+    otherwise stay ATen calls. Guards key every specialization by its input
+    devices, so the devices the trace saw are the devices it runs on.
+    """
+    for node in graph.nodes:
+        if node.op != "call_function" or node.target is not torch.ops.aten._to_copy.default or not node.args:
+            continue
+        source = getattr(node.args[0], "meta", {}).get("val")
+        if not isinstance(source, torch.Tensor):
+            continue
+        same = {"device": source.device, "layout": source.layout, "pin_memory": False}
+        kwargs = {k: v for k, v in node.kwargs.items() if not (k in same and v == same[k])}
+        if len(kwargs) != len(node.kwargs):
+            node.kwargs = kwargs

@@ -182,7 +182,8 @@ def _select_piece(em: KernelEmitter, cat, space) -> Value:
     ends, start = [], 0
     for k, piece in enumerate(pieces):
         start += tensor_type(piece.type).shape[dim]
-        if tensor_type(piece.type).shape[dim]:
+        if tensor_type(piece.type).shape[dim] or (k == len(pieces) - 1 and not ends):
+            # (every piece empty: the result is too, and the last piece stands for it)
             ends.append((start, cast(em.env[(cat.results[0], k)], dtype)))
     expr = ends[-1][1]
     for end, value in reversed(ends[:-1]):
