@@ -25,6 +25,18 @@ def imported_text(fn, inputs) -> str:
     return str(import_module(Lambda(fn), inputs).module)
 
 
+def copy_into(x, y):
+    x = x.clone()
+    x.copy_(y)
+    return x + 1
+
+
+def write_column(x, y):
+    x = x.clone()
+    x[:, 1] = y
+    return x * 2
+
+
 CASES = {
     # op (as imported without the table) -> (function, inputs, what it imports as instead)
     "vector_norm": (lambda x: torch.linalg.vector_norm(x, dim=1) * 2, (torch.randn(3, 5),), "torch.aten.linalg_vector_norm"),
@@ -41,6 +53,18 @@ CASES = {
     "broadcast_tensors": (
         lambda x, y: sum(torch.broadcast_tensors(x, y)) * 2, (torch.randn(3, 1), torch.randn(1, 4)), "torch.aten.broadcast_tensors",
     ),
+    # Ops Inductor lowers directly, decomposed with torch._decomp's decompositions:
+    "repeat": (lambda x: x.repeat(2, 3) * 2, (torch.randn(2, 3),), "torch.aten.repeat"),
+    "any_dim": (lambda x: (x > 0).any(1), (torch.randn(2, 3),), "torch.aten.any"),
+    "all": (lambda x: (x > 0).all(), (torch.randn(2, 3),), "torch.aten.all"),
+    "glu": (lambda x: F.glu(x, -1) + 1, (torch.randn(2, 4),), "torch.aten.glu"),
+    "unsafe_index": (
+        lambda x, i: torch.ops.aten._unsafe_index(x, [i]) * 2, (torch.randn(4, 3), torch.tensor([0, 2, 0])),
+        "torch.aten._unsafe_index",
+    ),
+    # ... and ours: copy (an in-place copy_ functionalized) as cast, expand and clone.
+    "copy_broadcast_cast": (copy_into, (torch.randn(3, 4), torch.randn(4).double()), "torch.aten.copy"),
+    "copy_into_slice": (write_column, (torch.randn(3, 4), torch.randn(3)), "torch.aten.copy"),
     "bf16_vector_norm": (
         lambda x: torch.linalg.vector_norm(x, dim=-1), (torch.randn(4, 16).to(torch.bfloat16),), "torch.aten.linalg_vector_norm",
     ),
@@ -59,6 +83,24 @@ def test_to_copy_to_its_own_device_is_a_fused_cast():
     x = torch.randn(3, 4)
     cm = compile_and_compare(lambda x: x.to("cpu", torch.float64) * 2, (x,), op="torch.aten.mul")
     assert cm(x).dtype == torch.float64
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [
+        pytest.param(lambda x: x.fill_(True) * 1, id="fill_true"),
+        pytest.param(lambda x: torch.full((3,), True, dtype=torch.bool) & (x > 0), id="full_true"),
+        pytest.param(lambda x: torch.ne(x > 0, False).float() + 1, id="ne_false"),
+    ],
+)
+def test_bool_scalar_is_a_constant(fn):
+    # aten.Int.bool of a bool literal is no constant to the rules; the frontend passes 0 / 1 where only the value counts.
+    compile_and_compare(fn, (torch.randn(3),))
+
+
+def test_bool_scalar_that_decides_the_dtype_stays():
+    # full(..., True) without a dtype is a bool tensor because the value is a bool: left alone, and still right.
+    compile_and_compare(lambda x: torch.full((3,), True) & (x > 0), (torch.randn(3),), fused=False)
 
 
 def test_ops_fused_whole_stay_whole():

@@ -69,7 +69,7 @@ def _functional(op: torch._ops.OpOverload) -> torch._ops.OpOverload:
     """`add_.Tensor` -> `add.Tensor` (what functionalization turns an in-place op into); other ops unchanged."""
     if not op._schema.is_mutable:
         return op
-    packet = getattr(getattr(torch.ops, op.namespace), op._schema.name.split("::")[-1].rstrip("_"), None)
+    packet = getattr(getattr(torch.ops, op.namespace), _base_name(op).rstrip("_"), None)
     return getattr(packet, op._overloadname, op) if packet is not None else op
 
 
@@ -83,7 +83,7 @@ def _decomposable(op: torch._ops.OpOverload) -> bool:
         return False
     from torch._decomp import decomposition_table
 
-    return op in decomposition_table or torch._C._dispatch_has_kernel_for_dispatch_key(
+    return op in decomposition_table or op in _OWN or torch._C._dispatch_has_kernel_for_dispatch_key(
         op.name(), torch._C.DispatchKey.CompositeImplicitAutograd
     )
 
@@ -100,20 +100,51 @@ def _wanted(op) -> bool:
 # decomposition where it has one, else the op stays whole.
 _INDUCTOR_PRIMS = ("max_pool2d_with_indices", "max_pool3d_with_indices", "_softmax_backward_data")
 
+# Ops Inductor lowers directly (so its table leaves them out) and mlirfuse has no rule for, whose
+# torch._decomp decompositions are ops it fuses: any/all as a sum compared with 0, glu as two slices,
+# repeat as an expand copied, the unsafe index ops as index.Tensor / index_put.
+_LOWERED_BY_INDUCTOR = (
+    "any", "all", "glu", "repeat", "_unsafe_index", "_unsafe_masked_index", "_unsafe_masked_index_put_accumulate",
+    "_unsafe_index_put",
+)
+
+
+def _copy(self: torch.Tensor, src: torch.Tensor, non_blocking: bool = False) -> torch.Tensor:
+    """aten.copy (functionalized `copy_`) as Inductor's lowering computes it: `src` moved, cast, expanded, copied."""
+    if src.device != self.device:
+        src = torch.ops.aten._to_copy.default(src, device=self.device)
+    if src.dtype != self.dtype:
+        src = torch.ops.aten._to_copy.default(src, dtype=self.dtype)
+    if src.shape != self.shape:
+        src = torch.ops.aten.expand.default(src, self.shape)
+    return torch.ops.aten.clone.default(src)
+
+
+# Decompositions of ours, for ops neither table decomposes.
+_OWN = {torch.ops.aten.copy.default: _copy}
+
 
 @functools.cache
 def inductor_table() -> dict:
-    """Inductor's decompositions of the aten ops mlirfuse does not handle whole (views left alone)."""
+    """Inductor's decompositions of the aten ops mlirfuse does not handle whole (views left alone), and a few more."""
     from torch._decomp import decomposition_table
     from torch._inductor.decomposition import select_decomp_table
 
     table = {op: fn for op, fn in select_decomp_table().items() if _wanted(op)}
-    for op in [op for op in table if op._schema.name.removeprefix("aten::") in _INDUCTOR_PRIMS]:
+    for op in [op for op in table if _base_name(op) in _INDUCTOR_PRIMS]:
         if op in decomposition_table:
             table[op] = decomposition_table[op]
         else:
             del table[op]
+    for op, fn in decomposition_table.items():
+        if _wanted(op) and _base_name(op) in _LOWERED_BY_INDUCTOR:
+            table[op] = fn
+    table.update(_OWN)
     return table
+
+
+def _base_name(op) -> str:
+    return op._schema.name.split("::")[-1]
 
 
 def table_for(graph: torch.fx.Graph) -> dict:
@@ -129,21 +160,41 @@ def table_for(graph: torch.fx.Graph) -> dict:
     return table if any(op in table for op in ops) else {}
 
 
-def drop_same_device_arguments(graph: torch.fx.Graph) -> None:
-    """`_to_copy(x, device=d)` with x already on d (or `layout=strided` of a strided x) is a cast: drop the argument.
+def canonicalize(graph: torch.fx.Graph) -> None:
+    """Spell arguments the way the fused rules take them (what Inductor's lowerings see through).
 
-    Inductor's `_to_copy` decomposition moves a tensor only when its device
-    differs; the fused cast rule takes no device, so these copies would
-    otherwise stay ATen calls. Guards key every specialization by its input
-    devices, so the devices the trace saw are the devices it runs on.
+    - `_to_copy(x, device=d)` with x already on d (or `layout=strided` of a
+      strided x, `pin_memory=False`): the arguments are dropped, leaving a
+      cast. Inductor's `_to_copy` decomposition moves a tensor only when its
+      device differs. Guards key every specialization by its input devices,
+      so the devices the trace saw are the devices it runs on.
+    - A bool fill value or compared scalar (`ne.Scalar(x, False)` from the
+      `any` decomposition, `full(..., True, dtype=bool)`) becomes 0 or 1: the
+      FX importer spells a bool Scalar as `aten.Int.bool`, which is no
+      constant to the rules. Only where the value alone counts: comparisons,
+      and fills whose dtype is given.
     """
     for node in graph.nodes:
-        if node.op != "call_function" or node.target is not torch.ops.aten._to_copy.default or not node.args:
+        if node.op != "call_function":
             continue
-        source = getattr(node.args[0], "meta", {}).get("val")
-        if not isinstance(source, torch.Tensor):
-            continue
-        same = {"device": source.device, "layout": source.layout, "pin_memory": False}
-        kwargs = {k: v for k, v in node.kwargs.items() if not (k in same and v == same[k])}
-        if len(kwargs) != len(node.kwargs):
-            node.kwargs = kwargs
+        if node.target is torch.ops.aten._to_copy.default and node.args:
+            source = getattr(node.args[0], "meta", {}).get("val")
+            if isinstance(source, torch.Tensor):
+                same = {"device": source.device, "layout": source.layout, "pin_memory": False}
+                node.kwargs = {k: v for k, v in node.kwargs.items() if not (k in same and v == same[k])}
+        elif node.target in _BOOL_AS_INT:
+            position = _BOOL_AS_INT[node.target]
+            typed = node.target is not torch.ops.aten.full.default or node.kwargs.get("dtype") is not None
+            if typed and len(node.args) > position and isinstance(node.args[position], bool):
+                args = list(node.args)
+                args[position] = int(args[position])
+                node.args = tuple(args)
+
+
+_BOOL_AS_INT = {
+    **{getattr(torch.ops.aten, name).Scalar: 1 for name in ("eq", "ne", "lt", "le", "gt", "ge")},
+    torch.ops.aten.fill.Scalar: 1,
+    torch.ops.aten.full.default: 1,  # with a dtype (else a bool value makes the result bool)
+    torch.ops.aten.full_like.default: 1,  # dtype: the input's, or given
+    torch.ops.aten.new_full.default: 2,  # dtype: the input's, or given
+}

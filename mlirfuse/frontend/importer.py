@@ -27,7 +27,7 @@ from torch.export.graph_signature import InputKind, OutputKind
 from torch.utils import _pytree as pytree
 
 from mlirfuse.dialect import make_context
-from mlirfuse.frontend.decompositions import drop_same_device_arguments, table_for
+from mlirfuse.frontend.decompositions import canonicalize, table_for
 from mlirfuse.errors import UnsupportedModelError
 from mlirfuse.ir import ir
 
@@ -76,7 +76,7 @@ def decompose(program: ExportedProgram, table: dict, what: str = "the program") 
     for node in list(graph.nodes):
         if node.op == "call_function" and node.target is torch.ops.aten._assert_tensor_metadata.default:
             graph.erase_node(node)
-    drop_same_device_arguments(graph)
+    canonicalize(graph)
     return program
 
 
@@ -164,7 +164,7 @@ def import_graph_module(gm: torch.fx.GraphModule, func_name: str = "forward") ->
     values, in order (returned as a flat list).
     """
     graph, constants = _lift_constants(gm)
-    drop_same_device_arguments(graph)
+    canonicalize(graph)
     module, context = _import_graph(graph, func_name, "FX graph")
     inputs = sum(1 for n in gm.graph.nodes if n.op == "placeholder")
     output = next(n for n in gm.graph.nodes if n.op == "output").args[0]
