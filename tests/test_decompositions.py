@@ -16,9 +16,9 @@ import torch
 import torch.nn.functional as F
 
 import mlirfuse
-from helpers import Lambda, compile_and_compare, unfused_ops
 from mlirfuse.frontend.decompositions import native_ops, table_for, torch_mlir_name
 from mlirfuse.frontend.importer import import_module, trace
+from helpers import Lambda, compile_and_compare, unfused_ops
 
 
 def imported_text(fn, inputs) -> str:

@@ -27,8 +27,8 @@ from torch.export.graph_signature import InputKind, OutputKind
 from torch.utils import _pytree as pytree
 
 from mlirfuse.dialect import make_context
-from mlirfuse.frontend.decompositions import canonicalize, table_for
 from mlirfuse.errors import UnsupportedModelError
+from mlirfuse.frontend.decompositions import canonicalize, table_for
 from mlirfuse.ir import ir
 
 
