@@ -171,3 +171,26 @@ def test_dynamo_graph_decomposes_like_export():
     torch.testing.assert_close(actual, fn(x))
     (record,) = ours.graphs
     assert record.stats["unfused_ops"] == 0 and record.stats["launches"] >= 1, record.graph.mlir
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_training_batch_norm_is_decomposed_after_functionalization(dtype):
+    # batch_norm(training=True) becomes _native_batch_norm_legit_functional only when export makes the
+    # graph functional: a second pass decomposes it (its running stats are f32 to the tracer, bf16 in eager).
+    x = torch.randn(4, 3, 5).to(dtype)
+    stats = [torch.randn(3).to(dtype), torch.rand(3).to(dtype) + 0.5]
+    w, b = torch.randn(3).to(dtype), torch.randn(3).to(dtype)
+
+    def fn(x, mean, var, w, b):
+        return F.batch_norm(x, mean, var, w, b, training=True, momentum=0.3, eps=1e-3) * 2
+
+    tol = dict(rtol=1.6e-2, atol=2e-2) if dtype == torch.bfloat16 else {}
+    model = Lambda(fn)
+    eager_stats = [t.clone() for t in stats]
+    expected = model(x, *eager_stats, w, b)
+    cm = mlirfuse.compile(model, (x, *[t.clone() for t in stats], w, b))
+    ours = [t.clone() for t in stats]
+    torch.testing.assert_close(cm(x, *ours, w, b), expected, **tol)
+    for got, want in zip(ours, eager_stats):  # the running stats, updated in place as eager does
+        torch.testing.assert_close(got, want, **tol)
+    assert "_native_batch_norm" not in cm.mlir and cm.stats["unfused_ops"] == 0, unfused_ops(cm)

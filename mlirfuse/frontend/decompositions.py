@@ -173,8 +173,10 @@ def canonicalize(graph: torch.fx.Graph) -> None:
       FX importer spells a bool Scalar as `aten.Int.bool`, which is no
       constant to the rules. Only where the value alone counts: comparisons,
       and fills whose dtype is given.
+    - `squeeze.dims` (batch norm's decompositions use it), which torch-mlir
+      has no op for, becomes the `squeeze.dim` chain it is, highest dim first.
     """
-    for node in graph.nodes:
+    for node in list(graph.nodes):
         if node.op != "call_function":
             continue
         if node.target is torch.ops.aten._to_copy.default and node.args:
@@ -182,6 +184,8 @@ def canonicalize(graph: torch.fx.Graph) -> None:
             if isinstance(source, torch.Tensor):
                 same = {"device": source.device, "layout": source.layout, "pin_memory": False}
                 node.kwargs = {k: v for k, v in node.kwargs.items() if not (k in same and v == same[k])}
+        elif node.target is torch.ops.aten.squeeze.dims and len(node.args) == 2 and not node.kwargs:
+            _squeeze_one_by_one(graph, node)
         elif node.target in _BOOL_AS_INT:
             position = _BOOL_AS_INT[node.target]
             typed = node.target is not torch.ops.aten.full.default or node.kwargs.get("dtype") is not None
@@ -189,6 +193,22 @@ def canonicalize(graph: torch.fx.Graph) -> None:
                 args = list(node.args)
                 args[position] = int(args[position])
                 node.args = tuple(args)
+
+
+def _squeeze_one_by_one(graph: torch.fx.Graph, node: torch.fx.Node) -> None:
+    source, dims = node.args
+    rank = getattr(source, "meta", {}).get("val")
+    if not isinstance(rank, torch.Tensor) or not all(isinstance(d, int) for d in dims):
+        return
+    rank = max(rank.dim(), 1)
+    value = source
+    with graph.inserting_before(node):
+        for d in sorted({d % rank for d in dims}, reverse=True):
+            value = graph.call_function(torch.ops.aten.squeeze.dim, (value, d))
+            value.meta["val"] = torch.ops.aten.squeeze.dim(value.args[0].meta["val"], d)
+    value.meta = {**node.meta, "val": value.meta["val"]}
+    node.replace_all_uses_with(value)
+    graph.erase_node(node)
 
 
 _BOOL_AS_INT = {

@@ -80,10 +80,22 @@ def decompose(program: ExportedProgram, table: dict, what: str = "the program") 
     return program
 
 
+def functional(program: ExportedProgram, what: str = "the program") -> ExportedProgram:
+    """A traced program made functional, the composite ops of `table_for` decomposed."""
+    table = table_for(program.graph_module.graph)
+    result = decompose(program, table, what)
+    if not table:
+        # Ops only functionalization shows (training-mode batch_norm becomes
+        # _native_batch_norm_legit_functional): a second pass, for those graphs only.
+        table = table_for(result.graph_module.graph)
+        if table:
+            result = decompose(result, table, what)
+    return result
+
+
 def export(model: torch.nn.Module, example_inputs: tuple, example_kwargs: dict | None = None) -> ExportedProgram:
     """`model` traced and made functional, the composite ops of `table_for` decomposed."""
-    program = trace(model, example_inputs, example_kwargs)
-    return decompose(program, table_for(program.graph_module.graph), type(model).__name__)
+    return functional(trace(model, example_inputs, example_kwargs), type(model).__name__)
 
 
 def _import_graph(graph: torch.fx.Graph, func_name: str, what: str) -> tuple[ir.Module, ir.Context]:
@@ -219,14 +231,11 @@ def import_module(model: torch.nn.Module, example_inputs: tuple, example_kwargs:
     if not isinstance(model, torch.nn.Module):
         raise UnsupportedModelError(f"expected a torch.nn.Module, got {type(model).__name__}")
     program = trace(model, example_inputs, example_kwargs)
-    table = table_for(program.graph_module.graph)
     try:
-        imported = import_program(decompose(program, table, type(model).__name__))
+        imported = import_program(functional(program, type(model).__name__))
     except UnsupportedModelError:
-        if not table:
-            raise
-        # A decomposition torch.export or torch-mlir cannot take (one that returns NotImplemented
-        # for these arguments, an effectful check op): the ops stay whole, as without decompositions.
+        # A decomposition torch.export or torch-mlir cannot take (one returning NotImplemented for these
+        # arguments, an effectful check op): the ops stay whole. Without one, this raises the error again.
         imported = import_program(decompose(program, {}, type(model).__name__))
     flat = flatten_inputs(example_inputs, example_kwargs or {}, imported.in_spec)
     imported.input_meta = [
