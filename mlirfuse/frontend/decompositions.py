@@ -26,6 +26,15 @@ import functools
 
 import torch
 
+from mlirfuse.attention import CASTS, DROPOUT, MATMULS, REPEAT_INTERLEAVE, SDPA, SOFTMAXES
+from mlirfuse.elementwise import RULES
+from mlirfuse.indexing import INDEXING_OPS
+from mlirfuse.matmuls import MATMUL_OPS
+from mlirfuse.passes.decompose import PATTERNS as EXPANDED
+from mlirfuse.passes.legality import CAT
+from mlirfuse.reductions import REDUCTIONS
+from mlirfuse.views import ALIASING_OPS, PADS
+
 # ATen ops kept whole beside those of the rule tables: convolutions (templates/ATen), eval-mode dropout
 # (attention matching), and the CIA spellings the fusion passes read.
 _KEPT = (
@@ -38,15 +47,6 @@ _KEPT = (
 @functools.cache
 def native_ops() -> frozenset[str]:
     """torch-mlir names of the ops mlirfuse fuses, expands itself or templates: never decomposed by the frontend."""
-    from mlirfuse.attention import CASTS, DROPOUT, MATMULS, REPEAT_INTERLEAVE, SDPA, SOFTMAXES
-    from mlirfuse.elementwise import RULES
-    from mlirfuse.indexing import INDEXING_OPS
-    from mlirfuse.matmuls import MATMUL_OPS
-    from mlirfuse.passes.decompose import PATTERNS as EXPANDED
-    from mlirfuse.passes.legality import CAT
-    from mlirfuse.reductions import REDUCTIONS
-    from mlirfuse.views import ALIASING_OPS, PADS
-
     return frozenset(
         {*RULES, *REDUCTIONS, *INDEXING_OPS, *PADS, *ALIASING_OPS, *MATMUL_OPS, CAT, SDPA, DROPOUT, REPEAT_INTERLEAVE,
          *MATMULS, *SOFTMAXES, *CASTS, *(name for name, _ in EXPANDED), *_KEPT}
@@ -96,6 +96,9 @@ def _wanted(op) -> bool:
     )
 
 
+# Decompositions into prims ops, no kernel here either: the op stays whole (an ATen call with its views folded in).
+_INTO_PRIMS = ("flip",)
+
 # Inductor decompositions into Inductor's own prims (low-memory max pooling, fma): torch._decomp's
 # decomposition where it has one, else the op stays whole.
 _INDUCTOR_PRIMS = ("max_pool2d_with_indices", "max_pool3d_with_indices", "_softmax_backward_data")
@@ -130,7 +133,7 @@ def inductor_table() -> dict:
     from torch._decomp import decomposition_table
     from torch._inductor.decomposition import select_decomp_table
 
-    table = {op: fn for op, fn in select_decomp_table().items() if _wanted(op)}
+    table = {op: fn for op, fn in select_decomp_table().items() if _wanted(op) and _base_name(op) not in _INTO_PRIMS}
     for op in [op for op in table if _base_name(op) in _INDUCTOR_PRIMS]:
         if op in decomposition_table:
             table[op] = decomposition_table[op]
