@@ -171,3 +171,10 @@ def test_special_values_match_eager(dtype):
             zeros = expected == 0
             assert torch.equal(actual[zeros].signbit(), expected[zeros].signbit()), where
         torch.testing.assert_close(actual, expected, equal_nan=True, msg=where)
+
+
+def test_cat_of_empty_pieces_read_in_a_kernel():
+    # Every piece empty along the cat dim (triu_indices(0, 0) decomposed): the lowering found no piece to read.
+    x, y = torch.randn(2, 0), torch.randn(2, 0)
+    cm = compile_and_compare(lambda x, y: torch.cat([x, y], 1) * 2, (x, y))
+    assert cm(x, y).shape == (2, 0)

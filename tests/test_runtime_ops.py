@@ -20,12 +20,13 @@ def test_integer_trunc_division_by_a_python_int(divisor):
 
 
 def test_extern_call_with_a_list_operand():
-    """`x.t().repeat(2, i.numel())`: the extern group around aten.repeat takes its sizes as a list.
+    """`x.t().flip([0, b.numel() - 3])`: the extern group around aten.flip takes its dims as a list.
 
-    (`x.t()[i]` was the case here; index.Tensor is a kernel now, tests/test_indexing.py.)
+    (`x.t()[i]` and `x.t().repeat(...)` were the case here; index.Tensor is a kernel now,
+    tests/test_indexing.py, and repeat is decomposed into a copied expand, tests/test_decompositions.py.)
     """
     x, i = torch.randn(6, 5), torch.tensor([0, 2, 2, 4])
-    fn = lambda a, b: a.t().repeat(2, b.numel()) + b.sum()  # noqa: E731
+    fn = lambda a, b: a.t().flip([0, b.numel() - 3]) + b.sum()  # noqa: E731
     cm = mlirfuse.compile(Lambda(fn), (x, i))
     assert cm.stats["operand_views"] == 1
     assert torch.equal(cm(x, i), fn(x, i))

@@ -13,7 +13,8 @@ Every graph Dynamo captures goes through AOTAutograd: it functionalizes it
 (buffer and input mutations become extra outputs its runtime copies back),
 applies the decompositions below (backward ops such as gelu_backward and
 native_layer_norm_backward become pointwise ops and reductions the fuser
-groups) and splits it into a forward and a backward graph with the min-cut
+groups; so do the composite ops Inductor decomposes, as for `mlirfuse.compile`,
+see `frontend/decompositions.py`) and splits it into a forward and a backward graph with the min-cut
 partitioner, which recomputes cheap pointwise values in the backward
 instead of saving them. Each graph is imported with torch-mlir's FX
 importer (no second torch.export) and run through the same pipeline and
@@ -46,6 +47,7 @@ from torch._functorch.aot_autograd import make_boxed_func
 
 from mlirfuse.compiler import CompiledGraph
 from mlirfuse.errors import MlirfuseError, PipelineError
+from mlirfuse.frontend.decompositions import inductor_table
 from mlirfuse.frontend.importer import import_graph_module
 
 logger = logging.getLogger("mlirfuse")
@@ -78,9 +80,10 @@ _DECOMPOSED = (
 
 
 def decompositions() -> dict:
+    """Inductor's decompositions of the ops mlirfuse does not handle whole, and the backward ops above."""
     from torch._decomp import get_decompositions
 
-    return get_decompositions([getattr(torch.ops.aten, name) for name in _DECOMPOSED])
+    return {**inductor_table(), **get_decompositions([getattr(torch.ops.aten, name) for name in _DECOMPOSED])}
 
 
 @dataclass

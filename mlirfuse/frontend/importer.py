@@ -1,9 +1,11 @@
 """nn.Module + example inputs -> `torch` dialect, with weights left out of the IR.
 
-`torch.export` traces the module; `run_decompositions({})` makes the graph
-functional without decomposing composite ops (torch-mlir's default table
-costs seconds on big graphs and breaks some attention exports; what we need
-decomposed we decompose in MLIR). The FX importer then imports the graph
+`torch.export` traces the module; `run_decompositions` makes the graph
+functional and decomposes the composite ops Inductor decomposes that
+mlirfuse does not handle whole (`frontend/decompositions.py`; nothing at all
+for graphs without one). torch-mlir's default table is not run: it costs
+seconds on big graphs and breaks some attention exports; normalizations we
+decompose in MLIR. The FX importer then imports the graph
 *statelessly*: every placeholder - parameter, buffer, lifted constant, user
 input - becomes a function argument. `bindings` says what each argument is
 bound to at call time: the module's live parameters and buffers are looked
@@ -26,6 +28,7 @@ from torch.utils import _pytree as pytree
 
 from mlirfuse.dialect import make_context
 from mlirfuse.errors import UnsupportedModelError
+from mlirfuse.frontend.decompositions import canonicalize, table_for
 from mlirfuse.ir import ir
 
 
@@ -51,25 +54,54 @@ class ImportedProgram:
     covers: object = None
 
 
-def export(
+def trace(
     model: torch.nn.Module, example_inputs: tuple, example_kwargs: dict | None = None, dynamic_shapes=None
 ) -> ExportedProgram:
+    """torch.export's graph of `model` (training IR: not yet functional, composite ops whole)."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            program = torch.export.export(
+            return torch.export.export(
                 model, tuple(example_inputs), kwargs=example_kwargs or None, strict=False, dynamic_shapes=dynamic_shapes
             )
-            program = program.run_decompositions({})
     except Exception as e:
         raise UnsupportedModelError(f"torch.export could not trace {type(model).__name__}: {e}") from e
+
+
+def decompose(program: ExportedProgram, table: dict, what: str = "the program") -> ExportedProgram:
+    """`program` made functional, the ops of `table` decomposed."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            program = program.run_decompositions(table)
+    except Exception as e:
+        raise UnsupportedModelError(f"torch.export could not trace {what}: {e}") from e
     # Export checks dtypes after casts with _assert_tensor_metadata; the IR's
     # types already say the same, and the op computes nothing.
     graph = program.graph_module.graph
     for node in list(graph.nodes):
         if node.op == "call_function" and node.target is torch.ops.aten._assert_tensor_metadata.default:
             graph.erase_node(node)
+    canonicalize(graph)
     return program
+
+
+def functional(program: ExportedProgram, what: str = "the program") -> ExportedProgram:
+    """A traced program made functional, the composite ops of `table_for` decomposed."""
+    table = table_for(program.graph_module.graph)
+    result = decompose(program, table, what)
+    if not table:
+        # Ops only functionalization shows (training-mode batch_norm becomes
+        # _native_batch_norm_legit_functional): a second pass, for those graphs only.
+        table = table_for(result.graph_module.graph)
+        if table:
+            result = decompose(result, table, what)
+    return result
+
+
+def export(model: torch.nn.Module, example_inputs: tuple, example_kwargs: dict | None = None) -> ExportedProgram:
+    """`model` traced and made functional, the composite ops of `table_for` decomposed."""
+    return functional(trace(model, example_inputs, example_kwargs), type(model).__name__)
 
 
 def _import_graph(graph: torch.fx.Graph, func_name: str, what: str) -> tuple[ir.Module, ir.Context]:
@@ -150,6 +182,7 @@ def import_graph_module(gm: torch.fx.GraphModule, func_name: str = "forward") ->
     values, in order (returned as a flat list).
     """
     graph, constants = _lift_constants(gm)
+    canonicalize(graph)
     module, context = _import_graph(graph, func_name, "FX graph")
     inputs = sum(1 for n in gm.graph.nodes if n.op == "placeholder")
     output = next(n for n in gm.graph.nodes if n.op == "output").args[0]
@@ -209,8 +242,13 @@ def import_module(
     """
     if not isinstance(model, torch.nn.Module):
         raise UnsupportedModelError(f"expected a torch.nn.Module, got {type(model).__name__}")
-    program = export(model, example_inputs, example_kwargs, dynamic_shapes)
-    imported = import_program(program)
+    program = trace(model, example_inputs, example_kwargs, dynamic_shapes)
+    try:
+        imported = import_program(functional(program, type(model).__name__))
+    except UnsupportedModelError:
+        # A decomposition torch.export or torch-mlir cannot take (one returning NotImplemented for these
+        # arguments, an effectful check op): the ops stay whole. Without one, this raises the error again.
+        imported = import_program(decompose(program, {}, type(model).__name__))
     flat = flatten_inputs(example_inputs, example_kwargs or {}, imported.in_spec)
     imported.input_meta = [
         (tuple(x.shape), x.dtype, x.device) if isinstance(x, torch.Tensor) else x for x in flat

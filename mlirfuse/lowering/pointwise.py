@@ -167,12 +167,13 @@ class _PointwiseEmitter(IndexingEmitter):
         x = place.at(result.shape)[dim]
         dtype = compute_dtype(result.dtype)
         ends, start = [], 0
-        for k, piece in enumerate(op.operands[0].owner.operands):
+        pieces = list(op.operands[0].owner.operands)
+        for k, piece in enumerate(pieces):
             size = tensor_type(piece.type).shape
             lows = tuple((start if d == dim else 0, n) for d, n in enumerate(size))
             start += size[dim]
-            if not size[dim]:
-                continue
+            if not size[dim] and not (k == len(pieces) - 1 and not ends):
+                continue  # (every piece empty: the result is too, and the last piece stands for it)
             site = self.sites.get((op.results[0], k))
             if place == self.here and site is not None:
                 value = self.env[(op.results[0], k)]  # loaded with the kernel's other inputs
