@@ -151,7 +151,7 @@ get the constexprs of `sdpa_constants`.
     Compiled (sm_80 / sm_90): BLOCK_M 64; BLOCK_N 64 for f16/bf16 heads up to
     64, 32 for longer ones; f32 (IEEE dots on FMA units, no tensor cores:
     everything in registers) BLOCK_N 32, 16 for heads longer than 64; 8 warps
-    for heads longer than 64. Chosen so q, kᵀ, v and the accumulator fit in
+    for f32 and for heads longer than 64. Chosen so q, kᵀ, v and the accumulator fit in
     255 registers per thread with no spills (tests/test_attention.py checks
     the cubins' resource usage).
     """
@@ -171,7 +171,9 @@ get the constexprs of `sdpa_constants`.
     sdpa = {"Q_SPLIT": 64, "KV_SPLIT": block_n, "CAUSAL_ADD": False, "VEC": 1} if kernel.sdpa_sites else {}
     return {
         "BLOCK_M": 64, "BLOCK_N": block_n, **blocks, **sdpa,
-        "num_warps": 8 if wide else 4, "num_stages": 3 if arch >= 90 else 2,
+        # f32 with 4 warps: ptxas gave up on the head-64 tile (32 registers, a 5.5 KiB stack: the
+        # GPT-2 block of bench/launches.py); 8 warps spread it (148 registers, no spill).
+        "num_warps": 8 if wide or kernel.dtype == "float32" else 4, "num_stages": 3 if arch >= 90 else 2,
     }
 
 
