@@ -342,6 +342,8 @@ def why_not_concat(cat, dep: DependenceAnalysis, limits: Limits = Limits()) -> s
         return "no piece is computed by a group"
     if any(group_kind(g) != "pointwise" for g in groups):
         return "cat of a reduction result"
+    if any(op.operation.name == CAT for g in groups for op in g.regions[0].blocks[0].operations):
+        return "a piece's group reads a cat (a concat kernel holds one cat)"
     members = {op_id(g) for g in groups}
     for i, a in enumerate(groups):
         for b in groups[i + 1 :]:
