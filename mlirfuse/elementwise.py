@@ -130,10 +130,14 @@ def _binary(template: str, kind: str = "arith") -> Rule:
     return Rule(kind, lambda a, c: template.format(*a), tensor_args=(0, 1))
 
 
-def _gelu(a, c):
+def _gelu(a, c, t):
     x = a[0]
     if c[1] == "tanh":
         return f"0.5 * {x} * (1 + {_tanh(f'0.7978845608028654 * ({x} + 0.044715 * {x} * {x} * {x})')})"
+    if t.result == "float32":
+        # eager's vectorized f32 kernel, h + h * erf(x / sqrt(2)) with h = x / 2: where erf is -1
+        # (x <= -0.0) the sum is +0.0, where 0.5 * x * (1 + erf) is -0.0 (fuzz seed 515099)
+        return f"0.5 * {x} + 0.5 * {x} * tl.erf({x} * 0.7071067811865476)"
     return f"0.5 * {x} * (1 + tl.erf({x} * 0.7071067811865476))"
 
 
@@ -189,7 +193,7 @@ RULES: dict[str, Rule] = {
     ),
     "torch.aten.silu": _unary("{0} * tl.sigmoid({0})"),
     "torch.aten.gelu": Rule(
-        "arith", _gelu, constant_args=(1,), float_only=True,
+        "arith", _gelu, constant_args=(1,), float_only=True, typed=True,
         check=lambda c: None if c[1] in ("none", "tanh") else f"approximate={c[1]!r}",
     ),
     # eager's formulas, min(max(x + 3, 0), 6) / 6 and x * that: x * 6 overflows to inf near f32's max

@@ -457,7 +457,11 @@ class KernelEmitter:
             expr = f"({expr}) != 0"
         out_dtype = compute_dtype(result.dtype)
         if rule.kind == "cast":
-            expr = cast(Value(expr, tensors[0].dtype), result.dtype)
+            source, declared = Value(expr, tensors[0].dtype), tensor_type(op.operands[0].type).dtype
+            if source.dtype != declared and not _holds_its_dtype(op.operands[0]):
+                # an f16/bf16 value computed in f32: eager's operand is rounded to its dtype
+                source = Value(cast(source, declared), declared)
+            expr = cast(source, result.dtype)
             if result.dtype != out_dtype:  # round through f16/bf16 as eager does
                 expr = f"{expr}.to({TRITON_DTYPES[out_dtype]})"
         return self.tmp(expr, out_dtype, name)
@@ -485,6 +489,17 @@ class KernelEmitter:
                 "",
             ]
         )
+
+
+def _holds_its_dtype(value: ir.Value) -> bool:
+    """Is `value` exactly representable in its declared dtype in a kernel: loaded (through views) or a cast's result?"""
+    while not isinstance(value.owner, ir.Block):
+        owner = value.owner
+        if torch_name(owner) not in VIEW_OPS:
+            rule = RULES.get(torch_name(owner))
+            return rule is not None and rule.kind == "cast"
+        value = owner.operands[0]
+    return True
 
 
 def _target_dtype(rule, result: TensorType, tensors: dict, consts: list) -> str:

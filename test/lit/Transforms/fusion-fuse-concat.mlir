@@ -130,3 +130,27 @@ func.func @no_fuse_concat_of_cat(%x: !torch.vtensor<[1],f32>, %y: !torch.vtensor
   %3 = torch.aten.cat %l1, %int-1 : !torch.list<vtensor>, !torch.int -> !torch.vtensor<[5],f32>
   return %3 : !torch.vtensor<[5],f32>
 }
+
+// -----
+
+// A piece's group already reads a cat of its inputs (fuzz seed 515123:
+// cat(x1, x2) * 2 and the cat itself are pieces of an outer cat): a concat
+// kernel holds exactly one cat, so the outer cat stays outside the group
+// instead of making a group the verifier rejects.
+
+// CHECK-LABEL: func.func @no_fuse_concat_of_cat_reading_group
+// CHECK:         torch.aten.cat
+// CHECK:         fusion.explain = ["consumer torch.aten.cat: a piece's group holds a cat of its own (a concat kernel writes one cat)"], kind = "pointwise"
+// CHECK:         torch.aten.cat
+
+func.func @no_fuse_concat_of_cat_reading_group(%arg0: !torch.vtensor<[5,3],f32>, %arg1: !torch.vtensor<[5,3],f32>, %arg2: !torch.vtensor<[5,3],f32>) -> !torch.vtensor<[5,15],f32> {
+  %0 = torch.prim.ListConstruct %arg0, %arg1 : (!torch.vtensor<[5,3],f32>, !torch.vtensor<[5,3],f32>) -> !torch.list<vtensor>
+  %int1 = torch.constant.int 1
+  %1 = torch.aten.cat %0, %int1 : !torch.list<vtensor>, !torch.int -> !torch.vtensor<[5,6],f32>
+  %int2 = torch.constant.int 2
+  %2 = torch.aten.mul.Scalar %1, %int2 : !torch.vtensor<[5,6],f32>, !torch.int -> !torch.vtensor<[5,6],f32>
+  %3 = torch.prim.ListConstruct %2, %arg2, %1 : (!torch.vtensor<[5,6],f32>, !torch.vtensor<[5,3],f32>, !torch.vtensor<[5,6],f32>) -> !torch.list<vtensor>
+  %int-1 = torch.constant.int -1
+  %4 = torch.aten.cat %3, %int-1 : !torch.list<vtensor>, !torch.int -> !torch.vtensor<[5,15],f32>
+  return %4 : !torch.vtensor<[5,15],f32>
+}
