@@ -30,6 +30,7 @@ from mlirfuse.attention import CASTS, DROPOUT, MATMULS, REPEAT_INTERLEAVE, SDPA,
 from mlirfuse.elementwise import RULES
 from mlirfuse.indexing import INDEXING_OPS
 from mlirfuse.matmuls import MATMUL_OPS
+from mlirfuse.passes.decompose import OPERATOR_NAMES
 from mlirfuse.passes.decompose import PATTERNS as EXPANDED
 from mlirfuse.passes.legality import CAT
 from mlirfuse.reductions import REDUCTIONS
@@ -49,7 +50,7 @@ def native_ops() -> frozenset[str]:
     """torch-mlir names of the ops mlirfuse fuses, expands itself or templates: never decomposed by the frontend."""
     return frozenset(
         {*RULES, *REDUCTIONS, *INDEXING_OPS, *PADS, *ALIASING_OPS, *MATMUL_OPS, CAT, SDPA, DROPOUT, REPEAT_INTERLEAVE,
-         *MATMULS, *SOFTMAXES, *CASTS, *(name for name, _ in EXPANDED), *_KEPT}
+         *MATMULS, *SOFTMAXES, *CASTS, *(name for name, _ in EXPANDED), *OPERATOR_NAMES, *_KEPT}
     )
 
 

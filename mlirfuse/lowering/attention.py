@@ -99,17 +99,11 @@ def flash_q_split(lq: int) -> int:
     return min(lq, next(split for least, split in FLASH_Q_SPLITS if lq >= least))
 
 
-def cpu_vector_width() -> int:
-    """Floats per ATen CPU vector (`Vectorized<float>::size()`) for the capability ATen dispatches to."""
-    import torch
-
-    return 16 if torch.backends.cpu.get_cpu_capability().startswith("AVX512") else 8
-
-
-def sdpa_constants(kernel: AttentionKernel, math_backend: bool = False) -> dict:
+def sdpa_constants(kernel: AttentionKernel, math_backend: bool = False, vector_width: int = 8) -> dict:
     """The constexprs giving an sdpa kernel eager's CPU NaN/inf semantics (see the module docstring).
 
     ATen's flash kernel, or its math one if `math_backend`; {} for explicit attention.
+    `vector_width`: floats per ATen CPU vector (`runtime.kernels.cpu_vector_width`).
     """
     if not kernel.sdpa_sites:
         return {}
@@ -117,32 +111,13 @@ def sdpa_constants(kernel: AttentionKernel, math_backend: bool = False) -> dict:
         return {"Q_SPLIT": max(kernel.lq, 1), "KV_SPLIT": max(kernel.lk, 1), "CAUSAL_ADD": True, "VEC": 1}
     return {
         "Q_SPLIT": max(flash_q_split(kernel.lq), 1), "KV_SPLIT": max(min(FLASH_KV_SPLIT, kernel.lk), 1),
-        "CAUSAL_ADD": False, "VEC": 1 if kernel.masked else cpu_vector_width(),
+        "CAUSAL_ADD": False, "VEC": 1 if kernel.masked else vector_width,
     }
 
 
-def eager_math_sdpa(kernel: AttentionKernel, loaded: list) -> bool:
-    """Would eager's sdpa run its math backend on these CPU tensors (`loaded`: the kernel's sites)?
-
-    Asks ATen's own choice. A site the kernel reads before a kv-head repeat
-    stands for the repeated tensor eager materializes (contiguous).
-    """
-    import torch
-
-    args = []
-    for i, shape in zip(kernel.sdpa_sites, kernel.sdpa_shapes + (None,)):
-        t = loaded[i]
-        if shape is not None and tuple(t.shape) != shape:
-            t = torch.empty(shape, dtype=t.dtype)
-        args.append(t)
-    q, k, v, *mask = args
-    choice = torch._fused_sdp_choice(
-        q, k, v, mask[0] if mask else None, 0.0, kernel.causal, scale=kernel.scale, enable_gqa=kernel.gqa
-    )
-    return choice == int(torch.nn.attention.SDPBackend.MATH)
-
-
-def attention_blocks(kernel: AttentionKernel, interpret: bool, arch: int = 90, math_backend: bool = False) -> dict:
+def attention_blocks(
+    kernel: AttentionKernel, interpret: bool, arch: int = 90, math_backend: bool = False, vector_width: int = 8
+) -> dict:
     """Block sizes (and, compiled, warps and stages) for one attention kernel.
 
     Interpreted: few, big programs (the interpreter pays per program); causal
@@ -160,7 +135,7 @@ get the constexprs of `sdpa_constants`.
     if kernel.dtype == "bfloat16":
         blocks["INTERPRET"] = interpret  # see the dot_bf16 helper
     if interpret:
-        sdpa = sdpa_constants(kernel, math_backend)
+        sdpa = sdpa_constants(kernel, math_backend, vector_width)
         block_m = min(128, _pow2(kernel.lq))
         if kernel.causal and kernel.lq > sdpa["Q_SPLIT"]:  # each program's rows in one of eager's query blocks
             block_m = min(block_m, sdpa["Q_SPLIT"])  # a power of two there
@@ -385,4 +360,4 @@ def _load_mask(em: _AttentionEmitter, value: ir.Value, entry) -> Value:
     return em.load(addr, t.dtype, entry[0].comment(), "mmask & nmask", other="0")
 
 
-__all__ = ["AttentionKernel", "attention_blocks", "eager_math_sdpa", "lower_attention"]
+__all__ = ["AttentionKernel", "attention_blocks", "lower_attention"]

@@ -35,6 +35,14 @@ from mlirfuse.passes.decompositions.statistics import (
     variance,
 )
 
+# The `torch.operator` names decompose_operator expands (torch-mlir has no op definition for them).
+OPERATOR_NAMES = (
+    "torch.aten.std_mean.correction",
+    "torch.aten.std_mean.dim",
+    "torch.aten._native_batch_norm_legit_no_training",
+    "torch.aten.take_along_dim",
+)
+
 
 @pattern
 def decompose_operator(op, rewriter) -> bool:

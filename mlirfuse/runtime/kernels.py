@@ -21,7 +21,9 @@ import os
 import tempfile
 from pathlib import Path
 
-from mlirfuse.lowering.attention import attention_blocks, eager_math_sdpa
+import torch
+
+from mlirfuse.lowering.attention import AttentionKernel, attention_blocks
 from mlirfuse.lowering.matmul import grid as matmul_grid
 from mlirfuse.lowering.matmul import matmul_config
 from mlirfuse.lowering.triton import POINTWISE_KINDS, TritonKernel
@@ -127,12 +129,34 @@ def check_indices(kernel: str, index, size: int, wrap: bool, error: str) -> None
         )
 
 
+def cpu_vector_width() -> int:
+    """Floats per ATen CPU vector (`Vectorized<float>::size()`) for the capability ATen dispatches to."""
+    return 16 if torch.backends.cpu.get_cpu_capability().startswith("AVX512") else 8
+
+
+def eager_math_sdpa(kernel: AttentionKernel, loaded: list) -> bool:
+    """Would eager's sdpa run its math backend on these CPU tensors (`loaded`: the kernel's sites)?
+
+    Asks ATen's own choice. A site the kernel reads before a kv-head repeat
+    stands for the repeated tensor eager materializes (contiguous).
+    """
+    args = []
+    for i, shape in zip(kernel.sdpa_sites, kernel.sdpa_shapes + (None,)):
+        t = loaded[i]
+        if shape is not None and tuple(t.shape) != shape:
+            t = torch.empty(shape, dtype=t.dtype)
+        args.append(t)
+    q, k, v, *mask = args
+    choice = torch._fused_sdp_choice(
+        q, k, v, mask[0] if mask else None, 0.0, kernel.causal, scale=kernel.scale, enable_gqa=kernel.gqa
+    )
+    return choice == int(torch.nn.attention.SDPBackend.MATH)
+
+
 class Launcher:
     """Runs one TritonKernel on torch tensors."""
 
     def __init__(self, kernel: TritonKernel):
-        import torch
-
         self.kernel = kernel
         self.out_dtypes = [getattr(torch, t.dtype) for t in kernel.outputs]
         if kernel.dynamic is None:
@@ -158,12 +182,10 @@ class Launcher:
 
     def blocks(self, interpret: bool, device=None, loaded=()) -> dict:
         if self.kernel.kind == "attention":
-            import torch
-
             major, minor = torch.cuda.get_device_capability(device) if not interpret else (9, 0)
             # On CPU, sdpa's NaN/inf semantics are those of the backend eager picks for these tensors.
             math_backend = interpret and bool(self.kernel.sdpa_sites) and eager_math_sdpa(self.kernel, loaded)
-            return attention_blocks(self.kernel, interpret, 10 * major + minor, math_backend)
+            return attention_blocks(self.kernel, interpret, 10 * major + minor, math_backend, cpu_vector_width())
         if self.kernel.kind == "matmul":
             return self._matmul_config(interpret, device).constexprs() | (
                 {"INTERPRETED": interpret} if self.kernel.template.dtype == "bfloat16" else {}
@@ -181,8 +203,6 @@ class Launcher:
         return {"XBLOCK": xblock, "RBLOCK": rblock}
 
     def _matmul_config(self, interpret: bool, device):
-        import torch
-
         target = "interpreter"
         if not interpret:
             major, _ = torch.cuda.get_device_capability(device)
@@ -190,8 +210,6 @@ class Launcher:
         return matmul_config(self.kernel.template, target)
 
     def __call__(self, *inputs):
-        import torch
-
         device = inputs[0].device if inputs else torch.device(self.kernel.device or "cpu")
         checked = checks.enabled()
         loaded = []
