@@ -1,0 +1,62 @@
+"""Every GEMM and attention template kernel of bench/launches.py's models, compiled for sm_80 and sm_90: spills?
+
+    python bench/spills.py              # print the table, append it to bench/RESULTS.md
+    python bench/spills.py --no-write   # print only
+
+Compiled ahead of time (no GPU needed, `mlirfuse.runtime.aot.compile_kernels`
+with the block sizes, warps and stages the runtime would launch them with);
+registers, stack frame (where ptxas spills) and local memory come from
+`cuobjdump -res-usage` on each cubin. Issue 10's bar: zero stack and local
+bytes for every kernel. (tests/test_matmul_aot.py and
+tests/test_attention.py check representative kernels the same way in CI.)
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
+
+import argparse  # noqa: E402
+import sys  # noqa: E402
+
+import torch  # noqa: E402
+from launches import MODELS, matmul_mode  # noqa: E402
+
+import mlirfuse  # noqa: E402
+from mlirfuse.runtime.aot import compile_kernels, resource_usage  # noqa: E402
+from report import append, header, markdown_table  # noqa: E402
+
+ARCHS = (80, 90)
+COLUMNS = ("model", "kernel", "kind", *(f"sm_{a} reg / stack / local" for a in ARCHS), "spills")
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--no-write", action="store_true", help="do not append to bench/RESULTS.md")
+    args = parser.parse_args(argv)
+    rows, spilled = [], 0
+    for name, build in MODELS.items():
+        torch.manual_seed(0)
+        model, inputs = build()
+        cm = mlirfuse.compile(model.eval(), inputs, **matmul_mode())
+        kernels = [k for k in cm.kernels.values() if k.kind in ("matmul", "attention")]
+        usage = {arch: [resource_usage(c.cubin) for c in compile_kernels(kernels, arch=arch)] for arch in ARCHS}
+        for i, kernel in enumerate(kernels):
+            cells = [f"{u['reg']} / {u['stack']} / {u['local']}" for u in (usage[a][i] for a in ARCHS)]
+            spills = any(usage[a][i]["stack"] or usage[a][i]["local"] for a in ARCHS)
+            spilled += spills
+            rows.append([name.split(" [")[0], kernel.name, kernel.kind, *cells, "yes" if spills else "no"])
+            print(" | ".join(rows[-1]), file=sys.stderr)
+    report = (
+        f"{header('spills.py')}\n\n{markdown_table(COLUMNS, rows, 3)}\n\n"
+        f"{len(rows)} template kernels, {spilled} with spills (stack or local bytes) on sm_80 or sm_90.\n"
+    )
+    print(report)
+    if not args.no_write:
+        append(report)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
