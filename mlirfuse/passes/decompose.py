@@ -35,31 +35,31 @@ from mlirfuse.passes.decompositions.statistics import (
     variance,
 )
 
+
+def _operator_batch_norm(op, rewriter, name) -> bool:
+    """Inference `_native_batch_norm_legit_no_training` (x, weight, bias, running_mean, running_var, momentum, eps) -> (y, [0], [0])."""
+    if any(list(r.uses) for r in list(op.results)[1:]):
+        return False
+    x, w, bias, mean, var, _, eps = op.operands
+    return batch_norm(op, rewriter, x, w, bias, mean, var, eps)
+
+
 # The `torch.operator` names decompose_operator expands (torch-mlir has no op definition for them).
-OPERATOR_NAMES = (
-    "torch.aten.std_mean.correction",
-    "torch.aten.std_mean.dim",
-    "torch.aten._native_batch_norm_legit_no_training",
-    "torch.aten.take_along_dim",
-)
+OPERATORS = {
+    "torch.aten.std_mean.correction": variance,
+    "torch.aten.std_mean.dim": variance,
+    "torch.aten._native_batch_norm_legit_no_training": _operator_batch_norm,
+    "torch.aten.take_along_dim": lambda op, rewriter, name: decompose_take_along_dim(op, rewriter),
+}
+OPERATOR_NAMES = tuple(OPERATORS)
 
 
 @pattern
 def decompose_operator(op, rewriter) -> bool:
     """`torch.operator` spellings of ops torch-mlir has no definition for (std_mean, inference batch norm, take_along_dim)."""
     name = ir.StringAttr(op.attributes["name"]).value
-    if name in ("torch.aten.std_mean.correction", "torch.aten.std_mean.dim"):
-        return variance(op, rewriter, name)
-    if name == "torch.aten._native_batch_norm_legit_no_training":
-        # (x, weight, bias, running_mean, running_var, momentum, eps) -> (y, [0], [0])
-        if any(list(r.uses) for r in list(op.results)[1:]):
-            return False
-        x, w, bias, mean, var, _, eps = op.operands
-        return batch_norm(op, rewriter, x, w, bias, mean, var, eps)
-    if name == "torch.aten.take_along_dim":
-        return decompose_take_along_dim(op, rewriter)
-    return False
-
+    expand = OPERATORS.get(name)
+    return expand(op, rewriter, name) if expand is not None else False
 
 
 PATTERNS = [
