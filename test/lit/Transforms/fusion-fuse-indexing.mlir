@@ -239,3 +239,207 @@ func.func @fuse_slice_scatter(%x: !torch.vtensor<[4,7],f32>, %y: !torch.vtensor<
   %4 = torch.aten.select_scatter %2, %3, %int0, %int-1 : !torch.vtensor<[4,7],f32>, !torch.vtensor<[7],f32>, !torch.int, !torch.int -> !torch.vtensor<[4,7],f32>
   return %4 : !torch.vtensor<[4,7],f32>
 }
+// -----
+
+// eye.m, tril, full, full_like, ones_like, zeros, arange.start and
+// arange.start_step (as the importer spells torch.eye(3, 4), torch.full,
+// torch.arange(1, 5), ...) compute their values from the coordinates: one
+// group with the adds reading them.
+
+// CHECK-LABEL: func.func @fuse_creation_ops_from_coordinates
+// CHECK:         "fusion.group"(%arg0) ({
+// CHECK-DAG:       torch.aten.eye.m
+// CHECK-DAG:       torch.aten.tril
+// CHECK-DAG:       torch.aten.full %
+// CHECK-DAG:       torch.aten.full_like
+// CHECK-DAG:       torch.aten.ones_like
+// CHECK-DAG:       torch.aten.zeros %
+// CHECK-DAG:       torch.aten.arange.start %
+// CHECK-DAG:       torch.aten.arange.start_step
+// CHECK:           "fusion.yield"
+// CHECK-NEXT:    }) {kind = "pointwise"}
+// CHECK-NOT:     torch.aten
+// CHECK:         return
+func.func @fuse_creation_ops_from_coordinates(%arg0: !torch.vtensor<[3,4],f32>) -> !torch.vtensor<[3,4],f32> {
+  %int0 = torch.constant.int 0
+  %int1 = torch.constant.int 1
+  %int2 = torch.constant.int 2
+  %int3 = torch.constant.int 3
+  %int4 = torch.constant.int 4
+  %int5 = torch.constant.int 5
+  %int8 = torch.constant.int 8
+  %none = torch.constant.none
+  %cpu = torch.constant.device "cpu"
+  %false = torch.constant.bool false
+  %float2.500000e00 = torch.constant.float 2.500000e+00
+  %0 = torch.aten.eye.m %int3, %int4, %none, %none, %cpu, %false : !torch.int, !torch.int, !torch.none, !torch.none, !torch.Device, !torch.bool -> !torch.vtensor<[3,4],f32>
+  %1 = torch.aten.tril %arg0, %int0 : !torch.vtensor<[3,4],f32>, !torch.int -> !torch.vtensor<[3,4],f32>
+  %s = torch.prim.ListConstruct %int3, %int4 : (!torch.int, !torch.int) -> !torch.list<int>
+  %2 = torch.aten.full %s, %float2.500000e00, %none, %none, %cpu, %false : !torch.list<int>, !torch.float, !torch.none, !torch.none, !torch.Device, !torch.bool -> !torch.vtensor<[3,4],f32>
+  %3 = torch.aten.full_like %arg0, %float2.500000e00, %none, %none, %none, %false, %none : !torch.vtensor<[3,4],f32>, !torch.float, !torch.none, !torch.none, !torch.none, !torch.bool, !torch.none -> !torch.vtensor<[3,4],f32>
+  %4 = torch.aten.ones_like %arg0, %none, %none, %none, %false, %none : !torch.vtensor<[3,4],f32>, !torch.none, !torch.none, !torch.none, !torch.bool, !torch.none -> !torch.vtensor<[3,4],f32>
+  %5 = torch.aten.zeros %s, %none, %none, %cpu, %false : !torch.list<int>, !torch.none, !torch.none, !torch.Device, !torch.bool -> !torch.vtensor<[3,4],f32>
+  %6 = torch.aten.arange.start %int1, %int5, %none, %none, %cpu, %false : !torch.int, !torch.int, !torch.none, !torch.none, !torch.Device, !torch.bool -> !torch.vtensor<[4],si64>
+  %7 = torch.aten.arange.start_step %int0, %int8, %int2, %none, %none, %cpu, %false : !torch.int, !torch.int, !torch.int, !torch.none, !torch.none, !torch.Device, !torch.bool -> !torch.vtensor<[4],si64>
+  %8 = torch.aten.add.Tensor %0, %1, %int1 : !torch.vtensor<[3,4],f32>, !torch.vtensor<[3,4],f32>, !torch.int -> !torch.vtensor<[3,4],f32>
+  %9 = torch.aten.add.Tensor %8, %2, %int1 : !torch.vtensor<[3,4],f32>, !torch.vtensor<[3,4],f32>, !torch.int -> !torch.vtensor<[3,4],f32>
+  %10 = torch.aten.add.Tensor %9, %3, %int1 : !torch.vtensor<[3,4],f32>, !torch.vtensor<[3,4],f32>, !torch.int -> !torch.vtensor<[3,4],f32>
+  %11 = torch.aten.add.Tensor %10, %4, %int1 : !torch.vtensor<[3,4],f32>, !torch.vtensor<[3,4],f32>, !torch.int -> !torch.vtensor<[3,4],f32>
+  %12 = torch.aten.add.Tensor %11, %5, %int1 : !torch.vtensor<[3,4],f32>, !torch.vtensor<[3,4],f32>, !torch.int -> !torch.vtensor<[3,4],f32>
+  %13 = torch.aten.add.Tensor %12, %6, %int1 : !torch.vtensor<[3,4],f32>, !torch.vtensor<[4],si64>, !torch.int -> !torch.vtensor<[3,4],f32>
+  %14 = torch.aten.add.Tensor %13, %7, %int1 : !torch.vtensor<[3,4],f32>, !torch.vtensor<[4],si64>, !torch.int -> !torch.vtensor<[3,4],f32>
+  return %14 : !torch.vtensor<[3,4],f32>
+}
+
+// -----
+
+// torch.eye(3) and a fill_ (fill.Scalar) in one group. The fill reads the
+// value it overwrites for its shape only, so the mul producing it is not
+// computed in the fill's kernel.
+
+// CHECK-LABEL: func.func @fuse_eye_and_fill
+// CHECK:         %[[M:.+]] = "fusion.group"(%arg0) ({
+// CHECK:           torch.aten.mul.Scalar
+// CHECK:         }) {fusion.explain = ["consumer fusion.group: read only for its shape"], kind = "pointwise"}
+// CHECK:         "fusion.group"(%[[M]]) ({
+// CHECK-DAG:       torch.aten.eye %
+// CHECK-DAG:       torch.aten.fill.Scalar
+// CHECK:         }) {fusion.explain = ["producer fusion.group: read only for its shape"], kind = "pointwise"}
+// CHECK-NOT:     torch.aten
+// CHECK:         return
+func.func @fuse_eye_and_fill(%arg0: !torch.vtensor<[3,3],f32>) -> !torch.vtensor<[3,3],f32> {
+  %int1 = torch.constant.int 1
+  %int2 = torch.constant.int 2
+  %int3 = torch.constant.int 3
+  %none = torch.constant.none
+  %cpu = torch.constant.device "cpu"
+  %false = torch.constant.bool false
+  %float3.000000e00 = torch.constant.float 3.000000e+00
+  %0 = torch.aten.mul.Scalar %arg0, %int2 : !torch.vtensor<[3,3],f32>, !torch.int -> !torch.vtensor<[3,3],f32>
+  %1 = torch.aten.fill.Scalar %0, %float3.000000e00 : !torch.vtensor<[3,3],f32>, !torch.float -> !torch.vtensor<[3,3],f32>
+  %2 = torch.aten.eye %int3, %none, %none, %cpu, %false : !torch.int, !torch.none, !torch.none, !torch.Device, !torch.bool -> !torch.vtensor<[3,3],f32>
+  %3 = torch.aten.add.Tensor %1, %2, %int1 : !torch.vtensor<[3,3],f32>, !torch.vtensor<[3,3],f32>, !torch.int -> !torch.vtensor<[3,3],f32>
+  return %3 : !torch.vtensor<[3,3],f32>
+}
+
+// -----
+
+// masked_fill with a tensor value and where, by masks computed from the
+// coordinates (a tril / triu of ones): nothing is loaded for the masks.
+
+// CHECK-LABEL: func.func @fuse_masked_fill_and_where_with_index_masks
+// CHECK:         "fusion.group"(%arg0, %arg1) ({
+// CHECK-DAG:       torch.aten.ones
+// CHECK-DAG:       torch.aten.tril
+// CHECK-DAG:       torch.aten.triu
+// CHECK:           torch.aten.masked_fill.Tensor
+// CHECK:           torch.aten.where.self
+// CHECK:         }) {kind = "pointwise"}
+// CHECK-NOT:     torch.aten
+// CHECK:         return
+func.func @fuse_masked_fill_and_where_with_index_masks(%x: !torch.vtensor<[4,4],f32>, %v: !torch.vtensor<[],f32>) -> !torch.vtensor<[4,4],f32> {
+  %int0 = torch.constant.int 0
+  %int1 = torch.constant.int 1
+  %int4 = torch.constant.int 4
+  %int11 = torch.constant.int 11
+  %none = torch.constant.none
+  %false = torch.constant.bool false
+  %cpu = torch.constant.device "cpu"
+  %s = torch.prim.ListConstruct %int4, %int4 : (!torch.int, !torch.int) -> !torch.list<int>
+  %0 = torch.aten.ones %s, %int11, %none, %cpu, %false : !torch.list<int>, !torch.int, !torch.none, !torch.Device, !torch.bool -> !torch.vtensor<[4,4],i1>
+  %1 = torch.aten.tril %0, %int0 : !torch.vtensor<[4,4],i1>, !torch.int -> !torch.vtensor<[4,4],i1>
+  %2 = torch.aten.triu %0, %int1 : !torch.vtensor<[4,4],i1>, !torch.int -> !torch.vtensor<[4,4],i1>
+  %3 = torch.aten.masked_fill.Tensor %x, %1, %v : !torch.vtensor<[4,4],f32>, !torch.vtensor<[4,4],i1>, !torch.vtensor<[],f32> -> !torch.vtensor<[4,4],f32>
+  %4 = torch.aten.where.self %2, %x, %3 : !torch.vtensor<[4,4],i1>, !torch.vtensor<[4,4],f32>, !torch.vtensor<[4,4],f32> -> !torch.vtensor<[4,4],f32>
+  return %4 : !torch.vtensor<[4,4],f32>
+}
+
+// -----
+
+// scatter of a computed source (its relu joins the scatter group) and of a
+// constant value: two scatter groups.
+
+// CHECK-LABEL: func.func @fuse_scatter_src_and_value
+// CHECK:         "fusion.group"(%arg2, %arg0, %arg1) ({
+// CHECK:           %[[R:.+]] = torch.aten.relu
+// CHECK:           torch.aten.scatter.src %{{.+}}, %{{.+}}, %{{.+}}, %[[R]]
+// CHECK:         }) {kind = "scatter"}
+// CHECK:         "fusion.group"(%arg0, %arg1) ({
+// CHECK:           torch.aten.scatter.value
+// CHECK:         }) {kind = "scatter"}
+func.func @fuse_scatter_src_and_value(%x: !torch.vtensor<[3,4],f32>, %i: !torch.vtensor<[3,2],si64>, %s: !torch.vtensor<[3,2],f32>) -> (!torch.vtensor<[3,4],f32>, !torch.vtensor<[3,4],f32>) {
+  %int1 = torch.constant.int 1
+  %float2.000000e00 = torch.constant.float 2.000000e+00
+  %0 = torch.aten.relu %s : !torch.vtensor<[3,2],f32> -> !torch.vtensor<[3,2],f32>
+  %1 = torch.aten.scatter.src %x, %int1, %i, %0 : !torch.vtensor<[3,4],f32>, !torch.int, !torch.vtensor<[3,2],si64>, !torch.vtensor<[3,2],f32> -> !torch.vtensor<[3,4],f32>
+  %2 = torch.aten.scatter.value %x, %int1, %i, %float2.000000e00 : !torch.vtensor<[3,4],f32>, !torch.int, !torch.vtensor<[3,2],si64>, !torch.float -> !torch.vtensor<[3,4],f32>
+  return %1, %2 : !torch.vtensor<[3,4],f32>, !torch.vtensor<[3,4],f32>
+}
+
+// -----
+
+// take_along_dim as it reaches the fuser (torch.compile's graphs; the
+// torch.operator torch.export gives is expanded alike by fusion-decompose):
+// a gather of the indices wrapped by remainder, broadcast by an expand view.
+
+// CHECK-LABEL: func.func @fuse_take_along_dim
+// CHECK:         "fusion.group"(%arg1, %arg0) ({
+// CHECK:           torch.aten.expand
+// CHECK:           %[[W:.+]] = torch.aten.remainder.Scalar
+// CHECK:           torch.aten.gather %{{.+}}, %{{.+}}, %[[W]]
+// CHECK:         }) {kind = "pointwise"}
+// CHECK-NOT:     torch.aten
+// CHECK:         return
+func.func @fuse_take_along_dim(%x: !torch.vtensor<[3,4],f32>, %i: !torch.vtensor<[1,2],si64>) -> !torch.vtensor<[3,2],f32> {
+  %int1 = torch.constant.int 1
+  %int2 = torch.constant.int 2
+  %int3 = torch.constant.int 3
+  %int4 = torch.constant.int 4
+  %false = torch.constant.bool false
+  %s = torch.prim.ListConstruct %int3, %int2 : (!torch.int, !torch.int) -> !torch.list<int>
+  %0 = torch.aten.expand %i, %s, %false : !torch.vtensor<[1,2],si64>, !torch.list<int>, !torch.bool -> !torch.vtensor<[3,2],si64>
+  %1 = torch.aten.remainder.Scalar %0, %int4 : !torch.vtensor<[3,2],si64>, !torch.int -> !torch.vtensor<[3,2],si64>
+  %2 = torch.aten.gather %x, %int1, %1, %false : !torch.vtensor<[3,4],f32>, !torch.int, !torch.vtensor<[3,2],si64>, !torch.bool -> !torch.vtensor<[3,2],f32>
+  return %2 : !torch.vtensor<[3,2],f32>
+}
+
+// -----
+
+// Sizes known only at run time (torch.export with dynamic_shapes): creation
+// ops, gathers, slice_scatter and scatters need static shapes; each stays
+// ATen and the neighbouring group names why.
+
+// CHECK-LABEL: func.func @no_fuse_indexing_and_creation_of_dynamic_sizes
+// CHECK:         torch.aten.zeros
+// CHECK:         fusion.explain = ["producer torch.aten.zeros: result is not a statically shaped tensor of a supported dtype"]
+// CHECK:         torch.aten.eye.m
+// CHECK:         fusion.explain = ["producer torch.aten.eye.m: result is not a statically shaped tensor of a supported dtype"]
+// CHECK:         fusion.explain = ["consumer torch.aten.gather: indexed tensor is not a statically shaped tensor"]
+// CHECK:         torch.aten.gather
+// CHECK:         fusion.explain = ["consumer torch.aten.slice_scatter: result is not a statically shaped tensor of a supported dtype"]
+// CHECK:         torch.aten.slice_scatter
+// CHECK:         torch.aten.scatter.value
+// CHECK:         fusion.explain = ["producer torch.aten.scatter.value: result is not a statically shaped tensor of a supported dtype"]
+func.func @no_fuse_indexing_and_creation_of_dynamic_sizes(%arg0: !torch.vtensor<[?,4],f32>, %arg1: !torch.vtensor<[?,2],si64>) -> (!torch.vtensor<[?,4],f32>, !torch.vtensor<[?,4],f32>, !torch.vtensor<[?,2],f32>, !torch.vtensor<[?,4],f32>, !torch.vtensor<[?,4],f32>) {
+  %int0 = torch.constant.int 0
+  %int1 = torch.constant.int 1
+  %int2 = torch.constant.int 2
+  %int4 = torch.constant.int 4
+  %none = torch.constant.none
+  %cpu = torch.constant.device "cpu"
+  %false = torch.constant.bool false
+  %float2.000000e00 = torch.constant.float 2.000000e+00
+  %0 = torch.aten.size.int %arg1, %int0 : !torch.vtensor<[?,2],si64>, !torch.int -> !torch.int
+  %1 = torch.prim.ListConstruct %0, %int4 : (!torch.int, !torch.int) -> !torch.list<int>
+  %2 = torch.aten.zeros %1, %none, %none, %cpu, %false : !torch.list<int>, !torch.none, !torch.none, !torch.Device, !torch.bool -> !torch.vtensor<[?,4],f32>
+  %3 = torch.aten.add.Tensor %arg0, %2, %int1 : !torch.vtensor<[?,4],f32>, !torch.vtensor<[?,4],f32>, !torch.int -> !torch.vtensor<[?,4],f32>
+  %4 = torch.aten.eye.m %0, %int4, %none, %none, %cpu, %false : !torch.int, !torch.int, !torch.none, !torch.none, !torch.Device, !torch.bool -> !torch.vtensor<[?,4],f32>
+  %5 = torch.aten.mul.Tensor %4, %arg0 : !torch.vtensor<[?,4],f32>, !torch.vtensor<[?,4],f32> -> !torch.vtensor<[?,4],f32>
+  %6 = torch.aten.add.Scalar %arg1, %int1, %int1 : !torch.vtensor<[?,2],si64>, !torch.int, !torch.int -> !torch.vtensor<[?,2],si64>
+  %7 = torch.aten.gather %arg0, %int1, %6, %false : !torch.vtensor<[?,4],f32>, !torch.int, !torch.vtensor<[?,2],si64>, !torch.bool -> !torch.vtensor<[?,2],f32>
+  %8 = torch.aten.mul.Scalar %arg0, %int2 : !torch.vtensor<[?,4],f32>, !torch.int -> !torch.vtensor<[?,4],f32>
+  %9 = torch.aten.slice_scatter %8, %7, %int1, %int0, %int2, %int1 : !torch.vtensor<[?,4],f32>, !torch.vtensor<[?,2],f32>, !torch.int, !torch.int, !torch.int, !torch.int -> !torch.vtensor<[?,4],f32>
+  %10 = torch.aten.scatter.value %arg0, %int1, %arg1, %float2.000000e00 : !torch.vtensor<[?,4],f32>, !torch.int, !torch.vtensor<[?,2],si64>, !torch.float -> !torch.vtensor<[?,4],f32>
+  %11 = torch.aten.add.Scalar %10, %int1, %int1 : !torch.vtensor<[?,4],f32>, !torch.int, !torch.int -> !torch.vtensor<[?,4],f32>
+  return %3, %5, %7, %9, %11 : !torch.vtensor<[?,4],f32>, !torch.vtensor<[?,4],f32>, !torch.vtensor<[?,2],f32>, !torch.vtensor<[?,4],f32>, !torch.vtensor<[?,4],f32>
+}

@@ -95,3 +95,78 @@ func.func @no_fuse_limits(%arg0: !torch.vtensor<[4,8],si32>, %arg1: !torch.vtens
   %7 = torch.operator "torch.aten.nextafter"(%5, %5) : (!torch.vtensor<[4,8],f32>, !torch.vtensor<[4,8],f32>) -> !torch.vtensor<[4,8],f32>
   return %1, %2, %3, %4, %6, %7 : !torch.vtensor<[4,8],si32>, !torch.vtensor<[4,8],si32>, !torch.vtensor<[4,8],si32>, !torch.vtensor<[4,8],si32>, !torch.vtensor<[4,8],f32>, !torch.vtensor<[4,8],f32>
 }
+
+// -----
+
+// The tensor-tensor bitwise ops and shifts (the spellings of torch.bitwise_*
+// of two int tensors) and bitwise_not join one group.
+
+// CHECK-LABEL: func.func @fuse_bitwise_tensor_ops
+// CHECK:         "fusion.group"(%arg0, %arg1)
+// CHECK:           torch.aten.bitwise_and.Tensor
+// CHECK:           torch.aten.bitwise_or.Tensor
+// CHECK:           torch.aten.bitwise_xor.Tensor
+// CHECK:           torch.aten.bitwise_not
+// CHECK:           torch.aten.bitwise_left_shift.Tensor
+// CHECK:           torch.aten.bitwise_right_shift.Tensor
+// CHECK:         }) {kind = "pointwise"}
+// CHECK-NOT:     torch.aten
+// CHECK:         return
+func.func @fuse_bitwise_tensor_ops(%arg0: !torch.vtensor<[4,8],si32>, %arg1: !torch.vtensor<[4,8],si32>) -> (!torch.vtensor<[4,8],si32>, !torch.vtensor<[4,8],si32>) {
+  %0 = torch.aten.bitwise_and.Tensor %arg0, %arg1 : !torch.vtensor<[4,8],si32>, !torch.vtensor<[4,8],si32> -> !torch.vtensor<[4,8],si32>
+  %1 = torch.aten.bitwise_or.Tensor %0, %arg1 : !torch.vtensor<[4,8],si32>, !torch.vtensor<[4,8],si32> -> !torch.vtensor<[4,8],si32>
+  %2 = torch.aten.bitwise_xor.Tensor %1, %arg0 : !torch.vtensor<[4,8],si32>, !torch.vtensor<[4,8],si32> -> !torch.vtensor<[4,8],si32>
+  %3 = torch.aten.bitwise_not %2 : !torch.vtensor<[4,8],si32> -> !torch.vtensor<[4,8],si32>
+  %4 = torch.aten.bitwise_left_shift.Tensor %3, %arg1 : !torch.vtensor<[4,8],si32>, !torch.vtensor<[4,8],si32> -> !torch.vtensor<[4,8],si32>
+  %5 = torch.aten.bitwise_right_shift.Tensor %arg0, %arg1 : !torch.vtensor<[4,8],si32>, !torch.vtensor<[4,8],si32> -> !torch.vtensor<[4,8],si32>
+  return %4, %5 : !torch.vtensor<[4,8],si32>, !torch.vtensor<[4,8],si32>
+}
+
+// -----
+
+// nan_to_num, copysign of tensors, clamp with scalar bounds, pow with a
+// scalar base and of two tensors: one group.
+
+// CHECK-LABEL: func.func @fuse_float_completeness
+// CHECK:         "fusion.group"(%arg0, %arg1)
+// CHECK:           torch.aten.nan_to_num
+// CHECK:           torch.aten.copysign.Tensor
+// CHECK:           torch.aten.clamp %{{.+}}, %{{.+}}, %{{.+}} : !torch.vtensor<[4,8],f32>, !torch.float, !torch.float
+// CHECK:           torch.aten.pow.Scalar
+// CHECK:           torch.aten.pow.Tensor_Tensor
+// CHECK:         }) {kind = "pointwise"}
+// CHECK-NOT:     torch.aten
+// CHECK:         return
+func.func @fuse_float_completeness(%arg0: !torch.vtensor<[4,8],f32>, %arg1: !torch.vtensor<[4,8],f32>) -> !torch.vtensor<[4,8],f32> {
+  %float0.000000e00 = torch.constant.float 0.000000e+00
+  %float1.000000e00 = torch.constant.float 1.000000e+00
+  %none = torch.constant.none
+  %0 = torch.aten.nan_to_num %arg0, %float0.000000e00, %float1.000000e00, %none : !torch.vtensor<[4,8],f32>, !torch.float, !torch.float, !torch.none -> !torch.vtensor<[4,8],f32>
+  %1 = torch.aten.copysign.Tensor %0, %arg1 : !torch.vtensor<[4,8],f32>, !torch.vtensor<[4,8],f32> -> !torch.vtensor<[4,8],f32>
+  %float-5.000000e-01 = torch.constant.float -5.000000e-01
+  %float5.000000e-01 = torch.constant.float 5.000000e-01
+  %2 = torch.aten.clamp %1, %float-5.000000e-01, %float5.000000e-01 : !torch.vtensor<[4,8],f32>, !torch.float, !torch.float -> !torch.vtensor<[4,8],f32>
+  %float2.000000e00 = torch.constant.float 2.000000e+00
+  %3 = torch.aten.pow.Scalar %float2.000000e00, %2 : !torch.float, !torch.vtensor<[4,8],f32> -> !torch.vtensor<[4,8],f32>
+  %4 = torch.aten.abs %arg1 : !torch.vtensor<[4,8],f32> -> !torch.vtensor<[4,8],f32>
+  %5 = torch.aten.pow.Tensor_Tensor %4, %3 : !torch.vtensor<[4,8],f32>, !torch.vtensor<[4,8],f32> -> !torch.vtensor<[4,8],f32>
+  return %5 : !torch.vtensor<[4,8],f32>
+}
+
+// -----
+
+// Non-finite replacement values and bases (torch.nan_to_num(x, posinf=inf),
+// torch.pow(inf, x); eager takes both) have no Triton literal: ATen.
+
+// CHECK-LABEL: func.func @no_fuse_non_finite_constants
+// CHECK:         fusion.explain = ["consumer torch.aten.nan_to_num: operand #2 (inf) is not a finite number", "consumer torch.aten.pow.Scalar: base inf is not a finite number"]
+// CHECK:         torch.aten.nan_to_num
+// CHECK:         torch.aten.pow.Scalar
+func.func @no_fuse_non_finite_constants(%arg0: !torch.vtensor<[4,8],f32>) -> (!torch.vtensor<[4,8],f32>, !torch.vtensor<[4,8],f32>) {
+  %0 = torch.aten.neg %arg0 : !torch.vtensor<[4,8],f32> -> !torch.vtensor<[4,8],f32>
+  %none = torch.constant.none
+  %floatInf = torch.constant.float 0x7FF0000000000000
+  %1 = torch.aten.nan_to_num %0, %none, %floatInf, %none : !torch.vtensor<[4,8],f32>, !torch.none, !torch.float, !torch.none -> !torch.vtensor<[4,8],f32>
+  %2 = torch.aten.pow.Scalar %floatInf, %0 : !torch.float, !torch.vtensor<[4,8],f32> -> !torch.vtensor<[4,8],f32>
+  return %1, %2 : !torch.vtensor<[4,8],f32>, !torch.vtensor<[4,8],f32>
+}
