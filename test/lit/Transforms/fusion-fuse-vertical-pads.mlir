@@ -255,3 +255,64 @@ func.func @fuse_cat_of_computed_only_returned_as_concat_exit(%arg0: !torch.vtens
   %2 = torch.aten.cat %1, %int0 : !torch.list<vtensor>, !torch.int -> !torch.vtensor<[6,4],f32>
   return %2 : !torch.vtensor<[6,4],f32>
 }
+
+// -----
+
+// reflection_pad*d and replication_pad*d (the spellings torch.compile's
+// graphs give F.pad(mode="reflect" / "replicate"); torch.export gives
+// aten.pad) of a group input join the group reading them.
+
+// CHECK-LABEL: func.func @fuse_reflection_and_replication_pads
+// CHECK:         "fusion.group"(%arg0)
+// CHECK-DAG:       torch.aten.reflection_pad1d
+// CHECK-DAG:       torch.aten.replication_pad1d
+// CHECK:         }) {kind = "pointwise"}
+// CHECK:         "fusion.group"(%arg1)
+// CHECK-DAG:       torch.aten.reflection_pad2d
+// CHECK-DAG:       torch.aten.replication_pad2d
+// CHECK:         }) {kind = "pointwise"}
+// CHECK:         "fusion.group"(%arg2)
+// CHECK-DAG:       torch.aten.reflection_pad3d
+// CHECK-DAG:       torch.aten.replication_pad3d
+// CHECK:         }) {kind = "pointwise"}
+// CHECK-NOT:     torch.aten
+// CHECK:         return
+func.func @fuse_reflection_and_replication_pads(%arg0: !torch.vtensor<[2,3,5],f32>, %arg1: !torch.vtensor<[1,2,4,5],f32>, %arg2: !torch.vtensor<[1,2,3,4,5],f32>) -> (!torch.vtensor<[2,3,8],f32>, !torch.vtensor<[1,2,6,8],f32>, !torch.vtensor<[1,2,5,6,7],f32>) {
+  %int1 = torch.constant.int 1
+  %int2 = torch.constant.int 2
+  %0 = torch.prim.ListConstruct %int2, %int1 : (!torch.int, !torch.int) -> !torch.list<int>
+  %1 = torch.aten.reflection_pad1d %arg0, %0 : !torch.vtensor<[2,3,5],f32>, !torch.list<int> -> !torch.vtensor<[2,3,8],f32>
+  %2 = torch.aten.replication_pad1d %arg0, %0 : !torch.vtensor<[2,3,5],f32>, !torch.list<int> -> !torch.vtensor<[2,3,8],f32>
+  %3 = torch.aten.add.Tensor %1, %2, %int1 : !torch.vtensor<[2,3,8],f32>, !torch.vtensor<[2,3,8],f32>, !torch.int -> !torch.vtensor<[2,3,8],f32>
+  %4 = torch.prim.ListConstruct %int2, %int1, %int1, %int1 : (!torch.int, !torch.int, !torch.int, !torch.int) -> !torch.list<int>
+  %5 = torch.aten.reflection_pad2d %arg1, %4 : !torch.vtensor<[1,2,4,5],f32>, !torch.list<int> -> !torch.vtensor<[1,2,6,8],f32>
+  %6 = torch.aten.replication_pad2d %arg1, %4 : !torch.vtensor<[1,2,4,5],f32>, !torch.list<int> -> !torch.vtensor<[1,2,6,8],f32>
+  %7 = torch.aten.add.Tensor %5, %6, %int1 : !torch.vtensor<[1,2,6,8],f32>, !torch.vtensor<[1,2,6,8],f32>, !torch.int -> !torch.vtensor<[1,2,6,8],f32>
+  %8 = torch.prim.ListConstruct %int1, %int1, %int1, %int1, %int1, %int1 : (!torch.int, !torch.int, !torch.int, !torch.int, !torch.int, !torch.int) -> !torch.list<int>
+  %9 = torch.aten.reflection_pad3d %arg2, %8 : !torch.vtensor<[1,2,3,4,5],f32>, !torch.list<int> -> !torch.vtensor<[1,2,5,6,7],f32>
+  %10 = torch.aten.replication_pad3d %arg2, %8 : !torch.vtensor<[1,2,3,4,5],f32>, !torch.list<int> -> !torch.vtensor<[1,2,5,6,7],f32>
+  %11 = torch.aten.add.Tensor %9, %10, %int1 : !torch.vtensor<[1,2,5,6,7],f32>, !torch.vtensor<[1,2,5,6,7],f32>, !torch.int -> !torch.vtensor<[1,2,5,6,7],f32>
+  return %3, %7, %11 : !torch.vtensor<[2,3,8],f32>, !torch.vtensor<[1,2,6,8],f32>, !torch.vtensor<[1,2,5,6,7],f32>
+}
+
+// -----
+
+// A reflect or replicate pad of a dynamic size reads coordinates it cannot
+// mirror or clamp without the size: it stays ATen.
+
+// CHECK-LABEL: func.func @no_fuse_reflection_and_replication_pads_of_dynamic_shape
+// CHECK:         fusion.explain = [
+// CHECK-SAME:      "consumer torch.aten.reflection_pad1d: pad by non-constant or dynamic sizes"
+// CHECK-SAME:      "consumer torch.aten.replication_pad2d: pad by non-constant or dynamic sizes"
+// CHECK:         torch.aten.reflection_pad1d
+// CHECK:         torch.aten.replication_pad2d
+func.func @no_fuse_reflection_and_replication_pads_of_dynamic_shape(%arg0: !torch.vtensor<[?,3,5],f32>) -> (!torch.vtensor<[?,3,8],f32>, !torch.vtensor<[?,6,8],f32>) {
+  %int1 = torch.constant.int 1
+  %int2 = torch.constant.int 2
+  %0 = torch.aten.neg %arg0 : !torch.vtensor<[?,3,5],f32> -> !torch.vtensor<[?,3,5],f32>
+  %1 = torch.prim.ListConstruct %int2, %int1 : (!torch.int, !torch.int) -> !torch.list<int>
+  %2 = torch.aten.reflection_pad1d %0, %1 : !torch.vtensor<[?,3,5],f32>, !torch.list<int> -> !torch.vtensor<[?,3,8],f32>
+  %3 = torch.prim.ListConstruct %int2, %int1, %int1, %int2 : (!torch.int, !torch.int, !torch.int, !torch.int) -> !torch.list<int>
+  %4 = torch.aten.replication_pad2d %0, %3 : !torch.vtensor<[?,3,5],f32>, !torch.list<int> -> !torch.vtensor<[?,6,8],f32>
+  return %2, %4 : !torch.vtensor<[?,3,8],f32>, !torch.vtensor<[?,6,8],f32>
+}
