@@ -406,8 +406,8 @@ func.func @fuse_take_along_dim(%x: !torch.vtensor<[3,4],f32>, %i: !torch.vtensor
 // -----
 
 // Sizes known only at run time (torch.export with dynamic_shapes): creation
-// ops, gathers, slice_scatter and scatters need static shapes; each stays
-// ATen and the neighbouring group names why.
+// ops, tril, gathers, slice_scatter / select_scatter and scatters need static
+// shapes; each stays ATen and the neighbouring group names why.
 
 // CHECK-LABEL: func.func @no_fuse_indexing_and_creation_of_dynamic_sizes
 // CHECK:         torch.aten.zeros
@@ -420,7 +420,14 @@ func.func @fuse_take_along_dim(%x: !torch.vtensor<[3,4],f32>, %i: !torch.vtensor
 // CHECK:         torch.aten.slice_scatter
 // CHECK:         torch.aten.scatter.value
 // CHECK:         fusion.explain = ["producer torch.aten.scatter.value: result is not a statically shaped tensor of a supported dtype"]
-func.func @no_fuse_indexing_and_creation_of_dynamic_sizes(%arg0: !torch.vtensor<[?,4],f32>, %arg1: !torch.vtensor<[?,2],si64>) -> (!torch.vtensor<[?,4],f32>, !torch.vtensor<[?,4],f32>, !torch.vtensor<[?,2],f32>, !torch.vtensor<[?,4],f32>, !torch.vtensor<[?,4],f32>) {
+// CHECK:         fusion.explain = ["consumer torch.aten.select_scatter: result is not a statically shaped tensor of a supported dtype"]
+// CHECK:         torch.aten.select_scatter
+// CHECK:         torch.aten.arange
+// CHECK:         fusion.explain = ["producer torch.aten.arange: result is not a statically shaped tensor of a supported dtype"]
+// CHECK:         torch.aten.tril
+// CHECK:         torch.aten.ones_like
+// CHECK:         fusion.explain = ["producer torch.aten.ones_like: result is not a statically shaped tensor of a supported dtype", "producer torch.aten.tril: result is not a statically shaped tensor of a supported dtype"]
+func.func @no_fuse_indexing_and_creation_of_dynamic_sizes(%arg0: !torch.vtensor<[?,4],f32>, %arg1: !torch.vtensor<[?,2],si64>, %arg2: !torch.vtensor<[4],f32>) -> (!torch.vtensor<[?,4],f32>, !torch.vtensor<[?,4],f32>, !torch.vtensor<[?,2],f32>, !torch.vtensor<[?,4],f32>, !torch.vtensor<[?,4],f32>, !torch.vtensor<[?,4],f32>, !torch.vtensor<[?],si64>, !torch.vtensor<[?,4],f32>) {
   %int0 = torch.constant.int 0
   %int1 = torch.constant.int 1
   %int2 = torch.constant.int 2
@@ -441,5 +448,12 @@ func.func @no_fuse_indexing_and_creation_of_dynamic_sizes(%arg0: !torch.vtensor<
   %9 = torch.aten.slice_scatter %8, %7, %int1, %int0, %int2, %int1 : !torch.vtensor<[?,4],f32>, !torch.vtensor<[?,2],f32>, !torch.int, !torch.int, !torch.int, !torch.int -> !torch.vtensor<[?,4],f32>
   %10 = torch.aten.scatter.value %arg0, %int1, %arg1, %float2.000000e00 : !torch.vtensor<[?,4],f32>, !torch.int, !torch.vtensor<[?,2],si64>, !torch.float -> !torch.vtensor<[?,4],f32>
   %11 = torch.aten.add.Scalar %10, %int1, %int1 : !torch.vtensor<[?,4],f32>, !torch.int, !torch.int -> !torch.vtensor<[?,4],f32>
-  return %3, %5, %7, %9, %11 : !torch.vtensor<[?,4],f32>, !torch.vtensor<[?,4],f32>, !torch.vtensor<[?,2],f32>, !torch.vtensor<[?,4],f32>, !torch.vtensor<[?,4],f32>
+  %12 = torch.aten.exp %arg2 : !torch.vtensor<[4],f32> -> !torch.vtensor<[4],f32>
+  %13 = torch.aten.select_scatter %arg0, %12, %int0, %int0 : !torch.vtensor<[?,4],f32>, !torch.vtensor<[4],f32>, !torch.int, !torch.int -> !torch.vtensor<[?,4],f32>
+  %14 = torch.aten.arange %0, %none, %none, %cpu, %false : !torch.int, !torch.none, !torch.none, !torch.Device, !torch.bool -> !torch.vtensor<[?],si64>
+  %15 = torch.aten.add.Scalar %14, %int1, %int1 : !torch.vtensor<[?],si64>, !torch.int, !torch.int -> !torch.vtensor<[?],si64>
+  %16 = torch.aten.tril %arg0, %int0 : !torch.vtensor<[?,4],f32>, !torch.int -> !torch.vtensor<[?,4],f32>
+  %17 = torch.aten.ones_like %16, %none, %none, %none, %false, %none : !torch.vtensor<[?,4],f32>, !torch.none, !torch.none, !torch.none, !torch.bool, !torch.none -> !torch.vtensor<[?,4],f32>
+  %18 = torch.aten.sub.Tensor %17, %16, %int1 : !torch.vtensor<[?,4],f32>, !torch.vtensor<[?,4],f32>, !torch.int -> !torch.vtensor<[?,4],f32>
+  return %3, %5, %7, %9, %11, %13, %15, %18 : !torch.vtensor<[?,4],f32>, !torch.vtensor<[?,4],f32>, !torch.vtensor<[?,2],f32>, !torch.vtensor<[?,4],f32>, !torch.vtensor<[?,4],f32>, !torch.vtensor<[?,4],f32>, !torch.vtensor<[?],si64>, !torch.vtensor<[?,4],f32>
 }
