@@ -118,6 +118,16 @@ def test_bitwise_scalar_and_shifts(dtype):
     )
 
 
+
+@pytest.mark.parametrize("dtype", [torch.int16, torch.bool], ids=str)
+def test_bitwise_tensor_ops(dtype):
+    # bitwise_and/or/xor of two tensors (not the scalar forms above) and bitwise_not.
+    a, b = (torch.rand(SHAPE) > 0.5, torch.rand(SHAPE) > 0.5) if dtype == torch.bool else (ints(dtype, -300, 300), ints(dtype, -300, 300))
+    compile_and_compare(
+        lambda a, b: (torch.bitwise_and(a, b), torch.bitwise_or(a, b), torch.bitwise_xor(a, b), torch.bitwise_not(a)),
+        (a, b), op="torch.aten.bitwise_xor",
+    )
+
 @pytest.mark.parametrize("dtype", [torch.int8, torch.int64], ids=str)
 def test_integer_pow(dtype):
     a = ints(dtype, -4, 5)

@@ -132,6 +132,7 @@ def test_boolean_mask_index_stays_aten():
 CREATION_OPS = {
     "arange": lambda x: x + torch.arange(6),
     "arange.start_step": lambda x: (x[:, :3] * torch.arange(0.5, 2.0, 0.5), x + torch.arange(-0.3, 0.3, 0.1)),
+    "arange.start": lambda x: x * torch.arange(1, 7),
     "full": lambda x: x - torch.full((4, 6), 2.5),
     "zeros": lambda x: torch.maximum(x, torch.zeros(6)),
     "ones": lambda x: x / torch.ones(4, 1),
@@ -164,6 +165,16 @@ def test_fill_of_a_clone():
         return y * x
 
     compile_and_compare(fn, (torch.randn(3, 4),), op="torch.aten.fill")
+
+
+def test_fill_with_a_tensor_value():
+    # fill_(0-d tensor) is imported as an expand of the value and a clone: a broadcast load in the kernel.
+    def fn(x, v):
+        y = x * 2
+        y.fill_(v)
+        return y + x
+
+    compile_and_compare(fn, (torch.randn(3, 4), torch.tensor(1.5)))
 
 
 def test_f16_full_rounds_like_eager():

@@ -197,3 +197,20 @@ def test_bool_pad_with_a_non_boolean_value_matches_eager():
     x = torch.rand(3, 4) > 0.5
     for value in (float("-inf"), 0.5, 2.0, 1.0):
         compile_and_compare(lambda x, value=value: F.pad(x, [1, 1], value=value), (x,), fused=value == 1.0)
+
+
+def test_reflection_and_replication_pad_ops_1d_to_3d():
+    # The reflection_pad*d / replication_pad*d spellings (torch.compile's graphs give F.pad these;
+    # torch.export gives aten.pad), each fused with its consumer; 3-d pads mirror / clamp three dims.
+    A = torch.ops.aten
+    a, c = torch.randn(2, 3, 5), torch.randn(1, 2, 3, 4, 5)
+    cm = compile_and_compare(
+        lambda a, c: (
+            A.reflection_pad1d(a, [2, 1]) * 2, A.replication_pad1d(a, [0, 3]) + 1,
+            A.reflection_pad3d(c, [1, 2, 2, 1, 1, 1]) - 1, A.replication_pad3d(c, [1, 0, 2, 1, 0, 3]) * 3,
+            F.pad(c, (1, 1, 0, 2, 2, 1), mode="reflect"),
+        ),
+        (a, c),
+    )
+    fused_with(cm, "torch.aten.reflection_pad1d", "torch.aten.replication_pad1d", "torch.aten.reflection_pad3d",
+               "torch.aten.replication_pad3d")

@@ -160,3 +160,11 @@ def test_upsample_nearest_scales_sizes_and_prologue():
         ),
         (a, b), launches=4,
     )
+
+
+def test_underscore_adaptive_avg_pool_spellings():
+    # torch.compile's graphs spell adaptive average pooling _adaptive_avg_pool2d/3d; same windows.
+    b, c = special((2, 3, 9, 10), seed=11), special((1, 2, 5, 6, 7), seed=12)
+    cm = check(lambda b, c: (torch.ops.aten._adaptive_avg_pool2d(b, [4, 3]) * 2, torch.ops.aten._adaptive_avg_pool3d(c, [2, 4, 3])),
+               (b, c), launches=2)
+    assert "_adaptive_avg_pool3d" in cm.mlir
