@@ -136,6 +136,10 @@ func.func @fuse_index_put(%x: !torch.vtensor<[5,3],f32>, %i: !torch.vtensor<[2],
 // so it must be a kernel input.
 
 // CHECK-LABEL: func.func @no_fuse_gather_from_computed_table
+// CHECK:           torch.aten.exp
+// CHECK:         "fusion.group"
+// CHECK-NEXT:    ^bb0
+// CHECK:           torch.aten.index_select
 // CHECK:         fusion.explain = ["producer fusion.group: indexes a computed value (the table must be a kernel input)"]
 // CHECK-SAME:    kind = "pointwise"
 func.func @no_fuse_gather_from_computed_table(%x: !torch.vtensor<[4,5],f32>, %j: !torch.vtensor<[2],si64>) -> !torch.vtensor<[2,5],f32> {
@@ -151,6 +155,10 @@ func.func @no_fuse_gather_from_computed_table(%x: !torch.vtensor<[4,5],f32>, %j:
 // at [2,3,1] of its [2,3,4] result: a view of a computed value.
 
 // CHECK-LABEL: func.func @no_fuse_embedding_of_computed_ids
+// CHECK:           torch.aten.add.Scalar
+// CHECK:         "fusion.group"
+// CHECK-NEXT:    ^bb0
+// CHECK:           torch.aten.embedding
 // CHECK:         fusion.explain = ["producer fusion.group: computed index does not broadcast into the gather's result"]
 func.func @no_fuse_embedding_of_computed_ids(%ids: !torch.vtensor<[2,3],si64>, %w: !torch.vtensor<[10,4],f32>) -> !torch.vtensor<[2,3,4],f32> {
   %int1 = torch.constant.int 1
@@ -183,6 +191,10 @@ func.func @no_fuse_mask_index(%x: !torch.vtensor<[5],f32>) -> !torch.vtensor<[?]
 // copied before the launch, so it must be a kernel input.
 
 // CHECK-LABEL: func.func @no_fuse_scatter_neighbours
+// CHECK:           torch.aten.exp
+// CHECK:         "fusion.group"
+// CHECK-NEXT:    ^bb0
+// CHECK:           torch.aten.scatter_add
 // CHECK:         fusion.explain = ["producer fusion.group: scatters into a computed value (it must be a kernel input)", "consumer fusion.group: a scatter's result is complete only after its launch"]
 // CHECK-SAME:    kind = "scatter"
 func.func @no_fuse_scatter_neighbours(%x: !torch.vtensor<[3,4],f32>, %i: !torch.vtensor<[3,2],si64>, %s: !torch.vtensor<[3,2],f32>) -> !torch.vtensor<[3,4],f32> {
@@ -406,8 +418,8 @@ func.func @fuse_take_along_dim(%x: !torch.vtensor<[3,4],f32>, %i: !torch.vtensor
 // -----
 
 // Sizes known only at run time (torch.export with dynamic_shapes): creation
-// ops, tril, gathers, slice_scatter / select_scatter and scatters need static
-// shapes; each stays ATen and the neighbouring group names why.
+// ops, tril/triu, fill, gathers, slice_scatter / select_scatter and scatters
+// need static shapes; each stays ATen and the neighbouring group names why.
 
 // CHECK-LABEL: func.func @no_fuse_indexing_and_creation_of_dynamic_sizes
 // CHECK:         torch.aten.zeros
@@ -427,7 +439,14 @@ func.func @fuse_take_along_dim(%x: !torch.vtensor<[3,4],f32>, %i: !torch.vtensor
 // CHECK:         torch.aten.tril
 // CHECK:         torch.aten.ones_like
 // CHECK:         fusion.explain = ["producer torch.aten.ones_like: result is not a statically shaped tensor of a supported dtype", "producer torch.aten.tril: result is not a statically shaped tensor of a supported dtype"]
-func.func @no_fuse_indexing_and_creation_of_dynamic_sizes(%arg0: !torch.vtensor<[?,4],f32>, %arg1: !torch.vtensor<[?,2],si64>, %arg2: !torch.vtensor<[4],f32>) -> (!torch.vtensor<[?,4],f32>, !torch.vtensor<[?,4],f32>, !torch.vtensor<[?,2],f32>, !torch.vtensor<[?,4],f32>, !torch.vtensor<[?,4],f32>, !torch.vtensor<[?,4],f32>, !torch.vtensor<[?],si64>, !torch.vtensor<[?,4],f32>) {
+// CHECK:         torch.aten.eye %
+// CHECK:         torch.aten.arange.start %
+// CHECK:         fusion.explain = ["producer torch.aten.eye: result is not a statically shaped tensor of a supported dtype", "consumer fusion.group: different iteration space"]
+// CHECK:         fusion.explain = ["producer torch.aten.arange.start: result is not a statically shaped tensor of a supported dtype", "consumer fusion.group: different iteration space"]
+// CHECK:         fusion.explain = ["producer torch.aten.ones: result is not a statically shaped tensor of a supported dtype", "producer torch.aten.full: result is not a statically shaped tensor of a supported dtype", "producer torch.aten.zeros_like: result is not a statically shaped tensor of a supported dtype", "producer torch.aten.full_like: result is not a statically shaped tensor of a supported dtype", "producer torch.aten.triu: result is not a statically shaped tensor of a supported dtype", "producer torch.aten.fill.Scalar: result is not a statically shaped tensor of a supported dtype",
+// CHECK:         fusion.explain = ["producer torch.aten.gather: indexed tensor is not a statically shaped tensor", "consumer torch.aten.scatter.src: result is not a statically shaped tensor of a supported dtype"]
+// CHECK:         torch.aten.scatter.src
+func.func @no_fuse_indexing_and_creation_of_dynamic_sizes(%arg0: !torch.vtensor<[?,4],f32>, %arg1: !torch.vtensor<[?,2],si64>, %arg2: !torch.vtensor<[4],f32>) -> (!torch.vtensor<[?,4],f32>, !torch.vtensor<[?,4],f32>, !torch.vtensor<[?,2],f32>, !torch.vtensor<[?,4],f32>, !torch.vtensor<[?,4],f32>, !torch.vtensor<[?,4],f32>, !torch.vtensor<[?],si64>, !torch.vtensor<[?,4],f32>, !torch.vtensor<[?,4],f32>, !torch.vtensor<[?,4],f32>) {
   %int0 = torch.constant.int 0
   %int1 = torch.constant.int 1
   %int2 = torch.constant.int 2
@@ -455,5 +474,24 @@ func.func @no_fuse_indexing_and_creation_of_dynamic_sizes(%arg0: !torch.vtensor<
   %16 = torch.aten.tril %arg0, %int0 : !torch.vtensor<[?,4],f32>, !torch.int -> !torch.vtensor<[?,4],f32>
   %17 = torch.aten.ones_like %16, %none, %none, %none, %false, %none : !torch.vtensor<[?,4],f32>, !torch.none, !torch.none, !torch.none, !torch.bool, !torch.none -> !torch.vtensor<[?,4],f32>
   %18 = torch.aten.sub.Tensor %17, %16, %int1 : !torch.vtensor<[?,4],f32>, !torch.vtensor<[?,4],f32>, !torch.int -> !torch.vtensor<[?,4],f32>
-  return %3, %5, %7, %9, %11, %13, %15, %18 : !torch.vtensor<[?,4],f32>, !torch.vtensor<[?,4],f32>, !torch.vtensor<[?,2],f32>, !torch.vtensor<[?,4],f32>, !torch.vtensor<[?,4],f32>, !torch.vtensor<[?,4],f32>, !torch.vtensor<[?],si64>, !torch.vtensor<[?,4],f32>
+  %19 = torch.aten.ones %1, %none, %none, %cpu, %false : !torch.list<int>, !torch.none, !torch.none, !torch.Device, !torch.bool -> !torch.vtensor<[?,4],f32>
+  %20 = torch.aten.full %1, %float2.000000e00, %none, %none, %cpu, %false : !torch.list<int>, !torch.float, !torch.none, !torch.none, !torch.Device, !torch.bool -> !torch.vtensor<[?,4],f32>
+  %21 = torch.aten.zeros_like %arg0, %none, %none, %none, %false, %none : !torch.vtensor<[?,4],f32>, !torch.none, !torch.none, !torch.none, !torch.bool, !torch.none -> !torch.vtensor<[?,4],f32>
+  %22 = torch.aten.full_like %arg0, %float2.000000e00, %none, %none, %none, %false, %none : !torch.vtensor<[?,4],f32>, !torch.float, !torch.none, !torch.none, !torch.none, !torch.bool, !torch.none -> !torch.vtensor<[?,4],f32>
+  %23 = torch.aten.triu %arg0, %int1 : !torch.vtensor<[?,4],f32>, !torch.int -> !torch.vtensor<[?,4],f32>
+  %24 = torch.aten.fill.Scalar %arg0, %float2.000000e00 : !torch.vtensor<[?,4],f32>, !torch.float -> !torch.vtensor<[?,4],f32>
+  %25 = torch.aten.eye %0, %none, %none, %cpu, %false : !torch.int, !torch.none, !torch.none, !torch.Device, !torch.bool -> !torch.vtensor<[?,?],f32>
+  %26 = torch.aten.arange.start %int1, %0, %none, %none, %cpu, %false : !torch.int, !torch.int, !torch.none, !torch.none, !torch.Device, !torch.bool -> !torch.vtensor<[?],si64>
+  %27 = torch.aten.add.Tensor %19, %20, %int1 : !torch.vtensor<[?,4],f32>, !torch.vtensor<[?,4],f32>, !torch.int -> !torch.vtensor<[?,4],f32>
+  %28 = torch.aten.add.Tensor %27, %21, %int1 : !torch.vtensor<[?,4],f32>, !torch.vtensor<[?,4],f32>, !torch.int -> !torch.vtensor<[?,4],f32>
+  %29 = torch.aten.add.Tensor %28, %22, %int1 : !torch.vtensor<[?,4],f32>, !torch.vtensor<[?,4],f32>, !torch.int -> !torch.vtensor<[?,4],f32>
+  %30 = torch.aten.add.Tensor %29, %23, %int1 : !torch.vtensor<[?,4],f32>, !torch.vtensor<[?,4],f32>, !torch.int -> !torch.vtensor<[?,4],f32>
+  %31 = torch.aten.add.Tensor %30, %24, %int1 : !torch.vtensor<[?,4],f32>, !torch.vtensor<[?,4],f32>, !torch.int -> !torch.vtensor<[?,4],f32>
+  %32 = torch.aten.sum.dim_IntList %25, %none, %false, %none : !torch.vtensor<[?,?],f32>, !torch.none, !torch.bool, !torch.none -> !torch.vtensor<[],f32>
+  %33 = torch.aten.add.Tensor %31, %32, %int1 : !torch.vtensor<[?,4],f32>, !torch.vtensor<[],f32>, !torch.int -> !torch.vtensor<[?,4],f32>
+  %34 = torch.aten.sum.dim_IntList %26, %none, %false, %none : !torch.vtensor<[?],si64>, !torch.none, !torch.bool, !torch.none -> !torch.vtensor<[],si64>
+  %35 = torch.aten.add.Tensor %33, %34, %int1 : !torch.vtensor<[?,4],f32>, !torch.vtensor<[],si64>, !torch.int -> !torch.vtensor<[?,4],f32>
+  %36 = torch.aten.relu %7 : !torch.vtensor<[?,2],f32> -> !torch.vtensor<[?,2],f32>
+  %37 = torch.aten.scatter.src %arg0, %int1, %arg1, %36 : !torch.vtensor<[?,4],f32>, !torch.int, !torch.vtensor<[?,2],si64>, !torch.vtensor<[?,2],f32> -> !torch.vtensor<[?,4],f32>
+  return %3, %5, %7, %9, %11, %13, %15, %18, %35, %37 : !torch.vtensor<[?,4],f32>, !torch.vtensor<[?,4],f32>, !torch.vtensor<[?,2],f32>, !torch.vtensor<[?,4],f32>, !torch.vtensor<[?,4],f32>, !torch.vtensor<[?,4],f32>, !torch.vtensor<[?],si64>, !torch.vtensor<[?,4],f32>, !torch.vtensor<[?,4],f32>, !torch.vtensor<[?,4],f32>
 }

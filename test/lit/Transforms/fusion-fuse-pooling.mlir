@@ -191,14 +191,15 @@ func.func @no_fuse_upsample_nearest1d_into_a_reduction(%arg0: !torch.vtensor<[2,
 
 // -----
 
-// The 1-d pools, as torch.export imports F.avg_pool1d, F.max_pool1d(...,
-// return_indices=True) and F.adaptive_avg_pool1d: one output space, one group.
+// The 1-d pools, as torch.export imports F.avg_pool1d, F.max_pool1d (with and
+// without return_indices) and F.adaptive_avg_pool1d: one output space, one group.
 
 // CHECK-LABEL: func.func @fuse_pools_1d
 // CHECK:         "fusion.group"(%arg0) ({
-// CHECK-DAG:         torch.aten.avg_pool1d
-// CHECK-DAG:         torch.aten.max_pool1d_with_indices
-// CHECK-DAG:         torch.aten.adaptive_avg_pool1d
+// CHECK-DAG:       torch.aten.avg_pool1d
+// CHECK-DAG:       torch.aten.max_pool1d_with_indices
+// CHECK-DAG:       torch.aten.adaptive_avg_pool1d
+// CHECK-DAG:       torch.aten.max_pool1d %
 // CHECK:         }) {kind = "pointwise"}
 // CHECK-NOT:     torch.aten
 // CHECK:         return
@@ -218,9 +219,11 @@ func.func @fuse_pools_1d(%arg0: !torch.vtensor<[1,2,9],f32>) -> (!torch.vtensor<
   %0 = torch.aten.avg_pool1d %arg0, %k, %s, %p, %false, %true : !torch.vtensor<[1,2,9],f32>, !torch.list<int>, !torch.list<int>, !torch.list<int>, !torch.bool, !torch.bool -> !torch.vtensor<[1,2,4],f32>
   %1, %2 = torch.aten.max_pool1d_with_indices %arg0, %k, %s, %p, %d, %false : !torch.vtensor<[1,2,9],f32>, !torch.list<int>, !torch.list<int>, !torch.list<int>, !torch.list<int>, !torch.bool -> !torch.vtensor<[1,2,4],f32>, !torch.vtensor<[1,2,4],si64>
   %3 = torch.aten.adaptive_avg_pool1d %arg0, %o : !torch.vtensor<[1,2,9],f32>, !torch.list<int> -> !torch.vtensor<[1,2,4],f32>
-  %4 = torch.aten.add.Tensor %0, %1, %int1 : !torch.vtensor<[1,2,4],f32>, !torch.vtensor<[1,2,4],f32>, !torch.int -> !torch.vtensor<[1,2,4],f32>
-  %5 = torch.aten.add.Tensor %4, %3, %int1 : !torch.vtensor<[1,2,4],f32>, !torch.vtensor<[1,2,4],f32>, !torch.int -> !torch.vtensor<[1,2,4],f32>
-  return %5, %2 : !torch.vtensor<[1,2,4],f32>, !torch.vtensor<[1,2,4],si64>
+  %4 = torch.aten.max_pool1d %arg0, %k, %s, %p, %d, %false : !torch.vtensor<[1,2,9],f32>, !torch.list<int>, !torch.list<int>, !torch.list<int>, !torch.list<int>, !torch.bool -> !torch.vtensor<[1,2,4],f32>
+  %5 = torch.aten.add.Tensor %0, %1, %int1 : !torch.vtensor<[1,2,4],f32>, !torch.vtensor<[1,2,4],f32>, !torch.int -> !torch.vtensor<[1,2,4],f32>
+  %6 = torch.aten.add.Tensor %5, %3, %int1 : !torch.vtensor<[1,2,4],f32>, !torch.vtensor<[1,2,4],f32>, !torch.int -> !torch.vtensor<[1,2,4],f32>
+  %7 = torch.aten.add.Tensor %6, %4, %int1 : !torch.vtensor<[1,2,4],f32>, !torch.vtensor<[1,2,4],f32>, !torch.int -> !torch.vtensor<[1,2,4],f32>
+  return %7, %2 : !torch.vtensor<[1,2,4],f32>, !torch.vtensor<[1,2,4],si64>
 }
 
 // -----
@@ -231,10 +234,10 @@ func.func @fuse_pools_1d(%arg0: !torch.vtensor<[1,2,9],f32>) -> (!torch.vtensor<
 
 // CHECK-LABEL: func.func @fuse_pools_2d
 // CHECK:         "fusion.group"(%arg0) ({
-// CHECK-DAG:         torch.aten.max_pool2d %
-// CHECK-DAG:         torch.aten.adaptive_avg_pool2d
-// CHECK-DAG:         torch.aten.adaptive_max_pool2d
-// CHECK-DAG:         torch.aten._adaptive_avg_pool2d
+// CHECK-DAG:       torch.aten.max_pool2d %
+// CHECK-DAG:       torch.aten.adaptive_avg_pool2d
+// CHECK-DAG:       torch.aten.adaptive_max_pool2d
+// CHECK-DAG:       torch.aten._adaptive_avg_pool2d
 // CHECK:         }) {kind = "pointwise"}
 // CHECK-NOT:     torch.aten
 // CHECK:         return
@@ -264,12 +267,12 @@ func.func @fuse_pools_2d(%arg0: !torch.vtensor<[1,2,6,6],f32>) -> !torch.vtensor
 
 // CHECK-LABEL: func.func @fuse_pools_3d
 // CHECK:         "fusion.group"(%arg0) ({
-// CHECK-DAG:         torch.aten.avg_pool3d
-// CHECK-DAG:         torch.aten.max_pool3d %
-// CHECK-DAG:         torch.aten.max_pool3d_with_indices
-// CHECK-DAG:         torch.aten.adaptive_avg_pool3d
-// CHECK-DAG:         torch.aten._adaptive_avg_pool3d
-// CHECK-DAG:         torch.aten.adaptive_max_pool3d
+// CHECK-DAG:       torch.aten.avg_pool3d
+// CHECK-DAG:       torch.aten.max_pool3d %
+// CHECK-DAG:       torch.aten.max_pool3d_with_indices
+// CHECK-DAG:       torch.aten.adaptive_avg_pool3d
+// CHECK-DAG:       torch.aten._adaptive_avg_pool3d
+// CHECK-DAG:       torch.aten.adaptive_max_pool3d
 // CHECK:         }) {kind = "pointwise"}
 // CHECK-NOT:     torch.aten
 // CHECK:         return

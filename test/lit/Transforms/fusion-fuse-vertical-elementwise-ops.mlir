@@ -170,3 +170,18 @@ func.func @no_fuse_non_finite_constants(%arg0: !torch.vtensor<[4,8],f32>) -> (!t
   %2 = torch.aten.pow.Scalar %floatInf, %0 : !torch.float, !torch.vtensor<[4,8],f32> -> !torch.vtensor<[4,8],f32>
   return %1, %2 : !torch.vtensor<[4,8],f32>, !torch.vtensor<[4,8],f32>
 }
+
+// -----
+
+// A float remainder by a zero scalar (x % 0.0, NaN in eager) is a division
+// by a zero scalar, left to ATen like floor division's.
+
+// CHECK-LABEL: func.func @no_fuse_remainder_by_zero_scalar
+// CHECK:         fusion.explain = ["consumer torch.aten.remainder.Scalar: division by a zero scalar"]
+// CHECK:         torch.aten.remainder.Scalar
+func.func @no_fuse_remainder_by_zero_scalar(%arg0: !torch.vtensor<[4,8],f32>) -> !torch.vtensor<[4,8],f32> {
+  %0 = torch.aten.neg %arg0 : !torch.vtensor<[4,8],f32> -> !torch.vtensor<[4,8],f32>
+  %float0.000000e00 = torch.constant.float 0.000000e+00
+  %1 = torch.aten.remainder.Scalar %0, %float0.000000e00 : !torch.vtensor<[4,8],f32>, !torch.float -> !torch.vtensor<[4,8],f32>
+  return %1 : !torch.vtensor<[4,8],f32>
+}

@@ -303,16 +303,31 @@ func.func @fuse_reflection_and_replication_pads(%arg0: !torch.vtensor<[2,3,5],f3
 // CHECK-LABEL: func.func @no_fuse_reflection_and_replication_pads_of_dynamic_shape
 // CHECK:         fusion.explain = [
 // CHECK-SAME:      "consumer torch.aten.reflection_pad1d: pad by non-constant or dynamic sizes"
+// CHECK-SAME:      "consumer torch.aten.replication_pad1d: pad by non-constant or dynamic sizes"
+// CHECK-SAME:      "consumer torch.aten.reflection_pad2d: pad by non-constant or dynamic sizes"
 // CHECK-SAME:      "consumer torch.aten.replication_pad2d: pad by non-constant or dynamic sizes"
 // CHECK:         torch.aten.reflection_pad1d
+// CHECK:         torch.aten.replication_pad1d
+// CHECK:         torch.aten.reflection_pad2d
 // CHECK:         torch.aten.replication_pad2d
-func.func @no_fuse_reflection_and_replication_pads_of_dynamic_shape(%arg0: !torch.vtensor<[?,3,5],f32>) -> (!torch.vtensor<[?,3,8],f32>, !torch.vtensor<[?,6,8],f32>) {
+// CHECK:         fusion.explain = [
+// CHECK-SAME:      "consumer torch.aten.reflection_pad3d: pad by non-constant or dynamic sizes"
+// CHECK-SAME:      "consumer torch.aten.replication_pad3d: pad by non-constant or dynamic sizes"
+// CHECK:         torch.aten.reflection_pad3d
+// CHECK:         torch.aten.replication_pad3d
+func.func @no_fuse_reflection_and_replication_pads_of_dynamic_shape(%arg0: !torch.vtensor<[?,3,5],f32>, %arg1: !torch.vtensor<[?,3,4,5],f32>) -> (!torch.vtensor<[?,3,8],f32>, !torch.vtensor<[?,3,8],f32>, !torch.vtensor<[?,5,8],f32>, !torch.vtensor<[?,5,8],f32>, !torch.vtensor<[?,5,6,7],f32>, !torch.vtensor<[?,5,6,7],f32>) {
   %int1 = torch.constant.int 1
   %int2 = torch.constant.int 2
   %0 = torch.aten.neg %arg0 : !torch.vtensor<[?,3,5],f32> -> !torch.vtensor<[?,3,5],f32>
   %1 = torch.prim.ListConstruct %int2, %int1 : (!torch.int, !torch.int) -> !torch.list<int>
   %2 = torch.aten.reflection_pad1d %0, %1 : !torch.vtensor<[?,3,5],f32>, !torch.list<int> -> !torch.vtensor<[?,3,8],f32>
-  %3 = torch.prim.ListConstruct %int2, %int1, %int1, %int2 : (!torch.int, !torch.int, !torch.int, !torch.int) -> !torch.list<int>
-  %4 = torch.aten.replication_pad2d %0, %3 : !torch.vtensor<[?,3,5],f32>, !torch.list<int> -> !torch.vtensor<[?,6,8],f32>
-  return %2, %4 : !torch.vtensor<[?,3,8],f32>, !torch.vtensor<[?,6,8],f32>
+  %3 = torch.aten.replication_pad1d %0, %1 : !torch.vtensor<[?,3,5],f32>, !torch.list<int> -> !torch.vtensor<[?,3,8],f32>
+  %4 = torch.prim.ListConstruct %int2, %int1, %int1, %int1 : (!torch.int, !torch.int, !torch.int, !torch.int) -> !torch.list<int>
+  %5 = torch.aten.reflection_pad2d %0, %4 : !torch.vtensor<[?,3,5],f32>, !torch.list<int> -> !torch.vtensor<[?,5,8],f32>
+  %6 = torch.aten.replication_pad2d %0, %4 : !torch.vtensor<[?,3,5],f32>, !torch.list<int> -> !torch.vtensor<[?,5,8],f32>
+  %7 = torch.aten.neg %arg1 : !torch.vtensor<[?,3,4,5],f32> -> !torch.vtensor<[?,3,4,5],f32>
+  %8 = torch.prim.ListConstruct %int1, %int1, %int1, %int1, %int1, %int1 : (!torch.int, !torch.int, !torch.int, !torch.int, !torch.int, !torch.int) -> !torch.list<int>
+  %9 = torch.aten.reflection_pad3d %7, %8 : !torch.vtensor<[?,3,4,5],f32>, !torch.list<int> -> !torch.vtensor<[?,5,6,7],f32>
+  %10 = torch.aten.replication_pad3d %7, %8 : !torch.vtensor<[?,3,4,5],f32>, !torch.list<int> -> !torch.vtensor<[?,5,6,7],f32>
+  return %2, %3, %5, %6, %9, %10 : !torch.vtensor<[?,3,8],f32>, !torch.vtensor<[?,3,8],f32>, !torch.vtensor<[?,5,8],f32>, !torch.vtensor<[?,5,8],f32>, !torch.vtensor<[?,5,6,7],f32>, !torch.vtensor<[?,5,6,7],f32>
 }
