@@ -392,7 +392,8 @@ func.func @fuse_scatter_src_and_value(%x: !torch.vtensor<[3,4],f32>, %i: !torch.
 
 // take_along_dim as it reaches the fuser (torch.compile's graphs; the
 // torch.operator torch.export gives is expanded alike by fusion-decompose):
-// a gather of the indices wrapped by remainder, broadcast by an expand view.
+// a gather of the indices wrapped by remainder, broadcast by an expand view
+// (the table's expand to its own shape too).
 
 // CHECK-LABEL: func.func @fuse_take_along_dim
 // CHECK:         "fusion.group"(%arg1, %arg0) ({
@@ -410,9 +411,11 @@ func.func @fuse_take_along_dim(%x: !torch.vtensor<[3,4],f32>, %i: !torch.vtensor
   %false = torch.constant.bool false
   %s = torch.prim.ListConstruct %int3, %int2 : (!torch.int, !torch.int) -> !torch.list<int>
   %0 = torch.aten.expand %i, %s, %false : !torch.vtensor<[1,2],si64>, !torch.list<int>, !torch.bool -> !torch.vtensor<[3,2],si64>
-  %1 = torch.aten.remainder.Scalar %0, %int4 : !torch.vtensor<[3,2],si64>, !torch.int -> !torch.vtensor<[3,2],si64>
-  %2 = torch.aten.gather %x, %int1, %1, %false : !torch.vtensor<[3,4],f32>, !torch.int, !torch.vtensor<[3,2],si64>, !torch.bool -> !torch.vtensor<[3,2],f32>
-  return %2 : !torch.vtensor<[3,2],f32>
+  %t = torch.prim.ListConstruct %int3, %int4 : (!torch.int, !torch.int) -> !torch.list<int>
+  %1 = torch.aten.expand %x, %t, %false : !torch.vtensor<[3,4],f32>, !torch.list<int>, !torch.bool -> !torch.vtensor<[3,4],f32>
+  %2 = torch.aten.remainder.Scalar %0, %int4 : !torch.vtensor<[3,2],si64>, !torch.int -> !torch.vtensor<[3,2],si64>
+  %3 = torch.aten.gather %1, %int1, %2, %false : !torch.vtensor<[3,4],f32>, !torch.int, !torch.vtensor<[3,2],si64>, !torch.bool -> !torch.vtensor<[3,2],f32>
+  return %3 : !torch.vtensor<[3,2],f32>
 }
 
 // -----
