@@ -106,12 +106,12 @@ ITEM5 = [
     (A + "cat", "test_pad.py::test_cat_of_inputs_fused_with_consumer", "torch.cat("),
     (A + "constant_pad_nd", "test_pad.py::test_constant_pad_nd_of_a_transposed_view", "torch.constant_pad_nd("),
     (A + "pad", "test_pad.py::test_reflect_and_replicate", "F.pad(x, (2, 3, 1, 2), mode=mode)"),
-    (A + "reflection_pad1d", "test_pad.py::test_reflection_and_replication_pad_ops_1d_to_3d", "reflection_pad1d("),
-    (A + "reflection_pad2d", "test_pad.py::test_reflect_and_replicate", "F.pad(x, (2, 3, 1, 2), mode=mode)"),
-    (A + "reflection_pad3d", "test_pad.py::test_reflection_and_replication_pad_ops_1d_to_3d", "reflection_pad3d("),
-    (A + "replication_pad1d", "test_pad.py::test_reflection_and_replication_pad_ops_1d_to_3d", "replication_pad1d("),
-    (A + "replication_pad2d", "test_pad.py::test_reflect_and_replicate", "F.pad(x, (2, 3, 1, 2), mode=mode)"),
-    (A + "replication_pad3d", "test_pad.py::test_reflection_and_replication_pad_ops_1d_to_3d", "replication_pad3d("),
+    (A + "reflection_pad1d", "test_pad.py::test_reflection_and_replication_pad_ops", "reflection_pad1d("),
+    (A + "reflection_pad2d", "test_pad.py::test_reflection_and_replication_pad_ops", "reflection_pad2d("),
+    (A + "reflection_pad3d", "test_pad.py::test_reflection_and_replication_pad_ops", "reflection_pad3d("),
+    (A + "replication_pad1d", "test_pad.py::test_reflection_and_replication_pad_ops", "replication_pad1d("),
+    (A + "replication_pad2d", "test_pad.py::test_reflection_and_replication_pad_ops", "replication_pad2d("),
+    (A + "replication_pad3d", "test_pad.py::test_reflection_and_replication_pad_ops", "replication_pad3d("),
 ]
 
 # Ops the fuser takes in every form a real import gives them (any dtype eager accepts, `?` sizes,

@@ -199,18 +199,18 @@ def test_bool_pad_with_a_non_boolean_value_matches_eager():
         compile_and_compare(lambda x, value=value: F.pad(x, [1, 1], value=value), (x,), fused=value == 1.0)
 
 
-def test_reflection_and_replication_pad_ops_1d_to_3d():
+def test_reflection_and_replication_pad_ops():
     # The reflection_pad*d / replication_pad*d spellings (torch.compile's graphs give F.pad these;
     # torch.export gives aten.pad), each fused with its consumer; 3-d pads mirror / clamp three dims.
     A = torch.ops.aten
-    a, c = torch.randn(2, 3, 5), torch.randn(1, 2, 3, 4, 5)
+    a, b, c = torch.randn(2, 3, 5), torch.randn(1, 2, 4, 5), torch.randn(1, 2, 3, 4, 5)
     cm = compile_and_compare(
-        lambda a, c: (
+        lambda a, b, c: (
             A.reflection_pad1d(a, [2, 1]) * 2, A.replication_pad1d(a, [0, 3]) + 1,
+            A.reflection_pad2d(b, [2, 1, 3, 1]) - 2, A.replication_pad2d(b, [1, 2, 0, 2]) * 2,
             A.reflection_pad3d(c, [1, 2, 2, 1, 1, 1]) - 1, A.replication_pad3d(c, [1, 0, 2, 1, 0, 3]) * 3,
             F.pad(c, (1, 1, 0, 2, 2, 1), mode="reflect"),
         ),
-        (a, c),
+        (a, b, c),
     )
-    fused_with(cm, "torch.aten.reflection_pad1d", "torch.aten.replication_pad1d", "torch.aten.reflection_pad3d",
-               "torch.aten.replication_pad3d")
+    fused_with(cm, *(f"torch.aten.{mode}_pad{n}d" for mode in ("reflection", "replication") for n in (1, 2, 3)))
