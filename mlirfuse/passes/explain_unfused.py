@@ -59,6 +59,8 @@ def why_outside(op, group, role: str, dep: DependenceAnalysis, limits: Limits) -
     if op.name in VIEW_OPS:
         if view_args(op) is None:
             return "view with non-constant arguments"
+        if role == "producer" and group_kind(group) == "scatter":
+            return "a scatter reads the views of its operands as strided tensors (no copy)"
         return "view of a computed value (only reshapes of results are stored)"
     if op.name in REDUCTIONS:
         red = reduction(op.opview)

@@ -132,6 +132,28 @@ func.func @fuse_index_put(%x: !torch.vtensor<[5,3],f32>, %i: !torch.vtensor<[2],
 
 // -----
 
+// A scatter does not absorb the views of its operands: it reads them as
+// strided tensors, so the column of an index input stays an ATen view (no
+// copy) and explain says so (not "view of a computed value").
+
+// CHECK-LABEL: func.func @no_fuse_view_into_scatter
+// CHECK:         %[[COL:.+]] = torch.aten.select.int %arg1
+// CHECK:         "fusion.group"(%[[COL]], %arg0, %arg2) ({
+// CHECK:           torch.aten.index_put
+// CHECK:         fusion.explain = ["producer torch.aten.select.int: a scatter reads the views of its operands as strided tensors (no copy)"]
+// CHECK-SAME:    kind = "scatter"
+func.func @no_fuse_view_into_scatter(%x: !torch.vtensor<[5,3],f32>, %i: !torch.vtensor<[2,2],si64>, %v: !torch.vtensor<[2,3],f32>) -> !torch.vtensor<[5,3],f32> {
+  %int0 = torch.constant.int 0
+  %int1 = torch.constant.int 1
+  %true = torch.constant.bool true
+  %0 = torch.aten.select.int %i, %int1, %int0 : !torch.vtensor<[2,2],si64>, !torch.int, !torch.int -> !torch.vtensor<[2],si64>
+  %1 = torch.prim.ListConstruct %0 : (!torch.vtensor<[2],si64>) -> !torch.list<optional<vtensor>>
+  %2 = torch.aten.index_put %x, %1, %v, %true : !torch.vtensor<[5,3],f32>, !torch.list<optional<vtensor>>, !torch.vtensor<[2,3],f32>, !torch.bool -> !torch.vtensor<[5,3],f32>
+  return %2 : !torch.vtensor<[5,3],f32>
+}
+
+// -----
+
 // A table computed by the producer: every lane may read any of its elements,
 // so it must be a kernel input.
 
