@@ -34,7 +34,7 @@ lint: setup
 	$(BIN)/ruff check mlirfuse tests bench examples
 
 pytest: setup
-	$(BIN)/python -m pytest -q tests
+	$(BIN)/python -m pytest -q -n auto tests
 
 lit: setup
 	$(BIN)/lit -sv test/lit

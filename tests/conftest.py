@@ -18,8 +18,16 @@ if not os.environ.get("MLIRFUSE_CACHE_DIR"):
     _OWN_CACHE = tempfile.mkdtemp(prefix="mlirfuse-test-cache-")
     os.environ["MLIRFUSE_CACHE_DIR"] = _OWN_CACHE
 
+# Under pytest-xdist (`make test` runs `-n auto`) each worker gets one intra-op thread: N workers on N
+# cores, not N * N threads spinning against each other. Subprocesses the tests start inherit this.
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+
 import pytest  # noqa: E402
 import torch  # noqa: E402
+
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    torch.set_num_threads(1)
 
 
 def pytest_configure(config):
@@ -30,6 +38,32 @@ def pytest_configure(config):
 def pytest_sessionfinish(session, exitstatus):
     if _OWN_CACHE is not None:
         shutil.rmtree(_OWN_CACHE, ignore_errors=True)
+
+
+# Modules whose tests run on one pytest-xdist worker (`make test` runs `-n auto`), and why.
+ONE_WORKER = {
+    "test_viz_browser.py": "one apt-get of Chromium (two at once fight over dpkg's lock), the page compiled once",
+    "test_aot.py": "the kernels compiled once for both archs (a module fixture)",
+    "test_matmul_aot.py": "the GEMM kernels compiled once for both archs (a module fixture)",
+}
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """xdist's `load` scheduling, except that each ONE_WORKER module is one unit of work.
+
+    (`xdist_group` marks would say the same, but pytest-xdist 3.8 cannot rename pytest 9's node ids, so they are lost.)
+    """
+    if config.getvalue("dist") not in ("load", "loadgroup"):
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class Scheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            module = nodeid.split("::", 1)[0]
+            return module if module.rsplit("/", 1)[-1] in ONE_WORKER else nodeid
+
+    return Scheduling(config, log)
 
 
 @pytest.fixture(autouse=True)

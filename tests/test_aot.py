@@ -13,7 +13,10 @@ from mlirfuse.runtime.aot import compile_kernels, signature
 from helpers import Lambda
 
 
-def _kernels():
+@pytest.fixture(scope="module")
+def kernels():
+    """The kernels of every model below, compiled once for the module (the tests only read them)."""
+    torch.manual_seed(0)
     x = torch.randn(4, 16)
     h = torch.randn(4, 16, dtype=torch.float16)
     m = torch.rand(4, 16) > 0.5
@@ -56,8 +59,7 @@ def _kernels():
 
 
 @pytest.mark.parametrize("arch", [80, 90])
-def test_generated_kernels_compile_for_gpu(arch):
-    kernels = _kernels()
+def test_generated_kernels_compile_for_gpu(kernels, arch):
     reported = []
     compiled = compile_kernels(kernels, arch=arch, on_done=lambda i, n, name: reported.append((i, n, name)))
     assert [c.name for c in compiled] == [k.name for k in kernels]
@@ -68,8 +70,8 @@ def test_generated_kernels_compile_for_gpu(arch):
         assert c.cubin[:4] == b"\x7fELF", f"{c.name}: not an ELF cubin"
 
 
-def test_signature_matches_kernel_parameters():
-    kernel = _kernels()[1]
+def test_signature_matches_kernel_parameters(kernels):
+    kernel = kernels[1]
     sig = signature(kernel)
     header = kernel.source.split(f"def {kernel.name}(", 1)[1].split(")")[0]
     params = [p.split(":")[0].strip() for p in header.split(",")]

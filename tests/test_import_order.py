@@ -25,7 +25,8 @@ import json, tempfile
 import torch
 import triton.language as tl
 import mlirfuse
-from mlirfuse.runtime.aot import _worker, signature
+from mlirfuse.runtime.aot import signature
+from mlirfuse.runtime.aot_worker import compile_file
 from mlirfuse.runtime.kernels import write_source
 
 
@@ -50,7 +51,7 @@ for ns, before in language.items():
 # triton.compile works in this process after interpreted launches.
 for k in cm.kernels.values():
     out = tempfile.mktemp(suffix=".cubin")
-    _worker(str(write_source(k)), k.name, json.dumps(signature(k)), "90", out)
+    compile_file(str(write_source(k)), k.name, json.dumps(signature(k)), "90", out)
     assert open(out, "rb").read(4) == b"\\x7fELF"
 print("ok")
 """

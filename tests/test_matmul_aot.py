@@ -36,7 +36,10 @@ def _lstm_step(x, h, c, w_ih, w_hh, b):
     return torch.sigmoid(o) * torch.tanh(c), c
 
 
-def _template_kernels():
+@pytest.fixture(scope="module")
+def template_kernels():
+    """The GEMM kernels of the models below, compiled once for the module (the tests only read them)."""
+    torch.manual_seed(0)
     models = [
         (_MLP(256, 512), (torch.randn(2, 128, 256),)),  # f32: bias + gelu epilogue, bias + residual epilogue
         (  # bf16 SwiGLU: silu(x @ g) * (x @ u), one grouped GEMM (two accumulators), g read transposed by strides
@@ -60,8 +63,8 @@ def _template_kernels():
 
 
 @pytest.mark.parametrize("arch", [80, 90])
-def test_gemm_kernels_compile_without_spills(arch):
-    kernels = _template_kernels()
+def test_gemm_kernels_compile_without_spills(template_kernels, arch):
+    kernels = template_kernels
     assert len(kernels) == 6, [k.name for k in kernels]
     for compiled in compile_kernels(kernels, arch=arch):
         usage = compiled.resources()

@@ -5,7 +5,9 @@ kernel into a cubin on any machine. Each kernel compiles in a worker
 subprocess, so several compile at once and a compiler crash cannot take the
 caller down.
 
-    python -m mlirfuse.runtime.aot KERNEL.py NAME SIGNATURE_JSON ARCH OUT.cubin OPTIONS_JSON
+    python -m mlirfuse.runtime.aot_worker KERNEL.py NAME SIGNATURE_JSON ARCH OUT.cubin OPTIONS_JSON
+
+The worker (`aot_worker.py`) imports Triton only, not torch: it starts fast.
 """
 
 from __future__ import annotations
@@ -25,14 +27,13 @@ from mlirfuse.errors import MlirfuseError
 from mlirfuse.lowering.attention import attention_blocks
 from mlirfuse.lowering.matmul import matmul_config
 from mlirfuse.lowering.triton import POINTWISE_KINDS, TritonKernel
+from mlirfuse.runtime.aot_worker import BLOCK
 from mlirfuse.runtime.kernels import write_source
-from mlirfuse.runtime.triton_mode import triton_mode
 
 POINTER_TYPES = {
     "float32": "*fp32", "float16": "*fp16", "bfloat16": "*bf16", "float64": "*fp64",
     "int64": "*i64", "int32": "*i32", "int16": "*i16", "int8": "*i8", "uint8": "*u8", "bool": "*i1",
 }
-BLOCK = 1024
 
 
 @dataclass(frozen=True)
@@ -121,7 +122,7 @@ def compile_kernels(
             out = Path(tmp) / "kernel.cubin"
             constexprs, options = launch_constants(kernel, arch)
             proc = subprocess.run(
-                [sys.executable, "-m", "mlirfuse.runtime.aot", str(path), kernel.name, json.dumps(signature(kernel)), str(arch), str(out),
+                [sys.executable, "-m", "mlirfuse.runtime.aot_worker", str(path), kernel.name, json.dumps(signature(kernel)), str(arch), str(out),
                  json.dumps([constexprs, options])],
                 capture_output=True, text=True,
             )
@@ -132,32 +133,3 @@ def compile_kernels(
 
     with ThreadPoolExecutor(max_workers=jobs or os.cpu_count() or 1) as pool:
         return list(pool.map(one, kernels))
-
-
-def _worker(path: str, name: str, sig_json: str, arch: str, out: str, constants_json: str = "") -> None:
-    import importlib.util
-
-    import triton
-    from triton.backends.compiler import GPUTarget
-    from triton.compiler import ASTSource
-
-    # TRITON_INTERPRET may be set in the environment the worker inherits.
-    with triton_mode(interpret=False):
-        spec = importlib.util.spec_from_file_location(f"mlirfuse_aot_{name}", path)
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        sig = json.loads(sig_json)
-        if constants_json:
-            constexprs, options = json.loads(constants_json)
-        else:  # the pointwise / reduction defaults
-            constexprs = {"XBLOCK": BLOCK} if "RBLOCK" not in sig else {"XBLOCK": 1, "RBLOCK": BLOCK}
-            options = {"enable_fp_fusion": True}
-        source = ASTSource(fn=getattr(module, name), signature=sig, constexprs=constexprs)
-        target = GPUTarget("cuda", int(arch), 32)
-        compiled = triton.compile(source, target=target, options=options)
-    Path(out).write_bytes(compiled.asm["cubin"])
-    Path(f"{out}.json").write_text(json.dumps({"shared": compiled.metadata.shared}))
-
-
-if __name__ == "__main__":
-    _worker(*sys.argv[1:7])

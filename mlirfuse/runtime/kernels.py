@@ -191,15 +191,20 @@ class Launcher:
                 {"INTERPRETED": interpret} if self.kernel.template.dtype == "bfloat16" else {}
             )
         # A dynamic kernel's block sizes do not follow its sizes: a new size compiles no new variant.
+        # The interpreter compiles nothing, and runs a custom-combine `tl.reduce` (NaN-aware max, argmax)
+        # one block element at a time in Python: there a block is no bigger than the rows and columns.
         dynamic = self.kernel.dynamic is not None
+        sized = interpret or not dynamic
         if self.kernel.kind in POINTWISE_KINDS:
             return {"XBLOCK": block_size(math.inf if dynamic else self.numel, interpret)}
         budget = 16384 if interpret else 4096  # elements per program
         if self.kernel.kind == "persistent-reduction":
             rblock = max(2, _pow2_at_least(self.rnumel))
+        elif interpret:
+            rblock = min(2048, max(2, _pow2_at_least(self.rnumel)))  # still a loop (one pass up to 2048)
         else:
-            rblock = 2048 if interpret else 1024
-        xblock = max(1, budget // rblock if dynamic else min(_pow2_at_least(self.xnumel), budget // rblock))
+            rblock = 1024
+        xblock = max(1, min(_pow2_at_least(self.xnumel), budget // rblock) if sized else budget // rblock)
         return {"XBLOCK": xblock, "RBLOCK": rblock}
 
     def _matmul_config(self, interpret: bool, device):

@@ -1,0 +1,46 @@
+"""One kernel's ahead-of-time compile, run in a worker subprocess by `mlirfuse.runtime.aot`.
+
+Imports Triton only (no torch, no torch-mlir): the worker starts in a
+fraction of a second, and `compile_kernels` starts one per kernel.
+
+    python -m mlirfuse.runtime.aot_worker KERNEL.py NAME SIGNATURE_JSON ARCH OUT.cubin OPTIONS_JSON
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+from mlirfuse.runtime.triton_mode import triton_mode
+
+BLOCK = 1024
+
+
+def compile_file(path: str, name: str, sig_json: str, arch: str, out: str, constants_json: str = "") -> None:
+    """Compile kernel `name` of the file at `path` for sm_<arch>; write the cubin to `out`, its metadata to `out`.json."""
+    import triton
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+
+    # TRITON_INTERPRET may be set in the environment the worker inherits.
+    with triton_mode(interpret=False):
+        spec = importlib.util.spec_from_file_location(f"mlirfuse_aot_{name}", path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        sig = json.loads(sig_json)
+        if constants_json:
+            constexprs, options = json.loads(constants_json)
+        else:  # the pointwise / reduction defaults
+            constexprs = {"XBLOCK": BLOCK} if "RBLOCK" not in sig else {"XBLOCK": 1, "RBLOCK": BLOCK}
+            options = {"enable_fp_fusion": True}
+        source = ASTSource(fn=getattr(module, name), signature=sig, constexprs=constexprs)
+        target = GPUTarget("cuda", int(arch), 32)
+        compiled = triton.compile(source, target=target, options=options)
+    Path(out).write_bytes(compiled.asm["cubin"])
+    Path(f"{out}.json").write_text(json.dumps({"shared": compiled.metadata.shared}))
+
+
+if __name__ == "__main__":
+    compile_file(*sys.argv[1:7])
