@@ -457,11 +457,7 @@ class KernelEmitter:
             expr = f"({expr}) != 0"
         out_dtype = compute_dtype(result.dtype)
         if rule.kind == "cast":
-            source, declared = Value(expr, tensors[0].dtype), tensor_type(op.operands[0].type).dtype
-            if source.dtype != declared and not _holds_its_dtype(op.operands[0]):
-                # an f16/bf16 value computed in f32: eager's operand is rounded to its dtype
-                source = Value(cast(source, declared), declared)
-            expr = cast(source, result.dtype)
+            expr = cast(as_declared(op.operands[0], Value(expr, tensors[0].dtype)), result.dtype)
             if result.dtype != out_dtype:  # round through f16/bf16 as eager does
                 expr = f"{expr}.to({TRITON_DTYPES[out_dtype]})"
         return self.tmp(expr, out_dtype, name)
@@ -489,6 +485,19 @@ class KernelEmitter:
                 "",
             ]
         )
+
+
+def as_declared(v: ir.Value, value: Value) -> Value:
+    """`value`, the kernel's text for `v`, rounded to `v`'s declared dtype where it was computed wider.
+
+    An f16/bf16 value is computed in f32; where it leaves that precision
+    (a cast, a cat piece stored into a wider output) eager's operand holds
+    only values of its dtype.
+    """
+    declared = tensor_type(v.type).dtype
+    if value.dtype != declared and not _holds_its_dtype(v):
+        return Value(cast(value, declared), declared)
+    return value
 
 
 def _holds_its_dtype(value: ir.Value) -> bool:
@@ -536,6 +545,6 @@ def _round_to(value: float, dtype: str) -> float:
 
 
 __all__ = [
-    "KernelEmitter", "LoweringError", "Site", "TritonKernel", "Value", "cast", "coords",
+    "KernelEmitter", "LoweringError", "Site", "TritonKernel", "Value", "as_declared", "cast", "coords",
     "load_sites", "module_prelude", "static_signature", "stored_value",
 ]
