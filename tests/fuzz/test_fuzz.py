@@ -14,7 +14,7 @@ import pytest
 import torch
 
 from .gen import GENERATORS, Case, Input, Node, _Builder, generate, render
-from .harness import Worker, _signed_zero_class, compare_one, eager_outputs, normalize
+from .harness import Worker, accepted_class, compare_one, eager_outputs, normalize
 from .known import ACCEPTED, CI_SEEDS, known_class
 
 CASES = int(os.environ.get("MLIRFUSE_FUZZ_CASES", "40"))
@@ -94,11 +94,11 @@ def test_signed_zero_classes_explain_only_their_own_zeros():
     assert expected[3].signbit().all() and expected[4].signbit().all()
     gemm = list(expected)
     gemm[3] = expected[3] + 0.0
-    assert _signed_zero_class(model, lambda: inputs, gemm, expected, [3]) == "gemm-signed-zero"
+    assert accepted_class(model, lambda: inputs, gemm, expected, [3]) == "gemm-signed-zero"
     wrong = list(expected)
     wrong[4] = -expected[4]  # a zero no accepted class gives that sign: still a mismatch
-    assert _signed_zero_class(model, lambda: inputs, wrong, expected, [4]) is None
-    assert _signed_zero_class(model, lambda: inputs, [gemm[0], gemm[1], gemm[2], gemm[3], wrong[4]], expected, [3, 4]) is None
+    assert accepted_class(model, lambda: inputs, wrong, expected, [4]) is None
+    assert accepted_class(model, lambda: inputs, [gemm[0], gemm[1], gemm[2], gemm[3], wrong[4]], expected, [3, 4]) is None
 
 
 def test_signatures_ignore_numbers_and_value_names():
