@@ -142,6 +142,13 @@ def test_cat_piece_of_low_precision_rounds_first(low):
     compile_and_compare(lambda a, b, c: (torch.cat([a + b, c], 0),), (a, b, torch.randn(2, 8)), rtol=0, atol=0)
 
 
+def test_bfloat16_to_bool_in_a_kernel():
+    # A computed bf16 value made bool and compared with a float, or widened again: the bool once came
+    # from a bf16 compare the interpreter cannot cast on (fuzz seed 9200311: x.bool() == 0.5 crashed).
+    x = torch.tensor([[0.0, -0.0, 1.5, -2.0], [0.25, 3.0, -0.0, 7.0]], dtype=torch.bfloat16)
+    compile_and_compare(lambda x: ((x * 2).bool() == 0.5, (x - 1).bool().float(), (x + 0).bool()), (x,))
+
+
 def test_relu6_keeps_negative_zero():
     # relu6 is clamp(x, 0, 6): a bound equal to x gives x, so -0.0 stays -0.0 (fuzz seed 880424).
     x = torch.tensor([-0.0, 0.0, -1.0, 3.0, 6.0, 7.0, math.nan, -math.inf])

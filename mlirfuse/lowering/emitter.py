@@ -135,7 +135,9 @@ def cast(v: Value, dtype: str) -> str:
     if v.dtype == dtype:
         return v.text
     if dtype == "bool":
-        return f"({v.text} != 0)"
+        # a bf16 value (a rounded f32 one) is compared in f32: the interpreter's bf16 compare yields a
+        # mis-sized bool block that a later cast cannot read (fuzz seed 9200311: x.bool() == 0.5)
+        return f"({v.text}.to(tl.float32) != 0)" if v.dtype == "bfloat16" else f"({v.text} != 0)"
     if dtype == "bfloat16":
         # Through f32, as eager converts every dtype to bf16 (the interpreter
         # cannot convert ints or bools to bf16 at all).

@@ -1,9 +1,10 @@
 """Run one fuzz case against eager and classify the outcome.
 
 Outcomes: `ok`; `mismatch` (a wrong answer: values, dtype, shape, NaN/inf
-positions or signed zeros differ from eager); `unsupported` (a documented
-`UnsupportedModelError` / `CompilationError` that names the op it cannot
-handle); `crash` (any other exception, or the process dying on a signal, or
+positions or signed zeros differ from eager); `accepted` (differs from eager
+only as eager run with another of its kernels does, see known.ALTERNATIVES);
+`unsupported` (a documented `UnsupportedModelError` / `CompilationError`
+that names the op it cannot handle); `crash` (any other exception, or the process dying on a signal, or
 a hang). Each non-ok outcome carries a *signature*: the class it belongs to,
 stable across cases (numbers and SSA names stripped), which the shrinker
 keeps fixed while it minimizes.
