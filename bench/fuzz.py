@@ -76,7 +76,7 @@ def main(argv=None) -> int:
                 sig = result["sig"]
                 entry = signatures.setdefault(sig, [status, 0, seed, result["detail"], ""])
                 entry[1] += 1
-                line = f"seed {seed}: {status}: {sig}"
+                line = f"seed {seed}: {sig}" if sig.startswith(f"{status}:") else f"seed {seed}: {status}: {sig}"
                 print(line, flush=True)
                 if log:
                     log.write(line + "\n")
