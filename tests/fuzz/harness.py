@@ -4,10 +4,10 @@ Outcomes: `ok`; `mismatch` (a wrong answer: values, dtype, shape, NaN/inf
 positions or signed zeros differ from eager); `accepted` (differs from eager
 only as eager run with another of its kernels does, see known.ALTERNATIVES);
 `unsupported` (a documented `UnsupportedModelError` / `CompilationError`
-that names the op it cannot handle); `crash` (any other exception, or the process dying on a signal, or
-a hang). Each non-ok outcome carries a *signature*: the class it belongs to,
-stable across cases (numbers and SSA names stripped), which the shrinker
-keeps fixed while it minimizes.
+that names the op it cannot handle); `crash` (any other exception, or the
+process dying on a signal, or a hang). Each non-ok outcome carries a
+*signature*: the class it belongs to, stable across cases (numbers and SSA
+names stripped), which the shrinker keeps fixed while it minimizes.
 
 `Worker` runs cases in a long-lived subprocess (`python -m tests.fuzz.worker`)
 so a segfault or heap corruption kills the worker, not the fuzzer.
@@ -46,12 +46,6 @@ def normalize(message: str) -> str:
     line = re.sub(r"\d+", "N", line)
     line = re.sub(r"0x[0-9a-f]+", "0x", line)
     return line[:160]
-
-
-def _low_precision(t) -> bool:
-    import torch
-
-    return t.dtype in (torch.float16, torch.bfloat16)
 
 
 def compare_one(actual, expected, reference=None, low=None, noise=None) -> tuple[str, str] | None:
