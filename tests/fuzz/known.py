@@ -74,10 +74,12 @@ ACCEPTED = {
         "one-element or broadcast f32 input differs. Values are equal."
     ),
     "group-norm-signed-zero": (
-        "group_norm with a zero weight (w = ±0.0): eager's kernels compute x * (rstd * w) + (b - mean * rstd * w), "
-        "whose zeros take their sign from that sum (mean > 0, b = -0.0 gives +0.0); the fused kernel "
-        "computes the documented (x - mean) * rstd * w + b, whose zeros take the sign of that product and b "
-        "(fuzz seed 880284). Values are equal."
+        "group_norm whose result is a zero, e.g. with a zero weight (w = ±0.0): eager's kernels compute "
+        "x * (rstd * w) + (b - mean * rstd * w), whose zeros take their sign from that sum (mean > 0, b = -0.0 gives +0.0); the fused kernel "
+        "computes the documented (x - mean) * rstd * w + b (b = +0.0 where there is none, nn.GroupNorm's "
+        "default), whose zeros take the sign of that product and b (fuzz seed 880284); likewise a -0.0 "
+        "element of a zero-mean group without weight and bias: eager -0.0 * rstd + -(0.0 * rstd) = -0.0, "
+        "the fused -0.0 * rstd + 0.0 = +0.0 (fuzz seed 9500051). Values are equal."
     ),
 }
 
@@ -103,7 +105,10 @@ def _dot_from_plus_zero(func, args, kwargs):
 
 
 def _group_norm_documented(func, args, kwargs):
-    """group_norm as documented, (x - mean) / sqrt(var + eps) * w + b, in f32 for f16/bf16 as eager's kernel."""
+    """group_norm as documented, (x - mean) / sqrt(var + eps) * w + b, in f32 for f16/bf16 as eager's kernel.
+
+    A missing weight or bias is nn.GroupNorm's default, ones and zeros.
+    """
     import torch
 
     names = ("input", "num_groups", "weight", "bias", "eps")
@@ -116,8 +121,7 @@ def _group_norm_documented(func, args, kwargs):
     per_channel = [1, -1] + [1] * (x.dim() - 2)
     if w is not None:
         y = y * w.reshape(per_channel)
-    if b is not None:
-        y = y + b.reshape(per_channel)
+    y = y + (0.0 if b is None else b.reshape(per_channel))  # no bias: nn.GroupNorm's default, zeros
     return y.to(x.dtype)
 
 

@@ -1,7 +1,8 @@
 """Fuzz regressions of accepted classes (known.ALTERNATIVES): the harness reports them as `accepted`.
 
 Shrunk by hand from fuzz seeds 880284 (group_norm with a -0.0 weight and
-bias, bf16) and 880699 (maximum of an integer 0 and a float -0.0). Each case
+bias, bf16), 9500051 (group_norm without weight and bias of a -0.0 in a
+zero-mean group) and 880699 (maximum of an integer 0 and a float -0.0). Each case
 still differs from eager (the assertion on the signature keeps the class
 honest: a fix that makes it `ok` should retire the class) and matches eager
 run with the class's alternative.
@@ -28,6 +29,20 @@ def make_inputs():
     return (x, w, b)
 '''
 
+GROUP_NORM_NO_AFFINE = '''\
+import torch
+import torch.nn.functional as F
+
+
+class Model(torch.nn.Module):
+    def forward(self, x):
+        return (F.group_norm(x, 1),)
+
+
+def make_inputs():
+    return (torch.tensor([[-0.0], [1.0]]),)
+'''
+
 MAXIMUM = '''\
 import torch
 
@@ -42,8 +57,12 @@ def make_inputs():
 '''
 
 
-@pytest.mark.parametrize("source, cls", [(GROUP_NORM, "group-norm-signed-zero"), (MAXIMUM, "maximum-signed-zero")],
-                         ids=["group_norm", "maximum"])
+@pytest.mark.parametrize(
+    "source, cls",
+    [(GROUP_NORM, "group-norm-signed-zero"), (GROUP_NORM_NO_AFFINE, "group-norm-signed-zero"),
+     (MAXIMUM, "maximum-signed-zero")],
+    ids=["group_norm", "group_norm_no_affine", "maximum"],
+)
 def test_accepted_class_is_recognised(source, cls):
     result = run_case_source(source)
     assert (result["status"], result["sig"]) == ("accepted", f"accepted: {cls}"), result
