@@ -5,7 +5,7 @@
     python bench/fuzz.py --target /work/wt/other --minutes 8  # fuzz another checkout's mlirfuse
     python bench/fuzz.py --focus gemm,attention               # those families 10x as often
 
-Prints a table (cases, ok, mismatches, crashes, unsupported, op/dtype mix,
+Prints a table (cases, ok, accepted, mismatches, crashes, unsupported, op/dtype mix,
 one row per failure signature with its first seed) and appends it to
 bench/RESULTS.md. With --shrink, the first case of each new signature is
 shrunk and saved under tests/fuzz/regressions/ as an xfail(strict) test.
@@ -76,7 +76,7 @@ def main(argv=None) -> int:
                 sig = result["sig"]
                 entry = signatures.setdefault(sig, [status, 0, seed, result["detail"], ""])
                 entry[1] += 1
-                line = f"seed {seed}: {status}: {sig}"
+                line = f"seed {seed}: {sig}" if sig.startswith(f"{status}:") else f"seed {seed}: {status}: {sig}"
                 print(line, flush=True)
                 if log:
                     log.write(line + "\n")
@@ -98,13 +98,14 @@ def main(argv=None) -> int:
                 print(f"[{time.strftime('%H:%M:%S')}] {dict(counts)}", flush=True)
 
     summary = markdown_table(
-        ["cases", "ok", "mismatches", "crashes", "unsupported", "invalid", "first seed", "minutes"],
-        [[str(counts["cases"]), str(counts["ok"]), str(counts["mismatch"]), str(counts["crash"]),
+        ["cases", "ok", "accepted", "mismatches", "crashes", "unsupported", "invalid", "first seed", "minutes"],
+        [[str(counts["cases"]), str(counts["ok"]), str(counts["accepted"]), str(counts["mismatch"]), str(counts["crash"]),
           str(counts["unsupported"]), str(counts["invalid"]), str(args.seed), f"{args.minutes:g}"]],
         text_columns=0,
     )
     rows = [
-        [s.replace("|", "\\|")[:110], e[0], known_class(s) or "?", str(e[1]), str(e[2]), e[4] or ""]
+        [s.replace("|", "\\|")[:110], e[0], s.removeprefix("accepted: ") if e[0] == "accepted" else known_class(s) or "?",
+         str(e[1]), str(e[2]), e[4] or ""]
         for s, e in sorted(signatures.items(), key=lambda kv: (kv[1][0], -kv[1][1]))
     ]
     failures = markdown_table(["signature", "outcome", "class", "cases", "first seed", "regression"], rows, text_columns=3)

@@ -622,7 +622,8 @@ RULES.update({
     "torch.aten.threshold": Rule(
         "arith", lambda a, c: f"tl.where({a[0]} <= {a[1]}, {a[2]}, {a[0]})", constant_args=(1, 2), dtypes=_INT_OR_FLOAT
     ),
-    "torch.aten.relu6": _unary("tl.where({0} <= 0, 0, tl.where({0} >= 6, 6, {0}))", float_only=False),
+    # min(max(x, 0), 6) as eager's clamp: x itself where it equals a bound, so -0.0 stays -0.0
+    "torch.aten.relu6": _unary("tl.where({0} < 0, 0, tl.where({0} > 6, 6, {0}))", float_only=False),
     "torch.aten.logit": Rule("arith", _logit, constant_args=(1,), float_only=True, typed=True, check=_finite_numbers((1,))),
     "torch.aten.xlogy.Tensor": _float_binary("tl.where({1} != {1}, {1}, tl.where({0} == 0, 0.0, {0} * tl.log({1})))"),
     "torch.aten.heaviside": _binary("tl.where({0} == 0, {1}, tl.where({0} > 0, 1, 0))"),

@@ -132,6 +132,30 @@ def test_cast_out_of_low_precision_rounds_first(low, to):
     compile_and_compare(lambda a, b: ((a + b).to(to),), (a, b), rtol=0, atol=0)
 
 
+@pytest.mark.parametrize("low", [torch.float16, torch.bfloat16], ids=str)
+def test_cat_piece_of_low_precision_rounds_first(low):
+    # A f16/bf16 piece of a float32 cat is widened from its rounded values, as eager's tensor is
+    # (fuzz seed 880377: cat([v.float(), x - 1, v]) with v = pow(f16, 3) stored v unrounded).
+    g = torch.Generator().manual_seed(0)
+    a, b = (torch.randn(4, 8, generator=g) * 30).to(low), (torch.randn(4, 8, generator=g) * 30).to(low)
+    assert not torch.equal((a.float() + b.float()).to(low).float(), a.float() + b.float())  # rounding shows
+    compile_and_compare(lambda a, b, c: (torch.cat([a + b, c], 0),), (a, b, torch.randn(2, 8)), rtol=0, atol=0)
+
+
+def test_bfloat16_to_bool_in_a_kernel():
+    # A computed bf16 value made bool and compared with a float, or widened again: the bool once came
+    # from a bf16 compare the interpreter cannot cast on (fuzz seed 9200311: x.bool() == 0.5 crashed).
+    x = torch.tensor([[0.0, -0.0, 1.5, -2.0], [0.25, 3.0, -0.0, 7.0]], dtype=torch.bfloat16)
+    compile_and_compare(lambda x: ((x * 2).bool() == 0.5, (x - 1).bool().float(), (x + 0).bool()), (x,))
+
+
+def test_relu6_keeps_negative_zero():
+    # relu6 is clamp(x, 0, 6): a bound equal to x gives x, so -0.0 stays -0.0 (fuzz seed 880424).
+    x = torch.tensor([-0.0, 0.0, -1.0, 3.0, 6.0, 7.0, math.nan, -math.inf])
+    actual = compile_and_compare(F.relu6, (x,), rtol=0, atol=0, equal_nan=True)(x)
+    assert torch.equal(actual.signbit(), F.relu6(x).signbit())
+
+
 def test_sign_into_bfloat16():
     # sign's branches are all literals: its value must still be a float, or bf16 rounding reads int bits.
     x = torch.tensor([-2.0, 0.0, 3.0, -0.5], dtype=torch.bfloat16)

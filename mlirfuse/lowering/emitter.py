@@ -135,7 +135,9 @@ def cast(v: Value, dtype: str) -> str:
     if v.dtype == dtype:
         return v.text
     if dtype == "bool":
-        return f"({v.text} != 0)"
+        # a bf16 value (a rounded f32 one) is compared in f32: the interpreter's bf16 compare yields a
+        # mis-sized bool block that a later cast cannot read (fuzz seed 9200311: x.bool() == 0.5)
+        return f"({v.text}.to(tl.float32) != 0)" if v.dtype == "bfloat16" else f"({v.text} != 0)"
     if dtype == "bfloat16":
         # Through f32, as eager converts every dtype to bf16 (the interpreter
         # cannot convert ints or bools to bf16 at all).
@@ -457,11 +459,7 @@ class KernelEmitter:
             expr = f"({expr}) != 0"
         out_dtype = compute_dtype(result.dtype)
         if rule.kind == "cast":
-            source, declared = Value(expr, tensors[0].dtype), tensor_type(op.operands[0].type).dtype
-            if source.dtype != declared and not _holds_its_dtype(op.operands[0]):
-                # an f16/bf16 value computed in f32: eager's operand is rounded to its dtype
-                source = Value(cast(source, declared), declared)
-            expr = cast(source, result.dtype)
+            expr = cast(as_declared(op.operands[0], Value(expr, tensors[0].dtype)), result.dtype)
             if result.dtype != out_dtype:  # round through f16/bf16 as eager does
                 expr = f"{expr}.to({TRITON_DTYPES[out_dtype]})"
         return self.tmp(expr, out_dtype, name)
@@ -489,6 +487,19 @@ class KernelEmitter:
                 "",
             ]
         )
+
+
+def as_declared(v: ir.Value, value: Value) -> Value:
+    """`value`, the kernel's text for `v`, rounded to `v`'s declared dtype where it was computed wider.
+
+    An f16/bf16 value is computed in f32; where it leaves that precision
+    (a cast, a cat piece stored into a wider output) eager's operand holds
+    only values of its dtype.
+    """
+    declared = tensor_type(v.type).dtype
+    if value.dtype != declared and not _holds_its_dtype(v):
+        return Value(cast(value, declared), declared)
+    return value
 
 
 def _holds_its_dtype(value: ir.Value) -> bool:
@@ -536,6 +547,6 @@ def _round_to(value: float, dtype: str) -> float:
 
 
 __all__ = [
-    "KernelEmitter", "LoweringError", "Site", "TritonKernel", "Value", "cast", "coords",
+    "KernelEmitter", "LoweringError", "Site", "TritonKernel", "Value", "as_declared", "cast", "coords",
     "load_sites", "module_prelude", "static_signature", "stored_value",
 ]

@@ -27,6 +27,7 @@ from mlirfuse.lowering.emitter import (
     TritonKernel,
     Value,
     _round_to,
+    as_declared,
     cast,
     coords,
     load_sites,
@@ -306,6 +307,8 @@ class _Concat:
             if start:
                 offset += f" + {start * along}"
             mask = _inside("xmask", tensor_type(piece.type).shape, self.space)
+            # an f16/bf16 piece of a wider cat: eager widens the piece's rounded values
+            value = as_declared(piece, value)
             em.store(f"out{j}", f"({offset})", value, t.dtype, mask, f"piece at {start} along dim {self.dim}")
             start += size
 

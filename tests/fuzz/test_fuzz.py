@@ -14,7 +14,7 @@ import pytest
 import torch
 
 from .gen import GENERATORS, Case, Input, Node, _Builder, generate, render
-from .harness import Worker, compare_one, normalize
+from .harness import Worker, accepted_class, compare_one, eager_outputs, normalize
 from .known import ACCEPTED, CI_SEEDS, known_class
 
 CASES = int(os.environ.get("MLIRFUSE_FUZZ_CASES", "40"))
@@ -56,6 +56,49 @@ def test_compare_catches_each_kind_of_wrong_answer():
     eager, ref = torch.tensor([2.0, 0.001], dtype=torch.float16), torch.tensor([2.0, 0.001], dtype=torch.float16)
     assert compare_one(torch.tensor([2.0, 0.0025], dtype=torch.float16), eager, ref) is None
     assert compare_one(torch.tensor([2.0, 0.01], dtype=torch.float16), eager, ref)[0] == "value"
+
+
+def test_compare_judges_by_the_path_and_the_reference_but_not_blindly():
+    # A float32 output computed in float16 (`low`): an element one f16 ulp from eager passes, two f16 ulps off
+    # both eager and the reference fail; at float32's own tolerance the one ulp fails.
+    eager, ref = torch.tensor([1.0, 8.0]), torch.tensor([1.0004, 8.0])
+    one_ulp, far = torch.tensor([1.0009765625, 8.0]), torch.tensor([1.0, 8.0625])
+    assert compare_one(one_ulp, eager, ref)[0] == "value"
+    assert compare_one(one_ulp, eager, ref, "float16") is None
+    assert compare_one(far, eager, ref, "float16")[0] == "value"
+    # An element no farther from the float64 reference than eager's passes; farther, it fails, unless the
+    # reference's own noise (inputs moved by their rounding) is that large.
+    eager, ref = torch.tensor([9.834395, 1.0]), torch.tensor([9.835044, 1.0])
+    assert compare_one(torch.tensor([9.8352, 1.0]), eager, ref, "float32") is None
+    assert compare_one(torch.tensor([9.8374, 1.0]), eager, ref, "float32")[0] == "value"
+    assert compare_one(torch.tensor([9.8374, 1.0]), eager, ref, "float32", torch.tensor([1.7e-3, 0.0])) is None
+    assert compare_one(torch.tensor([9.8374, 1.0001]), eager, ref, "float32", torch.tensor([1.7e-3, 0.0]))[0] == "value"
+
+
+class _Mixed(torch.nn.Module):
+    def forward(self, h, f, i):
+        return (h * 2).float() + f, f * 3, i + 1, torch.nn.functional.linear(f.repeat(3, 1), torch.zeros(4, 1)), -(f - f)
+
+
+def test_eager_outputs_tags_the_lowest_float_dtype_on_the_path():
+    h, f, i = torch.ones(2, 1, dtype=torch.float16), torch.ones(2, 1), torch.ones(2, dtype=torch.int32)
+    outputs, lowest = eager_outputs(_Mixed(), (h, f, i))
+    assert torch.equal(outputs[1], f * 3)
+    assert lowest[:3] == ["float16", "float32", None]
+
+
+def test_signed_zero_classes_explain_only_their_own_zeros():
+    # linear(f, +0.0) is all -0.0 products for f < 0: eager (this shape) gives -0.0, a sum started at +0.0 +0.0.
+    model, inputs = _Mixed(), (torch.ones(2, 1, dtype=torch.float16), -torch.ones(2, 1), torch.ones(2, dtype=torch.int32))
+    expected = model(*inputs)
+    assert expected[3].signbit().all() and expected[4].signbit().all()
+    gemm = list(expected)
+    gemm[3] = expected[3] + 0.0
+    assert accepted_class(model, lambda: inputs, gemm, expected, [3]) == "gemm-signed-zero"
+    wrong = list(expected)
+    wrong[4] = -expected[4]  # a zero no accepted class gives that sign: still a mismatch
+    assert accepted_class(model, lambda: inputs, wrong, expected, [4]) is None
+    assert accepted_class(model, lambda: inputs, [gemm[0], gemm[1], gemm[2], gemm[3], wrong[4]], expected, [3, 4]) is None
 
 
 def test_signatures_ignore_numbers_and_value_names():

@@ -17,3 +17,16 @@ func.func @fuse_concat_mixed_dtypes(%a: !torch.vtensor<[4,3],f32>, %b: !torch.vt
   %1 = torch.aten.cat %l, %int0 : !torch.list<vtensor>, !torch.int -> !torch.vtensor<[7,3],f32>
   return %1 : !torch.vtensor<[7,3],f32>
 }
+
+// A computed f16 piece of an f32 cat is stored as eager widens it: rounded to
+// f16 first (fuzz seed 880377). A loaded f16 piece (above) needs no rounding.
+
+// CHECK-LABEL: def fused_mul_cat_1(
+// CHECK:      tl.store(out0 + {{.*}}, tmp{{[0-9]+}}.to(tl.float16).to(tl.float32), mask=xmask & (x0 < 1))  # piece at 4 along dim 0
+func.func @fuse_concat_computed_f16(%a: !torch.vtensor<[4,3],f32>, %b: !torch.vtensor<[1,3],f16>) -> !torch.vtensor<[5,3],f32> {
+  %int0 = torch.constant.int 0
+  %0 = torch.aten.mul.Tensor %b, %b : !torch.vtensor<[1,3],f16>, !torch.vtensor<[1,3],f16> -> !torch.vtensor<[1,3],f16>
+  %l = torch.prim.ListConstruct %a, %0 : (!torch.vtensor<[4,3],f32>, !torch.vtensor<[1,3],f16>) -> !torch.list<vtensor>
+  %1 = torch.aten.cat %l, %int0 : !torch.list<vtensor>, !torch.int -> !torch.vtensor<[5,3],f32>
+  return %1 : !torch.vtensor<[5,3],f32>
+}

@@ -1,10 +1,14 @@
-"""Fuzz regression (fuzz-f16-swiglu-cast): mismatch: value (float32)
+"""Fuzz regression (f16 swiglu cast into a cat): was mismatch: value (float32)
 
 Found by `bench/fuzz.py` (seed 830062), shrunk automatically; reproduces on main's code.
 output 0: 15 / 24 elements differ, greatest absolute difference 0.0045 (float32 output of a float16 silu(linear) * linear cast in a cat)
-"""
 
-import pytest
+The float16 piece `v11` of the float32 cat was stored unrounded (values no
+float16 holds); the cat now rounds each f16/bf16 piece to its dtype first
+(`emitter.as_declared`). What remains is eager rounding after every f16 op
+and the kernel once: the output's path runs through float16, so the harness
+judges it at float16's tolerance (`harness.eager_outputs`).
+"""
 
 from ..harness import assert_matches_eager
 
@@ -35,6 +39,5 @@ def make_inputs():
 '''
 
 
-@pytest.mark.xfail(strict=True, reason="fuzz-f16-swiglu-cast: see tests/fuzz/known.py CLASSES")
 def test_e740afc098():
     assert_matches_eager(SOURCE)
