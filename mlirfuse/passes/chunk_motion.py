@@ -162,9 +162,11 @@ def slice_through_matmul(op, rewriter) -> bool:
     along its last dim unless it broadcasts there. The GEMM must be one the
     template takes (`mlirfuse.matmuls.gemm`); a 1-column slice stays 2-D.
     """
-    args = slice_args(op)
     mm = defining_op(op.operands[0])
-    if args is None or mm is None or mm.name not in MATMUL_OPS:
+    if mm is None or mm.name not in MATMUL_OPS:
+        return False
+    args = slice_args(op)
+    if args is None:
         return False
     g = gemm(mm.opview)
     if not isinstance(g, Gemm) or g.batch:

@@ -111,16 +111,21 @@ def _broadcasts_into(shape, target) -> bool:
     return all(d == t or d == 1 for d, t in zip(reversed(shape), reversed(target)))
 
 
-def _merged_sizes(producer, consumer) -> tuple[int, int]:
-    """(tensor arguments, torch ops) of the group merging the two would make."""
-    args = len(merged_inputs(producer, consumer)) + len(consumer.results) + len(exported_results(producer, consumer))
-    ops = sum(
-        1
-        for g in (producer, consumer)
-        for op in g.regions[0].blocks[0].operations
-        if op.operation.name.startswith(("torch.aten.", "torch.prims.")) and op.operation.name not in VIEW_OPS
-    )
-    return args, ops
+def computing_ops(group) -> int:
+    """The torch ops of `group` that compute (views and constants do not): what max-group-size counts."""
+    return _body_facts(group)[0]
+
+
+def _body_facts(group) -> tuple[int, object]:
+    """(`computing_ops`, the first reduction op or None) of `group`, in one pass over its body."""
+    count, first_reduction = 0, None
+    for op in group.regions[0].blocks[0].operations:
+        name = op.operation.name
+        if name.startswith(("torch.aten.", "torch.prims.")) and name not in VIEW_OPS:
+            count += 1
+        if first_reduction is None and name in REDUCTIONS:
+            first_reduction = op
+    return count, first_reduction
 
 
 def _viewed_inputs(consumer, producer) -> str | None:
@@ -332,13 +337,16 @@ def why_not_merge(producer, consumer, dep: DependenceAnalysis, limits: Limits = 
         return "a scatter's result is complete only after its launch"
     if group_kind(consumer) == "scatter":
         return why_not_scatter(producer, consumer)
-    args, ops = _merged_sizes(producer, consumer)
+    # Each body is looked at once here: its size and its reduction.
+    (p_ops, p_first), (c_ops, c_first) = _body_facts(producer), _body_facts(consumer)
+    exported = exported_results(producer, consumer)
+    args = len(merged_inputs(producer, consumer)) + len(consumer.results) + len(exported)
     if args > limits.max_args:
         return f"argument limit ({args} > {limits.max_args})"
-    if limits.max_group_size and ops > limits.max_group_size:
-        return f"group size limit ({ops} > {limits.max_group_size})"
-    p_red, c_red = group_reduction(producer), group_reduction(consumer)
-    exported = exported_results(producer, consumer)
+    if limits.max_group_size and p_ops + c_ops > limits.max_group_size:
+        return f"group size limit ({p_ops + c_ops} > {limits.max_group_size})"
+    p_red = reduction(p_first) if p_first is not None else None
+    c_red = reduction(c_first) if c_first is not None else None
     if p_red is None and c_red is None:
         iteration = tensor_type(consumer.results[0].type).shape
         if any(tensor_type(r.type).shape != iteration for r in exported):

@@ -23,7 +23,7 @@ from mlirfuse.analysis import AnalysisManager
 from mlirfuse.analysis.dependence import DependenceAnalysis
 from mlirfuse.dialect import build_group, build_yield
 from mlirfuse.ir import ir, is_constant_like, result_index
-from mlirfuse.passes.base import body_ops, clone_ops_into, constant_ops, function_ops, unique_ops
+from mlirfuse.passes.base import body_ops, clone_ops_into, function_ops, unique_ops
 
 
 class FusionRewriter:
@@ -106,16 +106,20 @@ class FusionRewriter:
         """
         last = ops[-1]
         inside = {r for op in ops for r in op.results}
-        inputs = []
+        operands: dict = {}  # the group's inputs, in order, each once
+        constants = []  # the constants (and lists of constants, after their items) the ops read
         for op in ops:
             for v in op.operands:
-                if not is_constant_like(v) and v not in inside and v not in inputs:
-                    inputs.append(v)
+                if is_constant_like(v):
+                    constants.extend(item.owner for item in v.owner.operands)
+                    constants.append(v.owner)
+                elif v not in inside:
+                    operands.setdefault(v)
+        inputs = list(operands)
         group = build_group(inputs, [r.type for r in last.results], kind=kind, loc=last.location)
         block = group.regions[0].blocks[0]
         mapping = dict(zip(inputs, block.arguments))
-        constants = unique_ops([c for op in ops for c in constant_ops(op)])
-        clone_ops_into(constants + list(ops), block, mapping)
+        clone_ops_into(unique_ops(constants) + list(ops), block, mapping)
         build_yield([mapping[r] for r in last.results], ip=ir.InsertionPoint(block))
         self.insert_before(group, last)
         self.replace_op(last, list(group.results))
