@@ -17,8 +17,6 @@ own rewriter (`driving`), so the walk never visits an erased op.
 
 from __future__ import annotations
 
-import contextlib
-
 from mlirfuse.analysis import AnalysisManager
 from mlirfuse.analysis.dependence import DependenceAnalysis
 from mlirfuse.dialect import build_group, build_yield
@@ -31,14 +29,9 @@ class FusionRewriter:
         self.am = am
         self._driver = None  # the MLIR PatternRewriter while a pattern runs
 
-    @contextlib.contextmanager
-    def driving(self, driver):
-        """Erase through `driver` (an MLIR pattern's rewriter) while a pattern runs."""
-        self._driver = driver
-        try:
-            yield self
-        finally:
-            self._driver = None
+    def driving(self, driver) -> "_Driving":
+        """Erase through `driver` (an MLIR pattern's rewriter) while a pattern runs (a `with` block)."""
+        return _Driving(self, driver)
 
     def _notify(self, event: str, *args) -> None:
         for listener in self.am.listeners():
@@ -173,6 +166,22 @@ class FusionRewriter:
             self.move_after(op, anchor)
             anchor = op
         return group
+
+
+class _Driving:
+    """`FusionRewriter.driving`'s context; a class, not a generator: it is entered once per pattern call."""
+
+    __slots__ = ("rewriter", "driver")
+
+    def __init__(self, rewriter: FusionRewriter, driver):
+        self.rewriter, self.driver = rewriter, driver
+
+    def __enter__(self) -> FusionRewriter:
+        self.rewriter._driver = self.driver
+        return self.rewriter
+
+    def __exit__(self, *exc) -> None:
+        self.rewriter._driver = None
 
 
 def group_kind(group) -> str:
