@@ -147,8 +147,9 @@ class FusionRewriter:
         produced = [mapping[v] for v in p_yield.operands]
 
         c_ops, c_yield = body_ops(consumer)
+        p_results = set(producer.results)  # a set lookup per operand, not an owner built per operand
         for old, v in zip(consumer.regions[0].blocks[0].arguments, consumer.operands):
-            mapping[old] = produced[result_index(v)] if defined_by(v, producer) else arg_of[v]
+            mapping[old] = produced[result_index(v)] if v in p_results else arg_of[v]
         clone_ops_into(c_ops, block, mapping)
         build_yield(
             [mapping[v] for v in c_yield.operands] + [produced[result_index(r)] for r in exported],
@@ -194,7 +195,8 @@ def used_outside(value: ir.Value, consumer) -> bool:
 
 def merged_inputs(producer, consumer) -> list[ir.Value]:
     """The operands of the group merging `producer` into `consumer`, in order, each once."""
-    inputs = list(producer.operands) + [v for v in consumer.operands if not defined_by(v, producer)]
+    produced = set(producer.results)
+    inputs = list(producer.operands) + [v for v in consumer.operands if v not in produced]
     return list(dict.fromkeys(inputs))
 
 
