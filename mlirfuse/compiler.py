@@ -39,7 +39,8 @@ from mlirfuse.errors import CompilationError, InputMismatchError, MlirfuseError,
 from mlirfuse.frontend.importer import ImportedProgram, flatten_inputs, import_module
 from mlirfuse.ir import ir
 from mlirfuse.passes import default_pipeline
-from mlirfuse.passes.pipeline import build_pass_manager, format_options, parse_pipeline
+from mlirfuse.passes.pipeline import build_pass_manager
+from mlirfuse.passes.pipeline_text import format_options, parse_pipeline
 from mlirfuse.progress import Progress
 from mlirfuse.runtime.program import Program
 

@@ -67,7 +67,7 @@ from mlirfuse.ir import ir, passmanager
 from mlirfuse.lowering.triton import LoweringError, TritonKernel, lower_kernel
 from mlirfuse.passes import PASSES, PIPELINES, PassOption, get_pass_class, pass_options
 from mlirfuse.passes.pipeline import add_passes as _add_passes
-from mlirfuse.passes.pipeline import format_options
+from mlirfuse.passes.pipeline_text import format_options
 
 __all__ = [
     "load_dialect", "add_passes", "add_pass", "passes", "pass_options", "PassOption", "lower_kernel",

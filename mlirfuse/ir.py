@@ -19,7 +19,7 @@ from torch_mlir.dialects._ods_common import _cext
 __all__ = [
     "ir", "rewrite", "DTYPES", "DTYPE_CODES", "parse_tensor_type", "passmanager", "ext", "func", "torch_context", "TensorType", "tensor_type",
     "constant_value", "constant_int_list", "is_constant", "is_constant_like", "static_tensor_types", "reduced_static_type", "NO_CONSTANT", "parent_name", "defining_op", "result_index",
-    "vtensor_type", "TorchBuilder", "op_id", "block_ops", "add_dialect_search_prefix", "torch_name",
+    "vtensor_type", "TorchBuilder", "op_id", "block_ops", "add_dialect_search_prefix", "torch_name", "asm",
 ]
 
 
@@ -72,16 +72,23 @@ class TensorType:
     shape: tuple[int | None, ...]
     dtype: str  # a torch dtype name, e.g. "float32"
 
-    @property
+    # Cached: `tensor_type` hands out one instance per type, asked again and again.
+    @functools.cached_property
     def is_static(self) -> bool:
         return all(d is not None for d in self.shape)
 
-    @property
+    @functools.cached_property
     def numel(self) -> int:
         n = 1
         for d in self.shape:
             n *= d
         return n
+
+
+@functools.lru_cache(maxsize=8192)
+def asm(entity) -> str:
+    """`str()` of a type or attribute, cached: both are uniqued and hashable, and printing them is slow."""
+    return str(entity)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -96,24 +103,26 @@ def tensor_type(t: ir.Type) -> TensorType | None:
 _NO_CONSTANT = object()
 
 
+# The attribute class of a `torch.constant.*` op's `value`; the others (str, device) hold a StringAttr.
+_CONSTANT_ATTRS = {"torch.constant.int": ir.IntegerAttr, "torch.constant.float": ir.FloatAttr, "torch.constant.bool": ir.BoolAttr}
+
+
 def constant_value(value: ir.Value):
     """The Python value of a `torch.constant.*` result, or `NO_CONSTANT`."""
     owner = value.owner
     if not isinstance(owner, ir.OpView):
         return _NO_CONSTANT
-    name = owner.operation.name
+    return _constant_op_value(owner, owner.operation.name)
+
+
+def _constant_op_value(owner, name: str):
     if not name.startswith("torch.constant."):
         return _NO_CONSTANT
     if name == "torch.constant.none":
         return None
     attr = owner.attributes["value"]
-    if name == "torch.constant.int":
-        return ir.IntegerAttr(attr).value
-    if name == "torch.constant.float":
-        return ir.FloatAttr(attr).value
-    if name == "torch.constant.bool":
-        return ir.BoolAttr(attr).value
-    return ir.StringAttr(attr).value  # str, device
+    cls = _CONSTANT_ATTRS.get(name, ir.StringAttr)
+    return (attr if type(attr) is cls else cls(attr)).value  # the bindings usually hand out the subclass already
 
 
 NO_CONSTANT = _NO_CONSTANT
@@ -146,19 +155,26 @@ def constant_int_list(value: ir.Value) -> list[int] | None:
 
 
 def is_constant(value: ir.Value) -> bool:
-    return constant_value(value) is not _NO_CONSTANT
+    owner = value.owner
+    return isinstance(owner, ir.OpView) and _is_constant_op(owner, owner.operation.name)
+
+
+def _is_constant_op(owner, name: str) -> bool:
+    # The verified torch.constant ops hold a value of their kind: no need to read it (hot: every operand of every wrap).
+    if name in _CONSTANT_ATTRS or name in ("torch.constant.none", "torch.constant.str", "torch.constant.device"):
+        return True
+    return _constant_op_value(owner, name) is not _NO_CONSTANT
 
 
 def is_constant_like(value: ir.Value) -> bool:
     """A constant, or a list of constants (view sizes, reduction dims): cloned into groups, never an operand."""
-    if is_constant(value):
-        return True
-    owner = defining_op(value)
-    return (
-        owner is not None
-        and owner.name == "torch.prim.ListConstruct"
-        and all(is_constant(v) for v in owner.operands)
-    )
+    owner = value.owner
+    if not isinstance(owner, ir.OpView):
+        return False
+    name = owner.operation.name
+    if name == "torch.prim.ListConstruct":
+        return all(is_constant(v) for v in owner.operands)
+    return _is_constant_op(owner, name)
 
 
 def torch_name(op) -> str:

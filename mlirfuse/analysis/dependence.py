@@ -104,37 +104,31 @@ class DependenceAnalysis(Analysis):
 
     # -- notifications (see RewriteListener) ---------------------------------
     # Only ops of function bodies have positions; anything else is not ours.
+    # Each op's key is taken once: `op_id` is a ctypes call, and a pass sends
+    # tens of thousands of notifications.
 
     def op_inserted(self, op, before) -> None:
-        if _key(before) in self.pos:
-            self.insert_before(op, before)
+        anchor = _key(before)
+        if anchor in self.pos:
+            new = _key(op)
+            self.label[new] = f"'{op.operation.name}'"
+            self._link(new, self.prev[anchor], anchor)
 
     def op_moved(self, op, after) -> None:
-        if _key(op) in self.pos and _key(after) in self.pos:
-            self.move_after(op, after)
+        op, anchor = _key(op), _key(after)
+        if op in self.pos and anchor in self.pos:
+            self._unlink(op)
+            self._link(op, anchor, self.next[anchor])
 
     def op_erased(self, op) -> None:
-        if _key(op) in self.pos:
-            self.erase(op)
+        """Forget `op` before it is erased (its address may be reused)."""
+        op = _key(op)
+        if op in self.pos:
+            self._unlink(op)
+            for table in (self.pos, self.prev, self.next, self.label, self.block_of):
+                table.pop(op, None)
 
     # -- updates -----------------------------------------------------------
-
-    def insert_before(self, new, anchor) -> None:
-        name, new, anchor = new.operation.name, _key(new), _key(anchor)
-        self.label[new] = f"'{name}'"
-        self._link(new, self.prev[anchor], anchor)
-
-    def move_after(self, op, anchor) -> None:
-        op, anchor = _key(op), _key(anchor)
-        self._unlink(op)
-        self._link(op, anchor, self.next[anchor])
-
-    def erase(self, op) -> None:
-        """Forget `op`; call before erasing it (its address may be reused)."""
-        op = _key(op)
-        self._unlink(op)
-        for table in (self.pos, self.prev, self.next, self.label, self.block_of):
-            table.pop(op, None)
 
     def _unlink(self, op) -> None:
         before, after = self.prev[op], self.next[op]

@@ -39,8 +39,8 @@ def _error(op, message: str):
     raise _Failed
 
 
-def _verify_body(op, region: ir.Region, operand_types, result_types, what: str) -> None:
-    """Shared checks for a group's or kernel's single-block body."""
+def _verify_body(op, region: ir.Region, operand_types, result_types, what: str) -> list:
+    """Shared checks for a group's or kernel's single-block body; its ops."""
     blocks = list(region.blocks)
     if len(blocks) != 1:
         _error(op, f"expects a body with exactly one block, found {len(blocks)}")
@@ -63,20 +63,18 @@ def _verify_body(op, region: ir.Region, operand_types, result_types, what: str) 
         for i, (y, r) in enumerate(zip(yielded, result_types)):
             if y != r:
                 _error(op, f"yields type {y} at #{i} but result #{i} has type {r}")
+    # The values defined in the block: a set lookup per operand, not an owner (an OpView built) per operand.
+    defined = set(block.arguments)
+    for inner in ops:
+        defined.update(inner.results)
     for inner in ops[:-1]:
         name = inner.operation.name
         if not name.startswith("torch."):
             _error(op, f"body may only hold torch ops, found '{name}'")
         for v in inner.operands:
-            if not _defined_in(v, block):
+            if v not in defined:
                 _error(op, "body uses a value defined outside it; groups are isolated from above")
-
-
-def _defined_in(value: ir.Value, block: ir.Block) -> bool:
-    owner = value.owner
-    if isinstance(owner, ir.Block):
-        return owner == block
-    return owner.operation.block == block
+    return ops
 
 
 def _kind(op) -> str:
@@ -88,12 +86,11 @@ def _kind(op) -> str:
     return kind
 
 
-def _verify_kind_matches_body(op, kind: str) -> None:
+def _verify_kind_matches_body(op, kind: str, ops: list) -> None:
     """A reduction group computes a reduction mlirfuse fuses; a concat group ends in one cat; a matmul group holds GEMMs.
 
-    Passes and the Triton lowering read the kind and rely on the body to match.
+    `ops`: the body's. Passes and the Triton lowering read the kind and rely on the body to match.
     """
-    ops = list(op.regions[0].blocks[0].operations)
     reductions = [o for o in ops if o.operation.name in REDUCTIONS]
     if kind in ("reduction", "persistent-reduction"):
         if not reductions:
@@ -136,8 +133,8 @@ def _verify_group(op) -> None:
         _error(op, "expects one region")
     if len(op.results) == 0:
         _error(op, "must have at least one result")
-    _verify_body(op, op.regions[0], [v.type for v in op.operands], [r.type for r in op.results], "operands")
-    _verify_kind_matches_body(op, kind)
+    ops = _verify_body(op, op.regions[0], [v.type for v in op.operands], [r.type for r in op.results], "operands")
+    _verify_kind_matches_body(op, kind, ops)
 
 
 def _verify_yield(op) -> None:
@@ -157,8 +154,8 @@ def _verify_kernel(op) -> None:
         _error(op, "must be defined at module level")
     if len(op.regions) != 1 or op.operands or op.results:
         _error(op, "takes no operands or results and holds one region")
-    _verify_body(op, op.regions[0], None, None, "arguments")
-    _verify_kind_matches_body(op, kind)
+    ops = _verify_body(op, op.regions[0], None, None, "arguments")
+    _verify_kind_matches_body(op, kind, ops)
 
 
 def _verify_launch(op) -> None:

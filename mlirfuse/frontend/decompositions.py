@@ -32,7 +32,7 @@ from mlirfuse.indexing import INDEXING_OPS
 from mlirfuse.matmuls import MATMUL_OPS
 from mlirfuse.passes.decompose import OPERATOR_NAMES
 from mlirfuse.passes.decompose import PATTERNS as EXPANDED
-from mlirfuse.passes.legality import CAT
+from mlirfuse.passes.legality_cat import CAT
 from mlirfuse.reductions import REDUCTIONS
 from mlirfuse.views import ALIASING_OPS, PADS
 

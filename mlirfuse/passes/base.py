@@ -12,7 +12,7 @@ import functools
 from typing import Callable, ClassVar
 
 from mlirfuse.errors import PipelineError
-from mlirfuse.ir import block_ops, ir, is_constant_like, rewrite
+from mlirfuse.ir import block_ops, ir, rewrite
 
 
 @dataclasses.dataclass(frozen=True)
@@ -127,21 +127,12 @@ def clone_ops_into(ops, block: ir.Block, mapping: dict) -> None:
     ip = ir.InsertionPoint(block)
     for op in ops:
         clone = op.clone(ip=ip)
-        for i, operand in enumerate(clone.operands):
-            if operand in mapping:
-                clone.operands[i] = mapping[operand]
-        for old, new in zip(op.results, clone.results):
-            mapping[old] = new
-
-
-def constant_ops(op) -> list:
-    """The constants (and lists of constants, after their items) `op` reads: what an isolated region needs cloned."""
-    found = []
-    for v in op.operands:
-        if is_constant_like(v):
-            found.extend(item.owner for item in v.owner.operands)
-            found.append(v.owner)
-    return found
+        operands = clone.operands
+        for i, operand in enumerate(operands):
+            new = mapping.get(operand)
+            if new is not None:
+                operands[i] = new
+        mapping.update(zip(op.results, clone.results))
 
 
 def unique_ops(ops: list) -> list:

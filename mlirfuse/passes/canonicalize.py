@@ -27,6 +27,7 @@ from mlirfuse.dialect import build_group, build_yield
 from mlirfuse.ir import (
     DTYPE_CODES,
     TorchBuilder,
+    asm,
     block_ops,
     constant_value,
     defining_op,
@@ -84,8 +85,8 @@ def _eliminate_common_subexpressions(block: ir.Block) -> bool:
         key = (
             op.operation.name,
             tuple(op.operands),
-            tuple(sorted((a, str(op.attributes[a])) for a in op.attributes)),
-            tuple(str(r.type) for r in op.results),
+            tuple(sorted((a, asm(op.attributes[a])) for a in op.attributes)),
+            tuple(asm(r.type) for r in op.results),
         )
         if key in seen:
             for old, new in zip(op.results, seen[key].results):

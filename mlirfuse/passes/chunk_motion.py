@@ -115,10 +115,12 @@ def _piece_sizes(split, extent: int) -> list[int] | None:
 @pattern
 def slice_through_elementwise(op, rewriter) -> bool:
     """slice(f(a, b)) -> f(slice(a), slice(b)) when f's result is only ever sliced or selected (select likewise)."""
+    producer = defining_op(op.operands[0])
+    if producer is None or producer.name not in RULES:
+        return False
     is_select = op.operation.name == "torch.aten.select.int"
     args = _select_args(op) if is_select else slice_args(op)
-    producer = defining_op(op.operands[0])
-    if args is None or producer is None or producer.name not in RULES or not fusible(producer.opview):
+    if args is None or not fusible(producer.opview):
         return False
     if any(use.owner.operation.name not in _PIECES for use in producer.results[0].uses):
         return False
@@ -162,9 +164,11 @@ def slice_through_matmul(op, rewriter) -> bool:
     along its last dim unless it broadcasts there. The GEMM must be one the
     template takes (`mlirfuse.matmuls.gemm`); a 1-column slice stays 2-D.
     """
-    args = slice_args(op)
     mm = defining_op(op.operands[0])
-    if args is None or mm is None or mm.name not in MATMUL_OPS:
+    if mm is None or mm.name not in MATMUL_OPS:
+        return False
+    args = slice_args(op)
+    if args is None:
         return False
     g = gemm(mm.opview)
     if not isinstance(g, Gemm) or g.batch:
@@ -212,6 +216,8 @@ def reshape_below_elementwise(op, rewriter) -> bool:
     group_norm decomposition ends in such a reshape, so its activation
     (SiLU, ReLU, a scale) fuses into the normalization kernel.
     """
+    if not any(owner is not None and owner.name in RESHAPES for owner in map(defining_op, op.operands)):
+        return False  # the cheap test first: most elementwise ops read no reshape
     if not fusible(op):
         return False
     out = tensor_type(op.results[0].type)

@@ -19,13 +19,8 @@ from mlirfuse.ir import defining_op, ir, op_id, torch_name
 from mlirfuse.matmuls import MATMUL_OPS, gemm
 from mlirfuse.passes.base import ModulePass
 from mlirfuse.passes.fuse_matmul import why_not_template
-from mlirfuse.passes.legality import (
-    CAT,
-    FUSION_ANALYSES,
-    Limits,
-    why_not_concat,
-    why_not_merge,
-)
+from mlirfuse.passes.legality import FUSION_ANALYSES, Limits, why_not_concat, why_not_merge
+from mlirfuse.passes.legality_cat import CAT
 from mlirfuse.passes.rewriter import group_kind
 from mlirfuse.reductions import REDUCTIONS, reduction
 from mlirfuse.views import PADS, VIEW_OPS, pad_args, view_args

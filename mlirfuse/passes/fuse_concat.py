@@ -14,15 +14,8 @@ import dataclasses
 from mlirfuse.ir import ir
 from mlirfuse.log import FusionDecisions
 from mlirfuse.passes.base import ModulePass, function_ops
-from mlirfuse.passes.legality import (
-    CAT,
-    FUSION_ANALYSES,
-    Limits,
-    cat_list,
-    fusion_rewriter,
-    piece_groups,
-    why_not_concat,
-)
+from mlirfuse.passes.legality import FUSION_ANALYSES, Limits, fusion_rewriter, why_not_concat
+from mlirfuse.passes.legality_cat import CAT, cat_list, piece_groups
 
 
 @dataclasses.dataclass(frozen=True)

@@ -31,11 +31,11 @@ import dataclasses
 from mlirfuse.analysis import AnalysisManager
 from mlirfuse.analysis.dependence import DependenceAnalysis
 from mlirfuse.indexing import INDEXING_OPS
-from mlirfuse.ir import defining_op, ir, tensor_type
+from mlirfuse.ir import defining_op, ir, op_id, tensor_type
 from mlirfuse.matmuls import MATMUL_OPS, Gemm, gemm
 from mlirfuse.passes.base import ModulePass, body_ops, function_ops, unique_ops
 from mlirfuse.passes.extern_operands import _view_chain_ops
-from mlirfuse.passes.legality import FUSION_ANALYSES, Limits, fusion_rewriter, why_not_merge
+from mlirfuse.passes.legality import FUSION_ANALYSES, Limits, computing_ops, fusion_rewriter, why_not_merge
 from mlirfuse.passes.rewriter import FusionRewriter, group_kind
 from mlirfuse.views import PADS, VIEW_OPS, view_chain
 
@@ -47,11 +47,6 @@ def group_gemm(group) -> Gemm | None:
             found = gemm(op)
             return found if isinstance(found, Gemm) else None
     return None
-
-
-def _computing_ops(group) -> int:
-    ops, _ = body_ops(group)
-    return sum(1 for op in ops if op.operation.name.startswith(("torch.aten.", "torch.prims.")) and op.operation.name not in VIEW_OPS)
 
 
 def _tile_only(group) -> str | None:
@@ -88,8 +83,8 @@ def why_not_prologue(producer, mm, dep: DependenceAnalysis, limits: Limits = Lim
     _, terminator = body_ops(producer)
     if any(defining_op(v) is not None and defining_op(v).name in VIEW_OPS for v in terminator.operands):
         return "producer stores a reshape of a computed value (a copy, not recomputed per tile)"
-    if _computing_ops(producer) > max_ops:
-        return f"prologue of {_computing_ops(producer)} ops > {max_ops} (recomputed on every tile)"
+    if computing_ops(producer) > max_ops:
+        return f"prologue of {computing_ops(producer)} ops > {max_ops} (recomputed on every tile)"
     return why_not_merge(producer, mm, dep, limits)
 
 
@@ -225,8 +220,8 @@ def _gemm_count(group) -> int:
     return sum(1 for op in ops if op.operation.name in MATMUL_OPS)
 
 
-def _epilogue_partner(group, groups: list, dep, limits: Limits, most: int):
-    """Another GEMM group of `groups` over the same result tiles, read by a group that reads `group` too, mergeable with it.
+def _epilogue_partner(group, groups: dict, dep, limits: Limits, most: int):
+    """Another GEMM group of `groups` (by op_id) over the same result tiles, read by a group that reads `group` too, mergeable with it.
 
     The reader is usually their common epilogue; where it cannot be (it
     creates a tensor, say), the merge still makes two launches one.
@@ -241,7 +236,7 @@ def _epilogue_partner(group, groups: list, dep, limits: Limits, most: int):
                 continue
             for v in consumer.operands:
                 owner = defining_op(v)
-                other = next((g for g in groups if owner is not None and g.operation == owner and g.operation != group.operation), None)
+                other = None if owner is None or owner == group.operation else groups.get(op_id(owner))
                 if other is None or _tile_space(other) != space or _gemm_count(group) + _gemm_count(other) > most:
                     continue
                 first, second = (group, other) if dep.position(group) < dep.position(other) else (other, group)
@@ -253,15 +248,18 @@ def _epilogue_partner(group, groups: list, dep, limits: Limits, most: int):
 def _merge_for_epilogue(groups: list, rewriter: FusionRewriter, dep, limits: Limits, most: int) -> list:
     """GEMM groups over common result tiles that one group reads merged into one, up to `most` GEMMs."""
     groups = list(groups)
+    by_id = {op_id(g): g for g in groups}  # the same groups, found in O(1) (a list scan made the pass quadratic)
     merged = True
     while merged:
         merged = False
         for group in groups:
-            other = _epilogue_partner(group, groups, dep, limits, most)
+            other = _epilogue_partner(group, by_id, dep, limits, most)
             if other is None:
                 continue
             first, second = (group, other) if dep.position(group) < dep.position(other) else (other, group)
+            del by_id[op_id(group)], by_id[op_id(other)]  # before the merge erases them
             new = rewriter.merge(first, second, dep, kind="matmul")
+            by_id[op_id(new)] = new
             groups = [g for g in groups if g is not group and g is not other] + [new]
             merged = True
             break

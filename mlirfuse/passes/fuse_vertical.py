@@ -30,18 +30,15 @@ from mlirfuse.ir import defining_op, ir, parent_name, result_index, rewrite
 from mlirfuse.log import FusionDecisions
 from mlirfuse.passes.base import ModulePass, function_ops, pattern
 from mlirfuse.passes.legality import (
-    CAT,
     FUSIBLE_KINDS,
     FUSION_ANALYSES,
     Limits,
     absorbable_view,
-    cat_list,
     fusion_rewriter,
     is_fusible_group,
-    why_not_cat_of_inputs,
     why_not_merge,
-    why_not_remapped,
 )
+from mlirfuse.passes.legality_cat import CAT, cat_list, why_not_cat_of_inputs, why_not_remapped
 from mlirfuse.passes.rewriter import defined_by, group_kind, used_outside
 from mlirfuse.reductions import REDUCTIONS, Reduction, reduction
 from mlirfuse.views import PADS, VIEW_OPS, pad_args

@@ -12,7 +12,7 @@ import dataclasses
 
 from mlirfuse.analysis import AnalysisManager
 from mlirfuse.dialect import build_kernel, build_launch
-from mlirfuse.ir import ir
+from mlirfuse.ir import asm, ir
 from mlirfuse.passes.base import ModulePass
 from mlirfuse.passes.rewriter import FusionRewriter
 
@@ -31,14 +31,14 @@ def canonical_form(region_op) -> str:
     parts = [ir.StringAttr(region_op.attributes["kind"]).value]
     for i, arg in enumerate(block.arguments):
         ids[arg] = f"%a{i}"
-        parts.append(f"%a{i}: {arg.type}")
+        parts.append(f"%a{i}: {asm(arg.type)}")
     for op in block.operations:
         operands = ", ".join(ids[v] for v in op.operands)
-        attrs = ", ".join(sorted(f"{name} = {op.attributes[name]}" for name in op.attributes))
+        attrs = ", ".join(sorted(f"{name} = {asm(op.attributes[name])}" for name in op.attributes))
         results = []
         for r in op.results:
             ids[r] = f"%v{len(ids)}"
-            results.append(f"{ids[r]}: {r.type}")
+            results.append(f"{ids[r]}: {asm(r.type)}")
         parts.append(f"{', '.join(results)} = {op.operation.name}({operands}) {{{attrs}}}")
     return "\n".join(parts)
 

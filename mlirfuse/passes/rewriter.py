@@ -17,13 +17,11 @@ own rewriter (`driving`), so the walk never visits an erased op.
 
 from __future__ import annotations
 
-import contextlib
-
 from mlirfuse.analysis import AnalysisManager
 from mlirfuse.analysis.dependence import DependenceAnalysis
 from mlirfuse.dialect import build_group, build_yield
 from mlirfuse.ir import ir, is_constant_like, result_index
-from mlirfuse.passes.base import body_ops, clone_ops_into, constant_ops, function_ops, unique_ops
+from mlirfuse.passes.base import body_ops, clone_ops_into, function_ops, unique_ops
 
 
 class FusionRewriter:
@@ -31,14 +29,9 @@ class FusionRewriter:
         self.am = am
         self._driver = None  # the MLIR PatternRewriter while a pattern runs
 
-    @contextlib.contextmanager
-    def driving(self, driver):
-        """Erase through `driver` (an MLIR pattern's rewriter) while a pattern runs."""
-        self._driver = driver
-        try:
-            yield self
-        finally:
-            self._driver = None
+    def driving(self, driver) -> "_Driving":
+        """Erase through `driver` (an MLIR pattern's rewriter) while a pattern runs (a `with` block)."""
+        return _Driving(self, driver)
 
     def _notify(self, event: str, *args) -> None:
         for listener in self.am.listeners():
@@ -106,16 +99,20 @@ class FusionRewriter:
         """
         last = ops[-1]
         inside = {r for op in ops for r in op.results}
-        inputs = []
+        operands: dict = {}  # the group's inputs, in order, each once
+        constants = []  # the constants (and lists of constants, after their items) the ops read
         for op in ops:
             for v in op.operands:
-                if not is_constant_like(v) and v not in inside and v not in inputs:
-                    inputs.append(v)
+                if is_constant_like(v):
+                    constants.extend(item.owner for item in v.owner.operands)
+                    constants.append(v.owner)
+                elif v not in inside:
+                    operands.setdefault(v)
+        inputs = list(operands)
         group = build_group(inputs, [r.type for r in last.results], kind=kind, loc=last.location)
         block = group.regions[0].blocks[0]
         mapping = dict(zip(inputs, block.arguments))
-        constants = unique_ops([c for op in ops for c in constant_ops(op)])
-        clone_ops_into(constants + list(ops), block, mapping)
+        clone_ops_into(unique_ops(constants) + list(ops), block, mapping)
         build_yield([mapping[r] for r in last.results], ip=ir.InsertionPoint(block))
         self.insert_before(group, last)
         self.replace_op(last, list(group.results))
@@ -150,8 +147,9 @@ class FusionRewriter:
         produced = [mapping[v] for v in p_yield.operands]
 
         c_ops, c_yield = body_ops(consumer)
+        p_results = set(producer.results)  # a set lookup per operand, not an owner built per operand
         for old, v in zip(consumer.regions[0].blocks[0].arguments, consumer.operands):
-            mapping[old] = produced[result_index(v)] if defined_by(v, producer) else arg_of[v]
+            mapping[old] = produced[result_index(v)] if v in p_results else arg_of[v]
         clone_ops_into(c_ops, block, mapping)
         build_yield(
             [mapping[v] for v in c_yield.operands] + [produced[result_index(r)] for r in exported],
@@ -171,6 +169,22 @@ class FusionRewriter:
         return group
 
 
+class _Driving:
+    """`FusionRewriter.driving`'s context; a class, not a generator: it is entered once per pattern call."""
+
+    __slots__ = ("rewriter", "driver")
+
+    def __init__(self, rewriter: FusionRewriter, driver):
+        self.rewriter, self.driver = rewriter, driver
+
+    def __enter__(self) -> FusionRewriter:
+        self.rewriter._driver = self.driver
+        return self.rewriter
+
+    def __exit__(self, *exc) -> None:
+        self.rewriter._driver = None
+
+
 def group_kind(group) -> str:
     return ir.StringAttr(group.attributes["kind"]).value
 
@@ -181,7 +195,8 @@ def used_outside(value: ir.Value, consumer) -> bool:
 
 def merged_inputs(producer, consumer) -> list[ir.Value]:
     """The operands of the group merging `producer` into `consumer`, in order, each once."""
-    inputs = list(producer.operands) + [v for v in consumer.operands if not defined_by(v, producer)]
+    produced = set(producer.results)
+    inputs = list(producer.operands) + [v for v in consumer.operands if v not in produced]
     return list(dict.fromkeys(inputs))
 
 

@@ -24,6 +24,7 @@ from mlirfuse.dialect import make_context, verify_fusion_ops
 from mlirfuse.errors import MlirfuseError, PipelineError
 from mlirfuse.ir import ir
 from mlirfuse.passes import PASSES, PIPELINES, get_pass_class, pass_options
+from mlirfuse.passes.pipeline_text import parse_pipeline
 from mlirfuse.tools.diagnostics import Collector, Diag, expectations, verify
 from mlirfuse.tools.input_checks import check_ir, check_text, decode
 
@@ -124,7 +125,7 @@ def _pipeline_text(args, flags) -> str | None:
     A bad one raises PipelineError located in what was typed: the
     --pass-pipeline text, or the flag.
     """
-    from mlirfuse.passes.pipeline import build_pass_manager, parse_pipeline
+    from mlirfuse.passes.pipeline import build_pass_manager
 
     if args.pass_pipeline is not None and flags:
         raise PipelineError(f"--pass-pipeline cannot be combined with pass flags ({flags[0][2]} ...)")

@@ -1,0 +1,144 @@
+"""Fusion legality where a kernel reads values at coordinates of its own: pads and cats.
+
+A pointwise kernel reads a pad or a cat of its inputs by index arithmetic,
+evaluating what feeds it at the shifted, mirrored or clamped coordinates of
+the pad or at each piece's coordinates; a cat of computed values read by
+nothing fusible is the exit of a concat group instead (`why_not_concat` in
+`mlirfuse.passes.legality`). Each `why_not_*` returns None when legal,
+otherwise the reason.
+"""
+
+from __future__ import annotations
+
+from mlirfuse.elementwise import RULES, fusible
+from mlirfuse.indexing import INDEXING_OPS
+from mlirfuse.ir import block_ops, constant_value, defining_op, ir, is_constant_like, op_id, tensor_type, torch_name
+from mlirfuse.passes.base import body_ops
+from mlirfuse.passes.rewriter import defined_by, group_kind
+from mlirfuse.reductions import REDUCTIONS
+from mlirfuse.views import PADS, VIEW_OPS
+
+CAT = "torch.aten.cat"
+
+
+def cat_list(cat):
+    """The ListConstruct op holding the cat's pieces, or None."""
+    items = defining_op(cat.operands[0])
+    return items if items is not None and items.name == "torch.prim.ListConstruct" else None
+
+
+def piece_groups(cat) -> list:
+    """The distinct groups computing the cat's pieces, in list order."""
+    groups = {}
+    for v in cat_list(cat).operands:
+        owner = defining_op(v)
+        if owner is not None and owner.name == "fusion.group":
+            groups.setdefault(op_id(owner), owner.opview)
+    return list(groups.values())
+
+
+def viewed_inputs(consumer, producer) -> str | None:
+    """How `consumer` reads a value `producer` computes, where a kernel cannot read it at its own coordinates.
+
+    "view" if a view reads it (inside a group views read group inputs only);
+    "pad" or "cat" if it feeds a pad or a cat piece, directly or through
+    elementwise ops (it is then evaluated at the pad's or piece's coordinates).
+    """
+    block = consumer.regions[0].blocks[0]
+    remapped = _remapped_args(block)
+    for arg, v in zip(block.arguments, consumer.operands):
+        if defined_by(v, producer):
+            if any(u.owner.operation.name in VIEW_OPS for u in arg.uses):
+                return "view"
+            if arg.arg_number in remapped:
+                return remapped[arg.arg_number]
+    return None
+
+
+def _remapped_args(block) -> dict[int, str]:
+    """Block argument numbers read by a pad or a cat piece, directly or through the ops computing it: "pad" or "cat"."""
+    found: dict[int, str] = {}
+    for op in block_ops(block)[0]:
+        name = op.operation.name
+        if name not in PADS and name != CAT:
+            continue
+        stack = [op.operands[0]] if name in PADS else list(cat_list(op).operands)
+        seen = set()
+        while stack:
+            v = stack.pop()
+            if v in seen or is_constant_like(v):
+                continue
+            seen.add(v)
+            if isinstance(v.owner, ir.Block):
+                found.setdefault(ir.BlockArgument(v).arg_number, "pad" if name in PADS else "cat")
+            else:
+                stack.extend(v.owner.operands)
+    return found
+
+
+def why_not_remapped(producer, consumer) -> str | None:
+    """Why `consumer` does not pad or cat (directly or through elementwise ops) values `producer` may compute at the pad's coordinates; None if it does."""
+    viewed = viewed_inputs(consumer, producer)
+    if viewed not in ("pad", "cat"):
+        return "neither padded nor concatenated"
+    return why_not_remapped_producer(producer, viewed)
+
+
+def why_not_remapped_producer(producer, what: str) -> str | None:
+    """Why a pad or cat piece cannot read what `producer` computes at its own coordinates (None: it can).
+
+    The kernel evaluates the producer's ops at the shifted, mirrored or
+    clamped coordinates of the pad (masked outside a constant pad): only
+    elementwise ops, views of inputs, and pads and cats (whose coordinates
+    compose) can be evaluated anywhere; gathers and creation ops read the
+    kernel's own coordinates, reductions a whole row.
+    """
+    kind = group_kind(producer)
+    if kind != "pointwise":
+        return f"{what} of a {kind} result"
+    for op in body_ops(producer)[0]:
+        name = op.operation.name
+        if name.startswith("torch.constant.") or name in VIEW_OPS or name in PADS or name in (CAT, "torch.prim.ListConstruct"):
+            continue
+        if name in INDEXING_OPS or torch_name(op) not in RULES:
+            return f"{what} of a value computed by {name} (only elementwise ops are evaluated at a {what}'s coordinates)"
+    return None
+
+
+def has_pad(group) -> bool:
+    """Does `group` read a pad or a cat of its inputs? (Read by index arithmetic in pointwise kernels only.)"""
+    return any(op.operation.name in PADS or op.operation.name == CAT for op in group.regions[0].blocks[0].operations)
+
+
+def why_not_static_cat(cat) -> str | None:
+    """Why `cat` is not a cat by a constant dim, of a list only it reads, into a static shape; None if it is."""
+    items = cat_list(cat)
+    result = tensor_type(cat.results[0].type)
+    if items is None or not isinstance(constant_value(cat.operands[1]), int) or result is None or not result.is_static:
+        return "cat with a non-constant dim or list, or a dynamic shape"
+    if any(u.owner.operation != cat.operation for u in items.results[0].uses):
+        return "cat's list is read by another op"
+    return None
+
+
+def why_not_cat_of_inputs(cat) -> str | None:
+    """None if `cat` (outside groups) can join a pointwise group as a read of its pieces; otherwise why not.
+
+    Each piece is a group input, or is computed and the cat's result feeds
+    an elementwise op: the group then reads each piece at the piece's
+    coordinates (its producers may merge in: `why_not_merge`). A cat of
+    computed values read by nothing fusible is a concat exit (`why_not_concat`).
+    """
+    reason = why_not_static_cat(cat)
+    if reason:
+        return reason
+    items = cat_list(cat)
+    read_pointwise = any(fusible(u.owner) for u in cat.results[0].uses)
+    for v in items.operands:
+        t, owner = tensor_type(v.type), defining_op(v)
+        if t is None or not t.is_static:
+            return "a piece is not a statically shaped tensor"
+        computed = owner is not None and (owner.name == "fusion.group" or fusible(owner.opview) or owner.name in REDUCTIONS)
+        if computed and not read_pointwise:
+            return "a piece is computed by a group (a concat exit)"
+    return None

@@ -1,0 +1,111 @@
+"""Fusion legality where a kernel reads values at computed places: gathers, scatters and pools' windows.
+
+A gather reads its table anywhere, so the table must be a kernel input; a
+scatter stores each lane's value at a computed address; a pool reads whole
+windows, recomputing an elementwise prologue at each window position. These
+checks say when a producer group may still merge into such a consumer
+(`why_not_merge` in `mlirfuse.passes.legality` asks each); each returns None
+when legal, otherwise the reason.
+"""
+
+from __future__ import annotations
+
+from mlirfuse.elementwise import fusible
+from mlirfuse.indexing import (
+    EMBEDS,
+    GATHERS,
+    INDEX_LISTS,
+    gather,
+    indexed_operand,
+    reads_shape_only,
+    scatter,
+    scatter_op,
+)
+from mlirfuse.ir import op_id, tensor_type
+from mlirfuse.passes.rewriter import defined_by, group_kind
+from mlirfuse.pooling import WINDOWED, window_ops
+from mlirfuse.views import VIEW_OPS
+
+
+def why_not_window(producer, consumer) -> str | None:
+    """Why `producer` cannot become the window prologue of `consumer`'s pools (None: it can, or no pool reads it).
+
+    A prologue is recomputed at every window position: it must be elementwise
+    ops of its inputs (and views of them), read in `consumer` by pools and by
+    the pools' other prologue ops only.
+    """
+    block = consumer.regions[0].blocks[0]
+    window = None
+    for arg, v in zip(block.arguments, consumer.operands):
+        if not defined_by(v, producer) or not any(u.owner.operation.name in WINDOWED and u.operand_number == 0 for u in arg.uses):
+            continue
+        window = window_ops(block) if window is None else window
+        if not all((u.owner.operation.name in WINDOWED and u.operand_number == 0) or op_id(u.owner.operation) in window for u in arg.uses):
+            return "pools a value the group also reads outside the windows"
+        for op in producer.regions[0].blocks[0].operations:
+            if not (op.operation.name in VIEW_OPS or fusible(op) or op.operation.name.startswith("torch.constant.")
+                    or op.operation.name in ("torch.prim.ListConstruct", "fusion.yield")):
+                return f"pools a computed value that is not elementwise ({op.operation.name}; a window prologue is recomputed per position)"
+    return None
+
+
+def why_not_indexed(producer, consumer) -> str | None:
+    """Why `consumer`'s gathers or *_like ops cannot read what `producer` computes (None: they can).
+
+    A gather's table is read at any place by any lane, so it must be a kernel
+    input; an index is read where it broadcasts into the gather's result, so a
+    computed one must already have the result's layout (gather, index_select
+    on the last dim); a value read only for its shape is not worth computing.
+    """
+    block = consumer.regions[0].blocks[0]
+    for arg, v in zip(block.arguments, consumer.operands):
+        if not defined_by(v, producer):
+            continue
+        uses = list(arg.uses)
+        for use in uses:
+            owner, number = use.owner, use.operand_number
+            if owner.operation.name == "torch.prim.ListConstruct" and indexed_operand(owner, number):
+                owner = next(u.owner for u in owner.results[0].uses if u.owner.operation.name in INDEX_LISTS)
+                number = None
+            if owner.operation.name in EMBEDS and number == 1:
+                return "indexes a computed value (the table must be a kernel input)"
+            if owner.operation.name in GATHERS:
+                plan = gather(owner)
+                if isinstance(plan, str):
+                    continue
+                if number == GATHERS[owner.operation.name][0]:
+                    return "indexes a computed value (the table must be a kernel input)"
+                if plan.trailing:
+                    return "computed index does not broadcast into the gather's result"
+        if uses and all(reads_shape_only(u.owner.operation.name, u.operand_number) for u in uses):
+            return "read only for its shape"
+    return None
+
+
+def why_not_scatter(producer, consumer) -> str | None:
+    """Why pointwise `producer` cannot become the prologue of scatter group `consumer` (None: it can).
+
+    The scatter kernel runs over the index's space and stores each lane's
+    source value at the address it computes; the tensor scattered into is
+    copied into the output before the launch, so it must be a kernel input.
+    No op of the group may read the scatter's result (another program may
+    not have written it yet): the scatter ends its group.
+    """
+    if group_kind(producer) != "pointwise":
+        return "a scatter's prologue is pointwise"
+    block = consumer.regions[0].blocks[0]
+    op = scatter_op(block)
+    plan = scatter(op) if op is not None else "no scatter"
+    if isinstance(plan, str):
+        return plan
+    for arg, v in zip(block.arguments, consumer.operands):
+        if not defined_by(v, producer):
+            continue
+        for use in arg.uses:
+            if use.owner.operation == op.operation and use.operand_number == 0:
+                return "scatters into a computed value (it must be a kernel input)"
+            if plan.target.trailing and indexed_operand(use.owner, use.operand_number):
+                return "computed index does not broadcast into the scatter's iteration space"
+    if any(tensor_type(r.type).shape != plan.target.shape for r in producer.results):
+        return "different iteration space"
+    return None
