@@ -27,7 +27,7 @@ ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(HERE))
 
-from report import append, header, markdown_table  # noqa: E402
+from report import header, markdown_table, publish  # noqa: E402
 
 # Run in the checkout under test (its mlirfuse first on sys.path); prints CPU seconds.
 CHILD = """
@@ -99,9 +99,7 @@ def main(argv=None) -> int:
         f"{header('compile_ab.py')}\n\n`mlirfuse-pipeline` CPU seconds (best of {args.repeats}, "
         f"interleaved subprocesses), {args.base} ({base}) vs this checkout:\n\n{markdown_table(columns, rows, 1)}\n"
     )
-    print(report)
-    if not args.no_write:
-        append(report)
+    publish(report, write=not args.no_write)
     return 0
 
 

@@ -41,7 +41,7 @@ from mlirfuse.frontend.importer import import_module
 from mlirfuse.ir import ir
 from mlirfuse.passes import default_pipeline
 from mlirfuse.passes.pipeline import build_pass_manager
-from report import RESULTS, append, header, markdown_table
+from report import RESULTS, header, markdown_table, publish
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from reductions import GPT2Block  # noqa: E402
@@ -197,9 +197,8 @@ def main(argv=None) -> int:
     scaling = f"LSTM time(400 steps) / time(200 steps): {by_size[400]['seconds'] / by_size[200]['seconds']:.2f} (ops ratio {by_size[400]['ops'] / by_size[200]['ops']:.2f})"
 
     report = f"{header('compile_time.py')}\n\n{markdown_table(COLUMNS, rows, 2)}\n\n{scaling}\n"
-    print(report)
+    publish(report, write=not args.no_write)
     if not args.no_write:
-        append(report)
         plot(results, PLOT)
         print(f"plot: {PLOT}")
     return 0

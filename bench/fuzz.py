@@ -29,7 +29,7 @@ from tests.fuzz.gen import generate, render  # noqa: E402
 from tests.fuzz.harness import Worker  # noqa: E402
 from tests.fuzz.known import known_class  # noqa: E402
 from tests.fuzz.shrink import save_regression, shrink  # noqa: E402
-from report import append, header, markdown_table  # noqa: E402
+from report import header, markdown_table, publish  # noqa: E402
 
 
 def main(argv=None) -> int:
@@ -113,9 +113,7 @@ def main(argv=None) -> int:
         ["op family", "nodes"], [[k, str(v)] for k, v in ops.most_common()]
     ) + "\n\n" + markdown_table(["input dtype", "inputs"], [[k, str(v)] for k, v in dtypes.most_common()])
     report = f"{header('fuzz.py')}\n\n{summary}\n\n{failures}\n\n{mix}\n"
-    print(report)
-    if not args.no_append:
-        append(report)
+    publish(report, write=not args.no_append)
     return 0
 
 

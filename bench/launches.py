@@ -33,7 +33,7 @@ import mlirfuse.compiler  # noqa: E402
 from compile_time import UnrolledLSTM  # noqa: E402
 from device_calls import measure_inductor, measure_mlirfuse  # noqa: E402
 from reductions import GPT2Block, MLPBlock  # noqa: E402
-from report import RESULTS, append, header, markdown_table  # noqa: E402
+from report import RESULTS, header, markdown_table, publish  # noqa: E402
 
 
 def rotate_half(x):
@@ -165,9 +165,7 @@ def main(argv=None) -> int:
 
     mode = f"matmul={options['matmul']}" if options else "matmuls as ATen calls (no `matmul=` option in this checkout)"
     report = f"{header('launches.py')}\n\nmlirfuse: {mode}\n\n{markdown_table(COLUMNS, rows, 1)}\n"
-    print(report)
-    if not args.no_write:
-        append(report)
+    publish(report, write=not args.no_write)
     return 0
 
 

@@ -41,7 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 import mlirfuse  # noqa: E402
 from device_calls import count_inductor, count_inductor_launches  # noqa: E402
 from reductions import MODELS as BENCH_MODELS  # noqa: E402
-from report import append, header, markdown_table  # noqa: E402
+from report import header, markdown_table, publish  # noqa: E402
 
 COLUMNS = (
     "model",
@@ -164,9 +164,7 @@ def main(argv=None) -> int:
         for c in range(1, len(COLUMNS))
     ]
     report = f"{header('models.py')}\n\n{markdown_table(COLUMNS, rows + [totals], 1)}\n"
-    print(report)
-    if not args.no_write:
-        append(report)
+    publish(report, write=not args.no_write)
     return 0
 
 

@@ -31,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from tests.fuzz.harness import Worker  # noqa: E402
 from tests.opinfo.harness import Outcome, Summary, opinfos, stable_sample, to_json  # noqa: E402
-from report import append, header  # noqa: E402
+from report import header, publish  # noqa: E402
 
 
 class OpInfoWorker(Worker):
@@ -93,9 +93,7 @@ def _report(summary: Summary, title: str, args) -> int:
     if args.note:
         title += "\n" + args.note
     report = f"{header('opinfo.py')}\n\n```\n{summary.render(title)}\n```\n"
-    print(report)
-    if not args.no_write:
-        append(report)
+    publish(report, write=not args.no_write)
     return 1 if any(o.is_bug for o in summary.outcomes) else 0
 
 

@@ -29,7 +29,7 @@ from torch import nn  # noqa: E402
 from torch.nn import functional as F  # noqa: E402
 
 from device_calls import measure_inductor, measure_mlirfuse  # noqa: E402
-from report import RESULTS, append, header, markdown_table  # noqa: E402
+from report import RESULTS, header, markdown_table, publish  # noqa: E402
 
 
 class SoftmaxMatmul(nn.Module):
@@ -156,9 +156,7 @@ def main(argv=None) -> int:
         rows.append(row(name, m, i))
 
     report = f"{header('reductions.py')}\n\n{markdown_table(COLUMNS, rows, 1)}\n"
-    print(report)
-    if not args.no_write:
-        append(report)
+    publish(report, write=not args.no_write)
     return 0
 
 

@@ -36,3 +36,10 @@ def append(report: str) -> None:
         RESULTS.write_text("# Benchmark results\n\nTables appended by the scripts in bench/, newest last.\n")
     with RESULTS.open("a") as f:
         f.write("\n" + report)
+
+
+def publish(report: str, write: bool) -> None:
+    """Print a bench script's report and, if `write`, append it to bench/RESULTS.md."""
+    print(report)
+    if write:
+        append(report)

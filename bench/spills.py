@@ -25,7 +25,7 @@ from launches import MODELS, matmul_mode  # noqa: E402
 
 import mlirfuse  # noqa: E402
 from mlirfuse.runtime.aot import compile_kernels, resource_usage  # noqa: E402
-from report import append, header, markdown_table  # noqa: E402
+from report import header, markdown_table, publish  # noqa: E402
 
 ARCHS = (80, 90)
 COLUMNS = ("model", "kernel", "kind", *(f"sm_{a} reg / stack / local" for a in ARCHS), "spills")
@@ -52,9 +52,7 @@ def main(argv=None) -> int:
         f"{header('spills.py')}\n\n{markdown_table(COLUMNS, rows, 3)}\n\n"
         f"{len(rows)} template kernels, {spilled} with spills (stack or local bytes) on sm_80 or sm_90.\n"
     )
-    print(report)
-    if not args.no_write:
-        append(report)
+    publish(report, write=not args.no_write)
     return 0
 
 

@@ -30,7 +30,7 @@ import torch  # noqa: E402
 from mlirfuse import models  # noqa: E402
 from mlirfuse.frontend.dynamo import backend  # noqa: E402
 from device_calls import count_inductor  # noqa: E402
-from report import RESULTS, append, header, markdown_table  # noqa: E402
+from report import RESULTS, header, markdown_table, publish  # noqa: E402
 
 # name -> () -> (model, input shape); built after torch.manual_seed(0).
 MODELS = {
@@ -144,9 +144,7 @@ def main(argv=None) -> int:
             print(f"{name}: {rows[-1][1]} {time.perf_counter() - start:.1f}s", file=sys.stderr)
 
     report = f"{header('training.py')}\n\n{markdown_table(COLUMNS, rows, 5)}\n"
-    print(report)
-    if not args.no_write:
-        append(report)
+    publish(report, write=not args.no_write)
     return 0
 
 
