@@ -89,6 +89,6 @@ def test_template_hosts_an_epilogue_through_emit_op():
             tiles[op.results[0]] = em.emit_op(op, tiles.get)
         assert em.body == [
             "tmp0 = acc + bias[None, :]  # torch.aten.add.Tensor",
-            "tmp1 = 0.5 * tmp0 + 0.5 * tmp0 * tl.erf(tmp0 * 0.7071067811865476)  # torch.aten.gelu",
+            "tmp1 = 0.5 * tmp0 * (1 + tl.erf(tmp0 * 0.7071067811865476))  # torch.aten.gelu",
             "tmp2 = round_to_bf16(tmp1).to(tl.float32)  # torch.prims.convert_element_type",
         ]

@@ -66,12 +66,12 @@ ACCEPTED = {
         "loop (tensors shorter than a vector) and the second in its vectorized loop; the fused "
         "kernel returns the second, as eager does on any tensor a vector long."
     ),
-    "gelu-signed-zero": (
-        "gelu of a negative x whose result underflows to zero (x < -14 in f32) or of -0.0: eager's f32 "
-        "vectorized loop gives +0.0 (contiguous tensors of 2 or more elements), its scalar loop (one "
-        "element, a broadcast input) and its f16/bf16 kernels -0.0; the fused f32 0.5 * x + 0.5 * x * "
-        "erf(x / sqrt 2) gives +0.0 as the vectorized loop does (fuzz seeds 71100011, 515099), so a "
-        "one-element or broadcast f32 input differs. Values are equal."
+    "gelu-special-values": (
+        "gelu (exact form) where eager's answer depends on the CPU: the fused kernel evaluates CUDA eager's "
+        "x * 0.5 * (1 + erf(x / sqrt 2)) in f32 (mlirfuse/special_values.py): -0.0 where erf rounds to -1 "
+        "(x < -5.5) and at -0.0, inf at +inf, x at the largest finite x. Eager's CPU vectorized loop gives "
+        "+0.0 where erf is -1 on AVX2 CPUs (fuzz seeds 71100011, 515099) and NaN at +inf, inf near the "
+        "largest f32 on AVX-512 ones; its scalar loop (one element, broadcast inputs) is the formula."
     ),
     "group-norm-signed-zero": (
         "group_norm whose result is a zero, e.g. with a zero weight (w = ±0.0): eager's kernels compute "
@@ -96,6 +96,17 @@ def _vectorized(func, args, kwargs):
     n = math.prod(shape)
     flat = [torch.cat([a.expand(shape).reshape(-1), a.new_zeros(64)]) if isinstance(a, torch.Tensor) else a for a in args]
     return func(*flat, **kwargs)[:n].reshape(shape)
+
+
+def _gelu_as_specified(func, args, kwargs):
+    """gelu as special_values.py specifies it: x * 0.5 * (1 + erf(x / sqrt 2)) in f32 (f64 for f64)."""
+    import torch
+
+    x, approximate = args[0], (args[1] if len(args) > 1 else kwargs.get("approximate", "none"))
+    if approximate != "none":
+        return func(*args, **kwargs)
+    h = x.double() if x.dtype == torch.float64 else x.float()
+    return (h * 0.5 * (1 + torch.erf(h * 0.7071067811865476))).to(x.dtype)
 
 
 def _dot_from_plus_zero(func, args, kwargs):
@@ -141,7 +152,7 @@ ALTERNATIVES = {
         _dot_from_plus_zero,
     ),
     "maximum-signed-zero": ({"maximum", "minimum"}, _vectorized),
-    "gelu-signed-zero": ({"gelu"}, _vectorized),
+    "gelu-special-values": ({"gelu"}, _gelu_as_specified),
     "group-norm-signed-zero": ({"group_norm"}, _group_norm_documented),
     "var-mean-inf": ({"var_mean"}, _var_mean_by_mean),
 }

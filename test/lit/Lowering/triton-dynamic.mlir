@@ -19,7 +19,7 @@
 // CHECK-NEXT:      tmp0 = tl.load(in0 + (x0 * in0_st0 + x1 * in0_st1), mask=xmask)  # load %arg0
 // CHECK-NEXT:      tmp1 = tl.load(in1 + (x0 * in1_st0 + x1 * in1_st1), mask=xmask)  # load %arg1
 // CHECK-NEXT:      tmp2 = tmp0 + tmp1  # torch.aten.add.Tensor
-// CHECK-NEXT:      tmp3 = 0.5 * tmp2 + 0.5 * tmp2 * tl.erf(tmp2 * 0.7071067811865476)  # torch.aten.gelu
+// CHECK-NEXT:      tmp3 = 0.5 * tmp2 * (1 + tl.erf(tmp2 * 0.7071067811865476))  # torch.aten.gelu
 // CHECK-NEXT:      tl.store(out0 + xindex, tmp3, mask=xmask)
 func.func @fuse_dynamic_batch_bias_gelu(%x: !torch.vtensor<[?,8],f32>, %b: !torch.vtensor<[8],f32>) -> !torch.vtensor<[?,8],f32> {
   %int1 = torch.constant.int 1

@@ -1,14 +1,14 @@
-"""Fuzz regression (gelu-signed-zero): mismatch: signed-zero (float32)
+"""Fuzz regression (gelu-special-values): mismatch: signed-zero (float32)
 
 Found by `bench/fuzz.py` (seed 71100011), shrunk automatically.
 output 0: a zero's sign differs from eager
 """
 
 import torch
-import torch.nn.functional as F
 
 import mlirfuse
 from ..gen import load
+from ..harness import run_case_source
 
 SOURCE = '''\
 import torch
@@ -35,15 +35,16 @@ def make_inputs():
 
 
 def test_21419b8536():
-    # f32 gelu is fused as 0.5 * x + 0.5 * x * erf(x / sqrt 2), +0.0 where eager's f32 vectorized
-    # loop gives +0.0 (this case); still accepted (known.ACCEPTED["gelu-signed-zero"]): eager's
-    # scalar loop (one element, a broadcast input) gives -0.0 there.
+    # f32 gelu is fused in CUDA eager's form x * 0.5 * (1 + erf(x / sqrt 2)) (mlirfuse/special_values.py):
+    # -0.0 where erf rounds to -1, as in this case. Eager's CPU vectorized loop gives +0.0 there on AVX2
+    # CPUs and -0.0 on AVX-512 ones: the harness reports ok or the accepted class, never a mismatch.
     Model, make_inputs = load(SOURCE)
     inputs = make_inputs()
     (actual,) = mlirfuse.compile(Model().eval(), inputs)(*inputs)
     (expected,) = Model()(*inputs)
-    assert torch.equal(actual, expected) and not actual.signbit().any() and not expected.signbit().any()
-    x = torch.tensor([-14.5, -0.0])
-    assert F.gelu(x[:1]).signbit().all() and F.gelu(x[1:]).signbit().all()  # scalar loop: -0.0
-    assert not F.gelu(x).signbit().any()  # vectorized loop (2 elements): +0.0
-    assert F.gelu(x.to(torch.bfloat16)).signbit().all() and F.gelu(x.expand(3, 2)).signbit().all()
+    v = torch.addmm(inputs[2], inputs[0], inputs[1])
+    specified = v * 0.5 * (1 + torch.erf(v * 0.7071067811865476))
+    assert (specified == 0).any() and specified[specified == 0].signbit().all()  # the case still has its zeros
+    assert torch.equal(actual, expected) and torch.equal(actual.signbit(), specified.signbit())
+    result = run_case_source(SOURCE)
+    assert result["sig"] in ("", "accepted: gelu-special-values"), result

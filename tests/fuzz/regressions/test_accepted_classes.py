@@ -8,8 +8,12 @@ honest: a fix that makes it `ok` should retire the class) and matches eager
 run with the class's alternative.
 """
 
+import math
+
 import pytest
 
+import mlirfuse
+from ..gen import load
 from ..harness import run_case_source
 
 GROUP_NORM = '''\
@@ -66,3 +70,28 @@ def make_inputs():
 def test_accepted_class_is_recognised(source, cls):
     result = run_case_source(source)
     assert (result["status"], result["sig"]) == ("accepted", f"accepted: {cls}"), result
+
+
+GELU_AT_INFINITY = '''\
+import torch
+import torch.nn.functional as F
+
+
+class Model(torch.nn.Module):
+    def forward(self, x):
+        return (F.gelu(x * 2),)
+
+
+def make_inputs():
+    return (torch.tensor([float("inf"), -20.0, 1.0, -0.0, 1.5e38, 2.0, -1.0, 0.5] * 4),)
+'''
+
+
+def test_gelu_special_values_accepted_or_equal():
+    # Eager's vectorized f32 gelu gives NaN at +inf and +0.0 or -0.0 at -40 depending on the CPU
+    # (special_values.EAGER_DIFFERS); the kernel's specified values are accepted, anything else is not.
+    result = run_case_source(GELU_AT_INFINITY)
+    assert result["sig"] in ("", "accepted: gelu-special-values"), result
+    Model, make_inputs = load(GELU_AT_INFINITY)
+    (actual,) = mlirfuse.compile(Model(), make_inputs())(*make_inputs())
+    assert actual[0] == math.inf and actual[1] == 0 and actual[1].signbit() and actual[4] == make_inputs()[0][4] * 2
