@@ -104,6 +104,12 @@ class CompiledGraph:
             # Views folded into an extern call's operands (fusion-extern-operands), not counted above.
             "operand_views": sum(1 for s in steps if s.operand_view),
         }
+        # Bytes of intermediates (runtime/liveness.py): the most live at once during a call, and all
+        # allocated per call; absent where sizes are only known at call time.
+        plan = self.program.plan
+        if plan.planned_peak_bytes is not None:
+            self.stats["planned_peak_bytes"] = plan.planned_peak_bytes
+            self.stats["allocated_bytes"] = plan.allocated_bytes
 
     def explain(self) -> dict[str, list[str]]:
         """Kernel name -> why its neighbours were not fused (compile with explain=True); torch op name -> why attention around it was not fused (always)."""
@@ -279,15 +285,8 @@ class CompiledModule:
         logger.warning(message)
         warnings.warn(message, RecompileLimitWarning, stacklevel=4)
 
-    def __call__(self, *inputs, **kwargs):
-        graph = self._lookup(inputs, kwargs)
-        if graph is None:
-            self.guard_stats["eager_calls"] += 1
-            with torch.no_grad():
-                return self.model(*inputs, **kwargs)
-        self._current = graph
-        imported = graph.imported
-        flat = flatten_inputs(inputs, kwargs, imported.in_spec)
+    def bind(self, imported: ImportedProgram, flat: list) -> list:
+        """The program's arguments for flat inputs `flat`: the module's live parameters and buffers bound."""
         arguments = []
         for kind, what in imported.bindings:
             if kind == "param":
@@ -298,6 +297,18 @@ class CompiledModule:
                 arguments.append(what)
             else:
                 arguments.append(flat[what])
+        return arguments
+
+    def __call__(self, *inputs, **kwargs):
+        graph = self._lookup(inputs, kwargs)
+        if graph is None:
+            self.guard_stats["eager_calls"] += 1
+            with torch.no_grad():
+                return self.model(*inputs, **kwargs)
+        self._current = graph
+        imported = graph.imported
+        flat = flatten_inputs(inputs, kwargs, imported.in_spec)
+        arguments = self.bind(imported, flat)
         with torch.no_grad():
             results = graph.program.run(arguments)
             outputs = []

@@ -14,7 +14,8 @@ import mlirfuse
 from mlirfuse.frontend.importer import import_module
 from helpers import Lambda
 
-STATS_KEYS = {"aten_ops", "groups", "kernels", "launches", "unfused_ops", "unfused_views", "operand_views"}
+STATS_KEYS = {"aten_ops", "groups", "kernels", "launches", "unfused_ops", "unfused_views", "operand_views",
+              "planned_peak_bytes", "allocated_bytes"}
 
 
 def _launched_kernels(mlir: str) -> list[str]:

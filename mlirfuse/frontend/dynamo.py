@@ -195,7 +195,8 @@ class Backend:
             role["eager_graphs"] += record.graph is None
             role["compile_seconds"] += record.compile_seconds
             for key, value in record.stats.items():
-                role[key] = role.get(key, 0) + value
+                # A peak is the largest of the graphs' (they run one at a time), the rest add up.
+                role[key] = max(role.get(key, 0), value) if key.endswith("peak_bytes") else role.get(key, 0) + value
         return totals
 
     def clear(self) -> None:

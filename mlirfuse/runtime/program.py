@@ -2,7 +2,8 @@
 
 The function's ops are turned once into a flat list of steps over numbered
 slots (no IR is touched per call). Constants and lists of constants are
-evaluated at build time.
+evaluated at build time. Each slot is dropped after its last use
+(runtime/liveness.py), so intermediates are freed during the call.
 """
 
 from __future__ import annotations
@@ -16,10 +17,11 @@ import torch
 
 from mlirfuse.dialect import find_kernel
 from mlirfuse.errors import UnsupportedModelError
-from mlirfuse.ir import NO_CONSTANT, constant_value, ir, tensor_type
+from mlirfuse.ir import DTYPES, NO_CONSTANT, constant_value, ir, tensor_type
 from mlirfuse.lowering.triton import LoweringError, TritonKernel, lower_kernel
 from mlirfuse.runtime.aten import RESHAPING, aten_overload, convert, split_by_schema
 from mlirfuse.runtime.kernels import Launcher
+from mlirfuse.runtime.liveness import Plan, plan
 
 logger = logging.getLogger("mlirfuse")
 
@@ -34,6 +36,7 @@ class Step:
     name: str
     view: bool = False  # an ATen op whose result aliases its input: no kernel, no copy
     operand_view: bool = False  # a view inside an extern group: part of the extern call's operands
+    in_place: bool = False  # an ATen op writing into an operand and returning it: no new buffer
 
 
 class Program:
@@ -43,6 +46,7 @@ class Program:
         """`on_kernel(index, total, name)` is called as each kernel is lowered (progress)."""
         self.slots: dict[ir.Value, int] = {}
         self._next_slot = 0
+        self._slot_bytes: dict[int, int | None] = {}  # result slot -> bytes of its tensor (None: dynamic)
         # Kernels over `?` sizes the lowering cannot size at call time -> why; their launches run as ATen ops.
         self.aten_kernels: dict[str, str] = {}
         self.steps: list[Step] = []
@@ -59,6 +63,7 @@ class Program:
             self._slot(arg)
         for op in block.operations:
             self._add(op, module)
+        self.plan: Plan = plan(self.steps, self.returns, self.num_args, self._next_slot, self._slot_bytes)
 
     def _blobs(self, module: ir.Module) -> dict[str, bytes]:
         if self._resource_blobs is None:
@@ -68,6 +73,7 @@ class Program:
     def _slot(self, value: ir.Value) -> int:
         if value not in self.slots:
             self.slots[value] = self._next_slot
+            self._slot_bytes[self._next_slot] = _nbytes(value.type)
             self._next_slot += 1
         return self.slots[value]
 
@@ -147,10 +153,11 @@ class Program:
         args, kwargs = split_by_schema(schema, values)
         outs = [self._slot(r) for r in op.results]
         view = all(r.alias_info is not None and not r.alias_info.is_write for r in schema.returns)
+        in_place = any(r.alias_info is not None and r.alias_info.is_write for r in schema.returns)
         fn = RESHAPING.get(name, overload)
         if not view and len(op.results) == 1:
             fn = _with_dtype(fn, op.results[0].type)
-        self.steps.append(Step(fn, args, kwargs, outs, "aten", name, view))
+        self.steps.append(Step(fn, args, kwargs, outs, "aten", name, view, in_place=in_place))
 
     def _add_extern(self, group, module) -> None:
         """An extern group's body runs as ATen calls: views of the operands, then the call."""
@@ -183,8 +190,19 @@ class Program:
                 self.slots.pop(r, None)
                 self._lists.pop(r, None)
 
-    def run(self, arguments: list) -> list:
+    def run(self, arguments: list, on_step: Callable | None = None) -> list:
+        """The results for `arguments`, a list the program takes over and empties (AOTAutograd's boxed
+        convention), so that an input whose last use has passed is freed where the caller holds no other
+        reference (a backward graph's saved activations).
+
+        `on_step(index, env)` is called after each step, before the slots it used last are dropped
+        (what is live during the step: memory measurements).
+        """
         env = list(arguments) + [None] * (self._next_slot - len(arguments))
+        arguments.clear()
+        release = self.plan.release_after
+        for s in self.plan.release_at_start:
+            env[s] = None
 
         def value(arg):
             kind, v = arg
@@ -194,16 +212,33 @@ class Program:
                 return v
             return [value(a) for a in v]
 
-        for step in self.steps:
+        for i, step in enumerate(self.steps):
             result = step.fn(*[value(a) for a in step.args], **{k: value(a) for k, a in step.kwargs.items()})
-            if not step.outs:
-                continue
-            if len(step.outs) == 1 and step.kind not in ("launch", "list"):
-                env[step.outs[0]] = result
-            else:
-                for slot, r in zip(step.outs, result):
-                    env[slot] = r
+            if step.outs:
+                if len(step.outs) == 1 and step.kind not in ("launch", "list"):
+                    env[step.outs[0]] = result
+                else:
+                    for slot, r in zip(step.outs, result):
+                        env[slot] = r
+            result = None
+            if on_step is not None:
+                on_step(i, env)
+            for s in release[i]:
+                env[s] = None
         return [value(a) for a in self.returns]
+
+
+def _nbytes(t: ir.Type) -> int | None:
+    """The bytes a tensor of type `t` holds; None for `?` sizes; 0 for anything that is not a tensor."""
+    tt = tensor_type(t)
+    if tt is None:
+        return 0
+    if not tt.is_static:
+        return None
+    return tt.numel * _ITEMSIZE[tt.dtype]
+
+
+_ITEMSIZE = {name: torch.empty((), dtype=getattr(torch, name)).element_size() for name in DTYPES}
 
 
 def _with_dtype(fn: Callable, result_type: ir.Type) -> Callable:

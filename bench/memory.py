@@ -1,0 +1,109 @@
+"""Peak memory of live intermediates per call: mlirfuse (planned and measured) against eager and Inductor, one run.
+
+    python bench/memory.py                       # the table, also written to bench/RESULTS.md
+    python bench/memory.py --no-write --layers 2 12
+    python bench/memory.py --no-inductor         # skip Inductor's C++ compiles (minutes)
+
+Models: a `transformers` GPT2Model (d = 256, 4 heads, random weights built
+from a config, no hub) at 2, 12 and 32 layers on 4 x 128 tokens, inference.
+
+Measured: the CPU allocator's events during one call (torch.profiler with
+profile_memory=True: every allocation and free, in order), summed into a
+timeline whose maximum is the peak. Parameters and inputs are allocated
+before the profiled call, so the figure is intermediates and outputs only,
+the same way for all three. mlirfuse's planned figure is `cm.stats
+["planned_peak_bytes"]` (runtime/liveness.py: the bytes of launch and ATen
+results live at once, computed at compile time). mlirfuse's kernels run in
+the Triton interpreter here, which allocates no torch memory of its own
+beyond the outputs; Inductor runs the C++ it compiled. A second (warm) call
+is measured for each, so one-time allocations (caches, compiled code) are
+left out.
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
+
+import argparse  # noqa: E402
+import sys  # noqa: E402
+
+import torch  # noqa: E402
+from torch.profiler import ProfilerActivity, profile  # noqa: E402
+
+import mlirfuse  # noqa: E402
+from report import RESULTS, header, markdown_table, publish  # noqa: E402
+
+COLUMNS = ("model", "eager MB", "mlirfuse planned MB", "mlirfuse measured MB", "Inductor MB", "mlirfuse / eager")
+
+
+def peak_bytes(fn) -> int:
+    """The largest sum of CPU bytes allocated and not yet freed during `fn()` (its result kept)."""
+    with torch.no_grad(), profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
+        result = fn()
+    live = peak = 0
+    for event in sorted(prof.events(), key=lambda e: e.time_range.start):
+        if event.self_cpu_memory_usage:
+            live += event.self_cpu_memory_usage
+            peak = max(peak, live)
+    del result
+    return peak
+
+
+def gpt2(layers: int):
+    from transformers import GPT2Config, GPT2Model
+
+    torch.manual_seed(0)
+    config = GPT2Config(n_embd=256, n_head=4, n_layer=layers, n_positions=128, vocab_size=1000,
+                        attn_implementation="eager", use_cache=False)
+    model = GPT2Model(config).eval()
+    ids = torch.randint(0, 1000, (4, 128))
+    return model, (ids,)
+
+
+def measure(name: str, model, inputs: tuple, inductor: bool) -> list[str]:
+    mb = 1 / 2**20
+    eager = peak_bytes(lambda: model(*inputs))
+    cm = mlirfuse.compile(model, inputs)
+    cm(*inputs)
+    measured = peak_bytes(lambda: cm(*inputs))
+    planned = cm.stats.get("planned_peak_bytes")
+    row = [name, f"{eager * mb:.1f}", "dynamic" if planned is None else f"{planned * mb:.1f}", f"{measured * mb:.1f}"]
+    if inductor:
+        torch._dynamo.reset()
+        compiled = torch.compile(model)
+        with torch.no_grad():
+            compiled(*inputs)
+        row.append(f"{peak_bytes(lambda: compiled(*inputs)) * mb:.1f}")
+    else:
+        row.append("-")
+    row.append(f"{measured / eager:.2f}")
+    print(" | ".join(row), file=sys.stderr)
+    return row
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--layers", type=int, nargs="+", default=[2, 12, 32])
+    parser.add_argument("--no-inductor", action="store_true")
+    parser.add_argument("--no-write", action="store_true", help=f"print only; do not append to {RESULTS}")
+    args = parser.parse_args()
+    rows = []
+    for layers in args.layers:
+        model, inputs = gpt2(layers)
+        rows.append(measure(f"GPT2Model {layers} layers d=256 [4,128]", model, inputs, not args.no_inductor))
+    report = "\n".join([
+        header("memory.py"),
+        "",
+        "Peak bytes of intermediates and outputs alive during one inference call (CPU allocator events, "
+        "torch.profiler), parameters and inputs excluded; mlirfuse planned = cm.stats['planned_peak_bytes'].",
+        "",
+        markdown_table(COLUMNS, rows),
+        "",
+    ])
+    publish(report, not args.no_write)
+
+
+if __name__ == "__main__":
+    main()

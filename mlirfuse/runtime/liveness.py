@@ -1,0 +1,122 @@
+"""Liveness of a Program's slots: when each value can be dropped, and the peak it plans for.
+
+Computed once, when the program is built. `Program.run` drops its reference to
+a slot's value right after the step that uses it last, so a value computed
+early in a deep model is freed as soon as nothing later reads it, as eager
+frees it (before this, every slot lived until the call returned).
+
+Dropping a reference never frees memory something else still needs: a view
+holds its base's storage, and the caller holds its own inputs, parameters and
+buffers. What the plan must get right is only the last use of each slot:
+every step argument (nested in lists too) counts, and returned slots (outputs,
+mutated inputs and buffers written back after the call) are never dropped.
+
+The planned peak counts the bytes of *intermediates*: results of launches and
+of ATen ops that allocate. A view, a list unpack or an in-place op's result
+shares its operand's buffer, so that buffer lives until the last use of any
+value sharing it; inputs and constants are not counted (the caller owns them).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Plan:
+    release_at_start: list[int]  # argument slots no step reads
+    release_after: list[list[int]]  # per step: the slots whose last use it is
+    planned_peak_bytes: int | None  # None where a size is only known at call time
+    peak_step: int | None  # the step during which the peak is live
+    allocated_bytes: int | None  # all intermediates' bytes allocated per call
+
+
+def slot_uses(arg) -> list[int]:
+    """The slots a step argument reads: ("slot", i), ("list", [...]) nested, or none for ("const", v)."""
+    kind, v = arg
+    if kind == "slot":
+        return [v]
+    if kind == "list":
+        return [s for a in v for s in slot_uses(a)]
+    return []
+
+
+def plan(steps, returns, num_args: int, num_slots: int, slot_bytes: dict[int, int | None]) -> Plan:
+    """The release points and planned peak of `steps` (runtime.program.Step) returning `returns`.
+
+    `slot_bytes`: the bytes a step's result slot allocates (absent for non-tensors; None when its
+    size is dynamic).
+    """
+    never = len(steps)  # the index past the last step: live to the end
+    last = [-1] * num_slots
+    for i, step in enumerate(steps):
+        for arg in [*step.args, *step.kwargs.values()]:
+            for s in slot_uses(arg):
+                last[s] = i
+        for s in step.outs:
+            last[s] = max(last[s], i)  # a result nobody reads goes right after its step
+    for arg in returns:
+        for s in slot_uses(arg):
+            last[s] = never
+    release_after: list[list[int]] = [[] for _ in steps]
+    release_at_start = []
+    for s in range(num_slots):
+        if last[s] == never:
+            continue
+        if last[s] < 0:
+            if s < num_args:
+                release_at_start.append(s)
+            continue
+        release_after[last[s]].append(s)
+    return Plan(release_at_start, release_after, *_peak(steps, last, num_args, slot_bytes))
+
+
+def _shares_operand(step) -> bool:
+    """Whether a step's results share a buffer with its operands instead of allocating one."""
+    return step.view or step.kind == "list" or step.in_place
+
+
+def _peak(steps, last: list[int], num_args: int, slot_bytes: dict[int, int | None]) -> tuple:
+    """The largest sum of allocated intermediate bytes live during one step, that step, and all bytes allocated."""
+    # Buffers: each allocating result slot owns one; a sharing result joins its first operand's.
+    owner = list(range(len(last)))
+
+    def find(s: int) -> int:
+        while owner[s] != s:
+            owner[s] = owner[owner[s]]
+            s = owner[s]
+        return s
+
+    for step in steps:
+        if _shares_operand(step):
+            operands = [s for a in step.args for s in slot_uses(a)]
+            if operands:
+                for s in step.outs:
+                    owner[find(s)] = find(operands[0])
+    born: dict[int, tuple[int, int]] = {}  # buffer -> (step allocating it, bytes)
+    for i, step in enumerate(steps):
+        if step.kind not in ("launch", "aten") or _shares_operand(step):
+            continue
+        for s in step.outs:
+            size = slot_bytes.get(s, 0)
+            if size is None:
+                return None, None, None
+            if find(s) == s and find(s) >= num_args:
+                born[s] = (i, size)
+    dies: dict[int, int] = {}
+    for s, end in enumerate(last):
+        b = find(s)
+        if b in born:
+            dies[b] = max(dies.get(b, -1), end)
+    # Live during step i: born at or before i, last used at or after i (results nobody reads included).
+    delta = [0] * (len(steps) + 2)
+    for b, (start, size) in born.items():
+        end = max(dies.get(b, start), start)
+        delta[start] += size
+        delta[min(end, len(steps)) + 1] -= size
+    peak, peak_step, live = 0, None, 0
+    for i in range(len(steps)):
+        live += delta[i]
+        if live > peak:
+            peak, peak_step = live, i
+    return peak, peak_step, sum(size for _, size in born.values())
