@@ -16,6 +16,7 @@ from torch import nn
 import mlirfuse
 from mlirfuse.frontend.dynamo import Backend
 from mlirfuse.models import TinyBlock
+from mlirfuse.tools.main import fusion_report
 from helpers import Lambda
 
 
@@ -174,3 +175,12 @@ def test_backward_frees_saved_activations_as_they_are_consumed():
         torch.testing.assert_close(g, e, rtol=1e-4, atol=1e-4)
     assert backend.stats["backward"]["eager_graphs"] == 0
     assert backend.stats["backward"]["planned_peak_bytes"] > 0
+
+
+def test_the_fusion_report_names_the_peak_step():
+    model, x, cm = compiled_stack(1)
+    plan = cm.program.plan
+    line = next(line for line in fusion_report(cm).splitlines() if "peak live memory" in line)
+    kernel = cm.program.steps[plan.peak_step].name
+    assert f"step {plan.peak_step + 1} of {len(cm.program.steps)} ({kernel})" in line, line
+    assert f"{plan.planned_peak_bytes / 1024:.1f} KiB" in line, line

@@ -50,6 +50,7 @@ def fusion_report(cm) -> str:
         f"  launches per call  : {s['launches']}",
         f"  unfused ATen ops   : {s['unfused_ops']} ({s['unfused_views']} of them views)",
         f"  operand views      : {s['operand_views']} (views folded into extern calls' operands)",
+        f"  peak live memory   : {_peak_line(cm.program)}",
         "",
         f"  {'kernel':<{width}} {'launches':>8}  ops fused",
     ]
@@ -67,6 +68,24 @@ def fusion_report(cm) -> str:
             for i, reason in enumerate(dict.fromkeys(reasons)):
                 lines.append(f"  {name if i == 0 else '':<{width}} {reason}")
     return "\n".join(lines)
+
+
+def _peak_line(program) -> str:
+    """The planned peak of intermediates, the step it falls in, and the bytes allocated per call."""
+    plan = program.plan
+    if plan.planned_peak_bytes is None:
+        return "sizes known only at call time"
+    if plan.peak_step is None:
+        return "0 bytes (no intermediates)"
+    step = program.steps[plan.peak_step]
+    return (f"{_size(plan.planned_peak_bytes)} during step {plan.peak_step + 1} of {len(program.steps)} "
+            f"({step.name.removeprefix('torch.')}); {_size(plan.allocated_bytes)} allocated per call")
+
+
+def _size(n: int) -> str:
+    if n < 1024:
+        return f"{n} bytes"
+    return f"{n / 1024:.1f} KiB" if n < 2**20 else f"{n / 2**20:.1f} MiB"
 
 
 def demo(out: Path, arch: int) -> int:
