@@ -6,7 +6,7 @@
     python bench/fuzz.py --focus gemm,attention               # those families 10x as often
 
 Prints a table (cases, ok, accepted, mismatches, crashes, unsupported, op/dtype mix,
-one row per failure signature with its first seed) and appends it to
+one row per failure signature with its first seed) and writes it into
 bench/RESULTS.md. With --shrink, the first case of each new signature is
 shrunk and saved under tests/fuzz/regressions/ as an xfail(strict) test.
 Cases run in a worker subprocess, so a segfault is counted, not fatal.

@@ -14,7 +14,7 @@ a timeout) over its float32 samples (and bfloat16 where the op takes it;
 ops without float32 in their first integer/bool dtype). Prints the summary
 (ops tried / matched / fused / unsupported by reason / random, and the share
 of Inductor-lowered ops left as ATen calls) and every wrong answer and
-crash, and appends them to bench/RESULTS.md.
+crash, and writes them into bench/RESULTS.md.
 """
 
 from __future__ import annotations

@@ -35,6 +35,17 @@ def pytest_configure(config):
     config.addinivalue_line("filterwarnings", "ignore::RuntimeWarning:triton.runtime.interpreter")
 
 
+@pytest.fixture
+def fresh_dynamo():
+    """Dynamo's caches and the mlirfuse backend's records emptied before and after a test that compiles through it."""
+    from mlirfuse.frontend.dynamo import backend
+
+    torch._dynamo.reset()
+    backend.clear()
+    yield
+    torch._dynamo.reset()
+
+
 def pytest_sessionfinish(session, exitstatus):
     if _OWN_CACHE is not None:
         shutil.rmtree(_OWN_CACHE, ignore_errors=True)

@@ -13,11 +13,8 @@ from helpers import discover_dynamo_backends, train_side_by_side
 
 
 @pytest.fixture(autouse=True)
-def _fresh_dynamo():
-    torch._dynamo.reset()
-    backend.clear()
-    yield
-    torch._dynamo.reset()
+def _fresh_dynamo(fresh_dynamo):
+    """Every test here compiles through Dynamo: tests/conftest.py's `fresh_dynamo` around each."""
 
 
 @pytest.fixture(scope="module", autouse=True)

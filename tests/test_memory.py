@@ -161,7 +161,7 @@ def test_the_program_takes_its_arguments_list():
     assert arguments == []
 
 
-def test_backward_frees_saved_activations_as_they_are_consumed():
+def test_backward_frees_saved_activations_as_they_are_consumed(fresh_dynamo):
     torch.manual_seed(0)
     model = Stack(2)
     x = torch.randn(2, 8, 32, requires_grad=True)

@@ -22,11 +22,8 @@ def _entry_point(tmp_path_factory):
 
 
 @pytest.fixture(autouse=True)
-def _fresh_dynamo():
-    torch._dynamo.reset()
-    backend.clear()
-    yield
-    torch._dynamo.reset()
+def _fresh_dynamo(fresh_dynamo):
+    """Every test here compiles through Dynamo: tests/conftest.py's `fresh_dynamo` around each."""
 
 
 def _mlirfuse(model, example):
