@@ -20,11 +20,13 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 LIT = ROOT / "test" / "lit"
+SCRATCH = Path(tempfile.mkdtemp(prefix="ir-snapshot-"))  # lit's %t files
 _RUN = re.compile(r"^\s*(?://|#)\s*RUN:\s*(.*)$")
 
 
@@ -47,6 +49,7 @@ def run_lines() -> list[tuple[str, str]]:
             pending = ""
         for i, line in enumerate(lines):
             command = line.split("|", 1)[0].replace("%PYTHON", sys.executable).replace("%s", str(path))
+            command = command.replace("%t", str(SCRATCH / path.stem))
             found.append((f"{path.relative_to(LIT)}.{i}".replace("/", "__"), command))
     return found
 

@@ -7,6 +7,7 @@ program computes (dead means freed) and the storages it holds during each step.
 
 from __future__ import annotations
 
+import gc
 import weakref
 
 import pytest
@@ -184,3 +185,20 @@ def test_the_fusion_report_names_the_peak_step():
     kernel = cm.program.steps[plan.peak_step].name
     assert f"step {plan.peak_step + 1} of {len(cm.program.steps)} ({kernel})" in line, line
     assert f"{plan.planned_peak_bytes / 1024:.1f} KiB" in line, line
+
+
+def test_nothing_outlives_the_call_but_its_results():
+    # With the cyclic collector off, a result dropped by the caller dies at once: the program keeps no
+    # reference to a call's values (a closure cycle once kept them all until gc ran).
+    x = torch.randn(8, 8)
+    cm = mlirfuse.compile(Lambda(lambda x: (x.exp() @ x).sin() + 1), (x,))
+    cm(x)
+    gc.collect()
+    gc.disable()
+    try:
+        result = cm(x)
+        ref = weakref.ref(result)
+        del result
+        assert ref() is None
+    finally:
+        gc.enable()

@@ -203,17 +203,10 @@ class Program:
         release = self.plan.release_after
         for s in self.plan.release_at_start:
             env[s] = None
-
-        def value(arg):
-            kind, v = arg
-            if kind == "slot":
-                return env[v]
-            if kind == "const":
-                return v
-            return [value(a) for a in v]
-
         for i, step in enumerate(self.steps):
-            result = step.fn(*[value(a) for a in step.args], **{k: value(a) for k, a in step.kwargs.items()})
+            args = [_value(env, a) for a in step.args]
+            result = step.fn(*args, **{k: _value(env, a) for k, a in step.kwargs.items()})
+            args = None
             if step.outs:
                 if len(step.outs) == 1 and step.kind not in ("launch", "list"):
                     env[step.outs[0]] = result
@@ -225,7 +218,22 @@ class Program:
                 on_step(i, env)
             for s in release[i]:
                 env[s] = None
-        return [value(a) for a in self.returns]
+        return [_value(env, a) for a in self.returns]
+
+
+def _value(env: list, arg):
+    """A step argument's value.
+
+    A module-level function: a closure over `env` calling itself (for lists) is a reference cycle that
+    kept `env`, and every tensor in it, alive after the call until the cyclic collector ran: a forward's
+    saved activations outlived their last use in the backward.
+    """
+    kind, v = arg
+    if kind == "slot":
+        return env[v]
+    if kind == "const":
+        return v
+    return [_value(env, a) for a in v]
 
 
 def _nbytes(t: ir.Type) -> int | None:
