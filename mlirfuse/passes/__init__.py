@@ -85,6 +85,11 @@ OPTION_DOCS = {
     "explain": "run fusion-explain-unfused after the fusion stages",
     "horizontal": "run fusion-fuse-horizontal",
     "matmul-slices": "move column slices of a GEMM's result onto its B operand (one GEMM per piece; for Triton GEMMs)",
+    "prologue": "merge pointwise producer groups into a GEMM as its prologue (recomputed on each tile)",
+    "epilogue": "merge pointwise consumer groups into a GEMM as its epilogue (on its result tile)",
+    "grouped": "make GEMMs sharing an A operand, or summed into one result, one grouped GEMM kernel",
+    "max-grouped": "most GEMMs in one grouped GEMM kernel",
+    "max-prologue-ops": "most computing ops in a GEMM prologue (recomputed on every tile)",
 }
 
 
