@@ -9,6 +9,8 @@ from __future__ import annotations
 import dataclasses
 import importlib
 
+from mlirfuse.passes.options import PassOption, declared, option
+
 PASSES: dict[str, str] = {
     "fusion-functionalize": "mlirfuse.passes.functionalize:Functionalize",
     "fusion-fuse-attention": "mlirfuse.passes.fuse_attention:FuseAttention",
@@ -70,27 +72,17 @@ PIPELINES = {"mlirfuse-pipeline": default_pipeline, "fusion-fuse-elementwise": f
 # Pipelines whose options go to their stages; the others take none.
 OPTION_PIPELINES = frozenset({"mlirfuse-pipeline", "fusion-fuse-elementwise"})
 
-# Pipeline options that switch a stage on or off instead of configuring it: option -> (stage, default).
-STAGE_SWITCHES = {"explain": ("fusion-explain-unfused", False), "horizontal": ("fusion-fuse-horizontal", True)}
+
+@dataclasses.dataclass(frozen=True)
+class Switches:
+    """The pipeline options that switch a stage on or off instead of configuring it."""
+
+    explain: bool = option(False, "run fusion-explain-unfused after the fusion stages")
+    horizontal: bool = option(True, "run fusion-fuse-horizontal")
 
 
-# What each pass option means, once per name: passes sharing an option
-# (max-args ...) share its meaning. `mlirfuse-opt --help` prints these.
-OPTION_DOCS = {
-    "max-args": "most tensor arguments (inputs + results) of one kernel",
-    "max-group-size": "most torch ops in one group (0: no limit)",
-    "recompute-analyses": "rebuild the dependence analysis before every legality check (quadratic; bench/compile_time.py)",
-    "persistent-max": "longest reduction row kept in registers (a persistent-reduction kernel)",
-    "corrupt": "break the analysis on purpose, to test --verify-analyses",
-    "explain": "run fusion-explain-unfused after the fusion stages",
-    "horizontal": "run fusion-fuse-horizontal",
-    "matmul-slices": "move column slices of a GEMM's result onto its B operand (one GEMM per piece; for Triton GEMMs)",
-    "prologue": "merge pointwise producer groups into a GEMM as its prologue (recomputed on each tile)",
-    "epilogue": "merge pointwise consumer groups into a GEMM as its epilogue (on its result tile)",
-    "grouped": "make GEMMs sharing an A operand, or summed into one result, one grouped GEMM kernel",
-    "max-grouped": "most GEMMs in one grouped GEMM kernel",
-    "max-prologue-ops": "most computing ops in a GEMM prologue (recomputed on every tile)",
-}
+# Each switch's stage: option -> (stage, default).
+STAGE_SWITCHES = {"explain": ("fusion-explain-unfused", Switches.explain), "horizontal": ("fusion-fuse-horizontal", Switches.horizontal)}
 
 
 def get_pass_class(name: str):
@@ -98,37 +90,19 @@ def get_pass_class(name: str):
     return getattr(importlib.import_module(module), cls)
 
 
-@dataclasses.dataclass(frozen=True)
-class PassOption:
-    """One option of a pass or pipeline, as `--pass-pipeline` and the flags spell it."""
-
-    name: str  # kebab-case: max-args
-    type: str  # bool, int, float or str
-    default: object
-    doc: str
-
-    def __str__(self) -> str:
-        default = str(self.default).lower() if isinstance(self.default, bool) else self.default
-        return f"{self.name}=<{self.type}> (default {default}): {self.doc}"
-
-
 def pass_options(name: str) -> list[PassOption]:
     """The options of pass or pipeline `name`; a pipeline has the union of its stages' (first stage's default) and its switches."""
     if name in PASSES:
-        cls = get_pass_class(name)
-        return [
-            PassOption(f.name.replace("_", "-"), f.type if isinstance(f.type, str) else f.type.__name__, f.default,
-                       OPTION_DOCS.get(f.name.replace("_", "-"), ""))
-            for f in dataclasses.fields(cls)
-        ]
+        return [d.option for d in declared(get_pass_class(name))]
     if name not in OPTION_PIPELINES:
         return []
     stages = PIPELINES[name]()
     found: dict[str, PassOption] = {}
+    switches = {d.option.name: d.option for d in declared(Switches)}
     for stage in stages:
-        for option in pass_options(stage):
-            found.setdefault(option.name, option)
+        for each in pass_options(stage):
+            found.setdefault(each.name, each)
     for key, (stage, default) in STAGE_SWITCHES.items():
         if stage in stages or key == "explain":  # explain adds fusion-explain-unfused where the pipeline lacks it
-            found[key] = PassOption(key, "bool", default, OPTION_DOCS[key])
+            found[key] = switches[key]
     return list(found.values())

@@ -23,7 +23,8 @@ from mlirfuse.passes import (
     get_pass_class,
     pass_options,
 )
-from mlirfuse.passes.base import parse_option, unknown_option
+from mlirfuse.passes.base import unknown_option
+from mlirfuse.passes.options import parse_option
 
 
 class Step(NamedTuple):
