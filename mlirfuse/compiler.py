@@ -38,9 +38,9 @@ from torch.utils import _pytree as pytree
 from mlirfuse.errors import CompilationError, InputMismatchError, MlirfuseError, PipelineError, RecompileLimitWarning
 from mlirfuse.frontend.importer import ImportedProgram, flatten_inputs, import_module
 from mlirfuse.ir import ir
-from mlirfuse.passes import default_pipeline
+from mlirfuse.passes import MLIRFUSE_PIPELINE, default_pipeline
 from mlirfuse.passes.pipeline import build_pass_manager
-from mlirfuse.passes.pipeline_text import format_options, parse_pipeline
+from mlirfuse.passes.pipeline_text import as_pipeline, aten_matmul_pipeline, our_pipeline
 from mlirfuse.progress import Progress
 from mlirfuse.runtime.program import Program
 
@@ -361,22 +361,22 @@ def compile(
     """
     if matmul not in MATMUL_MODES:
         raise ValueError(f"matmul must be one of {', '.join(map(repr, MATMUL_MODES))}, got {matmul!r}")
+    # Parsed once, here: a bad pass or option fails now, not after the export.
+    parsed = None
     if options:
         if pipeline is not None:
             raise PipelineError("options= applies to the default pipeline; with pipeline=, write them in its text")
-        pipeline = f"mlirfuse-pipeline{{{format_options(options)}}}"
-    if pipeline is not None:  # a bad pass or option fails now, not after the export
-        parse_pipeline(pipeline if isinstance(pipeline, str) else ",".join(pipeline))
+        parsed = our_pipeline(MLIRFUSE_PIPELINE, options)
+    elif pipeline is not None:
+        parsed = as_pipeline(pipeline) if pipeline else None  # "" or []: the default pipeline
     if matmul == "aten":
-        if pipeline is not None:
+        if options or pipeline is not None:
             raise ValueError("matmul='aten' selects the default pipeline without fusion-fuse-matmul; give no pipeline or options")
-        # Without Triton GEMMs a sliced GEMM would be one ATen call per piece: slices stay on the result.
-        aten = {"fusion-fuse-matmul": None, "fusion-chunk-motion": "fusion-chunk-motion{matmul-slices=false}"}
-        pipeline = [aten.get(p, p) for p in default_pipeline() if aten.get(p, p) is not None]
+        parsed = aten_matmul_pipeline()
     if isinstance(example_inputs, torch.Tensor):
         example_inputs = (example_inputs,)
     return CompiledModule(
         model, tuple(example_inputs), example_kwargs,
-        pipeline=pipeline, explain=explain, max_specializations=max_specializations, strict=strict,
+        pipeline=parsed, explain=explain, max_specializations=max_specializations, strict=strict,
         dynamic_shapes=dynamic_shapes,
     )

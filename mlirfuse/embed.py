@@ -67,7 +67,7 @@ from mlirfuse.ir import ir, passmanager
 from mlirfuse.lowering.triton import LoweringError, TritonKernel, lower_kernel
 from mlirfuse.passes import PASSES, PIPELINES, PassOption, get_pass_class, pass_options
 from mlirfuse.passes.pipeline import add_passes as _add_passes
-from mlirfuse.passes.pipeline_text import format_options
+from mlirfuse.passes.pipeline_text import our_pipeline
 
 __all__ = [
     "load_dialect", "add_passes", "add_pass", "passes", "pass_options", "PassOption", "lower_kernel",
@@ -102,14 +102,14 @@ def add_pass(pm: passmanager.PassManager, name: str, *, context: ir.Context | No
     """Append our pass or pipeline `name` with `options` (`max_args=64`; Python values) to `pm`."""
     if name not in PASSES and name not in PIPELINES:
         raise PipelineError(f"unknown mlirfuse pass '{name}' (passes: {', '.join(list(PASSES) + list(PIPELINES))})")
-    text = name if not options else f"{name}{{{format_options({k.replace('_', '-'): v for k, v in options.items()})}}}"
-    add_passes(pm, text, context=context)
+    context = context or ir.Context.current
+    add_passes(pm, our_pipeline(name, {k.replace("_", "-"): v for k, v in options.items()}), context=context)
 
 
 def passes() -> dict[str, str]:
     """Every pass and pipeline name -> its documentation."""
     found = {name: (get_pass_class(name).__doc__ or "").strip() for name in PASSES}
-    found.update({name: (steps.__doc__ or "").strip() for name, steps in PIPELINES.items()})
+    found.update(PIPELINES)
     return found
 
 

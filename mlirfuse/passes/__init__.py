@@ -1,13 +1,18 @@
-"""The pass registry: pass name -> where its class lives (imported lazily).
+"""The pass registry (pass name -> where its class lives, imported lazily) and the pipeline as data.
 
 A name here is a flag of `mlirfuse-opt` and an element of `--pass-pipeline`;
-the lit file testing it is `test/lit/Transforms/<name>.mlir`.
+the lit file testing it is `test/lit/Transforms/<name>.mlir`. `STAGES` is
+the pipeline: one row per stage, in order, with the pipelines holding it
+and its switch; `mlirfuse.passes.pipeline_text` expands a pipeline from it.
+A pass's options are its typed fields (`mlirfuse.passes.options`).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import importlib
+
+from mlirfuse.passes.options import PassOption, declared, option
 
 PASSES: dict[str, str] = {
     "fusion-functionalize": "mlirfuse.passes.functionalize:Functionalize",
@@ -32,60 +37,88 @@ PASSES: dict[str, str] = {
 }
 
 
-def default_pipeline() -> list[str]:
-    """Everything before Triton emission, as one straight line of named steps."""
-    return [
-        "fusion-functionalize",  # in-place ops on fresh copies become value-semantic ops
-        "fusion-fuse-attention",  # attention (sdpa, or matmul -> softmax -> matmul) as one flash-attention group
-        "fusion-decompose",  # softmax, layer_norm, ... into reductions and elementwise ops
-        "fusion-split-bias",  # linear/addmm bias as an add.Tensor, to fuse with what follows
-        "fusion-chunk-motion",  # chunk/split as slices, moved above the elementwise ops they cut
-        "fusion-fuse-vertical",  # group maximal producer->consumer chains of elementwise ops and reductions
-        "fusion-fuse-horizontal",  # merge independent groups reading the same tensor
-        "fusion-fuse-concat",  # a cat of group results becomes the exit of one concat group
-        "fusion-sink-exit-reshapes",  # reshapes of group results are stored by the group
-        "fusion-fuse-matmul",  # matmuls as Triton GEMM groups with their prologue and epilogue
-        "fusion-mark-persistent",  # reductions whose rows fit a block keep them in registers
-        "fusion-extern-operands",  # views feeding an unfused op (matmul ...) become its strided operands
-        "fusion-canonicalize",  # CSE/DCE inside groups; tidy group operands and results
-        "fusion-outline",  # one fusion.kernel per structural class, groups become launches
-    ]
+MLIRFUSE_PIPELINE = "mlirfuse-pipeline"
+FUSE_ELEMENTWISE = "fusion-fuse-elementwise"
 
-
-def fuse_elementwise() -> list[str]:
-    """The fusion stages of mlirfuse-pipeline; an option goes to every stage that has it (explain=true adds fusion-explain-unfused, horizontal=false drops fusion-fuse-horizontal)."""
-    return [
-        "fusion-fuse-vertical",
-        "fusion-fuse-horizontal",
-        "fusion-fuse-concat",
-        "fusion-sink-exit-reshapes",
-        "fusion-explain-unfused",
-        "fusion-mark-persistent",
-    ]
-
-
-# Pipelines usable as one element of --pass-pipeline; each expands to its passes.
-PIPELINES = {"mlirfuse-pipeline": default_pipeline, "fusion-fuse-elementwise": fuse_elementwise}
-
-# Pipelines whose options go to their stages; the others take none.
-OPTION_PIPELINES = frozenset({"mlirfuse-pipeline", "fusion-fuse-elementwise"})
-
-# Pipeline options that switch a stage on or off instead of configuring it: option -> (stage, default).
-STAGE_SWITCHES = {"explain": ("fusion-explain-unfused", False), "horizontal": ("fusion-fuse-horizontal", True)}
-
-
-# What each pass option means, once per name: passes sharing an option
-# (max-args ...) share its meaning. `mlirfuse-opt --help` prints these.
-OPTION_DOCS = {
-    "max-args": "most tensor arguments (inputs + results) of one kernel",
-    "max-group-size": "most torch ops in one group (0: no limit)",
-    "recompute-analyses": "rebuild the dependence analysis before every legality check (quadratic; bench/compile_time.py)",
-    "persistent-max": "longest reduction row kept in registers (a persistent-reduction kernel)",
-    "corrupt": "break the analysis on purpose, to test --verify-analyses",
-    "explain": "run fusion-explain-unfused after the fusion stages",
-    "horizontal": "run fusion-fuse-horizontal",
-    "matmul-slices": "move column slices of a GEMM's result onto its B operand (one GEMM per piece; for Triton GEMMs)",
+# Pipelines usable as one element of --pass-pipeline -> what they are; each
+# expands to the rows of STAGES naming it, and its options go to the stages
+# that have them.
+PIPELINES = {
+    MLIRFUSE_PIPELINE: "Everything before Triton emission, as one straight line of named steps.",
+    FUSE_ELEMENTWISE: (
+        "The fusion stages of mlirfuse-pipeline; an option goes to every stage that has it "
+        "(explain=true adds fusion-explain-unfused, horizontal=false drops fusion-fuse-horizontal)."
+    ),
 }
+
+
+@dataclasses.dataclass(frozen=True)
+class Switches:
+    """The pipeline options that switch a stage on or off instead of configuring it (the stage's `switch`)."""
+
+    explain: bool = option(False, "run fusion-explain-unfused after the fusion stages")
+    horizontal: bool = option(True, "run fusion-fuse-horizontal")
+
+
+@dataclasses.dataclass(frozen=True)
+class Stage:
+    """One row of the pipeline: a pass, what it does there, the pipelines holding it and its switches."""
+
+    name: str
+    does: str
+    pipelines: tuple[str, ...] = (MLIRFUSE_PIPELINE,)
+    # A fusion stage: fusion-explain-unfused describes what they left, so it runs after the last of them.
+    makes_groups: bool = False
+    # The `Switches` option turning it on or off (its default there).
+    switch: str | None = None
+    # With matmuls left ATen calls (`compile(matmul="aten")`): its options then; None: it does not run.
+    aten_matmul: dict | None = dataclasses.field(default_factory=dict)
+
+
+_BOTH = (MLIRFUSE_PIPELINE, FUSE_ELEMENTWISE)
+
+# The pipeline as data: every stage once, in order.
+STAGES = (
+    Stage("fusion-functionalize", "in-place ops on fresh copies become value-semantic ops"),
+    Stage("fusion-fuse-attention", "attention (sdpa, or matmul -> softmax -> matmul) as one flash-attention group"),
+    Stage("fusion-decompose", "softmax, layer_norm, ... into reductions and elementwise ops"),
+    Stage("fusion-split-bias", "linear/addmm bias as an add.Tensor, to fuse with what follows"),
+    # Without Triton GEMMs a sliced GEMM would be one ATen call per piece: slices stay on the result.
+    Stage("fusion-chunk-motion", "chunk/split as slices, moved above the elementwise ops they cut",
+          aten_matmul={"matmul-slices": False}),
+    Stage("fusion-fuse-vertical", "group maximal producer->consumer chains of elementwise ops and reductions",
+          _BOTH, makes_groups=True),
+    Stage("fusion-fuse-horizontal", "merge independent groups reading the same tensor",
+          _BOTH, makes_groups=True, switch="horizontal"),
+    Stage("fusion-fuse-concat", "a cat of group results becomes the exit of one concat group", _BOTH, makes_groups=True),
+    Stage("fusion-sink-exit-reshapes", "reshapes of group results are stored by the group", _BOTH, makes_groups=True),
+    Stage("fusion-fuse-matmul", "matmuls as Triton GEMM groups with their prologue and epilogue",
+          makes_groups=True, aten_matmul=None),
+    # In mlirfuse-pipeline too when switched on: explain=true puts it after the last fusion stage of any pipeline.
+    Stage("fusion-explain-unfused", "each group's neighbours left outside it, and why", (FUSE_ELEMENTWISE,), switch="explain"),
+    Stage("fusion-mark-persistent", "reductions whose rows fit a block keep them in registers", _BOTH),
+    Stage("fusion-extern-operands", "views feeding an unfused op (matmul ...) become its strided operands"),
+    Stage("fusion-canonicalize", "CSE/DCE inside groups; tidy group operands and results"),
+    Stage("fusion-outline", "one fusion.kernel per structural class, groups become launches"),
+)
+
+# The passes that make groups; fusion-explain-unfused describes what they left.
+FUSION_STAGES = tuple(stage.name for stage in STAGES if stage.makes_groups)
+
+
+def pipeline_stages(name: str) -> list[Stage]:
+    """The rows of pipeline `name`, in order (switched-off ones included)."""
+    return [stage for stage in STAGES if name in stage.pipelines]
+
+
+def default_pipeline() -> list[str]:
+    """Everything before Triton emission, as one straight line of named steps: mlirfuse-pipeline's passes."""
+    return [stage.name for stage in pipeline_stages(MLIRFUSE_PIPELINE) if switched_on(stage, Switches())]
+
+
+def switched_on(stage: Stage, switches: Switches) -> bool:
+    """Does `stage` run under `switches`? (A stage without a switch always does.)"""
+    return stage.switch is None or getattr(switches, stage.switch)
 
 
 def get_pass_class(name: str):
@@ -93,37 +126,17 @@ def get_pass_class(name: str):
     return getattr(importlib.import_module(module), cls)
 
 
-@dataclasses.dataclass(frozen=True)
-class PassOption:
-    """One option of a pass or pipeline, as `--pass-pipeline` and the flags spell it."""
-
-    name: str  # kebab-case: max-args
-    type: str  # bool, int, float or str
-    default: object
-    doc: str
-
-    def __str__(self) -> str:
-        default = str(self.default).lower() if isinstance(self.default, bool) else self.default
-        return f"{self.name}=<{self.type}> (default {default}): {self.doc}"
-
-
 def pass_options(name: str) -> list[PassOption]:
     """The options of pass or pipeline `name`; a pipeline has the union of its stages' (first stage's default) and its switches."""
     if name in PASSES:
-        cls = get_pass_class(name)
-        return [
-            PassOption(f.name.replace("_", "-"), f.type if isinstance(f.type, str) else f.type.__name__, f.default,
-                       OPTION_DOCS.get(f.name.replace("_", "-"), ""))
-            for f in dataclasses.fields(cls)
-        ]
-    if name not in OPTION_PIPELINES:
+        return [d.option for d in declared(get_pass_class(name))]
+    if name not in PIPELINES:
         return []
-    stages = PIPELINES[name]()
+    stages = pipeline_stages(name)
     found: dict[str, PassOption] = {}
     for stage in stages:
-        for option in pass_options(stage):
-            found.setdefault(option.name, option)
-    for key, (stage, default) in STAGE_SWITCHES.items():
-        if stage in stages or key == "explain":  # explain adds fusion-explain-unfused where the pipeline lacks it
-            found[key] = PassOption(key, "bool", default, OPTION_DOCS[key])
+        for each in pass_options(stage.name):
+            found.setdefault(each.name, each)
+    switched = {stage.switch for stage in stages} | {"explain"}  # explain adds fusion-explain-unfused where a pipeline lacks it
+    found.update((d.option.name, d.option) for d in declared(Switches) if d.option.name in switched)
     return list(found.values())

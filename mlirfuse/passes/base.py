@@ -1,7 +1,8 @@
 """What a pass is, and the one adapter between Python patterns and MLIR's drivers.
 
 A pass is a small frozen dataclass: `name` is its flag, its fields are its
-options, its docstring is its documentation (`mlirfuse-opt --list-passes`).
+options (typed, their help in the field's metadata: `mlirfuse.passes.options`),
+its docstring is its documentation (`mlirfuse-opt --list-passes`).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import Callable, ClassVar
 
 from mlirfuse.errors import PipelineError
 from mlirfuse.ir import block_ops, ir, rewrite
+from mlirfuse.passes.options import build, declared, parse_option
 
 
 @dataclasses.dataclass(frozen=True)
@@ -27,16 +29,23 @@ class ModulePass:
         raise NotImplementedError
 
     @classmethod
-    def from_options(cls, options: dict[str, str]) -> "ModulePass":
-        """Build the pass from `{key=value}` pipeline options, checking each."""
-        fields = {f.name: f for f in dataclasses.fields(cls)}
+    def from_options(cls, options: dict[str, str], parsed: dict | None = None) -> "ModulePass":
+        """Build the pass from `{key=value}` pipeline options, checking each.
+
+        `parsed` (given key -> typed value) holds values parsed already, for
+        a pipeline handing one option to several stages: each is parsed once.
+        """
+        by_name = {d.option.name: d for d in declared(cls)}
+        parsed = {} if parsed is None else parsed
         values = {}
         for given, text in options.items():
-            key = given.replace("-", "_")  # flags are kebab-case, fields snake_case
-            if key not in fields:
-                raise unknown_option(f"pass '{cls.name}'", given, [f.replace("_", "-") for f in fields])
-            values[key] = parse_option(cls.name, given, fields[key].type, text)
-        return cls(**values)
+            key = given.replace("_", "-")  # fields are snake_case, flags kebab-case: both are taken
+            if key not in by_name:
+                raise unknown_option(f"pass '{cls.name}'", given, list(by_name))
+            if given not in parsed:
+                parsed[given] = parse_option(cls.name, given, by_name[key].option.type, text)
+            values[by_name[key].path] = parsed[given]
+        return build(cls, values)
 
 
 def unknown_option(owner: str, given: str, known: list[str]) -> PipelineError:
@@ -46,24 +55,6 @@ def unknown_option(owner: str, given: str, known: list[str]) -> PipelineError:
     if close:
         message += f"; did you mean '{close[0]}'?"
     return PipelineError(message, option=given)
-
-
-def parse_option(pass_name: str, key: str, type_name, text: str):
-    type_name = type_name if isinstance(type_name, str) else type_name.__name__
-    try:
-        if type_name == "bool":
-            if text not in ("true", "false", "1", "0"):
-                raise ValueError(text)
-            return text in ("true", "1")
-        if type_name == "int":
-            return int(text)
-        if type_name == "float":
-            return float(text)
-        return text
-    except ValueError:
-        raise PipelineError(
-            f"option '{key}' of pass '{pass_name}' expects {type_name}, got '{text}'", option=key
-        ) from None
 
 
 def pattern(fn: Callable[..., bool]):

@@ -40,6 +40,7 @@ from mlirfuse.ir import (
 )
 from mlirfuse.matmuls import MATMUL_OPS, Gemm, gemm
 from mlirfuse.passes.base import ModulePass, apply_patterns, pattern
+from mlirfuse.passes.options import option
 from mlirfuse.reductions import REDUCTIONS
 from mlirfuse.views import RESHAPES, view_args
 
@@ -258,7 +259,9 @@ class ChunkMotion(ModulePass):
 
     name = "fusion-chunk-motion"
 
-    matmul_slices: bool = True
+    matmul_slices: bool = option(
+        True, "move column slices of a GEMM's result onto its B operand (one GEMM per piece; for Triton GEMMs)"
+    )
 
     def apply(self, module: ir.Operation, am=None) -> None:
         patterns = [("torch.prim.ListUnpack", split_to_slices)]

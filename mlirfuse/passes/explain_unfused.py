@@ -19,8 +19,9 @@ from mlirfuse.ir import defining_op, ir, op_id, torch_name
 from mlirfuse.matmuls import MATMUL_OPS, gemm
 from mlirfuse.passes.base import ModulePass
 from mlirfuse.passes.fuse_matmul import why_not_template
-from mlirfuse.passes.legality import FUSION_ANALYSES, Limits, why_not_concat, why_not_merge
+from mlirfuse.passes.legality import FUSION_ANALYSES, why_not_concat, why_not_merge
 from mlirfuse.passes.legality_cat import CAT
+from mlirfuse.passes.options import Limits, option_group
 from mlirfuse.passes.rewriter import group_kind
 from mlirfuse.reductions import REDUCTIONS, reduction
 from mlirfuse.views import PADS, VIEW_OPS, pad_args, view_args
@@ -73,14 +74,13 @@ class ExplainUnfused(ModulePass):
 
     name = "fusion-explain-unfused"
 
-    max_args: int = 128
-    max_group_size: int = 0
+    limits: Limits = option_group(Limits)
 
     preserves = FUSION_ANALYSES
 
     def apply(self, module: ir.Operation, am=None) -> None:
         dep = (am or AnalysisManager()).get(DependenceAnalysis, module)
-        limits = Limits(self.max_args, self.max_group_size)
+        limits = self.limits
         groups = []
 
         def visit(op):

@@ -14,8 +14,9 @@ import dataclasses
 from mlirfuse.ir import ir
 from mlirfuse.log import FusionDecisions
 from mlirfuse.passes.base import ModulePass, function_ops
-from mlirfuse.passes.legality import FUSION_ANALYSES, Limits, fusion_rewriter, why_not_concat
+from mlirfuse.passes.legality import FUSION_ANALYSES, fusion_rewriter, why_not_concat
 from mlirfuse.passes.legality_cat import CAT, cat_list, piece_groups
+from mlirfuse.passes.options import Limits, option_of
 
 
 @dataclasses.dataclass(frozen=True)
@@ -24,7 +25,7 @@ class FuseConcat(ModulePass):
 
     name = "fusion-fuse-concat"
 
-    max_args: int = 128
+    max_args: int = option_of(Limits, "max_args")
 
     preserves = FUSION_ANALYSES
 

@@ -15,13 +15,13 @@ import dataclasses
 from mlirfuse.analysis import AnalysisManager
 from mlirfuse.ir import ir, op_id
 from mlirfuse.passes.base import ModulePass, function_ops
-from mlirfuse.passes.fuse_vertical import VerticalFuser
+from mlirfuse.passes.fuse_vertical import FuseVertical, VerticalFuser
 from mlirfuse.passes.legality import (
     FUSION_ANALYSES,
-    Limits,
     is_fusible_group,
     why_not_merge,
 )
+from mlirfuse.passes.options import Limits, option_group, option_of
 
 
 def fuse_siblings(fuser: VerticalFuser) -> bool:
@@ -64,16 +64,14 @@ class FuseHorizontal(ModulePass):
 
     name = "fusion-fuse-horizontal"
 
-    max_args: int = 128
-    max_group_size: int = 0
+    limits: Limits = option_group(Limits)
     # As fusion-fuse-vertical's, for the vertical rounds (bench/compile_time.py).
-    recompute_analyses: bool = False
+    recompute_analyses: bool = option_of(FuseVertical, "recompute_analyses")
 
     preserves = FUSION_ANALYSES
 
     def apply(self, module: ir.Operation, am=None) -> None:
-        limits = Limits(self.max_args, self.max_group_size)
-        fuser = VerticalFuser(module, am or AnalysisManager(), limits, self.recompute_analyses, self.name)
+        fuser = VerticalFuser(module, am or AnalysisManager(), self.limits, self.recompute_analyses, self.name)
         while fuse_siblings(fuser):
             fuser.run()
         fuser.rewriter.erase_dead_constants(module)

@@ -35,7 +35,8 @@ from mlirfuse.ir import defining_op, ir, op_id, tensor_type
 from mlirfuse.matmuls import MATMUL_OPS, Gemm, gemm
 from mlirfuse.passes.base import ModulePass, body_ops, function_ops, unique_ops
 from mlirfuse.passes.extern_operands import _view_chain_ops
-from mlirfuse.passes.legality import FUSION_ANALYSES, Limits, computing_ops, fusion_rewriter, why_not_merge
+from mlirfuse.passes.legality import FUSION_ANALYSES, computing_ops, fusion_rewriter, why_not_merge
+from mlirfuse.passes.options import Limits, option, option_group
 from mlirfuse.passes.rewriter import FusionRewriter, group_kind
 from mlirfuse.views import PADS, VIEW_OPS, view_chain
 
@@ -116,19 +117,18 @@ class FuseMatmul(ModulePass):
 
     name = "fusion-fuse-matmul"
 
-    prologue: bool = True
-    epilogue: bool = True
-    grouped: bool = True
-    max_grouped: int = 8
-    max_prologue_ops: int = 4
-    max_args: int = 128
-    max_group_size: int = 0
+    prologue: bool = option(True, "merge pointwise producer groups into a GEMM as its prologue (recomputed on each tile)")
+    epilogue: bool = option(True, "merge pointwise consumer groups into a GEMM as its epilogue (on its result tile)")
+    grouped: bool = option(True, "make GEMMs sharing an A operand, or summed into one result, one grouped GEMM kernel")
+    max_grouped: int = option(8, "most GEMMs in one grouped GEMM kernel")
+    max_prologue_ops: int = option(4, "most computing ops in a GEMM prologue (recomputed on every tile)")
+    limits: Limits = option_group(Limits)
 
     preserves = FUSION_ANALYSES
 
     def apply(self, module: ir.Operation, am=None) -> None:
         rewriter, dep = fusion_rewriter(module, am or AnalysisManager())
-        limits = Limits(self.max_args, self.max_group_size)
+        limits = self.limits
         for ops in function_ops(module):
             # Taken up front: merges erase pointwise groups, never a matmul or its group.
             matmuls = [op for op in ops if op.operation.name in MATMUL_OPS and isinstance(gemm(op), Gemm)]

@@ -32,13 +32,13 @@ from mlirfuse.passes.base import ModulePass, function_ops, pattern
 from mlirfuse.passes.legality import (
     FUSIBLE_KINDS,
     FUSION_ANALYSES,
-    Limits,
     absorbable_view,
     fusion_rewriter,
     is_fusible_group,
     why_not_merge,
 )
 from mlirfuse.passes.legality_cat import CAT, cat_list, why_not_cat_of_inputs, why_not_remapped
+from mlirfuse.passes.options import Limits, option, option_group
 from mlirfuse.passes.rewriter import defined_by, group_kind, used_outside
 from mlirfuse.reductions import REDUCTIONS, Reduction, reduction
 from mlirfuse.views import PADS, VIEW_OPS, pad_args
@@ -221,17 +221,17 @@ class FuseVertical(ModulePass):
 
     name = "fusion-fuse-vertical"
 
-    max_args: int = 128
-    max_group_size: int = 0
-    # Debug/benchmark: rebuild the dependence analysis before every legality
-    # check instead of maintaining it (quadratic; see bench/compile_time.py).
-    recompute_analyses: bool = False
+    limits: Limits = option_group(Limits)
+    # Debug/benchmark: the maintained analysis's cost, measured against this.
+    recompute_analyses: bool = option(
+        False, "rebuild the dependence analysis before every legality check (quadratic; bench/compile_time.py)"
+    )
 
     preserves = FUSION_ANALYSES
 
     def apply(self, module: ir.Operation, am=None) -> None:
         am = am or AnalysisManager()
-        fuser = VerticalFuser(module, am, Limits(self.max_args, self.max_group_size), self.recompute_analyses)
+        fuser = VerticalFuser(module, am, self.limits, self.recompute_analyses)
         fuser.erase_dead_code()
         fuser.run()
         # Constants cloned into groups and now unused outside.

@@ -18,8 +18,6 @@ decision, the concat-group decision and the limits both apply.
 
 from __future__ import annotations
 
-import dataclasses
-
 from mlirfuse.analysis import AnalysisManager
 from mlirfuse.analysis.alias import AliasAnalysis
 from mlirfuse.analysis.dependence import DependenceAnalysis
@@ -36,6 +34,7 @@ from mlirfuse.passes.legality_cat import (
     why_not_static_cat,
 )
 from mlirfuse.passes.legality_indexed import why_not_indexed, why_not_scatter, why_not_window
+from mlirfuse.passes.options import Limits
 from mlirfuse.passes.rewriter import FusionRewriter, exported_results, group_kind, merged_inputs
 from mlirfuse.pooling import WINDOWED
 from mlirfuse.reductions import REDUCTIONS, Reduction, reduction
@@ -43,12 +42,6 @@ from mlirfuse.views import VIEW_OPS, is_view, view_args
 
 # Group kinds the fusion passes grow; the others are finished.
 FUSIBLE_KINDS = ("pointwise", "reduction")
-
-
-@dataclasses.dataclass(frozen=True)
-class Limits:
-    max_args: int = 128  # kernel tensor arguments: inputs + results
-    max_group_size: int = 0  # torch ops in a group; 0: no limit
 
 
 # What every fusion pass keeps current through its rewriter (and so preserves).

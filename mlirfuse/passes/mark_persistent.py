@@ -11,6 +11,7 @@ import dataclasses
 from mlirfuse.ir import ir
 from mlirfuse.passes.base import ModulePass
 from mlirfuse.passes.legality import FUSION_ANALYSES, group_reduction
+from mlirfuse.passes.options import option
 from mlirfuse.passes.rewriter import group_kind
 
 
@@ -20,7 +21,7 @@ class MarkPersistent(ModulePass):
 
     name = "fusion-mark-persistent"
 
-    persistent_max: int = 4096
+    persistent_max: int = option(4096, "longest reduction row kept in registers (a persistent-reduction kernel)")
 
     preserves = FUSION_ANALYSES
 

@@ -1,10 +1,10 @@
 """Turn a textual pass pipeline into a PassManager mixing our passes and upstream ones.
 
 MLIR's textual pipeline parser knows only C++-registered passes, so the
-pipeline string is split (`mlirfuse.passes.pipeline_text`): each top-level
-element that names one of our passes (or pipelines) becomes a Python pass,
-everything else is handed to MLIR as text (`cse`, `canonicalize`,
-`func.func(cse)` ...).
+pipeline string is split (`mlirfuse.passes.pipeline_text`, once, into a
+`Pipeline`): each top-level element that names one of our passes (or
+pipelines) becomes a Python pass, everything else is handed to MLIR as text
+(`cse`, `canonicalize`, `func.func(cse)` ...).
 """
 
 from __future__ import annotations
@@ -24,8 +24,7 @@ from mlirfuse.analysis import AnalysisManager
 from mlirfuse.dialect import verify_fusion_ops
 from mlirfuse.errors import MlirfuseError, PipelineError
 from mlirfuse.ir import ir, passmanager
-from mlirfuse.passes import get_pass_class
-from mlirfuse.passes.pipeline_text import OUR_NAMES, Step, parse_pipeline, with_explain
+from mlirfuse.passes.pipeline_text import OUR_NAMES, Pipeline, Step, as_pipeline, with_explain
 
 logger = logging.getLogger("mlirfuse.pipeline")
 
@@ -93,14 +92,14 @@ def _python_pass(instance, am: AnalysisManager, *, fresh: bool = False, before=N
 
 def add_passes(
     pm: passmanager.PassManager,
-    pipeline: str | list[str],
+    pipeline: str | list[str] | Pipeline,
     context: ir.Context,
     *,
     verify_analyses: bool | None = None,
     explain: bool = False,
     progress=None,
 ) -> None:
-    """Append `pipeline` (text, or a list of pass names) to `pm`, ours and upstream elements in order.
+    """Append `pipeline` (text, a list of pass names, or parsed already) to `pm`, ours and upstream elements in order.
 
     `pm` may be anyone's PassManager anchored on `builtin.module` (see
     `mlirfuse.embed`). `verify_analyses` (default: the
@@ -114,8 +113,8 @@ def add_passes(
         verify_analyses = os.environ.get("MLIRFUSE_VERIFY_ANALYSES", "") not in ("", "0")
     # One manager per call: what the caller runs between our passes changes the IR behind its back.
     am = AnalysisManager(verify=verify_analyses)
-    text = pipeline if isinstance(pipeline, str) else ",".join(pipeline)
-    steps = parse_pipeline(text)
+    pipeline = as_pipeline(pipeline)
+    steps = list(pipeline.steps)
     if explain:
         steps = with_explain(steps)
     total = sum(step.kind == "ours" for step in steps)
@@ -125,16 +124,15 @@ def add_passes(
         scratch = passmanager.PassManager("builtin.module")
         for step in steps:
             if step.kind == "mlir":
-                _add_upstream(scratch, step, text)
-        for kind, what, options, column in steps:
-            if kind == "ours":
+                _add_upstream(scratch, step, pipeline.text)
+        for step in steps:
+            if step.kind == "ours":
                 before = None if progress is None else functools.partial(progress, index, total)
-                instance = get_pass_class(what).from_options(options)
-                run = _python_pass(instance, am, fresh=index == 0, before=before)
-                pm.add(run, name=what, argument=what, description=type(instance).__doc__ or "")
+                run = _python_pass(step.instance, am, fresh=index == 0, before=before)
+                pm.add(run, name=step.what, argument=step.what, description=type(step.instance).__doc__ or "")
                 index += 1
             else:
-                _add_upstream(pm, Step(kind, what, options, column), text)
+                _add_upstream(pm, step, pipeline.text)
                 # An upstream pass keeps none of our analyses.
                 pm.add(lambda op, pass_: am.invalidate(), name="invalidate-analyses")
 
@@ -161,7 +159,7 @@ def _mlir_reason(error: ValueError, element: str) -> str:
 
 
 def build_pass_manager(
-    pipeline: str | list[str],
+    pipeline: str | list[str] | Pipeline,
     context: ir.Context,
     *,
     print_ir_after_all: bool = False,
@@ -170,7 +168,7 @@ def build_pass_manager(
     explain: bool = False,
     progress=None,
 ) -> passmanager.PassManager:
-    """A new PassManager for `pipeline` (text, or a list of pass names); see `add_passes`."""
+    """A new PassManager for `pipeline` (text, a list of pass names, or parsed already); see `add_passes`."""
     with context:
         pm = passmanager.PassManager("builtin.module")
     add_passes(pm, pipeline, context, verify_analyses=verify_analyses, explain=explain, progress=progress)

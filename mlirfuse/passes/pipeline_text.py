@@ -1,29 +1,37 @@
-"""The textual pass pipeline: its elements, our passes' options checked, errors located.
+"""The pass pipeline parsed once: its elements, our passes built with their typed options, errors located.
 
 `builtin.module(fusion-fuse-vertical{max-args=64}, cse, mlirfuse-pipeline{explain=true})`
-becomes a list of `Step`s: each top-level element naming one of our passes
-or pipelines (`mlirfuse.passes`) is parsed here, a pipeline expanded into its
-passes, every option checked against the pass's fields; everything else is
-upstream text that MLIR's own parser takes (`mlirfuse.passes.pipeline`). A
-bad element raises a PipelineError carrying the text and the column of the
-problem.
+becomes a `Pipeline` of `Step`s: each top-level element naming one of our
+passes or pipelines (`mlirfuse.passes`) is parsed here, a pipeline expanded
+into its stages (`mlirfuse.passes.STAGES`), and each of our passes built with
+its options parsed into its fields, once; everything else is upstream text
+that MLIR's own parser takes (`mlirfuse.passes.pipeline`). The same objects
+come from `compile(options=...)` and `embed.add_pass` (`our_pipeline`: Python
+values, no text in between) and from `mlirfuse-opt`'s flags. A bad element
+raises a PipelineError carrying the text and the column of the problem.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from typing import NamedTuple
 
 from mlirfuse.errors import PipelineError
 from mlirfuse.passes import (
-    OPTION_PIPELINES,
+    FUSION_STAGES,
+    MLIRFUSE_PIPELINE,
     PASSES,
     PIPELINES,
-    STAGE_SWITCHES,
+    STAGES,
+    Switches,
     get_pass_class,
     pass_options,
+    pipeline_stages,
+    switched_on,
 )
-from mlirfuse.passes.base import parse_option, unknown_option
+from mlirfuse.passes.base import ModulePass, unknown_option
+from mlirfuse.passes.options import declared, option_text, parse_option
 
 
 class Step(NamedTuple):
@@ -31,8 +39,19 @@ class Step(NamedTuple):
 
     kind: str
     what: str  # our pass name, or the upstream element's text
-    options: dict[str, str]
+    instance: ModulePass | None  # ours: the pass, its options parsed into its fields
     column: int = 0  # where the element starts in the pipeline text, for located errors
+
+
+@dataclasses.dataclass(frozen=True)
+class Pipeline:
+    """A parsed pipeline: what `add_passes` appends to a PassManager without parsing anything again."""
+
+    steps: tuple[Step, ...]
+    text: str = ""  # what it was parsed from: upstream elements MLIR refuses are located in it
+
+    def __add__(self, other: Pipeline) -> Pipeline:
+        return Pipeline(self.steps + other.steps, ",".join(t for t in (self.text, other.text) if t))
 
 
 def split_top_level(text: str, column: int = 0) -> list[tuple[str, int]]:
@@ -72,29 +91,35 @@ def parse_element(element: str, column: int = 0) -> tuple[str, dict[str, str], d
     return name.strip(), options, columns
 
 
+# The stage explain=true (and --fusion-explain, compile(explain=True)) adds after the fusion stages.
+EXPLAIN = next(stage.name for stage in STAGES if stage.switch == "explain")
+
+
 def expand_pipeline(name: str, options: dict[str, str]) -> list[Step]:
-    """A pipeline's steps, each given the options its pass has (STAGE_SWITCHES drop or keep a stage)."""
-    if options and name not in OPTION_PIPELINES:
-        raise PipelineError(f"pipeline '{name}' takes no options", option=next(iter(options)))
-    stages = PIPELINES[name]()
+    """A pipeline's steps, each of our passes built with the options it has (the switches drop or keep a stage).
+
+    An option several stages take is parsed once, for the first of them
+    (so a bad value is named with that stage).
+    """
     known = [o.name for o in pass_options(name)]
     for key in options:
         if key.replace("_", "-") not in known:
             raise unknown_option(f"pipeline '{name}'", key, known)
     switches = {}
-    for key, (stage, default) in STAGE_SWITCHES.items():
-        switches[stage] = default
-        for given in (key, key.replace("-", "_")):
+    for d in declared(Switches):
+        for given in (d.option.name, d.option.name.replace("-", "_")):
             if given in options:
-                switches[stage] = parse_option(name, given, "bool", options[given])
-    steps = []
+                switches[d.path[0]] = parse_option(name, given, d.option.type, options[given])
+    switches = Switches(**switches)
+    stages = pipeline_stages(name)
+    steps, parsed = [], {}
     for stage in stages:
-        if not switches.get(stage, True):
+        if not switched_on(stage, switches):
             continue
-        fields = {o.name for o in pass_options(stage)}
-        steps.append(Step("ours", stage, {k: v for k, v in options.items() if k.replace("_", "-") in fields}))
-    explain_stage = STAGE_SWITCHES["explain"][0]
-    if switches[explain_stage] and explain_stage not in stages:  # mlirfuse-pipeline: add it where it belongs
+        fields = {o.name for o in pass_options(stage.name)}
+        given = {k: v for k, v in options.items() if k.replace("_", "-") in fields}
+        steps.append(Step("ours", stage.name, get_pass_class(stage.name).from_options(given, parsed)))
+    if switches.explain and EXPLAIN not in [stage.name for stage in stages]:  # mlirfuse-pipeline: add it where it belongs
         steps = with_explain(steps)
     return steps
 
@@ -102,35 +127,73 @@ def expand_pipeline(name: str, options: dict[str, str]) -> list[Step]:
 def with_explain(steps: list[Step]) -> list[Step]:
     """`steps` with fusion-explain-unfused after the last fusion stage (limits from fusion-fuse-vertical), unless there."""
     names = [step.what for step in steps]
-    if "fusion-explain-unfused" in names:
+    if EXPLAIN in names:
         return steps
     fusion = [i for i, n in enumerate(names) if n in FUSION_STAGES]
     if not fusion:
         return steps
-    vertical = next((step for step in steps if step.what == "fusion-fuse-vertical"), None)
-    given = vertical.options if vertical else {}
-    limits = {k: v for k, v in given.items() if k.replace("_", "-") in ("max-args", "max-group-size")}
-    explain = Step("ours", "fusion-explain-unfused", limits, steps[fusion[-1]].column)
-    return steps[: fusion[-1] + 1] + [explain] + steps[fusion[-1] + 1 :]
+    vertical = next((step.instance for step in steps if step.what == "fusion-fuse-vertical"), None)
+    explain_class = get_pass_class(EXPLAIN)
+    explain = explain_class() if vertical is None else explain_class(limits=vertical.limits)
+    return steps[: fusion[-1] + 1] + [Step("ours", EXPLAIN, explain, steps[fusion[-1]].column)] + steps[fusion[-1] + 1 :]
 
 
 # Our passes and pipelines: the pipeline elements parsed here, not by MLIR.
 OUR_NAMES = frozenset(PASSES) | frozenset(PIPELINES)
 
-# The passes that make groups; fusion-explain-unfused describes what they left.
-FUSION_STAGES = (
-    "fusion-fuse-vertical", "fusion-fuse-horizontal", "fusion-fuse-concat", "fusion-sink-exit-reshapes", "fusion-fuse-matmul",
-)
+
+def our_steps(name: str, options: dict[str, str]) -> list[Step]:
+    """Our pass or pipeline `name` with `{key: value text}` options: its steps, each option checked and parsed."""
+    if name in PIPELINES:
+        return expand_pipeline(name, options)
+    return [Step("ours", name, get_pass_class(name).from_options(options))]
 
 
-def parse_pipeline(text: str) -> list[Step]:
-    """A pipeline string -> its steps, every option of ours checked.
+def our_pipeline(name: str, values: dict | None = None) -> Pipeline:
+    """Our pass or pipeline `name` with options given as Python values (`{"max-args": 64, "explain": True}`).
+
+    Each value is parsed into its field as its pipeline text would be
+    (`True` as `true`), so the errors are those of the same element in
+    `--pass-pipeline`, located in that element.
+    """
+    options = {key: option_text(value) for key, value in (values or {}).items()}
+    element = f"{name}{{{' '.join(f'{k}={v}' for k, v in options.items())}}}" if options else name
+    try:
+        return Pipeline(tuple(our_steps(name, options)), element)
+    except PipelineError as e:
+        columns, at = {}, len(name) + 1
+        for key, value in options.items():
+            columns[key], at = at, at + len(key) + len(value) + 2
+        e.source = element
+        if e.column is None:
+            e.column = columns.get(e.option, 0)
+        raise
+
+
+def aten_matmul_pipeline() -> Pipeline:
+    """mlirfuse-pipeline with matmuls left ATen calls (`compile(matmul="aten")`): the stage table's `aten_matmul` options."""
+    steps = []
+    for stage in pipeline_stages(MLIRFUSE_PIPELINE):
+        if stage.aten_matmul is not None and switched_on(stage, Switches()):
+            steps += our_pipeline(stage.name, stage.aten_matmul).steps
+    return Pipeline(tuple(steps), ",".join(step.what for step in steps))
+
+
+def as_pipeline(pipeline: str | list[str] | Pipeline) -> Pipeline:
+    """`pipeline` parsed (text, or a list of elements), or as it is if it was."""
+    if isinstance(pipeline, Pipeline):
+        return pipeline
+    return parse_pipeline(pipeline if isinstance(pipeline, str) else ",".join(pipeline))
+
+
+def parse_pipeline(text: str) -> Pipeline:
+    """A pipeline string -> its steps, every option of ours checked and parsed.
 
     A PipelineError carries the text and the column of the problem (the
     option, else the element) for `PipelineError.located`.
     """
     try:
-        return _parse_pipeline(text)
+        return Pipeline(tuple(_parse_pipeline(text)), text)
     except PipelineError as e:
         if e.source is None:
             e.source = text
@@ -144,28 +207,15 @@ def _parse_pipeline(text: str) -> list[Step]:
     steps = []
     for element, at in split_top_level(body, column):
         if re.split(r"[({]", element, maxsplit=1)[0].strip() not in OUR_NAMES:
-            steps.append(Step("mlir", element, {}, at))  # upstream: MLIR parses it (nested pipelines, options)
+            steps.append(Step("mlir", element, None, at))  # upstream: MLIR parses it (nested pipelines, options)
             continue
         name, options, columns = parse_element(element, at)
         if name not in OUR_NAMES:  # `fusion-outline(...)`: ours are module passes, options go in {...}
             raise PipelineError(f"malformed pipeline element '{element}'", column=at)
         try:
-            expanded = expand_pipeline(name, options) if name in PIPELINES else [Step("ours", name, options)]
-            for step in expanded:
-                get_pass_class(step.what).from_options(step.options)  # check the options now, where they can be located
-                steps.append(step._replace(column=at))
+            steps += [step._replace(column=at) for step in our_steps(name, options)]
         except PipelineError as e:
             if e.column is None:
                 e.column = columns.get(e.option, at)
             raise
     return steps
-
-
-def format_options(options: dict) -> str:
-    """`{"max-args": 64, "explain": True}` -> `max-args=64 explain=true`: Python values as pipeline text."""
-    parts = []
-    for key, value in options.items():
-        if isinstance(value, bool):
-            value = "true" if value else "false"
-        parts.append(f"{key}={value}")
-    return " ".join(parts)

@@ -17,16 +17,14 @@ from mlirfuse.analysis import AnalysisManager
 from mlirfuse.analysis.alias import AliasAnalysis, written_operands
 from mlirfuse.analysis.values import is_tensor_type, value_key
 from mlirfuse.ir import ir
-from mlirfuse.passes.base import ModulePass
-from mlirfuse.passes.testing import set_list, tagged_ops, value_names
+from mlirfuse.passes.testing import AnalysisTestPass, set_list, tagged_ops, value_names
 
 
 @dataclasses.dataclass(frozen=True)
-class TestAlias(ModulePass):
+class TestAlias(AnalysisTestPass):
     """Test pass: mark each op tagged `test.tag` with its storage class, what it may alias, its writers and whether it is mutated; corrupt=true breaks the analysis on purpose."""
 
     name = "test-alias"
-    corrupt: bool = False
 
     preserves = (AliasAnalysis,)
 

@@ -16,16 +16,14 @@ import dataclasses
 from mlirfuse.analysis import AnalysisManager
 from mlirfuse.analysis.dependence import DependenceAnalysis
 from mlirfuse.ir import ir
-from mlirfuse.passes.base import ModulePass
-from mlirfuse.passes.testing import tagged_ops
+from mlirfuse.passes.testing import AnalysisTestPass, tagged_ops
 
 
 @dataclasses.dataclass(frozen=True)
-class TestDependence(ModulePass):
+class TestDependence(AnalysisTestPass):
     """Test pass: mark each op tagged `test.tag` with the tagged ops it depends on (`test.depends`); corrupt=true breaks the analysis on purpose."""
 
     name = "test-dependence"
-    corrupt: bool = False
 
     preserves = (DependenceAnalysis,)
 

@@ -19,16 +19,14 @@ from mlirfuse.analysis import AnalysisManager
 from mlirfuse.analysis.shapes import ShapeAnalysis, format_shape
 from mlirfuse.analysis.values import is_tensor_type
 from mlirfuse.ir import ir
-from mlirfuse.passes.base import ModulePass
-from mlirfuse.passes.testing import set_list, tagged_ops
+from mlirfuse.passes.testing import AnalysisTestPass, set_list, tagged_ops
 
 
 @dataclasses.dataclass(frozen=True)
-class TestShapes(ModulePass):
+class TestShapes(AnalysisTestPass):
     """Test pass: mark each op tagged `test.tag` with its result's shape, dtype, the tagged values of the same shape or broadcastable with it, and whether it is read only for its size; corrupt=true breaks the analysis on purpose."""
 
     name = "test-shapes"
-    corrupt: bool = False
 
     preserves = (ShapeAnalysis,)
 

@@ -6,8 +6,19 @@ answers in attributes on those ops (the bindings cannot emit remarks).
 
 from __future__ import annotations
 
+import dataclasses
+
 from mlirfuse.analysis.values import Key, function_blocks, value_key
 from mlirfuse.ir import ir, op_id
+from mlirfuse.passes.base import ModulePass
+from mlirfuse.passes.options import option
+
+
+@dataclasses.dataclass(frozen=True)
+class AnalysisTestPass(ModulePass):
+    """A test-* pass: answers questions about one analysis; `corrupt` breaks that analysis for --verify-analyses to find."""
+
+    corrupt: bool = option(False, "break the analysis on purpose, to test --verify-analyses")
 
 
 def tagged_ops(module: ir.Operation) -> list[tuple[ir.Operation, str]]:

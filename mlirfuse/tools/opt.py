@@ -23,8 +23,8 @@ import traceback
 from mlirfuse.dialect import make_context, verify_fusion_ops
 from mlirfuse.errors import MlirfuseError, PipelineError
 from mlirfuse.ir import ir
-from mlirfuse.passes import PASSES, PIPELINES, get_pass_class, pass_options
-from mlirfuse.passes.pipeline_text import parse_pipeline
+from mlirfuse.passes import PASSES, PIPELINES, get_pass_class, pass_options, pipeline_stages
+from mlirfuse.passes.pipeline_text import Pipeline, parse_pipeline
 from mlirfuse.tools.diagnostics import Collector, Diag, expectations, verify
 from mlirfuse.tools.input_checks import check_ir, check_text, decode
 
@@ -92,8 +92,8 @@ def list_passes() -> str:
         doc = (get_pass_class(name).__doc__ or "").strip()
         lines += _flag_help(name, [line.strip() for line in doc.splitlines() if line.strip()])
     lines.append("Pipelines:")
-    for name, steps in PIPELINES.items():
-        lines += _flag_help(name, [(steps.__doc__ or "").strip(), f"= {', '.join(steps())}"])
+    for name, doc in PIPELINES.items():
+        lines += _flag_help(name, [doc, f"= {', '.join(stage.name for stage in pipeline_stages(name))}"])
     return "\n".join(lines) + "\n"
 
 
@@ -119,8 +119,8 @@ def _take_pass_flags(argv: list[str]) -> tuple[list[str], list[tuple[str, str | 
     return rest, flags
 
 
-def _pipeline_text(args, flags) -> str | None:
-    """The pipeline the command line asks for, every element checked once (not per input chunk).
+def _pipeline(args, flags) -> Pipeline | None:
+    """The pipeline the command line asks for, parsed and checked once (not per input chunk).
 
     A bad one raises PipelineError located in what was typed: the
     --pass-pipeline text, or the flag.
@@ -130,22 +130,20 @@ def _pipeline_text(args, flags) -> str | None:
     if args.pass_pipeline is not None and flags:
         raise PipelineError(f"--pass-pipeline cannot be combined with pass flags ({flags[0][2]} ...)")
     if args.pass_pipeline is not None:
-        text = args.pass_pipeline
+        pipeline = parse_pipeline(args.pass_pipeline)
     else:
-        elements = []
+        pipeline = Pipeline(())
         for name, value, arg in flags:
             element = name if value is None else f"{name}{{{value}}}"
             try:
-                parse_pipeline(element)
+                pipeline += parse_pipeline(element)
             except PipelineError as e:  # located in the flag as typed: `name{` there is `--name=`
                 e.source, e.column = arg, None if e.column is None else e.column + 2
                 raise
-            elements.append(element)
-        text = ",".join(elements)
-    if not text:
+    if not pipeline.text:
         return None
-    build_pass_manager(text, make_context())  # upstream elements too
-    return text
+    build_pass_manager(pipeline, make_context())  # upstream elements too
+    return pipeline
 
 
 def _chunks(text: str, split: bool) -> list[tuple[str, int]]:
@@ -234,7 +232,7 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout.write(list_passes())
         return 0
     try:
-        args.pipeline = _pipeline_text(args, flags)
+        args.pipeline = _pipeline(args, flags)
     except PipelineError as e:
         print(e.located("<pass-pipeline>" if args.pass_pipeline is not None else "<command-line>"), file=sys.stderr)
         return 1
