@@ -26,15 +26,15 @@ import functools
 
 import torch
 
-from mlirfuse.attention import CASTS, DROPOUT, MATMULS, REPEAT_INTERLEAVE, SDPA, SOFTMAXES
-from mlirfuse.elementwise import RULES
-from mlirfuse.indexing import INDEXING_OPS
-from mlirfuse.matmuls import MATMUL_OPS
+from mlirfuse.ops.attention import CASTS, DROPOUT, MATMULS, REPEAT_INTERLEAVE, SDPA, SOFTMAXES
+from mlirfuse.ops.elementwise import RULES
+from mlirfuse.ops.indexing import INDEXING_OPS
+from mlirfuse.ops.matmul import MATMUL_OPS
+from mlirfuse.ops.reductions import REDUCTIONS
+from mlirfuse.ops.views import ALIASING_OPS, PADS
 from mlirfuse.passes.decompose import OPERATOR_NAMES
 from mlirfuse.passes.decompose import PATTERNS as EXPANDED
 from mlirfuse.passes.legality_cat import CAT
-from mlirfuse.reductions import REDUCTIONS
-from mlirfuse.views import ALIASING_OPS, PADS
 
 # ATen ops kept whole beside those of the rule tables: convolutions (templates/ATen), eval-mode dropout
 # (attention matching), and the CIA spellings the fusion passes read.

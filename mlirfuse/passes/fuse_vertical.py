@@ -2,8 +2,8 @@
 
 Two patterns reach a fixpoint together (MLIR's walk driver):
 
-1. `wrap` puts each fusible torch op (see `mlirfuse.elementwise` and
-   `mlirfuse.reductions`) alone into a `fusion.group` (kind `pointwise` or
+1. `wrap` puts each fusible torch op (see `mlirfuse.ops.elementwise` and
+   `mlirfuse.ops.reductions`) alone into a `fusion.group` (kind `pointwise` or
    `reduction`), with the constants it reads cloned inside.
 2. `merge_producer` merges a group into a consumer group when
    `why_not_merge` (mlirfuse.passes.legality) allows it; a producer result
@@ -23,11 +23,13 @@ import dataclasses
 
 from mlirfuse.analysis import AnalysisManager
 from mlirfuse.analysis.dependence import DependenceAnalysis
-from mlirfuse.elementwise import RULES, fusible
-from mlirfuse.indexing import INDEX_LISTS, INDEXING_OPS, SCATTERS
-from mlirfuse.indexing import why_not_fusible as why_not_indexing
 from mlirfuse.ir import defining_op, ir, parent_name, result_index, rewrite
 from mlirfuse.log import FusionDecisions
+from mlirfuse.ops.elementwise import RULES, fusible
+from mlirfuse.ops.indexing import INDEX_LISTS, INDEXING_OPS, SCATTERS
+from mlirfuse.ops.indexing import why_not_fusible as why_not_indexing
+from mlirfuse.ops.reductions import REDUCTIONS, Reduction, reduction
+from mlirfuse.ops.views import PADS, VIEW_OPS, pad_args
 from mlirfuse.passes.base import ModulePass, function_ops, pattern
 from mlirfuse.passes.legality import (
     FUSIBLE_KINDS,
@@ -40,8 +42,6 @@ from mlirfuse.passes.legality import (
 )
 from mlirfuse.passes.legality_cat import CAT, cat_list, why_not_cat_of_inputs, why_not_remapped
 from mlirfuse.passes.rewriter import defined_by, group_kind, used_outside
-from mlirfuse.reductions import REDUCTIONS, Reduction, reduction
-from mlirfuse.views import PADS, VIEW_OPS, pad_args
 
 
 class VerticalFuser:
@@ -213,7 +213,7 @@ class FuseVertical(ModulePass):
     arithmetic). Gathers (embedding, index_select, gather, index) and
     creation ops (arange, full, zeros, ones, eye, tril/triu ...) join
     pointwise and reduction groups; scatters (scatter, scatter_add,
-    index_put) end `scatter` groups (see mlirfuse/indexing.py). A producer used outside the chain is exported as an extra
+    index_put) end `scatter` groups (see mlirfuse/ops/indexing.py). A producer used outside the chain is exported as an extra
     group result; merges that would create a cycle are refused. Options:
     max-args (tensor arguments per kernel, default 128), max-group-size
     (torch ops per group, 0 = unlimited).

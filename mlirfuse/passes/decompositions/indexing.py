@@ -1,4 +1,4 @@
-"""Indexing ops as the gathers `mlirfuse/indexing.py` fuses."""
+"""Indexing ops as the gathers `mlirfuse/ops/indexing.py` fuses."""
 
 from __future__ import annotations
 

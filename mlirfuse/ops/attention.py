@@ -26,9 +26,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from mlirfuse.elementwise import RULES, fusible, why_not_fusible
 from mlirfuse.ir import NO_CONSTANT, constant_value, defining_op, ir, tensor_type
-from mlirfuse.views import VIEW_OPS, view_args
+from mlirfuse.ops.elementwise import RULES, fusible, why_not_fusible
+from mlirfuse.ops.views import VIEW_OPS, view_args
 
 SDPA = "torch.aten.scaled_dot_product_attention"
 MATMULS = ("torch.aten.matmul", "torch.aten.bmm")

@@ -28,8 +28,8 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 
-from mlirfuse.elementwise import RULES
 from mlirfuse.ir import constant_int_list, constant_value, op_id, tensor_type, torch_name
+from mlirfuse.ops.elementwise import RULES
 
 FLOAT_DTYPES = ("float32", "float64", "float16", "bfloat16")
 

@@ -134,7 +134,7 @@ def _gelu(a, c, t):
     x = a[0]
     if c[1] == "tanh":
         return f"0.5 * {x} * (1 + {_tanh(f'0.7978845608028654 * ({x} + 0.044715 * {x} * {x} * {x})')})"
-    # CUDA eager's form for every dtype (mlirfuse/special_values.py): -0.0 where erf is -1 and at -0.0,
+    # CUDA eager's form for every dtype (mlirfuse/ops/special_values.py): -0.0 where erf is -1 and at -0.0,
     # x at the largest finite x; eager's CPU loops differ by path and by CPU there.
     return f"0.5 * {x} * (1 + tl.erf({x} * 0.7071067811865476))"
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from mlirfuse.ir import NO_CONSTANT, constant_int_list, constant_value, defining_op, ir, tensor_type
-from mlirfuse.pooling import POOLS, WINDOWED, pool, upsample
+from mlirfuse.ops.pooling import POOLS, WINDOWED, pool, upsample
 
 INT_INDEX_DTYPES = ("int64", "int32")
 
@@ -88,7 +88,7 @@ ATOMIC_DTYPES = ("float32", "float64", "int32", "int64")
 # result reads the input where it is.
 EMBEDS = ("torch.aten.slice_scatter", "torch.aten.select_scatter")
 
-# (Pools and nearest upsampling read their input at computed places too: windows, see mlirfuse/pooling.py.)
+# (Pools and nearest upsampling read their input at computed places too: windows, see mlirfuse/ops/pooling.py.)
 INDEXING_OPS = frozenset(GATHERS) | frozenset(CREATIONS) | frozenset(TRIANGLES) | frozenset(SCATTERS) | frozenset(EMBEDS) | WINDOWED
 
 
