@@ -42,7 +42,8 @@ from typing import Callable
 from mlirfuse.errors import MlirfuseError
 from mlirfuse.ir import TensorType, block_ops, constant_value, ir, is_constant_like, op_id, tensor_type, torch_name
 from mlirfuse.lowering.math_helpers import MATH_HELPERS
-from mlirfuse.ops.elementwise import RULES, TRITON_DTYPES, Types, compute_dtype, literal, promote
+from mlirfuse.ops.dtypes import TRITON_DTYPES
+from mlirfuse.ops.elementwise import RULES, Types, compute_dtype, literal, promote
 from mlirfuse.ops.indexing import indexed_operand, reads_shape_only
 from mlirfuse.ops.pooling import window_ops
 from mlirfuse.ops.views import PADS, RESHAPES, VIEW_OPS, pad_args, view_chain

@@ -26,7 +26,8 @@ import math
 from mlirfuse.ir import block_ops, constant_value, ir, is_constant_like, op_id, tensor_type, torch_name
 from mlirfuse.lowering.emitter import KernelEmitter, LoweringError, Site, Value, cast
 from mlirfuse.lowering.pooling import emit_pool, emit_upsample
-from mlirfuse.ops.elementwise import FLOAT_DTYPES, RULES, TRITON_DTYPES, compute_dtype
+from mlirfuse.ops.dtypes import FLOAT_DTYPES, TRITON_DTYPES
+from mlirfuse.ops.elementwise import RULES, compute_dtype
 from mlirfuse.ops.indexing import (
     ARANGES,
     CREATIONS,

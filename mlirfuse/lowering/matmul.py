@@ -43,7 +43,7 @@ from mlirfuse.lowering.emitter import (
     static_signature,
     stored_value,
 )
-from mlirfuse.ops.elementwise import TRITON_DTYPES
+from mlirfuse.ops.dtypes import TRITON_DTYPES
 from mlirfuse.ops.matmul import MATMUL_OPS, Gemm, gemm
 from mlirfuse.ops.views import VIEW_OPS
 

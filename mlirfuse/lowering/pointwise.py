@@ -33,7 +33,8 @@ from mlirfuse.lowering.emitter import (
     stored_value,
 )
 from mlirfuse.lowering.indexing import IndexingEmitter, kernel_device
-from mlirfuse.ops.elementwise import TRITON_DTYPES, compute_dtype
+from mlirfuse.ops.dtypes import TRITON_DTYPES
+from mlirfuse.ops.elementwise import compute_dtype
 from mlirfuse.ops.indexing import INDEXING_OPS, scatter, scatter_op
 from mlirfuse.ops.views import PADS, VIEW_OPS, pad_args
 

@@ -21,7 +21,8 @@ import math
 
 from mlirfuse.ir import is_constant_like, tensor_type
 from mlirfuse.lowering.emitter import Site, Value, cast
-from mlirfuse.ops.elementwise import TRITON_DTYPES, compute_dtype
+from mlirfuse.ops.dtypes import TRITON_DTYPES
+from mlirfuse.ops.elementwise import compute_dtype
 from mlirfuse.ops.pooling import pool, upsample
 
 

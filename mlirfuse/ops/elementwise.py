@@ -28,17 +28,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Callable
 
-from mlirfuse.ir import DTYPE_CODES, NO_CONSTANT, constant_value, tensor_type, torch_name
-
-# Triton spelling of each torch dtype, and the dtype arithmetic happens in.
-TRITON_DTYPES = {
-    "float32": "tl.float32", "float16": "tl.float16", "bfloat16": "tl.bfloat16", "float64": "tl.float64",
-    "int64": "tl.int64", "int32": "tl.int32", "int16": "tl.int16", "int8": "tl.int8", "uint8": "tl.uint8",
-    "bool": "tl.int1",
-}
-FLOAT_DTYPES = ("float32", "float16", "bfloat16", "float64")
-# torch's ScalarType numbering, as torch-mlir prints dtype operands (code -> dtype name).
-SCALAR_TYPES = {code: name for name, code in DTYPE_CODES.items()}
+from mlirfuse.ir import NO_CONSTANT, constant_value, tensor_type, torch_name
+from mlirfuse.ops.dtypes import BITS, FLOAT_DTYPES, FLOAT_MAX, INT_DTYPES, SCALAR_TYPES, TRITON_DTYPES
 
 
 def compute_dtype(dtype: str) -> str:
@@ -272,14 +263,6 @@ RULES: dict[str, Rule] = {
 # Triton's integer `//` and `%` truncate; eager's floor division and remainder
 # round toward -inf. The multi-line formulas are helpers in
 # lowering/math_helpers.py, named here by the expressions that call them.
-
-INT_DTYPES = ("int64", "int32", "int16", "int8", "uint8")
-BITS = {"int64": 64, "int32": 32, "int16": 16, "int8": 8, "uint8": 8}
-# The largest finite value of each float dtype, as a literal Triton reads in that dtype's compute type.
-FLOAT_MAX = {
-    "float32": "3.4028234663852886e+38", "float64": "1.7976931348623157e+308",
-    "float16": "65504.0", "bfloat16": "3.3895313892515355e+38",
-}
 
 
 def _nonzero_divisor(c) -> str | None:

@@ -29,9 +29,8 @@ import struct
 from dataclasses import dataclass
 
 from mlirfuse.ir import constant_int_list, constant_value, op_id, tensor_type, torch_name
+from mlirfuse.ops.dtypes import FLOAT_DTYPES
 from mlirfuse.ops.elementwise import RULES
-
-FLOAT_DTYPES = ("float32", "float64", "float16", "bfloat16")
 
 # name -> (combine, spatial dims, adaptive, argument layout after the input)
 _WINDOWED_MAX = ("kernel", "stride", "padding", "dilation", "ceil_mode")
@@ -214,6 +213,6 @@ def window_ops(block) -> set[int]:
 
 
 __all__ = [
-    "FLOAT_DTYPES", "POOLS", "Pool", "UPSAMPLES", "Upsample", "WINDOWED", "adaptive_window", "pool", "pooled_size", "upsample",
+    "POOLS", "Pool", "UPSAMPLES", "Upsample", "WINDOWED", "adaptive_window", "pool", "pooled_size", "upsample",
     "window_ops",
 ]

@@ -39,7 +39,7 @@ OPINFO_SUPPORTED = (
 from dataclasses import dataclass  # noqa: E402
 
 from mlirfuse.ir import constant_int_list, constant_value, tensor_type  # noqa: E402
-from mlirfuse.ops.elementwise import FLOAT_DTYPES  # noqa: E402
+from mlirfuse.ops.dtypes import FLOAT_DTYPES  # noqa: E402
 
 # op name -> (combine, dims operand or None for "all", keepdim operand or None for False)
 REDUCTIONS = {
