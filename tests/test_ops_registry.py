@@ -4,7 +4,8 @@
 - no other module spells out a dtype table (a dict keyed by dtype names
   or their spellings, or a list of every float or every integer dtype):
   they read `mlirfuse.ops.dtypes` (checked on the AST, nothing imported);
-- the table's values are torch-mlir's, torch's and Triton's own.
+- the table's values are torch-mlir's, torch's and Triton's own;
+- the registry holds each family once, and an op starts groups for one family only.
 """
 
 from __future__ import annotations
@@ -82,3 +83,30 @@ def test_dtype_row_is_torch_mlirs_torchs_and_tritons(d):
         assert float(d.max) == torch.finfo(dtype).max and d.bits == torch.finfo(dtype).bits
     else:
         assert d.max is None and d.bits == (1 if dtype == torch.bool else torch.iinfo(dtype).bits)
+
+
+def test_registry_holds_each_family_once():
+    from mlirfuse.ops import registry
+
+    assert sorted(f.name for f in registry.FAMILIES) == sorted(FAMILIES)
+    assert all((PACKAGE.parent / f.lowering).exists() and f.limits for f in registry.FAMILIES)
+
+
+def test_an_op_starts_groups_for_one_family_only():
+    from mlirfuse.ops import registry
+
+    seen: dict[str, str] = {}
+    for family in registry.FAMILIES:
+        assert family.fused <= family.ops and family.pure <= family.ops, family.name
+        for name in family.fused:
+            assert name not in seen, f"{name} starts groups for {seen[name]} and {family.name}"
+            seen[name] = family.name
+    assert set(seen) == set(registry.FUSED)
+
+
+def test_native_ops_read_the_registry():
+    from mlirfuse.frontend.decompositions import native_ops
+    from mlirfuse.ops import registry
+
+    assert registry.NATIVE_OPS <= native_ops()
+    assert "torch.aten.scaled_dot_product_attention" in registry.NATIVE_OPS and "torch.aten.mm" in registry.NATIVE_OPS

@@ -30,6 +30,7 @@ from typing import Callable
 
 from mlirfuse.ir import NO_CONSTANT, constant_value, tensor_type, torch_name
 from mlirfuse.ops.dtypes import BITS, FLOAT_DTYPES, FLOAT_MAX, INT_DTYPES, SCALAR_TYPES, TRITON_DTYPES
+from mlirfuse.ops.family import Family
 
 
 def compute_dtype(dtype: str) -> str:
@@ -695,3 +696,11 @@ def why_not_fusible(op) -> str | None:
 
 def fusible(op) -> bool:
     return why_not_fusible(op) is None
+
+
+FAMILY = Family(
+    "elementwise", frozenset(RULES), why_not_fusible, fused=frozenset(RULES), pure=frozenset(RULES),
+    lowering="mlirfuse/lowering/emitter.py",
+    limits="one result, operands tensors or constants; float-only ops on float results, the others on the dtypes eager "
+    "computes them for; constant arguments where the rule needs them (alpha, exponent, dtype)",
+)

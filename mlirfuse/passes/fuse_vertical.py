@@ -25,11 +25,9 @@ from mlirfuse.analysis import AnalysisManager
 from mlirfuse.analysis.dependence import DependenceAnalysis
 from mlirfuse.ir import defining_op, ir, parent_name, result_index, rewrite
 from mlirfuse.log import FusionDecisions
-from mlirfuse.ops.elementwise import RULES, fusible
-from mlirfuse.ops.indexing import INDEX_LISTS, INDEXING_OPS, SCATTERS
-from mlirfuse.ops.indexing import why_not_fusible as why_not_indexing
-from mlirfuse.ops.reductions import REDUCTIONS, Reduction, reduction
-from mlirfuse.ops.views import PADS, VIEW_OPS, pad_args
+from mlirfuse.ops import reductions
+from mlirfuse.ops.indexing import INDEX_LISTS, SCATTERS
+from mlirfuse.ops.registry import FUSED, PURE_OPS, fusing_family
 from mlirfuse.passes.base import ModulePass, function_ops, pattern
 from mlirfuse.passes.legality import (
     FUSIBLE_KINDS,
@@ -58,7 +56,7 @@ class VerticalFuser:
         patterns = rewrite.RewritePatternSet()
         wrap, merge = self._tracking(self.wrap), self._tracking(self.merge_producer)
         # torch.operator: ops torch-mlir does not define
-        names = set(RULES) | set(REDUCTIONS) | set(PADS) | INDEXING_OPS | {CAT, "torch.operator"}
+        names = set(FUSED) | {CAT, "torch.operator"}
         for name in sorted(names):
             patterns.add(name, wrap)
         patterns.add("fusion.group", merge)
@@ -99,7 +97,7 @@ class VerticalFuser:
         for ops in function_ops(self.module):
             for op in reversed(ops):
                 name = op.operation.name
-                pure = name in RULES or name in REDUCTIONS or name in INDEXING_OPS or name in VIEW_OPS or name in (CAT, "torch.prim.ListConstruct")
+                pure = name in PURE_OPS or name in (CAT, "torch.prim.ListConstruct")
                 if pure and not any(list(r.uses) for r in op.results):
                     self.rewriter.erase(op)
 
@@ -112,18 +110,10 @@ class VerticalFuser:
                 return False
             self.rewriter.wrap([cat_list(op).opview, op], "pointwise")
             return True
-        if op.operation.name in REDUCTIONS:
-            if not isinstance(reduction(op), Reduction):
-                return False
-            kind = "reduction"
-        elif op.operation.name in INDEXING_OPS:
-            if why_not_indexing(op) is not None:
-                return False
-            kind = "scatter" if op.operation.name in SCATTERS else "pointwise"
-        elif fusible(op) or (op.operation.name in PADS and pad_args(op.operation) is not None):
-            kind = "pointwise"
-        else:
+        family = fusing_family(op)
+        if family is None or family.why_not(op) is not None:
             return False
+        kind = "reduction" if family is reductions.FAMILY else "scatter" if op.operation.name in SCATTERS else "pointwise"
         self.decisions.wrapped(op, kind)
         if op.operation.name in INDEX_LISTS:  # the list of index tensors goes in with it (its items become inputs)
             items = defining_op(op.operands[1]).opview
