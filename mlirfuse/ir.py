@@ -16,6 +16,8 @@ from torch_mlir.dialects import ext, func  # noqa: F401
 from torch_mlir.dialects import torch as torch_dialect
 from torch_mlir.dialects._ods_common import _cext
 
+from mlirfuse.ops import dtypes
+
 __all__ = [
     "ir", "rewrite", "DTYPES", "DTYPE_CODES", "parse_tensor_type", "passmanager", "ext", "func", "torch_context", "TensorType", "tensor_type",
     "constant_value", "constant_int_list", "is_constant", "is_constant_like", "static_tensor_types", "reduced_static_type", "NO_CONSTANT", "parent_name", "defining_op", "result_index",
@@ -32,17 +34,10 @@ def torch_context() -> ir.Context:
 
 # The dtypes mlirfuse handles: torch dtype name -> (torch-mlir's spelling in
 # `!torch.vtensor<[...],f32>`, torch's ScalarType code, as dtype operands
-# carry it). The values are torch-mlir's own tables
-# (`torch_mlir.extras.fx_importer.TORCH_DTYPE_TO_MLIR_TYPE_ASM`,
-# `TORCH_DTYPE_TO_INT`); importing that module imports torch, which
-# `mlirfuse-opt` never needs, so tests/test_dtypes.py checks this copy against them.
-DTYPES = {
-    "float32": ("f32", 6), "float16": ("f16", 5), "bfloat16": ("bf16", 15), "float64": ("f64", 7),
-    "int64": ("si64", 4), "int32": ("si32", 3), "int16": ("si16", 2), "int8": ("si8", 1), "uint8": ("ui8", 0),
-    "bool": ("i1", 11),
-}
-DTYPE_CODES = {name: code for name, (_, code) in DTYPES.items()}
-_TORCH_DTYPES = {spelling: name for name, (spelling, _) in DTYPES.items()}
+# carry it), a view of the one dtype table (`mlirfuse.ops.dtypes`).
+DTYPES = {d.name: (d.asm, d.code) for d in dtypes.TABLE}
+DTYPE_CODES = dtypes.DTYPE_CODES
+_TORCH_DTYPES = dtypes.BY_ASM
 _TENSOR = re.compile(r"^!torch\.(v?)tensor(?:<(\*|\[[^\]]*\]),(.+)>)?$")
 
 Shape = tuple[int | None, ...]

@@ -1,4 +1,4 @@
-"""mlirfuse's dtype table is torch-mlir's (`mlirfuse.ir.DTYPES`, a copy so that `mlirfuse-opt` need not import torch)."""
+"""mlirfuse's dtype table is torch-mlir's (`mlirfuse.ops.dtypes`, a copy so that `mlirfuse-opt` need not import torch; `mlirfuse.ir.DTYPES` is a view of it)."""
 
 import torch
 from torch_mlir.extras.fx_importer import TORCH_DTYPE_TO_INT, TORCH_DTYPE_TO_MLIR_TYPE_ASM

@@ -17,8 +17,8 @@ from mlirfuse.lowering.emitter import KernelEmitter, Value
 
 LOWERING = Path(__file__).resolve().parents[1] / "mlirfuse" / "lowering"
 # What the lowering may depend on: the IR, the error base class, the op rule tables, itself.
-ALLOWED = ("mlirfuse.ir", "mlirfuse.errors", "mlirfuse.dialect", "mlirfuse.elementwise", "mlirfuse.reductions", "mlirfuse.attention",
-           "mlirfuse.matmuls", "mlirfuse.indexing", "mlirfuse.pooling", "mlirfuse.views", "mlirfuse.lowering")
+ALLOWED = ("mlirfuse.ir", "mlirfuse.errors", "mlirfuse.dialect", "mlirfuse.ops.dtypes", "mlirfuse.ops.elementwise", "mlirfuse.ops.reductions", "mlirfuse.ops.attention",
+           "mlirfuse.ops.matmul", "mlirfuse.ops.indexing", "mlirfuse.ops.pooling", "mlirfuse.ops.views", "mlirfuse.lowering")
 
 
 def _imports(path: Path) -> tuple[list[str], list[str]]:

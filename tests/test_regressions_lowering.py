@@ -15,7 +15,7 @@ import torch
 import torch.nn.functional as F
 
 import mlirfuse
-from mlirfuse import special_values
+from mlirfuse.ops import special_values
 from mlirfuse.runtime.kernels import Launcher
 from helpers import Lambda, compile_and_compare
 
@@ -235,7 +235,7 @@ def test_special_values_match_spec_or_eager(dtype):
 
 def test_special_values_doc_is_current():
     doc = Path(__file__).parents[1] / "docs" / "special-values.md"
-    assert doc.read_text() == special_values.markdown(), "regenerate: python -m mlirfuse.special_values > " + str(doc)
+    assert doc.read_text() == special_values.markdown(), "regenerate: python -m mlirfuse.ops.special_values > " + str(doc)
 
 
 def test_cat_of_empty_pieces_read_in_a_kernel():

@@ -15,9 +15,9 @@ from torch import nn
 
 import mlirfuse
 from mlirfuse.ir import ir
+from mlirfuse.ops.views import VIEW_OPS
 from mlirfuse.passes.outline import kernel_name
 from mlirfuse.tools.main import fusion_report
-from mlirfuse.views import VIEW_OPS
 
 TOTALS = {
     "torch ops imported": "aten_ops",

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from mlirfuse.analysis.values import Key, ValueAnalysis, is_non_value_tensor, value_key
 from mlirfuse.ir import ir, op_id, torch_name
-from mlirfuse.views import ALIASING_OPS
+from mlirfuse.ops.views import ALIASING_OPS
 
 # Mutating ops whose names do not say so (not ReadOnly in torch-mlir's ODS): operands written.
 _WRITES = {

@@ -17,8 +17,8 @@ Use lists are not facts kept here: MLIR keeps them current, so
 from __future__ import annotations
 
 from mlirfuse.analysis.values import Key, ValueAnalysis, is_tensor_type, value_key
-from mlirfuse.elementwise import RULES
 from mlirfuse.ir import Shape, ir, parse_tensor_type
+from mlirfuse.ops.elementwise import RULES
 
 # Ops that read only a tensor's metadata (operand #0).
 SIZE_QUERIES = frozenset(

@@ -21,11 +21,11 @@ form either way.
 
 from __future__ import annotations
 
-from mlirfuse.attention import MATMULS, SDPA, SOFTMAXES
-from mlirfuse.indexing import scatter_op
 from mlirfuse.ir import add_dialect_search_prefix, ir
-from mlirfuse.matmuls import MATMUL_OPS, Gemm, gemm
-from mlirfuse.reductions import REDUCTIONS, Reduction, reduction
+from mlirfuse.ops.attention import MATMULS, SDPA, SOFTMAXES
+from mlirfuse.ops.indexing import scatter_op
+from mlirfuse.ops.matmul import MATMUL_OPS, Gemm, gemm
+from mlirfuse.ops.reductions import REDUCTIONS, Reduction, reduction
 
 GROUP_KINDS = ("pointwise", "reduction", "persistent-reduction", "concat", "extern", "attention", "matmul", "scatter")
 

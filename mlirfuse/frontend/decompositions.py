@@ -5,9 +5,9 @@ Inductor decomposes most composite ops (`linalg_vector_norm`, `divide`,
 reductions and indexing ops its lowerings turn into kernels; its table is
 `torch._inductor.decomposition.select_decomp_table()`. mlirfuse applies the
 same table, minus the ops it handles whole (`native_ops()`: the ops of its
-rule tables, the normalizations `fusion-decompose` expands itself, GEMMs,
-convolutions and attention, and views), so that what Inductor fuses is fused
-here too.
+op families, `mlirfuse.ops.registry`, from elementwise ops to attention and
+views; the normalizations `fusion-decompose` expands itself; convolutions),
+so that what Inductor fuses is fused here too.
 
 Cost: torch.export's `run_decompositions` re-traces the graph whatever the
 table holds, and the importer runs it once anyway (with `{}` to make the
@@ -26,32 +26,23 @@ import functools
 
 import torch
 
-from mlirfuse.attention import CASTS, DROPOUT, MATMULS, REPEAT_INTERLEAVE, SDPA, SOFTMAXES
-from mlirfuse.elementwise import RULES
-from mlirfuse.indexing import INDEXING_OPS
-from mlirfuse.matmuls import MATMUL_OPS
+from mlirfuse.ops.registry import NATIVE_OPS
 from mlirfuse.passes.decompose import OPERATOR_NAMES
 from mlirfuse.passes.decompose import PATTERNS as EXPANDED
 from mlirfuse.passes.legality_cat import CAT
-from mlirfuse.reductions import REDUCTIONS
-from mlirfuse.views import ALIASING_OPS, PADS
 
-# ATen ops kept whole beside those of the rule tables: convolutions (templates/ATen), eval-mode dropout
-# (attention matching), and the CIA spellings the fusion passes read.
+# ATen ops kept whole beside those of the op families (eval-mode dropout, repeat_interleave and
+# `to.dtype` are the attention and elementwise families'): convolutions (templates/ATen).
 _KEPT = (
     "torch.aten.conv1d", "torch.aten.conv2d", "torch.aten.conv3d", "torch.aten.convolution",
     "torch.aten.conv_transpose1d", "torch.aten.conv_transpose2d.input", "torch.aten.conv_transpose3d.input",
-    "torch.aten.dropout", "torch.aten.repeat_interleave.self_int", "torch.aten.to.dtype",
 )
 
 
 @functools.cache
 def native_ops() -> frozenset[str]:
     """torch-mlir names of the ops mlirfuse fuses, expands itself or templates: never decomposed by the frontend."""
-    return frozenset(
-        {*RULES, *REDUCTIONS, *INDEXING_OPS, *PADS, *ALIASING_OPS, *MATMUL_OPS, CAT, SDPA, DROPOUT, REPEAT_INTERLEAVE,
-         *MATMULS, *SOFTMAXES, *CASTS, *(name for name, _ in EXPANDED), *OPERATOR_NAMES, *_KEPT}
-    )
+    return frozenset({*NATIVE_OPS, CAT, *(name for name, _ in EXPANDED), *OPERATOR_NAMES, *_KEPT})
 
 
 def torch_mlir_name(op: torch._ops.OpOverload) -> str:

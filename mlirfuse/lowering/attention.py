@@ -45,7 +45,6 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from mlirfuse.attention import SDPA, Attention, Operand, match
 from mlirfuse.ir import block_ops, ir, tensor_type
 from mlirfuse.lowering.emitter import (
     KernelEmitter,
@@ -57,7 +56,8 @@ from mlirfuse.lowering.emitter import (
     coords,
     static_signature,
 )
-from mlirfuse.views import view_args
+from mlirfuse.ops.attention import SDPA, Attention, Operand, match
+from mlirfuse.ops.views import view_args
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ concat schedule (`lowering/pointwise.py`) and the reduction schedule
 which lines go where; the lines themselves come from here:
 
 - `emit_op(op, operand_value)` - one `tmpN = ...` line for an elementwise op,
-  from the rule table in `mlirfuse.elementwise` (casts, promotion, f16/bf16
+  from the rule table in `mlirfuse.ops.elementwise` (casts, promotion, f16/bf16
   computed in f32, bool arithmetic as eager does it);
 - `load` / `store` - one masked `tl.load` / `tl.store` line;
 - `coords` - flat index -> row-major coordinates;
@@ -39,13 +39,14 @@ import struct
 from dataclasses import dataclass
 from typing import Callable
 
-from mlirfuse.elementwise import RULES, TRITON_DTYPES, Types, compute_dtype, literal, promote
 from mlirfuse.errors import MlirfuseError
-from mlirfuse.indexing import indexed_operand, reads_shape_only
 from mlirfuse.ir import TensorType, block_ops, constant_value, ir, is_constant_like, op_id, tensor_type, torch_name
 from mlirfuse.lowering.math_helpers import MATH_HELPERS
-from mlirfuse.pooling import window_ops
-from mlirfuse.views import PADS, RESHAPES, VIEW_OPS, pad_args, view_chain
+from mlirfuse.ops.dtypes import TRITON_DTYPES
+from mlirfuse.ops.elementwise import RULES, Types, compute_dtype, literal, promote
+from mlirfuse.ops.indexing import indexed_operand, reads_shape_only
+from mlirfuse.ops.pooling import window_ops
+from mlirfuse.ops.views import PADS, RESHAPES, VIEW_OPS, pad_args, view_chain
 
 
 class LoweringError(MlirfuseError):
@@ -100,7 +101,7 @@ class TritonKernel:
     space: tuple[int, ...] = ()
     reduced: tuple[int, ...] = ()
     # Templates: each site's own space (default: `space` for all) and the
-    # template's launch facts (a `mlirfuse.matmuls.Gemm` for matmul kernels).
+    # template's launch facts (a `mlirfuse.ops.matmul.Gemm` for matmul kernels).
     site_spaces: tuple[tuple[int, ...], ...] = ()
     template: object = None
     # Where a kernel without inputs (creation ops only) allocates its outputs.

@@ -1,4 +1,4 @@
-"""Triton lines for the indexing and creation ops of `mlirfuse.indexing`.
+"""Triton lines for the indexing and creation ops of `mlirfuse.ops.indexing`.
 
 `IndexingEmitter` is the `KernelEmitter` the pointwise and reduction
 schedules use. It adds per-op emitters for ops whose lines depend on where
@@ -23,8 +23,12 @@ from __future__ import annotations
 
 import math
 
-from mlirfuse.elementwise import FLOAT_DTYPES, RULES, TRITON_DTYPES, compute_dtype
-from mlirfuse.indexing import (
+from mlirfuse.ir import block_ops, constant_value, ir, is_constant_like, op_id, tensor_type, torch_name
+from mlirfuse.lowering.emitter import KernelEmitter, LoweringError, Site, Value, cast
+from mlirfuse.lowering.pooling import emit_pool, emit_upsample
+from mlirfuse.ops.dtypes import FLOAT_DTYPES, TRITON_DTYPES
+from mlirfuse.ops.elementwise import RULES, compute_dtype
+from mlirfuse.ops.indexing import (
     ARANGES,
     CREATIONS,
     EMBEDS,
@@ -37,11 +41,8 @@ from mlirfuse.indexing import (
     gather,
     scatter,
 )
-from mlirfuse.ir import block_ops, constant_value, ir, is_constant_like, op_id, tensor_type, torch_name
-from mlirfuse.lowering.emitter import KernelEmitter, LoweringError, Site, Value, cast
-from mlirfuse.lowering.pooling import emit_pool, emit_upsample
-from mlirfuse.pooling import POOLS, WINDOWED, window_ops
-from mlirfuse.views import view_chain
+from mlirfuse.ops.pooling import POOLS, WINDOWED, window_ops
+from mlirfuse.ops.views import view_chain
 
 UNSQUEEZE = ("torch.aten.unsqueeze", (-1,))
 

@@ -1,6 +1,6 @@
 """GEMM kernels: a tiled `tl.dot` template hosting a prologue and an epilogue.
 
-A `matmul` kernel holds one GEMM (`mlirfuse.matmuls.gemm`), the ops that
+A `matmul` kernel holds one GEMM (`mlirfuse.ops.matmul.gemm`), the ops that
 compute its operands from kernel inputs (the prologue: views read by
 strides, casts, scales) and the ops that consume its result (the epilogue:
 bias, activation, residual, cast, several outputs). Each program computes
@@ -30,7 +30,6 @@ import dataclasses
 import math
 from dataclasses import dataclass
 
-from mlirfuse.elementwise import TRITON_DTYPES
 from mlirfuse.ir import block_ops, tensor_type
 from mlirfuse.lowering.emitter import (
     KernelEmitter,
@@ -44,8 +43,9 @@ from mlirfuse.lowering.emitter import (
     static_signature,
     stored_value,
 )
-from mlirfuse.matmuls import MATMUL_OPS, Gemm, gemm
-from mlirfuse.views import VIEW_OPS
+from mlirfuse.ops.dtypes import TRITON_DTYPES
+from mlirfuse.ops.matmul import MATMUL_OPS, Gemm, gemm
+from mlirfuse.ops.views import VIEW_OPS
 
 
 @dataclass(frozen=True)

@@ -16,8 +16,6 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from mlirfuse.elementwise import TRITON_DTYPES, compute_dtype
-from mlirfuse.indexing import INDEXING_OPS, scatter, scatter_op
 from mlirfuse.ir import TensorType, block_ops, constant_value, ir, is_constant_like, tensor_type
 from mlirfuse.lowering.dynamic import dynamic_sizes, format_shape
 from mlirfuse.lowering.emitter import (
@@ -35,7 +33,10 @@ from mlirfuse.lowering.emitter import (
     stored_value,
 )
 from mlirfuse.lowering.indexing import IndexingEmitter, kernel_device
-from mlirfuse.views import PADS, VIEW_OPS, pad_args
+from mlirfuse.ops.dtypes import TRITON_DTYPES
+from mlirfuse.ops.elementwise import compute_dtype
+from mlirfuse.ops.indexing import INDEXING_OPS, scatter, scatter_op
+from mlirfuse.ops.views import PADS, VIEW_OPS, pad_args
 
 CAT = "torch.aten.cat"
 

@@ -1,4 +1,4 @@
-"""Triton lines for the pools of `mlirfuse.pooling`: one loop over each output element's window.
+"""Triton lines for the pools of `mlirfuse.ops.pooling`: one loop over each output element's window.
 
     acc = identity (max: -inf and eager's first window index; avg: 0)
     for k0 in range(K0):              # one loop per pooled dim
@@ -19,10 +19,11 @@ from __future__ import annotations
 
 import math
 
-from mlirfuse.elementwise import TRITON_DTYPES, compute_dtype
 from mlirfuse.ir import is_constant_like, tensor_type
 from mlirfuse.lowering.emitter import Site, Value, cast
-from mlirfuse.pooling import pool, upsample
+from mlirfuse.ops.dtypes import TRITON_DTYPES
+from mlirfuse.ops.elementwise import compute_dtype
+from mlirfuse.ops.pooling import pool, upsample
 
 
 def emit_pool(em, op) -> list[Value]:

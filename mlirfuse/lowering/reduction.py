@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import math
 
-from mlirfuse.elementwise import TRITON_DTYPES, compute_dtype
 from mlirfuse.ir import block_ops, ir, is_constant_like, tensor_type
 from mlirfuse.lowering.dynamic import dynamic_sizes, format_shape
 from mlirfuse.lowering.emitter import (
@@ -39,7 +38,9 @@ from mlirfuse.lowering.emitter import (
     stored_value,
 )
 from mlirfuse.lowering.indexing import IndexingEmitter, kernel_device
-from mlirfuse.reductions import REDUCTIONS, Reduction, reduction
+from mlirfuse.ops.dtypes import TRITON_DTYPES
+from mlirfuse.ops.elementwise import compute_dtype
+from mlirfuse.ops.reductions import REDUCTIONS, Reduction, reduction
 
 _IDENTITY = {
     "sum": "0", "mean": "0", "prod": "1", "max": 'float("-inf")', "min": 'float("inf")',

@@ -35,10 +35,10 @@ from mlirfuse.ir import (
     is_constant,
     rewrite,
 )
+from mlirfuse.ops.reductions import REDUCTIONS
 from mlirfuse.passes.base import ModulePass, body_ops, pattern
 from mlirfuse.passes.outline import canonical_form
 from mlirfuse.passes.rewriter import FusionRewriter
-from mlirfuse.reductions import REDUCTIONS
 
 
 def _inline_constants(block: ir.Block, inputs: list[ir.Value]) -> bool:

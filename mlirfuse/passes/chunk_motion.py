@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import dataclasses
 
-from mlirfuse.elementwise import RULES, fusible
 from mlirfuse.ir import (
     NO_CONSTANT,
     TorchBuilder,
@@ -38,11 +37,12 @@ from mlirfuse.ir import (
     static_tensor_types,
     tensor_type,
 )
-from mlirfuse.matmuls import MATMUL_OPS, Gemm, gemm
+from mlirfuse.ops.elementwise import RULES, fusible
+from mlirfuse.ops.matmul import MATMUL_OPS, Gemm, gemm
+from mlirfuse.ops.reductions import REDUCTIONS
+from mlirfuse.ops.views import RESHAPES, view_args
 from mlirfuse.passes.base import ModulePass, apply_patterns, pattern
 from mlirfuse.passes.options import option
-from mlirfuse.reductions import REDUCTIONS
-from mlirfuse.views import RESHAPES, view_args
 
 
 def slice_args(op) -> tuple[int, int, int, int] | None:
@@ -163,7 +163,7 @@ def slice_through_matmul(op, rewriter) -> bool:
 
     B is sliced along its N dim (dim 0 of linear's [N, K] weight), a bias
     along its last dim unless it broadcasts there. The GEMM must be one the
-    template takes (`mlirfuse.matmuls.gemm`); a 1-column slice stays 2-D.
+    template takes (`mlirfuse.ops.matmul.gemm`); a 1-column slice stays 2-D.
     """
     mm = defining_op(op.operands[0])
     if mm is None or mm.name not in MATMUL_OPS:

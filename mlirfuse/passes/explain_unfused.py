@@ -12,19 +12,19 @@ import dataclasses
 
 from mlirfuse.analysis import AnalysisManager
 from mlirfuse.analysis.dependence import DependenceAnalysis
-from mlirfuse.elementwise import why_not_fusible
-from mlirfuse.indexing import INDEXING_OPS
-from mlirfuse.indexing import why_not_fusible as why_not_indexing
 from mlirfuse.ir import defining_op, ir, op_id, torch_name
-from mlirfuse.matmuls import MATMUL_OPS, gemm
+from mlirfuse.ops.elementwise import why_not_fusible
+from mlirfuse.ops.indexing import INDEXING_OPS
+from mlirfuse.ops.indexing import why_not_fusible as why_not_indexing
+from mlirfuse.ops.matmul import MATMUL_OPS, gemm
+from mlirfuse.ops.reductions import REDUCTIONS, reduction
+from mlirfuse.ops.views import PADS, VIEW_OPS, pad_args, view_args
 from mlirfuse.passes.base import ModulePass
 from mlirfuse.passes.fuse_matmul import why_not_template
 from mlirfuse.passes.legality import FUSION_ANALYSES, why_not_concat, why_not_merge
 from mlirfuse.passes.legality_cat import CAT
 from mlirfuse.passes.options import Limits, option_group
 from mlirfuse.passes.rewriter import group_kind
-from mlirfuse.reductions import REDUCTIONS, reduction
-from mlirfuse.views import PADS, VIEW_OPS, pad_args, view_args
 
 
 def neighbours(group) -> list:

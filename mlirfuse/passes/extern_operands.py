@@ -18,12 +18,12 @@ from __future__ import annotations
 import dataclasses
 
 from mlirfuse.analysis import AnalysisManager
-from mlirfuse.elementwise import fusible
 from mlirfuse.ir import defining_op, ir
+from mlirfuse.ops.elementwise import fusible
+from mlirfuse.ops.reductions import REDUCTIONS
+from mlirfuse.ops.views import VIEW_OPS, view_args
 from mlirfuse.passes.base import ModulePass, function_ops, unique_ops
 from mlirfuse.passes.rewriter import FusionRewriter
-from mlirfuse.reductions import REDUCTIONS
-from mlirfuse.views import VIEW_OPS, view_args
 
 
 def _extern_candidate(op) -> bool:

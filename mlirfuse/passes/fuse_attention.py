@@ -1,6 +1,6 @@
 """fusion-fuse-attention: attention becomes one `fusion.group {kind = "attention"}`, lowered to a flash-attention kernel.
 
-Matched on the torch ops as imported (see `mlirfuse.attention`), so this
+Matched on the torch ops as imported (see `mlirfuse.ops.attention`), so this
 runs before fusion-decompose turns the softmax into reductions:
 `scaled_dot_product_attention`, and explicit `matmul(q, kᵀ)` -> score ops
 -> `softmax` -> `matmul(·, v)`. The group holds the ops themselves: the
@@ -18,8 +18,8 @@ from __future__ import annotations
 import dataclasses
 
 from mlirfuse.analysis import AnalysisManager
-from mlirfuse.attention import MATMULS, SDPA, Attention, match
 from mlirfuse.ir import ir, parent_name
+from mlirfuse.ops.attention import MATMULS, SDPA, Attention, match
 from mlirfuse.passes.base import ModulePass, function_ops
 from mlirfuse.passes.legality import FUSION_ANALYSES, fusion_rewriter
 

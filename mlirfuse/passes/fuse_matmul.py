@@ -3,7 +3,7 @@
 Runs after the elementwise fusion stages, on what they left:
 
 1. each `mm` / `bmm` / `matmul` / `linear` / `addmm` / `baddbmm` the
-   template takes (`mlirfuse.matmuls.gemm`) becomes a
+   template takes (`mlirfuse.ops.matmul.gemm`) becomes a
    `fusion.group {kind = "matmul"}` together with the view chains feeding
    it (a transposed operand is read by strides, as extern calls read it);
 2. prologue: a pointwise group whose results only this GEMM reads, over
@@ -30,15 +30,15 @@ import dataclasses
 
 from mlirfuse.analysis import AnalysisManager
 from mlirfuse.analysis.dependence import DependenceAnalysis
-from mlirfuse.indexing import INDEXING_OPS
 from mlirfuse.ir import defining_op, ir, op_id, tensor_type
-from mlirfuse.matmuls import MATMUL_OPS, Gemm, gemm
+from mlirfuse.ops.indexing import INDEXING_OPS
+from mlirfuse.ops.matmul import MATMUL_OPS, Gemm, gemm
+from mlirfuse.ops.views import PADS, VIEW_OPS, view_chain
 from mlirfuse.passes.base import ModulePass, body_ops, function_ops, unique_ops
 from mlirfuse.passes.extern_operands import _view_chain_ops
 from mlirfuse.passes.legality import FUSION_ANALYSES, computing_ops, fusion_rewriter, why_not_merge
 from mlirfuse.passes.options import Limits, option, option_group
 from mlirfuse.passes.rewriter import FusionRewriter, group_kind
-from mlirfuse.views import PADS, VIEW_OPS, view_chain
 
 
 def group_gemm(group) -> Gemm | None:

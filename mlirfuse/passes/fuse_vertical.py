@@ -2,8 +2,8 @@
 
 Two patterns reach a fixpoint together (MLIR's walk driver):
 
-1. `wrap` puts each fusible torch op (see `mlirfuse.elementwise` and
-   `mlirfuse.reductions`) alone into a `fusion.group` (kind `pointwise` or
+1. `wrap` puts each fusible torch op (see `mlirfuse.ops.elementwise` and
+   `mlirfuse.ops.reductions`) alone into a `fusion.group` (kind `pointwise` or
    `reduction`), with the constants it reads cloned inside.
 2. `merge_producer` merges a group into a consumer group when
    `why_not_merge` (mlirfuse.passes.legality) allows it; a producer result
@@ -23,11 +23,11 @@ import dataclasses
 
 from mlirfuse.analysis import AnalysisManager
 from mlirfuse.analysis.dependence import DependenceAnalysis
-from mlirfuse.elementwise import RULES, fusible
-from mlirfuse.indexing import INDEX_LISTS, INDEXING_OPS, SCATTERS
-from mlirfuse.indexing import why_not_fusible as why_not_indexing
 from mlirfuse.ir import defining_op, ir, parent_name, result_index, rewrite
 from mlirfuse.log import FusionDecisions
+from mlirfuse.ops import reductions
+from mlirfuse.ops.indexing import INDEX_LISTS, SCATTERS
+from mlirfuse.ops.registry import FUSED, PURE_OPS, fusing_family
 from mlirfuse.passes.base import ModulePass, function_ops, pattern
 from mlirfuse.passes.legality import (
     FUSIBLE_KINDS,
@@ -40,8 +40,6 @@ from mlirfuse.passes.legality import (
 from mlirfuse.passes.legality_cat import CAT, cat_list, why_not_cat_of_inputs, why_not_remapped
 from mlirfuse.passes.options import Limits, option, option_group
 from mlirfuse.passes.rewriter import defined_by, group_kind, used_outside
-from mlirfuse.reductions import REDUCTIONS, Reduction, reduction
-from mlirfuse.views import PADS, VIEW_OPS, pad_args
 
 
 class VerticalFuser:
@@ -58,7 +56,7 @@ class VerticalFuser:
         patterns = rewrite.RewritePatternSet()
         wrap, merge = self._tracking(self.wrap), self._tracking(self.merge_producer)
         # torch.operator: ops torch-mlir does not define
-        names = set(RULES) | set(REDUCTIONS) | set(PADS) | INDEXING_OPS | {CAT, "torch.operator"}
+        names = set(FUSED) | {CAT, "torch.operator"}
         for name in sorted(names):
             patterns.add(name, wrap)
         patterns.add("fusion.group", merge)
@@ -99,7 +97,7 @@ class VerticalFuser:
         for ops in function_ops(self.module):
             for op in reversed(ops):
                 name = op.operation.name
-                pure = name in RULES or name in REDUCTIONS or name in INDEXING_OPS or name in VIEW_OPS or name in (CAT, "torch.prim.ListConstruct")
+                pure = name in PURE_OPS or name in (CAT, "torch.prim.ListConstruct")
                 if pure and not any(list(r.uses) for r in op.results):
                     self.rewriter.erase(op)
 
@@ -112,18 +110,10 @@ class VerticalFuser:
                 return False
             self.rewriter.wrap([cat_list(op).opview, op], "pointwise")
             return True
-        if op.operation.name in REDUCTIONS:
-            if not isinstance(reduction(op), Reduction):
-                return False
-            kind = "reduction"
-        elif op.operation.name in INDEXING_OPS:
-            if why_not_indexing(op) is not None:
-                return False
-            kind = "scatter" if op.operation.name in SCATTERS else "pointwise"
-        elif fusible(op) or (op.operation.name in PADS and pad_args(op.operation) is not None):
-            kind = "pointwise"
-        else:
+        family = fusing_family(op)
+        if family is None or family.why_not(op) is not None:
             return False
+        kind = "reduction" if family is reductions.FAMILY else "scatter" if op.operation.name in SCATTERS else "pointwise"
         self.decisions.wrapped(op, kind)
         if op.operation.name in INDEX_LISTS:  # the list of index tensors goes in with it (its items become inputs)
             items = defining_op(op.operands[1]).opview
@@ -213,7 +203,7 @@ class FuseVertical(ModulePass):
     arithmetic). Gathers (embedding, index_select, gather, index) and
     creation ops (arange, full, zeros, ones, eye, tril/triu ...) join
     pointwise and reduction groups; scatters (scatter, scatter_add,
-    index_put) end `scatter` groups (see mlirfuse/indexing.py). A producer used outside the chain is exported as an extra
+    index_put) end `scatter` groups (see mlirfuse/ops/indexing.py). A producer used outside the chain is exported as an extra
     group result; merges that would create a cycle are refused. Options:
     max-args (tensor arguments per kernel, default 128), max-group-size
     (torch ops per group, 0 = unlimited).

@@ -23,6 +23,9 @@ from mlirfuse.analysis.alias import AliasAnalysis
 from mlirfuse.analysis.dependence import DependenceAnalysis
 from mlirfuse.analysis.shapes import ShapeAnalysis
 from mlirfuse.ir import defining_op, ir, op_id, result_index, tensor_type
+from mlirfuse.ops.pooling import WINDOWED
+from mlirfuse.ops.reductions import REDUCTIONS, Reduction, reduction
+from mlirfuse.ops.views import VIEW_OPS, is_view, view_args
 from mlirfuse.passes.base import body_ops
 from mlirfuse.passes.legality_cat import (
     CAT,
@@ -36,9 +39,6 @@ from mlirfuse.passes.legality_cat import (
 from mlirfuse.passes.legality_indexed import why_not_indexed, why_not_scatter, why_not_window
 from mlirfuse.passes.options import Limits
 from mlirfuse.passes.rewriter import FusionRewriter, exported_results, group_kind, merged_inputs
-from mlirfuse.pooling import WINDOWED
-from mlirfuse.reductions import REDUCTIONS, Reduction, reduction
-from mlirfuse.views import VIEW_OPS, is_view, view_args
 
 # Group kinds the fusion passes grow; the others are finished.
 FUSIBLE_KINDS = ("pointwise", "reduction")

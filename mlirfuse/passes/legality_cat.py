@@ -10,13 +10,13 @@ otherwise the reason.
 
 from __future__ import annotations
 
-from mlirfuse.elementwise import RULES, fusible
-from mlirfuse.indexing import INDEXING_OPS
 from mlirfuse.ir import block_ops, constant_value, defining_op, ir, is_constant_like, op_id, tensor_type, torch_name
+from mlirfuse.ops.elementwise import RULES, fusible
+from mlirfuse.ops.indexing import INDEXING_OPS
+from mlirfuse.ops.reductions import REDUCTIONS
+from mlirfuse.ops.views import PADS, VIEW_OPS
 from mlirfuse.passes.base import body_ops
 from mlirfuse.passes.rewriter import defined_by, group_kind
-from mlirfuse.reductions import REDUCTIONS
-from mlirfuse.views import PADS, VIEW_OPS
 
 CAT = "torch.aten.cat"
 

@@ -10,8 +10,9 @@ when legal, otherwise the reason.
 
 from __future__ import annotations
 
-from mlirfuse.elementwise import fusible
-from mlirfuse.indexing import (
+from mlirfuse.ir import op_id, tensor_type
+from mlirfuse.ops.elementwise import fusible
+from mlirfuse.ops.indexing import (
     EMBEDS,
     GATHERS,
     INDEX_LISTS,
@@ -21,10 +22,9 @@ from mlirfuse.indexing import (
     scatter,
     scatter_op,
 )
-from mlirfuse.ir import op_id, tensor_type
+from mlirfuse.ops.pooling import WINDOWED, window_ops
+from mlirfuse.ops.views import VIEW_OPS
 from mlirfuse.passes.rewriter import defined_by, group_kind
-from mlirfuse.pooling import WINDOWED, window_ops
-from mlirfuse.views import VIEW_OPS
 
 
 def why_not_window(producer, consumer) -> str | None:

@@ -12,9 +12,9 @@ from __future__ import annotations
 import dataclasses
 
 from mlirfuse.ir import defining_op, ir
+from mlirfuse.ops.views import RESHAPES, view_args
 from mlirfuse.passes.base import ModulePass, function_ops
 from mlirfuse.passes.legality import FUSION_ANALYSES, fusion_rewriter, is_fusible_group
-from mlirfuse.views import RESHAPES, view_args
 
 
 @dataclasses.dataclass(frozen=True)

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import dataclasses
 
-from mlirfuse.elementwise import fusible
 from mlirfuse.ir import (
     NO_CONSTANT,
     TorchBuilder,
@@ -22,8 +21,9 @@ from mlirfuse.ir import (
     static_tensor_types,
     tensor_type,
 )
+from mlirfuse.ops.elementwise import fusible
+from mlirfuse.ops.reductions import REDUCTIONS
 from mlirfuse.passes.base import ModulePass, apply_patterns, pattern
-from mlirfuse.reductions import REDUCTIONS
 
 
 def _bias_fits(bias, out) -> bool:

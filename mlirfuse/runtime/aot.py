@@ -27,13 +27,9 @@ from mlirfuse.errors import MlirfuseError
 from mlirfuse.lowering.attention import attention_blocks
 from mlirfuse.lowering.matmul import matmul_config
 from mlirfuse.lowering.triton import POINTWISE_KINDS, TritonKernel
+from mlirfuse.ops.dtypes import POINTER_TYPES
 from mlirfuse.runtime.aot_worker import BLOCK
 from mlirfuse.runtime.kernels import write_source
-
-POINTER_TYPES = {
-    "float32": "*fp32", "float16": "*fp16", "bfloat16": "*bf16", "float64": "*fp64",
-    "int64": "*i64", "int32": "*i32", "int16": "*i16", "int8": "*i8", "uint8": "*u8", "bool": "*i1",
-}
 
 
 @dataclass(frozen=True)

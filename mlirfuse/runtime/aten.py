@@ -10,13 +10,14 @@ import importlib
 from typing import Callable
 
 import torch
-from torch_mlir.extras.fx_importer import TORCH_DTYPE_TO_INT, TORCH_LAYOUT_TO_INT, TORCH_MEMORY_FORMAT_TO_INT
+from torch_mlir.extras.fx_importer import TORCH_LAYOUT_TO_INT, TORCH_MEMORY_FORMAT_TO_INT
 
 from mlirfuse.errors import UnsupportedModelError
+from mlirfuse.ops.dtypes import torch_dtypes
 
-# torch-mlir passes dtypes, layouts and memory formats as ints; its importer's tables, inverted.
-# (Its dtype codes are not always torch's ScalarType numbers: complex64 is 10 there, 9 in torch.)
-_DTYPES = {code: dtype for dtype, code in TORCH_DTYPE_TO_INT.items()}
+# torch-mlir passes dtypes, layouts and memory formats as ints; its importer's tables, inverted
+# (dtypes: mlirfuse.ops.dtypes.torch_dtypes).
+_DTYPES = torch_dtypes()
 _LAYOUTS = {code: layout for layout, code in TORCH_LAYOUT_TO_INT.items()}
 _MEMORY_FORMATS = {code: fmt for fmt, code in TORCH_MEMORY_FORMAT_TO_INT.items()}
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 from mlirfuse.dialect import find_kernel
 from mlirfuse.ir import ir, parse_tensor_type
-from mlirfuse.views import VIEW_OPS
+from mlirfuse.ops.views import VIEW_OPS
 
 # Node kinds.
 OP, ATEN, VIEW, EXTERN, INPUT, OUTPUT, CONSTANT = "op", "aten", "view", "extern", "input", "output", "constant"

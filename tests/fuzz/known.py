@@ -68,7 +68,7 @@ ACCEPTED = {
     ),
     "gelu-special-values": (
         "gelu (exact form) where eager's answer depends on the CPU: the fused kernel evaluates CUDA eager's "
-        "x * 0.5 * (1 + erf(x / sqrt 2)) in f32 (mlirfuse/special_values.py): -0.0 where erf rounds to -1 "
+        "x * 0.5 * (1 + erf(x / sqrt 2)) in f32 (mlirfuse/ops/special_values.py): -0.0 where erf rounds to -1 "
         "(x < -5.5) and at -0.0, inf at +inf, x at the largest finite x. Eager's CPU vectorized loop gives "
         "+0.0 where erf is -1 on AVX2 CPUs (fuzz seeds 71100011, 515099) and NaN at +inf, inf near the "
         "largest f32 on AVX-512 ones; its scalar loop (one element, broadcast inputs) is the formula."

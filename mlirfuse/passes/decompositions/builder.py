@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from mlirfuse.ir import DTYPE_CODES, TorchBuilder, ir
-from mlirfuse.reductions import reduced_shape
+from mlirfuse.ops.reductions import reduced_shape
 
 
 class Builder(TorchBuilder):

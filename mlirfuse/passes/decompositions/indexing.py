@@ -1,10 +1,11 @@
-"""Indexing ops as the gathers `mlirfuse/indexing.py` fuses."""
+"""Indexing ops as the gathers `mlirfuse/ops/indexing.py` fuses."""
 
 from __future__ import annotations
 
 import math
 
 from mlirfuse.ir import constant_value, static_tensor_types
+from mlirfuse.ops.dtypes import FLOAT_DTYPES
 from mlirfuse.passes.base import pattern
 from mlirfuse.passes.decompositions.builder import Builder
 
@@ -69,7 +70,7 @@ def decompose_scatter_reduce(op, rewriter) -> bool:
     xt = types[0]
     b = Builder(op)
     if not constant_value(include_self):
-        zero = b.float(0.0) if xt.dtype in ("float16", "bfloat16", "float32", "float64") else b.int(0)
+        zero = b.float(0.0) if xt.dtype in FLOAT_DTYPES else b.int(0)
         x = b.op("torch.aten.scatter.value", [x, dim, index, zero], xt.shape, xt.dtype)
     rewriter.replace_op(op, [b.op("torch.aten.scatter_add", [x, dim, index, src], xt.shape, xt.dtype)])
     return True

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 
-from mlirfuse.elementwise import compute_dtype
 from mlirfuse.ir import (
     NO_CONSTANT,
     constant_int_list,
@@ -13,9 +12,10 @@ from mlirfuse.ir import (
     static_tensor_types,
     tensor_type,
 )
+from mlirfuse.ops.elementwise import compute_dtype
+from mlirfuse.ops.reductions import reduction_dims
 from mlirfuse.passes.base import pattern
 from mlirfuse.passes.decompositions.builder import Builder
-from mlirfuse.reductions import reduction_dims
 
 
 def _softmax(op, rewriter, log: bool) -> bool:

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import math
 
-from mlirfuse.elementwise import FLOAT_DTYPES
 from mlirfuse.ir import NO_CONSTANT, constant_value, static_tensor_types, tensor_type
+from mlirfuse.ops.dtypes import FLOAT_DTYPES
+from mlirfuse.ops.reductions import reduced_shape, reduction_dims
 from mlirfuse.passes.base import pattern
 from mlirfuse.passes.decompositions.builder import Builder
-from mlirfuse.reductions import reduced_shape, reduction_dims
 
 
 @pattern

@@ -7,7 +7,7 @@
 // `torch.operator "..."`. fusion-decompose's patterns are rooted at the op
 // names "torch.aten.std_mean.correction" / ".dim", which no parsed op can
 // have, so both stay whole and run through ATen, although the pass's
-// docstring and mlirfuse.reductions.OPINFO_SUPPORTED list std_mean.
+// docstring and mlirfuse.ops.reductions.OPINFO_SUPPORTED list std_mean.
 // Expected: the same decomposition as var_mean plus a sqrt of the variance.
 
 // CHECK-LABEL: func.func @decompose_std_mean

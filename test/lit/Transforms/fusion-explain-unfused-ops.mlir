@@ -1,8 +1,8 @@
 // RUN: mlirfuse-opt %s --split-input-file --fusion-explain --fusion-fuse-elementwise | filecheck %s
 
 // --fusion-explain for single ops that cannot join a group: the reason
-// each one gives (mlirfuse.elementwise.why_not_fusible,
-// mlirfuse.reductions.reduction). Fuser-level reasons (cycle, limits,
+// each one gives (mlirfuse.ops.elementwise.why_not_fusible,
+// mlirfuse.ops.reductions.reduction). Fuser-level reasons (cycle, limits,
 // iteration space, views, concat) are in fusion-fuse-elementwise-explain.mlir.
 
 // Why an elementwise op next to a group stays outside: an integer result of

@@ -1,6 +1,6 @@
 // RUN: mlirfuse-opt %s --split-input-file --fusion-explain --pass-pipeline='builtin.module(fusion-fuse-vertical)' | filecheck %s
 
-// Indexing and creation ops inside groups (mlirfuse/indexing.py): gathers
+// Indexing and creation ops inside groups (mlirfuse/ops/indexing.py): gathers
 // are loads at computed addresses whose table is a group input; creation
 // ops load nothing; a scatter ends a `scatter` group whose pointwise
 // prologue computes its source. The no_fuse cases name why (legality.py).

@@ -1,6 +1,6 @@
 // RUN: mlirfuse-opt %s --split-input-file --fusion-explain --pass-pipeline='builtin.module(fusion-fuse-vertical)' | filecheck %s
 
-// Pools inside groups (mlirfuse/pooling.py): each output element loops over
+// Pools inside groups (mlirfuse/ops/pooling.py): each output element loops over
 // its window of the input, which, like a gather's table, is a group input
 // (or a view of one); pointwise consumers join as an epilogue. The no_fuse
 // cases name why (legality.py, pooling.py).

@@ -35,7 +35,7 @@ def make_inputs():
 
 
 def test_21419b8536():
-    # f32 gelu is fused in CUDA eager's form x * 0.5 * (1 + erf(x / sqrt 2)) (mlirfuse/special_values.py):
+    # f32 gelu is fused in CUDA eager's form x * 0.5 * (1 + erf(x / sqrt 2)) (mlirfuse/ops/special_values.py):
     # -0.0 where erf rounds to -1, as in this case. Eager's CPU vectorized loop gives +0.0 there on AVX2
     # CPUs and -0.0 on AVX-512 ones: the harness reports ok or the accepted class, never a mismatch.
     Model, make_inputs = load(SOURCE)

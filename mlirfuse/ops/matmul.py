@@ -25,6 +25,7 @@ import math
 from dataclasses import dataclass
 
 from mlirfuse.ir import NO_CONSTANT, constant_value, ir, tensor_type
+from mlirfuse.ops.family import Family
 
 MATMUL_OPS = frozenset(
     "torch.aten." + name for name in ("mm", "bmm", "matmul", "linear", "addmm", "baddbmm")
@@ -144,4 +145,16 @@ def _broadcasts_into(shape, target) -> bool:
     return all(d in (1, t) for d, t in zip(reversed(shape), reversed(target)))
 
 
-__all__ = ["GEMM_DTYPES", "Gemm", "MATMUL_OPS", "gemm"]
+def why_not_fusible(op) -> str | None:
+    """None if `op` is a GEMM the template computes (fusion-fuse-matmul); otherwise why it stays an ATen call."""
+    plan = gemm(op)
+    return plan if isinstance(plan, str) else None
+
+
+FAMILY = Family(
+    "matmul", MATMUL_OPS, why_not_fusible, lowering="mlirfuse/lowering/matmul.py",
+    limits="f32, f16 or bf16 operands and result alike, statically shaped, 2-d or more; 32-bit offsets; "
+    f"a batch of {MAX_BATCH} at most",
+)
+
+__all__ = ["FAMILY", "GEMM_DTYPES", "Gemm", "MATMUL_OPS", "gemm", "why_not_fusible"]

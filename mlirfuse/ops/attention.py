@@ -26,9 +26,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from mlirfuse.elementwise import RULES, fusible, why_not_fusible
 from mlirfuse.ir import NO_CONSTANT, constant_value, defining_op, ir, tensor_type
-from mlirfuse.views import VIEW_OPS, view_args
+from mlirfuse.ops.elementwise import RULES, fusible, why_not_fusible
+from mlirfuse.ops.family import Family
+from mlirfuse.ops.views import VIEW_OPS, view_args
 
 SDPA = "torch.aten.scaled_dot_product_attention"
 MATMULS = ("torch.aten.matmul", "torch.aten.bmm")
@@ -417,4 +418,21 @@ def _side(value: ir.Value, block, scores: tuple, masks: list, ops: list, depth: 
     return None
 
 
-__all__ = ["Attention", "Operand", "match", "operand", "SDPA", "MATMULS", "SOFTMAXES", "ATTENTION_DTYPES"]
+def why_not_root(op) -> str | None:
+    """None if `op` is the root of an attention fusion-fuse-attention makes one kernel; otherwise the reason."""
+    found = match(op)
+    if found is None:
+        return "not an attention's root (an sdpa op, or the matmul after a softmax)"
+    return found if isinstance(found, str) else None
+
+
+FAMILY = Family(
+    "attention", frozenset({SDPA, DROPOUT, REPEAT_INTERLEAVE, *MATMULS, *SOFTMAXES, *CASTS}), why_not_root,
+    lowering="mlirfuse/lowering/attention.py",
+    limits=f"statically shaped f32, f16 or bf16 q, k and v of one dtype; head dim {MAX_HEAD_DIM} at most; no dropout; "
+    "bool or float masks that broadcast to the scores",
+)
+
+__all__ = [
+    "Attention", "Operand", "match", "operand", "SDPA", "MATMULS", "SOFTMAXES", "ATTENTION_DTYPES", "FAMILY", "why_not_root",
+]

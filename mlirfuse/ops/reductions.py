@@ -38,8 +38,9 @@ OPINFO_SUPPORTED = (
 
 from dataclasses import dataclass  # noqa: E402
 
-from mlirfuse.elementwise import FLOAT_DTYPES  # noqa: E402
 from mlirfuse.ir import constant_int_list, constant_value, tensor_type  # noqa: E402
+from mlirfuse.ops.dtypes import FLOAT_DTYPES  # noqa: E402
+from mlirfuse.ops.family import Family  # noqa: E402
 
 # op name -> (combine, dims operand or None for "all", keepdim operand or None for False)
 REDUCTIONS = {
@@ -136,3 +137,17 @@ def reduction(op) -> Reduction | str:
     if any(x.shape[d] == 0 for d in dims) and combine in ("max", "min", "argmax", "argmin"):
         return "max/min over an empty dimension is an error in eager"
     return Reduction(combine, x.shape, tuple(dims), keepdim, out.dtype)
+
+
+def why_not_fusible(op) -> str | None:
+    """None if the reduction `op` can start a reduction group; otherwise the reason."""
+    plan = reduction(op)
+    return plan if isinstance(plan, str) else None
+
+
+FAMILY = Family(
+    "reductions", frozenset(REDUCTIONS), why_not_fusible, fused=frozenset(REDUCTIONS), pure=frozenset(REDUCTIONS),
+    lowering="mlirfuse/lowering/reduction.py",
+    limits="constant dims and keepdim; max, min, prod, argmax and argmin of floats; mean and prod of float results; "
+    "argmax and argmin over static rows, along a given dim",
+)

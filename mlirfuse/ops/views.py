@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 
 from mlirfuse.ir import NO_CONSTANT, constant_int_list, constant_value, ir, tensor_type
+from mlirfuse.ops.family import Family
 
 # Ops whose result is a view of operand 0 described by constant arguments.
 VIEW_OPS = frozenset(
@@ -141,4 +142,17 @@ def view_chain(value: ir.Value, block: ir.Block) -> tuple[int, tuple] | None:
         value = owner.operands[0]
 
 
-__all__ = ["VIEW_OPS", "ALIASING_OPS", "RESHAPES", "PADS", "is_view", "pad_args", "view_args", "view_chain"]
+def why_not_fusible(op) -> str | None:
+    """None if the pad `op` can join a group (views join the group that reads them); otherwise the reason."""
+    return None if pad_args(op.operation) is not None else "pad by non-constant or dynamic sizes"
+
+
+FAMILY = Family(
+    "views", ALIASING_OPS | PADS, why_not_fusible, fused=PADS, pure=VIEW_OPS, lowering="mlirfuse/lowering/emitter.py",
+    limits="views with constant arguments and a static result are read through (others run as ATen views); pads with "
+    "constant sizes on static shapes, a reflect pad narrower than its input",
+)
+
+__all__ = [
+    "VIEW_OPS", "ALIASING_OPS", "RESHAPES", "PADS", "FAMILY", "is_view", "pad_args", "view_args", "view_chain", "why_not_fusible",
+]

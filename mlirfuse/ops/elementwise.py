@@ -28,17 +28,9 @@ import math
 from dataclasses import dataclass, field
 from typing import Callable
 
-from mlirfuse.ir import DTYPE_CODES, NO_CONSTANT, constant_value, tensor_type, torch_name
-
-# Triton spelling of each torch dtype, and the dtype arithmetic happens in.
-TRITON_DTYPES = {
-    "float32": "tl.float32", "float16": "tl.float16", "bfloat16": "tl.bfloat16", "float64": "tl.float64",
-    "int64": "tl.int64", "int32": "tl.int32", "int16": "tl.int16", "int8": "tl.int8", "uint8": "tl.uint8",
-    "bool": "tl.int1",
-}
-FLOAT_DTYPES = ("float32", "float16", "bfloat16", "float64")
-# torch's ScalarType numbering, as torch-mlir prints dtype operands (code -> dtype name).
-SCALAR_TYPES = {code: name for name, code in DTYPE_CODES.items()}
+from mlirfuse.ir import NO_CONSTANT, constant_value, tensor_type, torch_name
+from mlirfuse.ops.dtypes import BITS, FLOAT_DTYPES, FLOAT_MAX, INT_DTYPES, SCALAR_TYPES, TRITON_DTYPES
+from mlirfuse.ops.family import Family
 
 
 def compute_dtype(dtype: str) -> str:
@@ -134,7 +126,7 @@ def _gelu(a, c, t):
     x = a[0]
     if c[1] == "tanh":
         return f"0.5 * {x} * (1 + {_tanh(f'0.7978845608028654 * ({x} + 0.044715 * {x} * {x} * {x})')})"
-    # CUDA eager's form for every dtype (mlirfuse/special_values.py): -0.0 where erf is -1 and at -0.0,
+    # CUDA eager's form for every dtype (mlirfuse/ops/special_values.py): -0.0 where erf is -1 and at -0.0,
     # x at the largest finite x; eager's CPU loops differ by path and by CPU there.
     return f"0.5 * {x} * (1 + tl.erf({x} * 0.7071067811865476))"
 
@@ -272,14 +264,6 @@ RULES: dict[str, Rule] = {
 # Triton's integer `//` and `%` truncate; eager's floor division and remainder
 # round toward -inf. The multi-line formulas are helpers in
 # lowering/math_helpers.py, named here by the expressions that call them.
-
-INT_DTYPES = ("int64", "int32", "int16", "int8", "uint8")
-BITS = {"int64": 64, "int32": 32, "int16": 16, "int8": 8, "uint8": 8}
-# The largest finite value of each float dtype, as a literal Triton reads in that dtype's compute type.
-FLOAT_MAX = {
-    "float32": "3.4028234663852886e+38", "float64": "1.7976931348623157e+308",
-    "float16": "65504.0", "bfloat16": "3.3895313892515355e+38",
-}
 
 
 def _nonzero_divisor(c) -> str | None:
@@ -712,3 +696,11 @@ def why_not_fusible(op) -> str | None:
 
 def fusible(op) -> bool:
     return why_not_fusible(op) is None
+
+
+FAMILY = Family(
+    "elementwise", frozenset(RULES), why_not_fusible, fused=frozenset(RULES), pure=frozenset(RULES),
+    lowering="mlirfuse/lowering/emitter.py",
+    limits="one result, operands tensors or constants; float-only ops on float results, the others on the dtypes eager "
+    "computes them for; constant arguments where the rule needs them (alpha, exponent, dtype)",
+)

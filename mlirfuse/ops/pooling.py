@@ -28,10 +28,10 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 
-from mlirfuse.elementwise import RULES
 from mlirfuse.ir import constant_int_list, constant_value, op_id, tensor_type, torch_name
-
-FLOAT_DTYPES = ("float32", "float64", "float16", "bfloat16")
+from mlirfuse.ops.dtypes import FLOAT_DTYPES
+from mlirfuse.ops.elementwise import RULES
+from mlirfuse.ops.family import Family
 
 # name -> (combine, spatial dims, adaptive, argument layout after the input)
 _WINDOWED_MAX = ("kernel", "stride", "padding", "dilation", "ceil_mode")
@@ -198,6 +198,12 @@ def upsample(op) -> Upsample | str:
     return Upsample(tuple(x.shape), tuple(result.shape), tuple(scales))
 
 
+def why_not_fusible(op) -> str | None:
+    """None if the pool or upsampling `op` can join a group; otherwise the reason."""
+    plan = pool(op) if op.operation.name in POOLS else upsample(op)
+    return plan if isinstance(plan, str) else None
+
+
 def window_ops(block) -> set[int]:
     """The elementwise ops of a group body (by `op_id`) computed for pools' windows only: all their uses are
     pools' inputs or other such ops. The lowering recomputes them at each window position, never at the lanes."""
@@ -214,6 +220,12 @@ def window_ops(block) -> set[int]:
 
 
 __all__ = [
-    "FLOAT_DTYPES", "POOLS", "Pool", "UPSAMPLES", "Upsample", "WINDOWED", "adaptive_window", "pool", "pooled_size", "upsample",
-    "window_ops",
+    "POOLS", "Pool", "UPSAMPLES", "Upsample", "WINDOWED", "adaptive_window", "pool", "pooled_size", "upsample",
+    "window_ops", "why_not_fusible", "FAMILY",
 ]
+
+
+FAMILY = Family(
+    "pooling", WINDOWED, why_not_fusible, fused=WINDOWED, pure=WINDOWED, lowering="mlirfuse/lowering/pooling.py",
+    limits="static shapes, floating dtypes, windows over the last 1, 2 or 3 dims with constant sizes",
+)

@@ -25,7 +25,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from mlirfuse.ir import NO_CONSTANT, constant_int_list, constant_value, defining_op, ir, tensor_type
-from mlirfuse.pooling import POOLS, WINDOWED, pool, upsample
+from mlirfuse.ops.family import Family
+from mlirfuse.ops.pooling import WINDOWED
+from mlirfuse.ops.pooling import why_not_fusible as why_not_pooled
 
 INT_INDEX_DTYPES = ("int64", "int32")
 
@@ -88,7 +90,7 @@ ATOMIC_DTYPES = ("float32", "float64", "int32", "int64")
 # result reads the input where it is.
 EMBEDS = ("torch.aten.slice_scatter", "torch.aten.select_scatter")
 
-# (Pools and nearest upsampling read their input at computed places too: windows, see mlirfuse/pooling.py.)
+# (Pools and nearest upsampling read their input at computed places too: windows, see mlirfuse/ops/pooling.py.)
 INDEXING_OPS = frozenset(GATHERS) | frozenset(CREATIONS) | frozenset(TRIANGLES) | frozenset(SCATTERS) | frozenset(EMBEDS) | WINDOWED
 
 
@@ -383,8 +385,7 @@ def why_not_fusible(op) -> str | None:
     """None if the indexing or creation op `op` can join a group; otherwise the reason."""
     name = op.operation.name
     if name in WINDOWED:  # (max pools with indices have two results)
-        plan = pool(op) if name in POOLS else upsample(op)
-        return plan if isinstance(plan, str) else None
+        return why_not_pooled(op)
     if len(op.results) != 1:
         return "has more than one result"
     if name in GATHERS:  # (a mask index, whose result shape is data-dependent, says so)
@@ -431,5 +432,14 @@ def indexed_operand(op, operand_number: int) -> bool:
 __all__ = [
     "ARANGES", "ATOMIC_DTYPES", "CREATIONS", "EMBEDS", "EYES", "Embed", "GATHERS", "Gather", "INDEXING_OPS", "INDEX_LISTS", "SCATTERS",
     "Scatter", "TRIANGLES", "creation_value", "embed", "gather", "index_list", "indexed_operand", "reads_shape_only", "scatter",
-    "scatter_op", "why_not_fusible",
+    "scatter_op", "why_not_fusible", "FAMILY",
 ]
+
+
+# (The pools and upsamplings of INDEXING_OPS are the pooling family's.)
+_OWN = INDEXING_OPS - WINDOWED
+FAMILY = Family(
+    "indexing", _OWN, why_not_fusible, fused=_OWN, pure=_OWN, lowering="mlirfuse/lowering/indexing.py",
+    limits="static shapes; int32 or int64 indices (a mask index has a data-dependent shape); constant sizes, fill "
+    "values and dims; accumulating scatters of the dtypes atomics take",
+)
