@@ -46,6 +46,7 @@ import math
 from dataclasses import dataclass
 
 from mlirfuse.attention import SDPA, Attention, Operand, match
+from mlirfuse.dialect import GroupKind
 from mlirfuse.ir import block_ops, ir, tensor_type
 from mlirfuse.lowering.emitter import (
     KernelEmitter,
@@ -314,7 +315,7 @@ def lower_attention(kernel) -> AttentionKernel:
     source = em.render(header, params, blocks, head + loop + tail + [store])
     return AttentionKernel(
         name, source, tuple(inputs), tuple(outputs), tuple(em.scalars), tuple(params),
-        kind="attention", sites=tuple(sites), space=tuple(out.shape),
+        kind=GroupKind.ATTENTION, sites=tuple(sites), space=tuple(out.shape),
         batch=tuple(batch), lq=lq, lk=lk, dqk=dqk, dv=dv, causal=att.causal, dtype=dtype,
         spaces=tuple(sp for _, _, sp in em.sites),
         sdpa_sites=tuple(next(i for i, x in enumerate(em.sites) if x[0] is e[0]) for e in (q, k, v, *masks.values())) if sdpa else (),

@@ -39,6 +39,7 @@ import struct
 from dataclasses import dataclass
 from typing import Callable
 
+from mlirfuse.dialect import GroupKind
 from mlirfuse.elementwise import RULES, TRITON_DTYPES, Types, compute_dtype, literal, promote
 from mlirfuse.errors import MlirfuseError
 from mlirfuse.indexing import indexed_operand, reads_shape_only
@@ -92,7 +93,7 @@ class TritonKernel:
     outputs: tuple[TensorType, ...]
     scalars: tuple[float, ...]  # values of the c0, c1 ... parameters (constants with no literal)
     params: tuple[str, ...] = ()
-    kind: str = "pointwise"
+    kind: GroupKind = GroupKind.POINTWISE
     # What the kernel loads, in parameter order: inputs and views of them (see Site).
     sites: tuple[Site, ...] = ()
     # The shape every site broadcasts into: the stored values' shape

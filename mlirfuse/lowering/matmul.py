@@ -30,6 +30,7 @@ import dataclasses
 import math
 from dataclasses import dataclass
 
+from mlirfuse.dialect import GroupKind
 from mlirfuse.elementwise import TRITON_DTYPES
 from mlirfuse.ir import block_ops, tensor_type
 from mlirfuse.lowering.emitter import (
@@ -279,7 +280,7 @@ class _MatmulEmitter(KernelEmitter):
         source = self.render(header, params, blocks, lines)
         return TritonKernel(
             self.name, source, tuple(inputs), tuple(outputs), tuple(self.scalars), tuple(params),
-            kind="matmul", sites=tuple(kernel_sites), space=g.out, site_spaces=tuple(site_spaces),
+            kind=GroupKind.MATMUL, sites=tuple(kernel_sites), space=g.out, site_spaces=tuple(site_spaces),
             template=dataclasses.replace(g, siblings=len(mms), k_extra=tuple(self.kvalues[1:])),
         )
 

@@ -16,6 +16,7 @@ This module only writes text; it never imports triton (see
 
 from __future__ import annotations
 
+from mlirfuse.dialect import POINTWISE_KINDS, REDUCTION_KINDS, GroupKind, group_kind
 from mlirfuse.ir import ir
 from mlirfuse.lowering.attention import lower_attention
 from mlirfuse.lowering.emitter import LoweringError, Site, TritonKernel, load_sites
@@ -23,21 +24,17 @@ from mlirfuse.lowering.matmul import lower_matmul
 from mlirfuse.lowering.pointwise import lower_pointwise
 from mlirfuse.lowering.reduction import lower_reduction
 
-# Kernels over one flat iteration space (no reduction loop).
-POINTWISE_KINDS = ("pointwise", "concat", "scatter")
-REDUCTION_KINDS = ("reduction", "persistent-reduction")
-
 
 def lower_kernel(kernel) -> TritonKernel:
     """Emit the Triton source of one `fusion.kernel`."""
-    kind = ir.StringAttr(kernel.attributes["kind"]).value
+    kind = group_kind(kernel)
     if kind in POINTWISE_KINDS:
         return lower_pointwise(kernel, kind)
     if kind in REDUCTION_KINDS:
-        return lower_reduction(kernel, persistent=kind == "persistent-reduction")
-    if kind == "attention":
+        return lower_reduction(kernel, persistent=kind == GroupKind.PERSISTENT_REDUCTION)
+    if kind == GroupKind.ATTENTION:
         return lower_attention(kernel)
-    if kind == "matmul":
+    if kind == GroupKind.MATMUL:
         return lower_matmul(kernel)
     name = ir.StringAttr(kernel.attributes["sym_name"]).value
     raise LoweringError(f"kernel @{name}: no Triton lowering for kind '{kind}'")

@@ -19,6 +19,7 @@ import dataclasses
 
 from mlirfuse.analysis import AnalysisManager
 from mlirfuse.attention import MATMULS, SDPA, Attention, match
+from mlirfuse.dialect import GroupKind
 from mlirfuse.ir import ir, parent_name
 from mlirfuse.passes.base import ModulePass, function_ops
 from mlirfuse.passes.legality import FUSION_ANALYSES, fusion_rewriter
@@ -42,7 +43,7 @@ class FuseAttention(ModulePass):
                     continue
                 found = match(op)
                 if isinstance(found, Attention):
-                    rewriter.wrap(found.ops(), "attention")
+                    rewriter.wrap(found.ops(), GroupKind.ATTENTION)
                 elif isinstance(found, str):
                     op.attributes[EXPLAIN] = ir.ArrayAttr.get([ir.StringAttr.get(f"attention not fused: {found}")])
         rewriter.erase_dead_constants(module)

@@ -23,6 +23,7 @@ import dataclasses
 
 from mlirfuse.analysis import AnalysisManager
 from mlirfuse.analysis.dependence import DependenceAnalysis
+from mlirfuse.dialect import FUSIBLE_KINDS, GroupKind, group_kind
 from mlirfuse.elementwise import RULES, fusible
 from mlirfuse.indexing import INDEX_LISTS, INDEXING_OPS, SCATTERS
 from mlirfuse.indexing import why_not_fusible as why_not_indexing
@@ -30,7 +31,6 @@ from mlirfuse.ir import defining_op, ir, parent_name, result_index, rewrite
 from mlirfuse.log import FusionDecisions
 from mlirfuse.passes.base import ModulePass, function_ops, pattern
 from mlirfuse.passes.legality import (
-    FUSIBLE_KINDS,
     FUSION_ANALYSES,
     Limits,
     absorbable_view,
@@ -39,7 +39,7 @@ from mlirfuse.passes.legality import (
     why_not_merge,
 )
 from mlirfuse.passes.legality_cat import CAT, cat_list, why_not_cat_of_inputs, why_not_remapped
-from mlirfuse.passes.rewriter import defined_by, group_kind, used_outside
+from mlirfuse.passes.rewriter import defined_by, used_outside
 from mlirfuse.reductions import REDUCTIONS, Reduction, reduction
 from mlirfuse.views import PADS, VIEW_OPS, pad_args
 
@@ -110,18 +110,18 @@ class VerticalFuser:
         if op.operation.name == CAT:  # a cat of group inputs: read piecewise by index arithmetic
             if why_not_cat_of_inputs(op) is not None:
                 return False
-            self.rewriter.wrap([cat_list(op).opview, op], "pointwise")
+            self.rewriter.wrap([cat_list(op).opview, op], GroupKind.POINTWISE)
             return True
         if op.operation.name in REDUCTIONS:
             if not isinstance(reduction(op), Reduction):
                 return False
-            kind = "reduction"
+            kind = GroupKind.REDUCTION
         elif op.operation.name in INDEXING_OPS:
             if why_not_indexing(op) is not None:
                 return False
-            kind = "scatter" if op.operation.name in SCATTERS else "pointwise"
+            kind = GroupKind.SCATTER if op.operation.name in SCATTERS else GroupKind.POINTWISE
         elif fusible(op) or (op.operation.name in PADS and pad_args(op.operation) is not None):
-            kind = "pointwise"
+            kind = GroupKind.POINTWISE
         else:
             return False
         self.decisions.wrapped(op, kind)
@@ -138,11 +138,11 @@ class VerticalFuser:
     def merge_producer(self, consumer) -> bool:
         """Merge the first group that feeds `consumer` into it, if legal."""
         kind = group_kind(consumer)
-        if kind not in FUSIBLE_KINDS and kind != "scatter":
+        if kind not in FUSIBLE_KINDS and kind != GroupKind.SCATTER:
             return False
         for operand in consumer.operands:
             # (A scatter reads its views as strided tensors: the one it writes into is copied, not indexed.)
-            view = absorbable_view(operand, consumer) if kind != "scatter" else None
+            view = absorbable_view(operand, consumer) if kind != GroupKind.SCATTER else None
             if view is not None:
                 self._absorb_view(view, consumer)
                 return True
@@ -190,7 +190,7 @@ class VerticalFuser:
                 if v == view.results[0]:
                     self.rewriter.set_operand(consumer, k, clone.results[0])
             view = clone
-        wrapped = self.rewriter.wrap([view], "pointwise")
+        wrapped = self.rewriter.wrap([view], GroupKind.POINTWISE)
         self.rewriter.merge(wrapped, consumer, self.dep)
 
 

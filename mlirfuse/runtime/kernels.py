@@ -23,10 +23,11 @@ from pathlib import Path
 
 import torch
 
+from mlirfuse.dialect import POINTWISE_KINDS, GroupKind
 from mlirfuse.lowering.attention import AttentionKernel, attention_blocks
 from mlirfuse.lowering.matmul import grid as matmul_grid
 from mlirfuse.lowering.matmul import matmul_config
-from mlirfuse.lowering.triton import POINTWISE_KINDS, TritonKernel
+from mlirfuse.lowering.triton import TritonKernel
 from mlirfuse.runtime import checks
 from mlirfuse.runtime.aten import aten_call
 from mlirfuse.runtime.triton_mode import triton_mode
@@ -167,7 +168,7 @@ class Launcher:
         # strides and offset change, no data moves).
         self._views = [[aten_call(op, (None, *args)) for op, args in site.chain] for site in kernel.sites]
         # The shape each site's strides are taken in: the iteration space, or (attention) the site's role's space.
-        spaces = kernel.site_spaces or (kernel.spaces if kernel.kind == "attention" else ())
+        spaces = kernel.site_spaces or (kernel.spaces if kernel.kind == GroupKind.ATTENTION else ())
         self._spaces = list(spaces)
 
     def _size(self, shape, out_shapes) -> None:
@@ -181,12 +182,12 @@ class Launcher:
         )
 
     def blocks(self, interpret: bool, device=None, loaded=()) -> dict:
-        if self.kernel.kind == "attention":
+        if self.kernel.kind == GroupKind.ATTENTION:
             major, minor = torch.cuda.get_device_capability(device) if not interpret else (9, 0)
             # On CPU, sdpa's NaN/inf semantics are those of the backend eager picks for these tensors.
             math_backend = interpret and bool(self.kernel.sdpa_sites) and eager_math_sdpa(self.kernel, loaded)
             return attention_blocks(self.kernel, interpret, 10 * major + minor, math_backend, cpu_vector_width())
-        if self.kernel.kind == "matmul":
+        if self.kernel.kind == GroupKind.MATMUL:
             return self._matmul_config(interpret, device).constexprs() | (
                 {"INTERPRETED": interpret} if self.kernel.template.dtype == "bfloat16" else {}
             )
@@ -198,7 +199,7 @@ class Launcher:
         if self.kernel.kind in POINTWISE_KINDS:
             return {"XBLOCK": block_size(math.inf if dynamic else self.numel, interpret)}
         budget = 16384 if interpret else 4096  # elements per program
-        if self.kernel.kind == "persistent-reduction":
+        if self.kernel.kind == GroupKind.PERSISTENT_REDUCTION:
             rblock = max(2, _pow2_at_least(self.rnumel))
         elif interpret:
             rblock = min(2048, max(2, _pow2_at_least(self.rnumel)))  # still a loop (one pass up to 2048)
@@ -253,13 +254,13 @@ class Launcher:
         blocks = self.blocks(interpret, device, loaded)
         # Compiled launches ask for FP fusion explicitly (Triton 3.9 warns when left to the default).
         options = {} if interpret else {"enable_fp_fusion": True}
-        if self.kernel.kind == "attention":
+        if self.kernel.kind == GroupKind.ATTENTION:
             k = self.kernel
             if self.numel == 0:
                 return outputs
             sizes = [*k.batch, k.lq, k.lk, k.dqk, k.dv]
             grid = ((k.lq + blocks["BLOCK_M"] - 1) // blocks["BLOCK_M"], math.prod(k.batch))
-        elif self.kernel.kind == "matmul":
+        elif self.kernel.kind == GroupKind.MATMUL:
             g, config = self.kernel.template, self._matmul_config(interpret, device)
             sizes = [g.m, g.n, g.k, *g.k_extra, *g.out]
             grid = matmul_grid(g, config)

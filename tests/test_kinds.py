@@ -1,0 +1,80 @@
+"""Group kinds are a type: no kind string and no raw `attributes["kind"]` outside `mlirfuse/dialect/kinds.py`.
+
+Read from the source with `ast`, so a literal comparison (`kind == "matmul"`),
+a tuple of kind strings or a hand-read attribute anywhere in the package
+fails here, naming the file and line.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from mlirfuse.dialect import GROUP_KINDS, GroupKind
+
+PACKAGE = Path(__file__).resolve().parents[1] / "mlirfuse"
+KINDS_MODULE = PACKAGE / "dialect" / "kinds.py"
+KIND_STRINGS = {kind.value for kind in GroupKind}
+
+
+def _sources():
+    for path in sorted(PACKAGE.rglob("*.py")):
+        if path != KINDS_MODULE and "_bindings" not in path.parts:
+            yield path, ast.parse(path.read_text())
+
+
+def _exported_names(tree) -> set[int]:
+    """ids of the string constants listing a module's `__all__` (Python names, not kinds)."""
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets):
+            found.update(id(c) for c in ast.walk(node.value) if isinstance(c, ast.Constant))
+    return found
+
+
+def _is_kind_key(node) -> bool:
+    return isinstance(node, ast.Constant) and node.value == "kind"
+
+
+def _reads_attributes(node) -> bool:
+    return isinstance(node, ast.Attribute) and node.attr == "attributes"
+
+
+def test_no_kind_literal_outside_the_kind_type():
+    found = []
+    for path, tree in _sources():
+        names = _exported_names(tree)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Constant) and node.value in KIND_STRINGS and id(node) not in names:
+                found.append(f"{path.relative_to(PACKAGE.parent)}:{node.lineno}: {node.value!r}")
+    assert not found, "group kinds are GroupKind members, not strings:\n" + "\n".join(found)
+
+
+def test_no_raw_kind_attribute_outside_the_kind_type():
+    found = []
+    for path, tree in _sources():
+        for node in ast.walk(tree):
+            subscript = isinstance(node, ast.Subscript) and _reads_attributes(node.value) and _is_kind_key(node.slice)
+            membership = (
+                isinstance(node, ast.Compare) and _is_kind_key(node.left)
+                and any(_reads_attributes(c) for c in node.comparators)
+            )
+            if subscript or membership:
+                found.append(f"{path.relative_to(PACKAGE.parent)}:{node.lineno}: {ast.unparse(node)}")
+    assert not found, "read a group's kind with mlirfuse.dialect.group_kind:\n" + "\n".join(found)
+
+
+def test_the_checks_see_what_they_forbid():
+    """The two scans above flag the code they are meant to catch (a scan that never fires proves nothing)."""
+    tree = ast.parse('if group.attributes["kind"].value == "matmul" or "kind" in op.attributes: pass')
+    constants = [n.value for n in ast.walk(tree) if isinstance(n, ast.Constant)]
+    assert "matmul" in KIND_STRINGS & set(constants)
+    assert any(isinstance(n, ast.Subscript) and _reads_attributes(n.value) and _is_kind_key(n.slice) for n in ast.walk(tree))
+
+
+def test_kinds_print_as_the_ir_spells_them():
+    assert [str(k) for k in GROUP_KINDS] == [
+        "pointwise", "reduction", "persistent-reduction", "concat", "extern", "attention", "matmul", "scatter"
+    ]
+    assert f"{GroupKind.PERSISTENT_REDUCTION}" == "persistent-reduction"
+    assert {"matmul": 1}[GroupKind.MATMUL] == 1  # hashes as its string
