@@ -1,4 +1,5 @@
-"""Group kinds are a type: no kind string and no raw `attributes["kind"]` outside `mlirfuse/dialect/kinds.py`.
+"""Group kinds are a type: no kind string and no raw `attributes["kind"]` outside `mlirfuse/dialect/kinds.py`;
+each kernel kind is one class (`mlirfuse/lowering/kernel_kinds.py`) for lowering, launch and AOT alike.
 
 Read from the source with `ast`, so a literal comparison (`kind == "matmul"`),
 a tuple of kind strings or a hand-read attribute anywhere in the package
@@ -8,9 +9,15 @@ fails here, naming the file and line.
 from __future__ import annotations
 
 import ast
+import math
 from pathlib import Path
 
+import torch
+
+import mlirfuse
 from mlirfuse.dialect import GROUP_KINDS, GroupKind
+from mlirfuse.lowering.kernel_kinds import KERNEL_KINDS, Launch, kernel_kind
+from helpers import Lambda
 
 PACKAGE = Path(__file__).resolve().parents[1] / "mlirfuse"
 KINDS_MODULE = PACKAGE / "dialect" / "kinds.py"
@@ -78,3 +85,41 @@ def test_kinds_print_as_the_ir_spells_them():
     ]
     assert f"{GroupKind.PERSISTENT_REDUCTION}" == "persistent-reduction"
     assert {"matmul": 1}[GroupKind.MATMUL] == 1  # hashes as its string
+
+
+def test_every_kernel_kind_has_one_class():
+    assert kernel_kind(GroupKind.EXTERN) is None  # an ATen call, never a Triton kernel
+    assert set(KERNEL_KINDS) == set(GroupKind) - {GroupKind.EXTERN}
+    assert all(kind in KERNEL_KINDS[kind].kinds for kind in KERNEL_KINDS)
+
+
+def _no_device():
+    raise AssertionError("an interpreted launch asked for the device")
+
+
+def _launch(kernel, interpret: bool, arch):
+    """A launch at the kernel's static sizes; `arch` answers for the device."""
+    numel = math.prod(kernel.space)
+    rnumel = math.prod(kernel.space[d] for d in kernel.reduced)
+    return Launch(interpret, kernel.space, numel, numel // rnumel, rnumel, arch, _no_device, lambda: 8)
+
+
+def test_launches_use_the_ahead_of_time_constants_of_their_target():
+    """A compiled launch on sm_80 / sm_90 takes the constants `runtime/aot.py` compiles for them; interpreted ones never ask the device."""
+    a, b = torch.randn(32, 16), torch.randn(16, 8)
+    kernels = mlirfuse.compile(Lambda(lambda x, w: (torch.softmax(x, -1) @ w).relu()), (a, b)).kernels.values()
+    kinds = {kernel_kind(k.kind).__class__.__name__ for k in kernels}
+    assert kinds == {"ReductionKind", "MatmulKind"}, kinds
+    for k in kernels:
+        schedule = kernel_kind(k.kind)
+        interpreted = _launch(k, True, _no_device)
+        assert schedule.launch_args(k, interpreted, schedule.blocks(k, interpreted)) is not None
+        if schedule.__class__.__name__ != "MatmulKind":
+            continue
+        for device_arch, aot_arch in ((90, 90), (86, 80)):
+            launch = _launch(k, False, lambda arch=device_arch: arch)
+            constexprs, options = schedule.aot_constants(k, aot_arch, 1024)
+            blocks = schedule.blocks(k, launch)
+            assert blocks == constexprs
+            _, _, launch_options = schedule.launch_args(k, launch, blocks)
+            assert {"enable_fp_fusion": True} | launch_options == options

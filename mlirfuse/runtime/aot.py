@@ -23,10 +23,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from mlirfuse.dialect import POINTWISE_KINDS, GroupKind
 from mlirfuse.errors import MlirfuseError
-from mlirfuse.lowering.attention import attention_blocks
-from mlirfuse.lowering.matmul import matmul_config
+from mlirfuse.lowering.kernel_kinds import kernel_kind
 from mlirfuse.lowering.triton import TritonKernel
 from mlirfuse.runtime.aot_worker import BLOCK
 from mlirfuse.runtime.kernels import write_source
@@ -70,18 +68,7 @@ def signature(kernel: TritonKernel) -> dict[str, str]:
 
 def launch_constants(kernel: TritonKernel, arch: int) -> tuple[dict, dict]:
     """(constexpr values, compile options) a kernel is compiled with for sm_<arch>."""
-    options = {"enable_fp_fusion": True}
-    if kernel.kind == GroupKind.ATTENTION:
-        constexprs = attention_blocks(kernel, interpret=False, arch=arch)
-        options |= {key: constexprs.pop(key) for key in ("num_warps", "num_stages") if key in constexprs}
-        return constexprs, options
-    if kernel.kind == GroupKind.MATMUL:
-        config = matmul_config(kernel.template, f"sm_{arch}")
-        constexprs = config.constexprs() | ({"INTERPRETED": False} if kernel.template.dtype == "bfloat16" else {})
-        return constexprs, options | {"num_warps": config.num_warps, "num_stages": config.num_stages}
-    if kernel.kind in POINTWISE_KINDS:
-        return {"XBLOCK": BLOCK}, options
-    return {"XBLOCK": 1, "RBLOCK": BLOCK}, options
+    return kernel_kind(kernel.kind).aot_constants(kernel, arch, BLOCK)
 
 
 def resource_usage(cubin: bytes) -> dict[str, int]:
