@@ -12,10 +12,13 @@ import ast
 import math
 from pathlib import Path
 
+import pytest
 import torch
+import torch.nn.functional as F
 
 import mlirfuse
 from mlirfuse.dialect import GROUP_KINDS, GroupKind
+from mlirfuse.lowering.emitter import Role
 from mlirfuse.lowering.kernel_kinds import KERNEL_KINDS, Launch, kernel_kind
 from helpers import Lambda
 
@@ -98,18 +101,44 @@ def _no_device():
 
 
 def _launch(kernel, interpret: bool, arch):
-    """A launch at the kernel's static sizes; `arch` answers for the device."""
+    """A launch at the kernel's static sizes; `arch` answers for the device (eager's sdpa: not its math backend)."""
     numel = math.prod(kernel.space)
     rnumel = math.prod(kernel.space[d] for d in kernel.reduced)
-    return Launch(interpret, kernel.space, numel, numel // rnumel, rnumel, arch, _no_device, lambda: 8)
+    return Launch(interpret, kernel.space, numel, numel // rnumel, rnumel, arch, lambda: False, lambda: 8)
 
 
-def test_launches_use_the_ahead_of_time_constants_of_their_target():
-    """A compiled launch on sm_80 / sm_90 takes the constants `runtime/aot.py` compiles for them; interpreted ones never ask the device."""
-    a, b = torch.randn(32, 16), torch.randn(16, 8)
-    kernels = mlirfuse.compile(Lambda(lambda x, w: (torch.softmax(x, -1) @ w).relu()), (a, b)).kernels.values()
-    kinds = {kernel_kind(k.kind).__class__.__name__ for k in kernels}
-    assert kinds == {"ReductionKind", "MatmulKind"}, kinds
+@pytest.fixture(scope="module")
+def kernels():
+    """A kernel of each schedule: a persistent reduction, a GEMM with an epilogue, a pointwise kernel, attention."""
+    torch.manual_seed(0)
+    x, w, q = torch.randn(32, 16), torch.randn(16, 8), torch.randn(1, 2, 8, 4)
+
+    def model(x, w, q):
+        return (torch.softmax(x, -1) @ w).relu(), torch.exp(x) * 2, F.scaled_dot_product_attention(q, q.sin(), q.cos())
+
+    return list(mlirfuse.compile(Lambda(model), (x, w, q)).kernels.values())
+
+
+def test_kernel_parameters_carry_their_roles(kernels):
+    """Loads, outputs, scalars, sizes, strides: the order the launch passes them, each load naming its input."""
+    assert {type(kernel_kind(k.kind)).__name__ for k in kernels} == {
+        "ReductionKind", "MatmulKind", "PointwiseKind", "AttentionKind"
+    }
+    order = list(Role)
+    for k in kernels:
+        roles = [p.role for p in k.params]
+        assert roles == sorted(roles, key=order.index), k.name
+        loads = [p for p in k.params if p.role is Role.LOAD]
+        assert [p.index for p in loads] == [site.input for site in k.sites]
+        assert [p.name for p in loads] == [site.name for site in k.sites]
+        assert [p.index for p in k.params if p.role is Role.OUTPUT] == list(range(len(k.outputs)))
+        assert [p.index for p in k.params if p.role is Role.SCALAR] == list(range(len(k.scalars)))
+        header = k.source.split(f"def {k.name}(", 1)[1].split(")")[0]
+        assert [p.name for p in k.params] == [n.strip() for n in header.split(",") if "constexpr" not in n]
+
+
+def test_launches_use_the_ahead_of_time_constants_of_their_target(kernels):
+    """A compiled GEMM launch on sm_80 / sm_90 takes the constants `runtime/aot.py` compiles for them; interpreted launches never ask the device."""
     for k in kernels:
         schedule = kernel_kind(k.kind)
         interpreted = _launch(k, True, _no_device)

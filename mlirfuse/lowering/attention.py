@@ -56,6 +56,7 @@ from mlirfuse.lowering.emitter import (
     Value,
     cast,
     coords,
+    kernel_params,
     static_signature,
 )
 from mlirfuse.views import view_args
@@ -302,9 +303,8 @@ def lower_attention(kernel) -> AttentionKernel:
         tail += ["if VEC > 1:", '    o = tl.where(last_nan >= first, float("nan"), o)']
     store = f"tl.store(out0 + (pid_b * lq * dv + offs_m * dv + offs_dv), {cast(Value('o', 'float32'), outputs[0].dtype)}, mask=mmask & (offs_dv < dv))"
     sites = [s for s, _, _ in em.sites]
-    params = [s.name for s in sites] + ["out0"] + [f"c{i}" for i in range(len(em.scalars))]
-    params += [f"s{d}" for d in range(nb)] + ["lq", "lk", "dqk", "dv"]
-    params += [f"{s.name}_st{d}" for s in sites for d in range(nb + 2)]
+    sizes = [f"s{d}" for d in range(nb)] + ["lq", "lk", "dqk", "dv"]
+    params = kernel_params(sites, 1, len(em.scalars), sizes, [nb + 2] * len(sites))
     what = "sdpa" if att.root.operation.name == SDPA else "matmul -> softmax -> matmul"
     header = [
         f"flash attention ({what}): batch {list(batch)}, {lq} queries, {lk} keys, head dims {dqk} / {dv}, {dtype}.",

@@ -41,6 +41,7 @@ from mlirfuse.lowering.emitter import (
     Value,
     cast,
     coords,
+    kernel_params,
     load_sites,
     static_signature,
     stored_value,
@@ -256,9 +257,7 @@ class _MatmulEmitter(KernelEmitter):
                 raise LoweringError(f"kernel @{self.name}: result #{j} is not computed by the epilogue")
             self.store(f"out{j}", offset, value, t.dtype, "mask")
 
-        params = [s.name for s in kernel_sites] + [f"out{j}" for j in range(len(outputs))]
-        params += [f"c{k}" for k in range(len(self.scalars))] + self.sizes
-        params += [f"{s.name}_st{d}" for s, space in zip(kernel_sites, site_spaces) for d in range(len(space))]
+        params = kernel_params(kernel_sites, len(outputs), len(self.scalars), self.sizes, [len(space) for space in site_spaces])
         blocks = ["BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M"] + (["INTERPRETED"] if g.dtype == "bfloat16" else [])
         # The sum starts at -0.0, its identity: all-(-0.0) products give -0.0 as in eager (K = 0: eager's 0.0).
         zero = "-0.0" if g.k else "0.0"

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mlirfuse.errors import MlirfuseError
+from mlirfuse.lowering.emitter import Role
 from mlirfuse.lowering.kernel_kinds import kernel_kind
 from mlirfuse.lowering.triton import TritonKernel
 from mlirfuse.runtime.aot_worker import BLOCK
@@ -54,13 +55,13 @@ def signature(kernel: TritonKernel) -> dict[str, str]:
         numel *= 2**31 if d is None else d  # a `?` size may be any size
     index = "i64" if numel >= 2**31 else "i32"
     sig = {}
-    for name in kernel.params:
-        if name.startswith(("in", "out")) and "_st" not in name:
-            sig[name] = POINTER_TYPES[kernel.pointer_dtype(name)]
-        elif name.startswith("c") and name[1:].isdigit():
-            sig[name] = "fp32"
+    for param in kernel.params:
+        if param.role in (Role.LOAD, Role.OUTPUT):
+            sig[param.name] = POINTER_TYPES[kernel.pointer_dtype(param)]
+        elif param.role is Role.SCALAR:
+            sig[param.name] = "fp32"
         else:  # sizes, numels, strides
-            sig[name] = index
+            sig[param.name] = index
     for name in launch_constants(kernel, 90)[0]:
         sig[name] = "constexpr"
     return sig

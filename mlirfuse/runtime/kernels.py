@@ -24,6 +24,7 @@ from pathlib import Path
 import torch
 
 from mlirfuse.lowering.attention import AttentionKernel
+from mlirfuse.lowering.emitter import Role
 from mlirfuse.lowering.kernel_kinds import Launch, kernel_kind
 from mlirfuse.lowering.triton import TritonKernel
 from mlirfuse.runtime import checks
@@ -219,10 +220,11 @@ class Launcher:
         sizes, grid, options = args
         # Compiled launches ask for FP fusion explicitly (Triton 3.9 warns when left to the default).
         options = ({} if interpret else {"enable_fp_fusion": True}) | options
-        out_params = self.kernel.params[len(loaded):len(loaded) + len(outputs)]
+        out_params = [p.name for p in self.kernel.params if p.role is Role.OUTPUT]
         addresses = contextlib.nullcontext()
         if checked and interpret:
-            reads = [checks.Extent.of(p, t) for p, t in zip(self.kernel.params, loaded)]
+            loads = [p.name for p in self.kernel.params if p.role is Role.LOAD]
+            reads = [checks.Extent.of(p, t) for p, t in zip(loads, loaded)]
             writes = [checks.Extent.of(p, t) for p, t in zip(out_params, outputs)]
             addresses = checks.checked_addresses(self.kernel.name, reads, writes)
         try:
