@@ -1,7 +1,6 @@
-"""The `fusion` dialect: ops, builders and verifier."""
+"""The `fusion` dialect: ops, builders and verifier; group kinds and their accessors."""
 
 from mlirfuse.dialect.fusion import (  # noqa: F401
-    GROUP_KINDS,
     build_group,
     build_kernel,
     build_launch,
@@ -9,6 +8,17 @@ from mlirfuse.dialect.fusion import (  # noqa: F401
     find_kernel,
     load_fusion_dialect,
     verify_fusion_ops,
+)
+from mlirfuse.dialect.kinds import (  # noqa: F401
+    FUSIBLE_KINDS,
+    GROUP_KINDS,
+    POINTWISE_KINDS,
+    REDUCTION_KINDS,
+    TEMPLATE_KINDS,
+    GroupKind,
+    group_kind,
+    has_kind,
+    set_group_kind,
 )
 from mlirfuse.ir import torch_context
 

@@ -21,13 +21,12 @@ form either way.
 
 from __future__ import annotations
 
+from mlirfuse.dialect.kinds import GROUP_KINDS, REDUCTION_KINDS, GroupKind, kind_attr, kind_attribute
 from mlirfuse.ir import add_dialect_search_prefix, ir
 from mlirfuse.ops.attention import MATMULS, SDPA, SOFTMAXES
 from mlirfuse.ops.indexing import scatter_op
 from mlirfuse.ops.matmul import MATMUL_OPS, Gemm, gemm
 from mlirfuse.ops.reductions import REDUCTIONS, Reduction, reduction
-
-GROUP_KINDS = ("pointwise", "reduction", "persistent-reduction", "concat", "extern", "attention", "matmul", "scatter")
 
 
 class _Failed(Exception):
@@ -77,31 +76,31 @@ def _verify_body(op, region: ir.Region, operand_types, result_types, what: str) 
     return ops
 
 
-def _kind(op) -> str:
-    if "kind" not in op.attributes or not isinstance(op.attributes["kind"], ir.StringAttr):
+def _kind(op) -> GroupKind:
+    kind = kind_attribute(op)
+    if kind is None:
         _error(op, "requires a string attribute 'kind'")
-    kind = op.attributes["kind"].value
     if kind not in GROUP_KINDS:
         _error(op, f"has unknown kind \"{kind}\"; expected one of {', '.join(GROUP_KINDS)}")
-    return kind
+    return GroupKind(kind)
 
 
-def _verify_kind_matches_body(op, kind: str, ops: list) -> None:
+def _verify_kind_matches_body(op, kind: GroupKind, ops: list) -> None:
     """A reduction group computes a reduction mlirfuse fuses; a concat group ends in one cat; a matmul group holds GEMMs.
 
     `ops`: the body's. Passes and the Triton lowering read the kind and rely on the body to match.
     """
     reductions = [o for o in ops if o.operation.name in REDUCTIONS]
-    if kind in ("reduction", "persistent-reduction"):
+    if kind in REDUCTION_KINDS:
         if not reductions:
             _error(op, f"of kind \"{kind}\" holds no reduction")
         for r in reductions:
             why = reduction(r)
             if not isinstance(why, Reduction):
                 _error(op, f"of kind \"{kind}\" holds a '{r.operation.name}' that is not fused: {why}")
-    elif kind in ("pointwise", "concat", "attention") and reductions:
+    elif kind in (GroupKind.POINTWISE, GroupKind.CONCAT, GroupKind.ATTENTION) and reductions:
         _error(op, f"of kind \"{kind}\" holds a reduction '{reductions[0].operation.name}'")
-    if kind == "attention":
+    if kind == GroupKind.ATTENTION:
         names = [o.operation.name for o in ops]
         explicit = sum(n in SOFTMAXES for n in names) == 1 and sum(n in MATMULS for n in names) == 2
         if not (names.count(SDPA) == 1 and not any(n in SOFTMAXES or n in MATMULS for n in names)) and not (
@@ -109,7 +108,7 @@ def _verify_kind_matches_body(op, kind: str, ops: list) -> None:
         ):
             _error(op, "of kind \"attention\" holds neither one 'torch.aten.scaled_dot_product_attention' "
                    "nor matmul -> softmax -> matmul")
-    if kind == "matmul":
+    if kind == GroupKind.MATMUL:
         if reductions:
             _error(op, f"of kind \"matmul\" holds a reduction '{reductions[0].operation.name}'")
         matmuls = [o for o in ops if o.operation.name in MATMUL_OPS]
@@ -119,9 +118,9 @@ def _verify_kind_matches_body(op, kind: str, ops: list) -> None:
             why = gemm(mm)
             if not isinstance(why, Gemm):
                 _error(op, f"of kind \"matmul\" holds a '{mm.operation.name}' the GEMM template does not take: {why}")
-    if kind == "scatter" and scatter_op(op.regions[0].blocks[0]) is None:
+    if kind == GroupKind.SCATTER and scatter_op(op.regions[0].blocks[0]) is None:
         _error(op, "of kind \"scatter\" must hold exactly one scatter op")
-    if kind == "concat":
+    if kind == GroupKind.CONCAT:
         cats = sum(o.operation.name == "torch.aten.cat" for o in ops)
         if cats != 1:
             _error(op, f"of kind \"concat\" holds {cats} 'torch.aten.cat' ops, expected exactly one")
@@ -268,9 +267,9 @@ def _build(name: str, operands, result_types, attributes: dict, regions: int, lo
     )
 
 
-def build_group(inputs, result_types, kind: str = "pointwise", loc=None, ip=None):
+def build_group(inputs, result_types, kind: GroupKind = GroupKind.POINTWISE, loc=None, ip=None):
     """An empty-bodied `fusion.group`; the caller fills its single block."""
-    group = _build("fusion.group", inputs, result_types, {"kind": ir.StringAttr.get(kind)}, 1, loc, ip)
+    group = _build("fusion.group", inputs, result_types, {"kind": kind_attr(kind)}, 1, loc, ip)
     group.regions[0].blocks.append(*[v.type for v in inputs])
     return group
 
@@ -279,11 +278,9 @@ def build_yield(values, loc=None, ip=None):
     return _build("fusion.yield", values, [], {}, 0, loc, ip)
 
 
-def build_kernel(name: str, kind: str, loc=None, ip=None):
+def build_kernel(name: str, kind: GroupKind, loc=None, ip=None):
     """A `fusion.kernel` with an empty region; the caller moves a body in."""
-    return _build(
-        "fusion.kernel", [], [], {"sym_name": ir.StringAttr.get(name), "kind": ir.StringAttr.get(kind)}, 1, loc, ip
-    )
+    return _build("fusion.kernel", [], [], {"sym_name": ir.StringAttr.get(name), "kind": kind_attr(kind)}, 1, loc, ip)
 
 
 def build_launch(kernel: str, inputs, result_types, loc=None, ip=None):

@@ -116,7 +116,17 @@ def _copy(self: torch.Tensor, src: torch.Tensor, non_blocking: bool = False) -> 
 
 
 # Decompositions of ours, for ops neither table decomposes.
-_OWN = {torch.ops.aten.copy.default: _copy}
+def _threshold_backward(grad_output: torch.Tensor, self: torch.Tensor, threshold) -> torch.Tensor:
+    """threshold_backward typed as eager types it, in the promoted dtype of both tensors.
+
+    torch._decomp's where(self <= threshold, 0, grad_output) keeps grad_output's dtype: an integer
+    gradient of a float input gave int64 where eager gives float32.
+    """
+    dtype = torch.result_type(grad_output, self)
+    return torch.where(self <= threshold, 0, grad_output).to(dtype)
+
+
+_OWN = {torch.ops.aten.copy.default: _copy, torch.ops.aten.threshold_backward.default: _threshold_backward}
 
 
 @functools.cache

@@ -45,6 +45,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from mlirfuse.dialect import GroupKind
 from mlirfuse.ir import block_ops, ir, tensor_type
 from mlirfuse.lowering.emitter import (
     KernelEmitter,
@@ -54,6 +55,7 @@ from mlirfuse.lowering.emitter import (
     Value,
     cast,
     coords,
+    kernel_params,
     static_signature,
 )
 from mlirfuse.ops.attention import SDPA, Attention, Operand, match
@@ -301,9 +303,8 @@ def lower_attention(kernel) -> AttentionKernel:
         tail += ["if VEC > 1:", '    o = tl.where(last_nan >= first, float("nan"), o)']
     store = f"tl.store(out0 + (pid_b * lq * dv + offs_m * dv + offs_dv), {cast(Value('o', 'float32'), outputs[0].dtype)}, mask=mmask & (offs_dv < dv))"
     sites = [s for s, _, _ in em.sites]
-    params = [s.name for s in sites] + ["out0"] + [f"c{i}" for i in range(len(em.scalars))]
-    params += [f"s{d}" for d in range(nb)] + ["lq", "lk", "dqk", "dv"]
-    params += [f"{s.name}_st{d}" for s in sites for d in range(nb + 2)]
+    sizes = [f"s{d}" for d in range(nb)] + ["lq", "lk", "dqk", "dv"]
+    params = kernel_params(sites, 1, len(em.scalars), sizes, [nb + 2] * len(sites))
     what = "sdpa" if att.root.operation.name == SDPA else "matmul -> softmax -> matmul"
     header = [
         f"flash attention ({what}): batch {list(batch)}, {lq} queries, {lk} keys, head dims {dqk} / {dv}, {dtype}.",
@@ -314,7 +315,7 @@ def lower_attention(kernel) -> AttentionKernel:
     source = em.render(header, params, blocks, head + loop + tail + [store])
     return AttentionKernel(
         name, source, tuple(inputs), tuple(outputs), tuple(em.scalars), tuple(params),
-        kind="attention", sites=tuple(sites), space=tuple(out.shape),
+        kind=GroupKind.ATTENTION, sites=tuple(sites), space=tuple(out.shape),
         batch=tuple(batch), lq=lq, lk=lk, dqk=dqk, dv=dv, causal=att.causal, dtype=dtype,
         spaces=tuple(sp for _, _, sp in em.sites),
         sdpa_sites=tuple(next(i for i, x in enumerate(em.sites) if x[0] is e[0]) for e in (q, k, v, *masks.values())) if sdpa else (),

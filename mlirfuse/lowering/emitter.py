@@ -37,8 +37,10 @@ import math
 import re
 import struct
 from dataclasses import dataclass
-from typing import Callable
+from enum import Enum
+from typing import Callable, Sequence
 
+from mlirfuse.dialect import GroupKind
 from mlirfuse.errors import MlirfuseError
 from mlirfuse.ir import TensorType, block_ops, constant_value, ir, is_constant_like, op_id, tensor_type, torch_name
 from mlirfuse.lowering.math_helpers import MATH_HELPERS
@@ -83,6 +85,37 @@ class Site:
         return f"load %arg{self.input}{views}"
 
 
+class Role(Enum):
+    """What a kernel parameter is: how the launch fills it and how an ahead-of-time compile types it."""
+
+    LOAD = "load"  # pointer to a load site: a kernel input, or a view of one
+    OUTPUT = "output"  # pointer to an output
+    SCALAR = "scalar"  # an f32 constant with no literal
+    SIZE = "size"  # a size or numel of the iteration space (or of a template's operands)
+    STRIDE = "stride"  # one stride of a load site
+
+
+@dataclass(frozen=True)
+class Param:
+    """One parameter of a generated kernel: its name in the source, its role, and what it stands for."""
+
+    name: str
+    role: Role
+    index: int = 0  # LOAD: the kernel input it reads; OUTPUT: the output; SCALAR: the scalar; STRIDE: the site
+
+
+def kernel_params(sites: Sequence[Site], outputs: int, scalars: int, sizes: Sequence[str], stride_dims: Sequence[int]) -> tuple[Param, ...]:
+    """Parameters in the runtime's launch order: loads, outputs, scalars, sizes, strides (`stride_dims[i]` of site i)."""
+    params = [Param(site.name, Role.LOAD, site.input) for site in sites]
+    params += [Param(f"out{j}", Role.OUTPUT, j) for j in range(outputs)]
+    params += [Param(f"c{k}", Role.SCALAR, k) for k in range(scalars)]
+    params += [Param(size, Role.SIZE) for size in sizes]
+    params += [
+        Param(f"{site.name}_st{d}", Role.STRIDE, i) for i, (site, dims) in enumerate(zip(sites, stride_dims)) for d in range(dims)
+    ]
+    return tuple(params)
+
+
 @dataclass(frozen=True)
 class TritonKernel:
     """A kernel's source and what the runtime needs to launch it."""
@@ -92,8 +125,8 @@ class TritonKernel:
     inputs: tuple[TensorType, ...]
     outputs: tuple[TensorType, ...]
     scalars: tuple[float, ...]  # values of the c0, c1 ... parameters (constants with no literal)
-    params: tuple[str, ...] = ()
-    kind: str = "pointwise"
+    params: tuple[Param, ...] = ()
+    kind: GroupKind = GroupKind.POINTWISE
     # What the kernel loads, in parameter order: inputs and views of them (see Site).
     sites: tuple[Site, ...] = ()
     # The shape every site broadcasts into: the stored values' shape
@@ -116,11 +149,9 @@ class TritonKernel:
         """The iteration space."""
         return self.space
 
-    def pointer_dtype(self, param: str) -> str:
-        """The element dtype behind a pointer parameter (`in3`, `in3_v0`, `out1`)."""
-        if param.startswith("out"):
-            return self.outputs[int(param[3:])].dtype
-        return self.inputs[int(param[2:].split("_")[0])].dtype
+    def pointer_dtype(self, param: Param) -> str:
+        """The element dtype behind a pointer parameter: its output's, or the input its load reads."""
+        return (self.outputs if param.role is Role.OUTPUT else self.inputs)[param.index].dtype
 
 
 @dataclass
@@ -467,15 +498,11 @@ class KernelEmitter:
 
     # --- the kernel module -----------------------------------------------------------------
 
-    def params(self, sites: list[Site], outputs: int, sizes: list[str], rank: int) -> list[str]:
-        """Parameters in the runtime's launch order: loads, outputs, scalars, sizes, strides."""
-        params = [site.name for site in sites] + [f"out{j}" for j in range(outputs)]
-        params += [f"c{k}" for k in range(len(self.scalars))]
-        params += sizes
-        params += [f"{site.name}_st{d}" for site in sites for d in range(site.table_rank or rank)]
-        return params
+    def params(self, sites: list[Site], outputs: int, sizes: list[str], rank: int) -> tuple[Param, ...]:
+        """Parameters in the runtime's launch order: loads, outputs, scalars, sizes, strides (`rank` per site, a table's own)."""
+        return kernel_params(sites, outputs, len(self.scalars), sizes, [site.table_rank or rank for site in sites])
 
-    def render(self, header: list[str], params: list[str], blocks: list[str], lines: list[str]) -> str:
+    def render(self, header: list[str], params: Sequence[Param], blocks: list[str], lines: list[str]) -> str:
         """The kernel's source file: header comments, prelude, `@triton.jit def ...`, `lines` indented."""
         return "\n".join(
             [
@@ -483,7 +510,7 @@ class KernelEmitter:
                 *(f"# {line}" for line in header),
                 *module_prelude(lines),
                 "@triton.jit",
-                f"def {self.name}({', '.join(params + [f'{b}: tl.constexpr' for b in blocks])}):",
+                f"def {self.name}({', '.join([p.name for p in params] + [f'{b}: tl.constexpr' for b in blocks])}):",
                 *("    " + line for line in lines),
                 "",
             ]

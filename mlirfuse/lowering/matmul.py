@@ -30,6 +30,7 @@ import dataclasses
 import math
 from dataclasses import dataclass
 
+from mlirfuse.dialect import GroupKind
 from mlirfuse.ir import block_ops, tensor_type
 from mlirfuse.lowering.emitter import (
     KernelEmitter,
@@ -39,6 +40,7 @@ from mlirfuse.lowering.emitter import (
     Value,
     cast,
     coords,
+    kernel_params,
     load_sites,
     static_signature,
     stored_value,
@@ -255,9 +257,7 @@ class _MatmulEmitter(KernelEmitter):
                 raise LoweringError(f"kernel @{self.name}: result #{j} is not computed by the epilogue")
             self.store(f"out{j}", offset, value, t.dtype, "mask")
 
-        params = [s.name for s in kernel_sites] + [f"out{j}" for j in range(len(outputs))]
-        params += [f"c{k}" for k in range(len(self.scalars))] + self.sizes
-        params += [f"{s.name}_st{d}" for s, space in zip(kernel_sites, site_spaces) for d in range(len(space))]
+        params = kernel_params(kernel_sites, len(outputs), len(self.scalars), self.sizes, [len(space) for space in site_spaces])
         blocks = ["BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M"] + (["INTERPRETED"] if g.dtype == "bfloat16" else [])
         # The sum starts at -0.0, its identity: all-(-0.0) products give -0.0 as in eager (K = 0: eager's 0.0).
         zero = "-0.0" if g.k else "0.0"
@@ -279,7 +279,7 @@ class _MatmulEmitter(KernelEmitter):
         source = self.render(header, params, blocks, lines)
         return TritonKernel(
             self.name, source, tuple(inputs), tuple(outputs), tuple(self.scalars), tuple(params),
-            kind="matmul", sites=tuple(kernel_sites), space=g.out, site_spaces=tuple(site_spaces),
+            kind=GroupKind.MATMUL, sites=tuple(kernel_sites), space=g.out, site_spaces=tuple(site_spaces),
             template=dataclasses.replace(g, siblings=len(mms), k_extra=tuple(self.kvalues[1:])),
         )
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from mlirfuse.dialect import GroupKind
 from mlirfuse.ir import TensorType, block_ops, constant_value, ir, is_constant_like, tensor_type
 from mlirfuse.lowering.dynamic import dynamic_sizes, format_shape
 from mlirfuse.lowering.emitter import (
@@ -190,18 +191,18 @@ class _PointwiseEmitter(IndexingEmitter):
         return self.tmp(expr, dtype, CAT)
 
 
-def lower_pointwise(kernel, kind: str) -> TritonKernel:
+def lower_pointwise(kernel, kind: GroupKind) -> TritonKernel:
     """Emit the Triton source of a `pointwise` or `concat` fusion.kernel."""
     name = kernel.attributes["sym_name"].value
     block = kernel.regions[0].blocks[0]
     ops, terminator = block_ops(block)
-    inputs, outputs = static_signature(name, block, terminator, dynamic=kind == "pointwise")
-    sites = load_sites(name, block, cat_of_inputs=kind != "concat", computed_pads=True)
+    inputs, outputs = static_signature(name, block, terminator, dynamic=kind == GroupKind.POINTWISE)
+    sites = load_sites(name, block, cat_of_inputs=kind != GroupKind.CONCAT, computed_pads=True)
     # Each result is stored in row-major order; an exit reshape stores the
     # value it reshapes, so the iteration space is that value's shape.
     stored = [stored_value(v, sites) for v in terminator.operands]
-    cat = _concat(name, ops) if kind == "concat" else None
-    scatter, init = (scatter_op(block), ()) if kind == "scatter" else (None, ())
+    cat = _concat(name, ops) if kind == GroupKind.CONCAT else None
+    scatter, init = (scatter_op(block), ()) if kind == GroupKind.SCATTER else (None, ())
     if cat is not None:
         shape = cat.space
     elif scatter is not None:

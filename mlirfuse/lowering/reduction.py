@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 
+from mlirfuse.dialect import GroupKind
 from mlirfuse.ir import block_ops, ir, is_constant_like, tensor_type
 from mlirfuse.lowering.dynamic import dynamic_sizes, format_shape
 from mlirfuse.lowering.emitter import (
@@ -290,7 +291,7 @@ def lower_reduction(kernel, persistent: bool) -> TritonKernel:
 
     sites = list(em.sites.values()) + list(em.indexing.values())
     params = em.params(sites, len(outputs), ["xnumel", "rnumel"] + [f"s{d}" for d in range(rank)], rank)
-    kind = "persistent-reduction" if persistent else "reduction"
+    kind = GroupKind.PERSISTENT_REDUCTION if persistent else GroupKind.REDUCTION
     header = f"{kind} over dims {list(red.dims)} of {format_shape(red.shape)}: rows are the kept dims, columns the reduced dims."
     source = em.render([header], params, ["XBLOCK", "RBLOCK"], head + em.body)
     return TritonKernel(

@@ -1,9 +1,10 @@
 """fusion.kernel -> Triton source: the lowering's entry point.
 
 Each kernel kind has a schedule (where values live, which loop computes
-them); every schedule writes its lines through the one `KernelEmitter` in
-`mlirfuse.lowering.emitter` (per-op emitters, loads, stores, index lines,
-source assembly):
+them), picked by `mlirfuse.lowering.kernel_kinds`, which also knows how each
+kind launches and compiles ahead of time; every schedule writes its lines
+through the one `KernelEmitter` in `mlirfuse.lowering.emitter` (per-op
+emitters, loads, stores, index lines, source assembly):
 
     pointwise, concat, scatter      lowering/pointwise.py   one flat [XBLOCK] block
     reduction, persistent-reduction lowering/reduction.py   [XBLOCK, RBLOCK] tiles, looped or not
@@ -16,31 +17,20 @@ This module only writes text; it never imports triton (see
 
 from __future__ import annotations
 
+from mlirfuse.dialect import group_kind
 from mlirfuse.ir import ir
-from mlirfuse.lowering.attention import lower_attention
 from mlirfuse.lowering.emitter import LoweringError, Site, TritonKernel, load_sites
-from mlirfuse.lowering.matmul import lower_matmul
-from mlirfuse.lowering.pointwise import lower_pointwise
-from mlirfuse.lowering.reduction import lower_reduction
-
-# Kernels over one flat iteration space (no reduction loop).
-POINTWISE_KINDS = ("pointwise", "concat", "scatter")
-REDUCTION_KINDS = ("reduction", "persistent-reduction")
+from mlirfuse.lowering.kernel_kinds import kernel_kind
 
 
 def lower_kernel(kernel) -> TritonKernel:
     """Emit the Triton source of one `fusion.kernel`."""
-    kind = ir.StringAttr(kernel.attributes["kind"]).value
-    if kind in POINTWISE_KINDS:
-        return lower_pointwise(kernel, kind)
-    if kind in REDUCTION_KINDS:
-        return lower_reduction(kernel, persistent=kind == "persistent-reduction")
-    if kind == "attention":
-        return lower_attention(kernel)
-    if kind == "matmul":
-        return lower_matmul(kernel)
-    name = ir.StringAttr(kernel.attributes["sym_name"]).value
-    raise LoweringError(f"kernel @{name}: no Triton lowering for kind '{kind}'")
+    kind = group_kind(kernel)
+    schedule = kernel_kind(kind)
+    if schedule is None:
+        name = ir.StringAttr(kernel.attributes["sym_name"]).value
+        raise LoweringError(f"kernel @{name}: no Triton lowering for kind '{kind}'")
+    return schedule.lower(kernel, kind)
 
 
-__all__ = ["lower_kernel", "POINTWISE_KINDS", "REDUCTION_KINDS", "load_sites", "Site", "TritonKernel", "LoweringError"]
+__all__ = ["lower_kernel", "load_sites", "Site", "TritonKernel", "LoweringError"]

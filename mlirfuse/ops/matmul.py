@@ -28,7 +28,7 @@ from mlirfuse.ir import NO_CONSTANT, constant_value, ir, tensor_type
 from mlirfuse.ops.family import Family
 
 MATMUL_OPS = frozenset(
-    "torch.aten." + name for name in ("mm", "bmm", "matmul", "linear", "addmm", "baddbmm")
+    ("torch.aten.mm", "torch.aten.bmm", "torch.aten.matmul", "torch.aten.linear", "torch.aten.addmm", "torch.aten.baddbmm")
 )
 GEMM_DTYPES = ("float32", "float16", "bfloat16")
 # Offsets are 32-bit in the template; CUDA's grid y (the batch) is 65535 at most.

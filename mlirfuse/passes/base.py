@@ -12,6 +12,7 @@ import difflib
 import functools
 from typing import Callable, ClassVar
 
+from mlirfuse.dialect import TEMPLATE_KINDS, group_kind, has_kind
 from mlirfuse.errors import PipelineError
 from mlirfuse.ir import block_ops, ir, rewrite
 from mlirfuse.passes.options import build, declared, parse_option
@@ -71,16 +72,12 @@ def pattern(fn: Callable[..., bool]):
     return adapted
 
 
-# Group kinds whose bodies are templates the lowering reads as they are (attention's softmax stays whole).
-TEMPLATE_KINDS = ("attention", "matmul")
-
-
 def in_template(op) -> bool:
     """Is `op` in the body of a template group or kernel (left alone by rewrite patterns)?"""
     parent = op.operation.parent
     return (
         parent is not None and parent.name in ("fusion.group", "fusion.kernel")
-        and "kind" in parent.attributes and ir.StringAttr(parent.attributes["kind"]).value in TEMPLATE_KINDS
+        and has_kind(parent) and group_kind(parent) in TEMPLATE_KINDS
     )
 
 

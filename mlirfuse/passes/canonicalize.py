@@ -23,7 +23,7 @@ import dataclasses
 
 from mlirfuse.analysis import AnalysisManager
 from mlirfuse.analysis.shapes import SIZE_QUERIES, ShapeAnalysis
-from mlirfuse.dialect import build_group, build_yield
+from mlirfuse.dialect import REDUCTION_KINDS, GroupKind, build_group, build_yield, group_kind, set_group_kind
 from mlirfuse.ir import (
     DTYPE_CODES,
     TorchBuilder,
@@ -115,12 +115,12 @@ def _merge_duplicate_results(group, rewriter: FusionRewriter) -> bool:
 
 def _refresh_kind(group) -> bool:
     """A reduction (concat) group whose reductions (cat) DCE erased, e.g. dead code fused beside live code, is pointwise now."""
-    kind = group.attributes["kind"].value
+    kind = group_kind(group)
     names = {op.operation.name for op in body_ops(group)[0]}
-    if kind in ("reduction", "persistent-reduction") and not names & set(REDUCTIONS) or (
-        kind == "concat" and "torch.aten.cat" not in names
+    if kind in REDUCTION_KINDS and not names & set(REDUCTIONS) or (
+        kind == GroupKind.CONCAT and "torch.aten.cat" not in names
     ):
-        group.attributes["kind"] = ir.StringAttr.get("pointwise")
+        set_group_kind(group, GroupKind.POINTWISE)
         return True
     return False
 
@@ -147,7 +147,7 @@ def canonicalize_group(group, rewriter: FusionRewriter, shapes: ShapeAnalysis) -
     new = build_group(
         [inputs[i] for i in keep_args],
         [group.results[i].type for i in keep_results],
-        kind=group.attributes["kind"].value,
+        kind=group_kind(group),
         loc=group.location,
     )
     new_block = new.regions[0].blocks[0]

@@ -12,6 +12,7 @@ import dataclasses
 
 from mlirfuse.analysis import AnalysisManager
 from mlirfuse.analysis.dependence import DependenceAnalysis
+from mlirfuse.dialect import GroupKind, group_kind
 from mlirfuse.ir import defining_op, ir, op_id, torch_name
 from mlirfuse.ops.elementwise import why_not_fusible
 from mlirfuse.ops.indexing import INDEXING_OPS
@@ -24,7 +25,6 @@ from mlirfuse.passes.fuse_matmul import why_not_template
 from mlirfuse.passes.legality import FUSION_ANALYSES, why_not_concat, why_not_merge
 from mlirfuse.passes.legality_cat import CAT
 from mlirfuse.passes.options import Limits, option_group
-from mlirfuse.passes.rewriter import group_kind
 
 
 def neighbours(group) -> list:
@@ -45,7 +45,7 @@ def why_outside(op, group, role: str, dep: DependenceAnalysis, limits: Limits) -
         return "inside a nested region (only function bodies are fused)"
     if op.name == "fusion.group":
         producer, consumer = (op.opview, group) if role == "producer" else (group, op.opview)
-        if group_kind(producer) == "matmul" or group_kind(consumer) == "matmul":
+        if GroupKind.MATMUL in (group_kind(producer), group_kind(consumer)):
             return why_not_template(producer, consumer, dep, limits) or "not merged"
         return why_not_merge(producer, consumer, dep, limits) or "not merged"
     if op.name in MATMUL_OPS and isinstance(gemm(op.opview), str):
@@ -55,7 +55,7 @@ def why_outside(op, group, role: str, dep: DependenceAnalysis, limits: Limits) -
     if op.name in VIEW_OPS:
         if view_args(op) is None:
             return "view with non-constant arguments"
-        if role == "producer" and group_kind(group) == "scatter":
+        if role == "producer" and group_kind(group) == GroupKind.SCATTER:
             return "a scatter reads the views of its operands as strided tensors (no copy)"
         return "view of a computed value (only reshapes of results are stored)"
     if op.name in REDUCTIONS:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import dataclasses
 
 from mlirfuse.analysis import AnalysisManager
+from mlirfuse.dialect import GroupKind
 from mlirfuse.ir import defining_op, ir
 from mlirfuse.ops.elementwise import fusible
 from mlirfuse.ops.reductions import REDUCTIONS
@@ -50,7 +51,7 @@ def group_extern(op, rewriter: FusionRewriter) -> bool:
     if not any(chains):
         return False
     views = [v for chain in chains for v in chain]
-    rewriter.wrap(unique_ops([*views, op]), "extern")  # a view feeding two operands is one member
+    rewriter.wrap(unique_ops([*views, op]), GroupKind.EXTERN)  # a view feeding two operands is one member
     return True
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 import dataclasses
 
 from mlirfuse.analysis import AnalysisManager
+from mlirfuse.dialect import GroupKind
 from mlirfuse.ir import ir, parent_name
 from mlirfuse.ops.attention import MATMULS, SDPA, Attention, match
 from mlirfuse.passes.base import ModulePass, function_ops
@@ -42,7 +43,7 @@ class FuseAttention(ModulePass):
                     continue
                 found = match(op)
                 if isinstance(found, Attention):
-                    rewriter.wrap(found.ops(), "attention")
+                    rewriter.wrap(found.ops(), GroupKind.ATTENTION)
                 elif isinstance(found, str):
                     op.attributes[EXPLAIN] = ir.ArrayAttr.get([ir.StringAttr.get(f"attention not fused: {found}")])
         rewriter.erase_dead_constants(module)

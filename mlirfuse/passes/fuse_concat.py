@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from mlirfuse.dialect import GroupKind, set_group_kind
 from mlirfuse.ir import ir
 from mlirfuse.log import FusionDecisions
 from mlirfuse.passes.base import ModulePass, function_ops
@@ -46,7 +47,7 @@ class FuseConcat(ModulePass):
                 merged = groups[0]
                 for group in groups[1:]:
                     merged = rewriter.merge(merged, group, dep)
-                cat = rewriter.wrap([cat_list(op).opview, op], "pointwise")
+                cat = rewriter.wrap([cat_list(op).opview, op], GroupKind.POINTWISE)
                 merged = rewriter.merge(merged, cat, dep)
-                merged.attributes["kind"] = ir.StringAttr.get("concat")
+                set_group_kind(merged, GroupKind.CONCAT)
         rewriter.erase_dead_constants(module)

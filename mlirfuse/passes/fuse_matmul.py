@@ -30,6 +30,7 @@ import dataclasses
 
 from mlirfuse.analysis import AnalysisManager
 from mlirfuse.analysis.dependence import DependenceAnalysis
+from mlirfuse.dialect import GroupKind, group_kind
 from mlirfuse.ir import defining_op, ir, op_id, tensor_type
 from mlirfuse.ops.indexing import INDEXING_OPS
 from mlirfuse.ops.matmul import MATMUL_OPS, Gemm, gemm
@@ -38,7 +39,7 @@ from mlirfuse.passes.base import ModulePass, body_ops, function_ops, unique_ops
 from mlirfuse.passes.extern_operands import _view_chain_ops
 from mlirfuse.passes.legality import FUSION_ANALYSES, computing_ops, fusion_rewriter, why_not_merge
 from mlirfuse.passes.options import Limits, option, option_group
-from mlirfuse.passes.rewriter import FusionRewriter, group_kind
+from mlirfuse.passes.rewriter import FusionRewriter
 
 
 def group_gemm(group) -> Gemm | None:
@@ -60,7 +61,7 @@ def _tile_only(group) -> str | None:
 def why_not_epilogue(mm, consumer, dep: DependenceAnalysis, limits: Limits = Limits()) -> str | None:
     """None if group `consumer` may become part of matmul group `mm`'s epilogue; otherwise why not."""
     kind = group_kind(consumer)
-    if kind != "pointwise":
+    if kind != GroupKind.POINTWISE:
         return f"consumer is a {kind} group (a GEMM epilogue is pointwise over the GEMM's result)"
     why = _tile_only(consumer)
     if why:
@@ -74,7 +75,7 @@ def why_not_epilogue(mm, consumer, dep: DependenceAnalysis, limits: Limits = Lim
 def why_not_prologue(producer, mm, dep: DependenceAnalysis, limits: Limits = Limits(), max_ops: int = 4) -> str | None:
     """None if group `producer` may be recomputed on `mm`'s operand tiles; otherwise why not."""
     kind = group_kind(producer)
-    if kind != "pointwise":
+    if kind != GroupKind.POINTWISE:
         return f"producer is a {kind} group (a prologue is recomputed per tile: pointwise only)"
     why = _tile_only(producer)
     if why:
@@ -91,9 +92,9 @@ def why_not_prologue(producer, mm, dep: DependenceAnalysis, limits: Limits = Lim
 
 def why_not_template(producer, consumer, dep: DependenceAnalysis, limits: Limits = Limits()) -> str | None:
     """Why two neighbouring groups, at least one a matmul group, are separate (for fusion-explain-unfused)."""
-    if group_kind(producer) == "matmul" and group_kind(consumer) == "matmul":
+    if group_kind(producer) == GroupKind.MATMUL and group_kind(consumer) == GroupKind.MATMUL:
         return "both are GEMMs and one reads the other's result (only independent GEMMs share a kernel)"
-    if group_kind(producer) == "matmul":
+    if group_kind(producer) == GroupKind.MATMUL:
         return why_not_epilogue(producer, consumer, dep, limits)
     return why_not_prologue(producer, consumer, dep, limits)
 
@@ -153,7 +154,7 @@ class FuseMatmul(ModulePass):
                 if producer is None or producer.name != "fusion.group" or producer.block != group.operation.block:
                     continue
                 if why_not_prologue(producer.opview, group, dep, limits, self.max_prologue_ops) is None:
-                    group = rewriter.merge(producer.opview, group, dep, kind="matmul")
+                    group = rewriter.merge(producer.opview, group, dep, kind=GroupKind.MATMUL)
                     merged = True
                     break
         return group
@@ -168,7 +169,7 @@ class FuseMatmul(ModulePass):
                     if consumer.name != "fusion.group" or consumer.block != group.operation.block:
                         continue
                     if why_not_epilogue(group, consumer.opview, dep, limits) is None:
-                        group = rewriter.merge(group, consumer.opview, dep, kind="matmul")
+                        group = rewriter.merge(group, consumer.opview, dep, kind=GroupKind.MATMUL)
                         merged = True
                         break
                 if merged:
@@ -203,7 +204,7 @@ def _merge_siblings(groups: list, rewriter: FusionRewriter, dep, limits: Limits,
             if count >= most or dep.reaches(first, second) or why_not_merge(first, second, dep, limits) is not None:
                 result.append(other)
                 continue
-            merged = rewriter.merge(first, second, dep, kind="matmul")
+            merged = rewriter.merge(first, second, dep, kind=GroupKind.MATMUL)
             count += 1
         result.append(merged)
     return result
@@ -258,7 +259,7 @@ def _merge_for_epilogue(groups: list, rewriter: FusionRewriter, dep, limits: Lim
                 continue
             first, second = (group, other) if dep.position(group) < dep.position(other) else (other, group)
             del by_id[op_id(group)], by_id[op_id(other)]  # before the merge erases them
-            new = rewriter.merge(first, second, dep, kind="matmul")
+            new = rewriter.merge(first, second, dep, kind=GroupKind.MATMUL)
             by_id[op_id(new)] = new
             groups = [g for g in groups if g is not group and g is not other] + [new]
             merged = True
@@ -270,7 +271,7 @@ def _wrap(op, rewriter: FusionRewriter):
     """`op` and the view chains feeding its tensor operands as one matmul group."""
     block = op.operation.block
     views = [v for operand in op.operands for v in _view_chain_ops(operand, block)]
-    return rewriter.wrap(unique_ops([*views, op]), "matmul")
+    return rewriter.wrap(unique_ops([*views, op]), GroupKind.MATMUL)
 
 
 __all__ = ["FuseMatmul", "group_gemm", "why_not_epilogue", "why_not_prologue", "why_not_template"]

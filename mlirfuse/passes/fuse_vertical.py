@@ -23,6 +23,7 @@ import dataclasses
 
 from mlirfuse.analysis import AnalysisManager
 from mlirfuse.analysis.dependence import DependenceAnalysis
+from mlirfuse.dialect import FUSIBLE_KINDS, GroupKind, group_kind
 from mlirfuse.ir import defining_op, ir, parent_name, result_index, rewrite
 from mlirfuse.log import FusionDecisions
 from mlirfuse.ops import reductions
@@ -30,7 +31,6 @@ from mlirfuse.ops.indexing import INDEX_LISTS, SCATTERS
 from mlirfuse.ops.registry import FUSED, PURE_OPS, fusing_family
 from mlirfuse.passes.base import ModulePass, function_ops, pattern
 from mlirfuse.passes.legality import (
-    FUSIBLE_KINDS,
     FUSION_ANALYSES,
     absorbable_view,
     fusion_rewriter,
@@ -39,7 +39,7 @@ from mlirfuse.passes.legality import (
 )
 from mlirfuse.passes.legality_cat import CAT, cat_list, why_not_cat_of_inputs, why_not_remapped
 from mlirfuse.passes.options import Limits, option, option_group
-from mlirfuse.passes.rewriter import defined_by, group_kind, used_outside
+from mlirfuse.passes.rewriter import defined_by, used_outside
 
 
 class VerticalFuser:
@@ -108,12 +108,13 @@ class VerticalFuser:
         if op.operation.name == CAT:  # a cat of group inputs: read piecewise by index arithmetic
             if why_not_cat_of_inputs(op) is not None:
                 return False
-            self.rewriter.wrap([cat_list(op).opview, op], "pointwise")
+            self.rewriter.wrap([cat_list(op).opview, op], GroupKind.POINTWISE)
             return True
         family = fusing_family(op)
         if family is None or family.why_not(op) is not None:
             return False
-        kind = "reduction" if family is reductions.FAMILY else "scatter" if op.operation.name in SCATTERS else "pointwise"
+        kind = (GroupKind.REDUCTION if family is reductions.FAMILY
+                else GroupKind.SCATTER if op.operation.name in SCATTERS else GroupKind.POINTWISE)
         self.decisions.wrapped(op, kind)
         if op.operation.name in INDEX_LISTS:  # the list of index tensors goes in with it (its items become inputs)
             items = defining_op(op.operands[1]).opview
@@ -128,11 +129,11 @@ class VerticalFuser:
     def merge_producer(self, consumer) -> bool:
         """Merge the first group that feeds `consumer` into it, if legal."""
         kind = group_kind(consumer)
-        if kind not in FUSIBLE_KINDS and kind != "scatter":
+        if kind not in FUSIBLE_KINDS and kind != GroupKind.SCATTER:
             return False
         for operand in consumer.operands:
             # (A scatter reads its views as strided tensors: the one it writes into is copied, not indexed.)
-            view = absorbable_view(operand, consumer) if kind != "scatter" else None
+            view = absorbable_view(operand, consumer) if kind != GroupKind.SCATTER else None
             if view is not None:
                 self._absorb_view(view, consumer)
                 return True
@@ -180,7 +181,7 @@ class VerticalFuser:
                 if v == view.results[0]:
                     self.rewriter.set_operand(consumer, k, clone.results[0])
             view = clone
-        wrapped = self.rewriter.wrap([view], "pointwise")
+        wrapped = self.rewriter.wrap([view], GroupKind.POINTWISE)
         self.rewriter.merge(wrapped, consumer, self.dep)
 
 

@@ -22,6 +22,7 @@ from mlirfuse.analysis import AnalysisManager
 from mlirfuse.analysis.alias import AliasAnalysis
 from mlirfuse.analysis.dependence import DependenceAnalysis
 from mlirfuse.analysis.shapes import ShapeAnalysis
+from mlirfuse.dialect import FUSIBLE_KINDS, GroupKind, group_kind
 from mlirfuse.ir import defining_op, ir, op_id, result_index, tensor_type
 from mlirfuse.ops.pooling import WINDOWED
 from mlirfuse.ops.reductions import REDUCTIONS, Reduction, reduction
@@ -38,11 +39,7 @@ from mlirfuse.passes.legality_cat import (
 )
 from mlirfuse.passes.legality_indexed import why_not_indexed, why_not_scatter, why_not_window
 from mlirfuse.passes.options import Limits
-from mlirfuse.passes.rewriter import FusionRewriter, exported_results, group_kind, merged_inputs
-
-# Group kinds the fusion passes grow; the others are finished.
-FUSIBLE_KINDS = ("pointwise", "reduction")
-
+from mlirfuse.passes.rewriter import FusionRewriter, exported_results, merged_inputs
 
 # What every fusion pass keeps current through its rewriter (and so preserves).
 FUSION_ANALYSES = (DependenceAnalysis, AliasAnalysis, ShapeAnalysis)
@@ -113,7 +110,7 @@ def _body_facts(group) -> tuple[int, object]:
 
 def why_not_merge(producer, consumer, dep: DependenceAnalysis, limits: Limits = Limits()) -> str | None:
     """None if `producer` may merge into `consumer`; otherwise the reason."""
-    if "attention" in (group_kind(producer), group_kind(consumer)):
+    if GroupKind.ATTENTION in (group_kind(producer), group_kind(consumer)):
         return "the attention kernel fuses no pointwise prologue or epilogue (yet)"
     if dep.dependents_between(producer, consumer)[1]:
         return "cycle"
@@ -125,9 +122,9 @@ def why_not_merge(producer, consumer, dep: DependenceAnalysis, limits: Limits = 
     why = why_not_indexed(producer, consumer) or why_not_window(producer, consumer)
     if why:
         return why
-    if group_kind(producer) == "scatter":
+    if group_kind(producer) == GroupKind.SCATTER:
         return "a scatter's result is complete only after its launch"
-    if group_kind(consumer) == "scatter":
+    if group_kind(consumer) == GroupKind.SCATTER:
         return why_not_scatter(producer, consumer)
     # Each body is looked at once here: its size and its reduction.
     (p_ops, p_first), (c_ops, c_first) = _body_facts(producer), _body_facts(consumer)
@@ -194,7 +191,7 @@ def why_not_concat(cat, dep: DependenceAnalysis, limits: Limits = Limits()) -> s
     groups = piece_groups(cat)
     if not groups:
         return "no piece is computed by a group"
-    if any(group_kind(g) != "pointwise" for g in groups):
+    if any(group_kind(g) != GroupKind.POINTWISE for g in groups):
         return "cat of a reduction result"
     if any(op.operation.name == CAT for g in groups for op in body_ops(g)[0]):
         return "a piece's group holds a cat of its own (a concat kernel writes one cat)"

@@ -10,13 +10,14 @@ otherwise the reason.
 
 from __future__ import annotations
 
+from mlirfuse.dialect import GroupKind, group_kind
 from mlirfuse.ir import block_ops, constant_value, defining_op, ir, is_constant_like, op_id, tensor_type, torch_name
 from mlirfuse.ops.elementwise import RULES, fusible
 from mlirfuse.ops.indexing import INDEXING_OPS
 from mlirfuse.ops.reductions import REDUCTIONS
 from mlirfuse.ops.views import PADS, VIEW_OPS
 from mlirfuse.passes.base import body_ops
-from mlirfuse.passes.rewriter import defined_by, group_kind
+from mlirfuse.passes.rewriter import defined_by
 
 CAT = "torch.aten.cat"
 
@@ -94,7 +95,7 @@ def why_not_remapped_producer(producer, what: str) -> str | None:
     kernel's own coordinates, reductions a whole row.
     """
     kind = group_kind(producer)
-    if kind != "pointwise":
+    if kind != GroupKind.POINTWISE:
         return f"{what} of a {kind} result"
     for op in body_ops(producer)[0]:
         name = op.operation.name

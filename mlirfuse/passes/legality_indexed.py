@@ -10,6 +10,7 @@ when legal, otherwise the reason.
 
 from __future__ import annotations
 
+from mlirfuse.dialect import GroupKind, group_kind
 from mlirfuse.ir import op_id, tensor_type
 from mlirfuse.ops.elementwise import fusible
 from mlirfuse.ops.indexing import (
@@ -24,7 +25,7 @@ from mlirfuse.ops.indexing import (
 )
 from mlirfuse.ops.pooling import WINDOWED, window_ops
 from mlirfuse.ops.views import VIEW_OPS
-from mlirfuse.passes.rewriter import defined_by, group_kind
+from mlirfuse.passes.rewriter import defined_by
 
 
 def why_not_window(producer, consumer) -> str | None:
@@ -91,7 +92,7 @@ def why_not_scatter(producer, consumer) -> str | None:
     No op of the group may read the scatter's result (another program may
     not have written it yet): the scatter ends its group.
     """
-    if group_kind(producer) != "pointwise":
+    if group_kind(producer) != GroupKind.POINTWISE:
         return "a scatter's prologue is pointwise"
     block = consumer.regions[0].blocks[0]
     op = scatter_op(block)

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import dataclasses
 
+from mlirfuse.dialect import GroupKind, group_kind, set_group_kind
 from mlirfuse.ir import ir
 from mlirfuse.passes.base import ModulePass
 from mlirfuse.passes.legality import FUSION_ANALYSES, group_reduction
 from mlirfuse.passes.options import option
-from mlirfuse.passes.rewriter import group_kind
 
 
 @dataclasses.dataclass(frozen=True)
@@ -27,10 +27,10 @@ class MarkPersistent(ModulePass):
 
     def apply(self, module: ir.Operation, am=None) -> None:
         def visit(op):
-            if op.name == "fusion.group" and group_kind(op) == "reduction":
+            if op.name == "fusion.group" and group_kind(op) == GroupKind.REDUCTION:
                 rnumel = group_reduction(op.opview).rnumel  # None: a `?` row length, looped
                 if rnumel is not None and rnumel <= self.persistent_max:
-                    op.attributes["kind"] = ir.StringAttr.get("persistent-reduction")
+                    set_group_kind(op, GroupKind.PERSISTENT_REDUCTION)
             return ir.WalkResult.ADVANCE
 
         module.walk(visit)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 
 from mlirfuse.analysis import AnalysisManager
-from mlirfuse.dialect import build_kernel, build_launch
+from mlirfuse.dialect import GroupKind, build_kernel, build_launch, group_kind
 from mlirfuse.ir import asm, ir
 from mlirfuse.passes.base import ModulePass
 from mlirfuse.passes.rewriter import FusionRewriter
@@ -28,7 +28,7 @@ def canonical_form(region_op) -> str:
     """
     block = region_op.regions[0].blocks[0]
     ids: dict[ir.Value, str] = {}
-    parts = [ir.StringAttr(region_op.attributes["kind"]).value]
+    parts = [group_kind(region_op).value]
     for i, arg in enumerate(block.arguments):
         ids[arg] = f"%a{i}"
         parts.append(f"%a{i}: {asm(arg.type)}")
@@ -71,7 +71,7 @@ class Outline(ModulePass):
         # Extern groups are ATen calls, not Triton kernels: they stay in place.
         groups = [
             op for op in _walk(module)
-            if op.operation.name == "fusion.group" and op.attributes["kind"].value != "extern"
+            if op.operation.name == "fusion.group" and group_kind(op) != GroupKind.EXTERN
         ]
         if not groups:
             return
@@ -80,7 +80,7 @@ class Outline(ModulePass):
         by_form = {canonical_form(k): k.attributes["sym_name"].value for k in existing}
         count = len(existing)
         for group in groups:
-            kernel = build_kernel("", group.attributes["kind"].value, loc=group.location, ip=ir.InsertionPoint(anchor))
+            kernel = build_kernel("", group_kind(group), loc=group.location, ip=ir.InsertionPoint(anchor))
             group.regions[0].blocks[0].append_to(kernel.regions[0])  # move, not copy
             form = canonical_form(kernel)
             name = by_form.get(form)

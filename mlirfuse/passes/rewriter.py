@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from mlirfuse.analysis import AnalysisManager
 from mlirfuse.analysis.dependence import DependenceAnalysis
-from mlirfuse.dialect import build_group, build_yield
+from mlirfuse.dialect import GroupKind, build_group, build_yield, group_kind
 from mlirfuse.ir import ir, is_constant_like, result_index
 from mlirfuse.passes.base import body_ops, clone_ops_into, function_ops, unique_ops
 
@@ -90,7 +90,7 @@ class FusionRewriter:
 
     # -- group rewrites -----------------------------------------------------
 
-    def wrap(self, ops: list, kind: str):
+    def wrap(self, ops: list, kind: GroupKind):
         """One group holding `ops` (and clones of the constants they read), in place of the last one.
 
         The group's results are the last op's; the others are cloned in and
@@ -121,7 +121,7 @@ class FusionRewriter:
                 self.erase(op)
         return group
 
-    def merge(self, producer, consumer, dep: DependenceAnalysis, kind: str | None = None):
+    def merge(self, producer, consumer, dep: DependenceAnalysis, kind: GroupKind | None = None):
         """One group doing `producer` then `consumer`, where the consumer was.
 
         `kind` (default: reduction if either is one, else pointwise) names a template's group.
@@ -136,7 +136,10 @@ class FusionRewriter:
         result_types = [r.type for r in consumer.results] + [r.type for r in exported]
         if kind is None:
             kinds = (group_kind(producer), group_kind(consumer))
-            kind = "scatter" if "scatter" in kinds else "reduction" if "reduction" in kinds else "pointwise"
+            kind = (
+                GroupKind.SCATTER if GroupKind.SCATTER in kinds
+                else GroupKind.REDUCTION if GroupKind.REDUCTION in kinds else GroupKind.POINTWISE
+            )
         group = build_group(inputs, result_types, kind=kind, loc=consumer.location)
         block = group.regions[0].blocks[0]
         arg_of = dict(zip(inputs, block.arguments))
@@ -183,10 +186,6 @@ class _Driving:
 
     def __exit__(self, *exc) -> None:
         self.rewriter._driver = None
-
-
-def group_kind(group) -> str:
-    return ir.StringAttr(group.attributes["kind"]).value
 
 
 def used_outside(value: ir.Value, consumer) -> bool:

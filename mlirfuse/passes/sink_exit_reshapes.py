@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from mlirfuse.dialect import GroupKind
 from mlirfuse.ir import defining_op, ir
 from mlirfuse.ops.views import RESHAPES, view_args
 from mlirfuse.passes.base import ModulePass, function_ops
@@ -34,6 +35,6 @@ class SinkExitReshapes(ModulePass):
                 producer = defining_op(op.operands[0])
                 if not is_fusible_group(producer):
                     continue
-                wrapped = rewriter.wrap([op], "pointwise")
+                wrapped = rewriter.wrap([op], GroupKind.POINTWISE)
                 rewriter.merge(producer.opview, wrapped, dep)
         rewriter.erase_dead_constants(module)

@@ -24,9 +24,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mlirfuse.errors import MlirfuseError
-from mlirfuse.lowering.attention import attention_blocks
-from mlirfuse.lowering.matmul import matmul_config
-from mlirfuse.lowering.triton import POINTWISE_KINDS, TritonKernel
+from mlirfuse.lowering.emitter import Role
+from mlirfuse.lowering.kernel_kinds import kernel_kind
+from mlirfuse.lowering.triton import TritonKernel
 from mlirfuse.ops.dtypes import POINTER_TYPES
 from mlirfuse.runtime.aot_worker import BLOCK
 from mlirfuse.runtime.kernels import write_source
@@ -51,13 +51,13 @@ def signature(kernel: TritonKernel) -> dict[str, str]:
         numel *= 2**31 if d is None else d  # a `?` size may be any size
     index = "i64" if numel >= 2**31 else "i32"
     sig = {}
-    for name in kernel.params:
-        if name.startswith(("in", "out")) and "_st" not in name:
-            sig[name] = POINTER_TYPES[kernel.pointer_dtype(name)]
-        elif name.startswith("c") and name[1:].isdigit():
-            sig[name] = "fp32"
+    for param in kernel.params:
+        if param.role in (Role.LOAD, Role.OUTPUT):
+            sig[param.name] = POINTER_TYPES[kernel.pointer_dtype(param)]
+        elif param.role is Role.SCALAR:
+            sig[param.name] = "fp32"
         else:  # sizes, numels, strides
-            sig[name] = index
+            sig[param.name] = index
     for name in launch_constants(kernel, 90)[0]:
         sig[name] = "constexpr"
     return sig
@@ -65,18 +65,7 @@ def signature(kernel: TritonKernel) -> dict[str, str]:
 
 def launch_constants(kernel: TritonKernel, arch: int) -> tuple[dict, dict]:
     """(constexpr values, compile options) a kernel is compiled with for sm_<arch>."""
-    options = {"enable_fp_fusion": True}
-    if kernel.kind == "attention":
-        constexprs = attention_blocks(kernel, interpret=False, arch=arch)
-        options |= {key: constexprs.pop(key) for key in ("num_warps", "num_stages") if key in constexprs}
-        return constexprs, options
-    if kernel.kind == "matmul":
-        config = matmul_config(kernel.template, f"sm_{arch}")
-        constexprs = config.constexprs() | ({"INTERPRETED": False} if kernel.template.dtype == "bfloat16" else {})
-        return constexprs, options | {"num_warps": config.num_warps, "num_stages": config.num_stages}
-    if kernel.kind in POINTWISE_KINDS:
-        return {"XBLOCK": BLOCK}, options
-    return {"XBLOCK": 1, "RBLOCK": BLOCK}, options
+    return kernel_kind(kernel.kind).aot_constants(kernel, arch, BLOCK)
 
 
 def resource_usage(cubin: bytes) -> dict[str, int]:

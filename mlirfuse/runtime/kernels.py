@@ -23,10 +23,10 @@ from pathlib import Path
 
 import torch
 
-from mlirfuse.lowering.attention import AttentionKernel, attention_blocks
-from mlirfuse.lowering.matmul import grid as matmul_grid
-from mlirfuse.lowering.matmul import matmul_config
-from mlirfuse.lowering.triton import POINTWISE_KINDS, TritonKernel
+from mlirfuse.lowering.attention import AttentionKernel
+from mlirfuse.lowering.emitter import Role
+from mlirfuse.lowering.kernel_kinds import Launch, kernel_kind
+from mlirfuse.lowering.triton import TritonKernel
 from mlirfuse.runtime import checks
 from mlirfuse.runtime.aten import aten_call
 from mlirfuse.runtime.triton_mode import triton_mode
@@ -79,22 +79,6 @@ def load(kernel: TritonKernel, interpret: bool):
             spec.loader.exec_module(module)
         _LOADED[key] = getattr(module, kernel.name)
     return _LOADED[key]
-
-
-def block_size(numel: int, interpret: bool) -> int:
-    # The interpreter pays per program, not per element: use big blocks there.
-    cap = 8192 if interpret else 1024
-    size = 1
-    while size < numel and size < cap:
-        size *= 2
-    return max(size, 16)
-
-
-def _pow2_at_least(n: int) -> int:
-    size = 1
-    while size < n:
-        size *= 2
-    return size
 
 
 def strides_in(t, space) -> list[int]:
@@ -154,10 +138,11 @@ def eager_math_sdpa(kernel: AttentionKernel, loaded: list) -> bool:
 
 
 class Launcher:
-    """Runs one TritonKernel on torch tensors."""
+    """Runs one TritonKernel on torch tensors; its kind (`kernel_kind`) sizes the blocks and the grid."""
 
     def __init__(self, kernel: TritonKernel):
         self.kernel = kernel
+        self.schedule = kernel_kind(kernel.kind)
         self.out_dtypes = [getattr(torch, t.dtype) for t in kernel.outputs]
         if kernel.dynamic is None:
             self._size(kernel.shape, [t.shape for t in kernel.outputs])
@@ -166,9 +151,8 @@ class Launcher:
         # Each load site's view chain as ATen view functions (metadata only:
         # strides and offset change, no data moves).
         self._views = [[aten_call(op, (None, *args)) for op, args in site.chain] for site in kernel.sites]
-        # The shape each site's strides are taken in: the iteration space, or (attention) the site's role's space.
-        spaces = kernel.site_spaces or (kernel.spaces if kernel.kind == "attention" else ())
-        self._spaces = list(spaces)
+        # The shape each site's strides are taken in: the iteration space, or (templates) the site's own.
+        self._spaces = list(self.schedule.site_spaces(kernel))
 
     def _size(self, shape, out_shapes) -> None:
         """The iteration space and output shapes: once for a static kernel, per call for a dynamic one."""
@@ -180,39 +164,17 @@ class Launcher:
             d for i, d in enumerate(self.shape) if i not in self.kernel.reduced
         )
 
-    def blocks(self, interpret: bool, device=None, loaded=()) -> dict:
-        if self.kernel.kind == "attention":
-            major, minor = torch.cuda.get_device_capability(device) if not interpret else (9, 0)
-            # On CPU, sdpa's NaN/inf semantics are those of the backend eager picks for these tensors.
-            math_backend = interpret and bool(self.kernel.sdpa_sites) and eager_math_sdpa(self.kernel, loaded)
-            return attention_blocks(self.kernel, interpret, 10 * major + minor, math_backend, cpu_vector_width())
-        if self.kernel.kind == "matmul":
-            return self._matmul_config(interpret, device).constexprs() | (
-                {"INTERPRETED": interpret} if self.kernel.template.dtype == "bfloat16" else {}
-            )
-        # A dynamic kernel's block sizes do not follow its sizes: a new size compiles no new variant.
-        # The interpreter compiles nothing, and runs a custom-combine `tl.reduce` (NaN-aware max, argmax)
-        # one block element at a time in Python: there a block is no bigger than the rows and columns.
-        dynamic = self.kernel.dynamic is not None
-        sized = interpret or not dynamic
-        if self.kernel.kind in POINTWISE_KINDS:
-            return {"XBLOCK": block_size(math.inf if dynamic else self.numel, interpret)}
-        budget = 16384 if interpret else 4096  # elements per program
-        if self.kernel.kind == "persistent-reduction":
-            rblock = max(2, _pow2_at_least(self.rnumel))
-        elif interpret:
-            rblock = min(2048, max(2, _pow2_at_least(self.rnumel)))  # still a loop (one pass up to 2048)
-        else:
-            rblock = 1024
-        xblock = max(1, min(_pow2_at_least(self.xnumel), budget // rblock) if sized else budget // rblock)
-        return {"XBLOCK": xblock, "RBLOCK": rblock}
+    def launch(self, interpret: bool, device=None, loaded=()) -> Launch:
+        """This call's sizes and device, as the kernel's kind reads them."""
 
-    def _matmul_config(self, interpret: bool, device):
-        target = "interpreter"
-        if not interpret:
-            major, _ = torch.cuda.get_device_capability(device)
-            target = "sm_90" if major >= 9 else "sm_80"
-        return matmul_config(self.kernel.template, target)
+        def arch() -> int:
+            major, minor = torch.cuda.get_device_capability(device)
+            return 10 * major + minor
+
+        return Launch(
+            interpret, self.shape, self.numel, self.xnumel, self.rnumel,
+            arch, lambda: eager_math_sdpa(self.kernel, loaded), cpu_vector_width,
+        )
 
     def __call__(self, *inputs):
         device = inputs[0].device if inputs else torch.device(self.kernel.device or "cpu")
@@ -238,9 +200,10 @@ class Launcher:
             outputs.append(out)
         for j, i in self.kernel.init:  # a scatter writes into a copy of its input
             outputs[j].copy_(inputs[i])
-        if self.numel == 0 and self.kernel.kind in POINTWISE_KINDS:
-            return outputs
         interpret = device.type != "cuda"
+        launch = self.launch(interpret, device, loaded)
+        if self.schedule.empty(launch):
+            return outputs
         if self._fn is None or self._interpret != interpret:
             self._fn = load(self.kernel, interpret)
             self._interpret = interpret
@@ -250,33 +213,18 @@ class Launcher:
                 check_indices(self.kernel.name, t, *site.check)
             # A gather's table is addressed through its own strides, every other site in its space.
             strides.extend(t.stride() if site.table_rank else strides_in(t, space))
-        blocks = self.blocks(interpret, device, loaded)
+        blocks = self.schedule.blocks(self.kernel, launch)
+        args = self.schedule.launch_args(self.kernel, launch, blocks)
+        if args is None:
+            return outputs
+        sizes, grid, options = args
         # Compiled launches ask for FP fusion explicitly (Triton 3.9 warns when left to the default).
-        options = {} if interpret else {"enable_fp_fusion": True}
-        if self.kernel.kind == "attention":
-            k = self.kernel
-            if self.numel == 0:
-                return outputs
-            sizes = [*k.batch, k.lq, k.lk, k.dqk, k.dv]
-            grid = ((k.lq + blocks["BLOCK_M"] - 1) // blocks["BLOCK_M"], math.prod(k.batch))
-        elif self.kernel.kind == "matmul":
-            g, config = self.kernel.template, self._matmul_config(interpret, device)
-            sizes = [g.m, g.n, g.k, *g.k_extra, *g.out]
-            grid = matmul_grid(g, config)
-            if not interpret:
-                options |= {"num_warps": config.num_warps, "num_stages": config.num_stages}
-        elif self.kernel.kind in POINTWISE_KINDS:
-            sizes = [self.numel, *self.shape[1:]]
-            grid = ((self.numel + blocks["XBLOCK"] - 1) // blocks["XBLOCK"],)
-        else:
-            if self.xnumel == 0:
-                return outputs
-            sizes = [self.xnumel, self.rnumel, *self.shape]
-            grid = ((self.xnumel + blocks["XBLOCK"] - 1) // blocks["XBLOCK"],)
-        out_params = self.kernel.params[len(loaded):len(loaded) + len(outputs)]
+        options = ({} if interpret else {"enable_fp_fusion": True}) | options
+        out_params = [p.name for p in self.kernel.params if p.role is Role.OUTPUT]
         addresses = contextlib.nullcontext()
         if checked and interpret:
-            reads = [checks.Extent.of(p, t) for p, t in zip(self.kernel.params, loaded)]
+            loads = [p.name for p in self.kernel.params if p.role is Role.LOAD]
+            reads = [checks.Extent.of(p, t) for p, t in zip(loads, loaded)]
             writes = [checks.Extent.of(p, t) for p, t in zip(out_params, outputs)]
             addresses = checks.checked_addresses(self.kernel.name, reads, writes)
         try:

@@ -15,7 +15,7 @@ from typing import Callable
 
 import torch
 
-from mlirfuse.dialect import find_kernel
+from mlirfuse.dialect import GroupKind, find_kernel, group_kind
 from mlirfuse.errors import UnsupportedModelError
 from mlirfuse.ir import DTYPES, NO_CONSTANT, constant_value, ir, tensor_type
 from mlirfuse.lowering.triton import LoweringError, TritonKernel, lower_kernel
@@ -105,7 +105,7 @@ class Program:
             tensor = _literal(op, lambda: self._blobs(module))
             self.steps.append(Step(lambda t=tensor: t, [], {}, [self._slot(op.results[0])], "const", name))
             return
-        if name == "fusion.group" and op.attributes["kind"].value == "extern":
+        if name == "fusion.group" and group_kind(op) == GroupKind.EXTERN:
             self._add_extern(op, module)
             return
         if name == "fusion.launch":

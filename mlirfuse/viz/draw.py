@@ -15,6 +15,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
+from mlirfuse.dialect import GroupKind
 from mlirfuse.errors import MlirfuseError
 from mlirfuse.viz.graph import ATEN, CONSTANT, EXTERN, INPUT, OP, OUTPUT, VIEW, Cluster, FusionGraph
 
@@ -25,10 +26,10 @@ VIZ_JS = HERE / "node_modules" / "@viz-js" / "viz" / "dist" / "viz-global.js"
 FONT = "Helvetica"
 # Group kind -> (fill, border).
 KIND_COLOURS = {
-    "pointwise": ("#dbeafe", "#2563eb"),
-    "reduction": ("#dcfce7", "#16a34a"),
-    "persistent-reduction": ("#fef3c7", "#d97706"),
-    "concat": ("#f3e8ff", "#9333ea"),
+    GroupKind.POINTWISE: ("#dbeafe", "#2563eb"),
+    GroupKind.REDUCTION: ("#dcfce7", "#16a34a"),
+    GroupKind.PERSISTENT_REDUCTION: ("#fef3c7", "#d97706"),
+    GroupKind.CONCAT: ("#f3e8ff", "#9333ea"),
 }
 OTHER_KIND = ("#f1f5f9", "#475569")
 # Node kind -> DOT attributes.

@@ -23,12 +23,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from mlirfuse.dialect import find_kernel
+from mlirfuse.dialect import GroupKind, find_kernel, group_kind
 from mlirfuse.ir import ir, parse_tensor_type
 from mlirfuse.ops.views import VIEW_OPS
 
 # Node kinds.
-OP, ATEN, VIEW, EXTERN, INPUT, OUTPUT, CONSTANT = "op", "aten", "view", "extern", "input", "output", "constant"
+# An extern group is drawn as one node of the extern kind, named after the group kind.
+OP, ATEN, VIEW, EXTERN, INPUT, OUTPUT, CONSTANT = "op", "aten", "view", GroupKind.EXTERN.value, "input", "output", "constant"
 
 
 @dataclass
@@ -186,11 +187,11 @@ class _Builder:
             elif name == "fusion.launch":
                 kernel_name = ir.FlatSymbolRefAttr(op.attributes["kernel"]).value
                 kernel = find_kernel(op.operation, kernel_name)
-                kind = ir.StringAttr(kernel.attributes["kind"]).value
+                kind = group_kind(kernel)
                 self.cluster(op, kernel_name, kind, kernel.regions[0].blocks[0], sources, fname)
             elif name == "fusion.group":
-                kind = ir.StringAttr(op.attributes["kind"]).value
-                if kind == "extern":
+                kind = group_kind(op)
+                if kind == GroupKind.EXTERN:
                     self.extern(op, sources, fname)
                 else:
                     self.cluster(op, f"group {len(self.graph.clusters)}", kind, op.regions[0].blocks[0], sources, fname)

@@ -1,0 +1,212 @@
+"""Kernel kinds: how each kind of `fusion.kernel` is lowered, launched and compiled ahead of time.
+
+One small class per schedule; `kernel_kind(kind)` picks it for a `GroupKind`:
+
+    PointwiseKind   pointwise, concat, scatter      one flat [XBLOCK] block per program
+    ReductionKind   reduction, persistent-reduction [XBLOCK, RBLOCK] tiles, a row per program row
+    AttentionKind   attention                       flash attention, a program per query block
+    MatmulKind      matmul                          tiled GEMM, a program per output tile
+
+`lower_kernel`, the runtime's `Launcher` and `runtime/aot.py` ask the class;
+none of them switches on the kind. Like the rest of the lowering this
+module imports neither torch nor triton: what a launch knows of its device
+and tensors comes in a `Launch`, its device facts asked only by the kinds
+that need them.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Callable
+
+from mlirfuse.dialect import GroupKind
+from mlirfuse.lowering.attention import attention_blocks, lower_attention
+from mlirfuse.lowering.emitter import TritonKernel
+from mlirfuse.lowering.matmul import grid as matmul_grid
+from mlirfuse.lowering.matmul import lower_matmul, matmul_config
+from mlirfuse.lowering.pointwise import lower_pointwise
+from mlirfuse.lowering.reduction import lower_reduction
+
+
+@dataclass(frozen=True)
+class Launch:
+    """One launch of a kernel: its sizes at this call, and its device (asked lazily)."""
+
+    interpret: bool
+    shape: tuple
+    numel: int
+    xnumel: int
+    rnumel: int
+    arch: Callable[[], int]  # 10 * major + minor of the CUDA device (90 when interpreted)
+    eager_math_sdpa: Callable[[], bool]  # would eager's sdpa take its math backend on these CPU tensors?
+    cpu_vector_width: Callable[[], int]  # floats per ATen CPU vector
+
+
+def _programs(n: int, block: int) -> int:
+    return (n + block - 1) // block
+
+
+def _block_size(numel: int, interpret: bool) -> int:
+    # The interpreter pays per program, not per element: use big blocks there.
+    cap = 8192 if interpret else 1024
+    size = 1
+    while size < numel and size < cap:
+        size *= 2
+    return max(size, 16)
+
+
+def _pow2_at_least(n: int) -> int:
+    size = 1
+    while size < n:
+        size *= 2
+    return size
+
+
+class KernelKind:
+    """What a kind's kernels need beyond their source; the defaults are a flat kernel's."""
+
+    kinds: tuple[GroupKind, ...] = ()
+
+    def lower(self, kernel, kind: GroupKind) -> TritonKernel:
+        raise NotImplementedError
+
+    def site_spaces(self, kernel: TritonKernel) -> tuple:
+        """The shape each load site's strides are taken in; () for the iteration space."""
+        return kernel.site_spaces
+
+    def empty(self, launch: Launch) -> bool:
+        """Is there nothing to compute, so that the (empty) outputs return before the kernel is even loaded?"""
+        return False
+
+    def blocks(self, kernel: TritonKernel, launch: Launch) -> dict:
+        """The constexprs (block sizes) of this launch."""
+        raise NotImplementedError
+
+    def launch_args(self, kernel: TritonKernel, launch: Launch, blocks: dict) -> tuple[list, tuple, dict] | None:
+        """(size arguments, grid, compile options) of this launch; None: no program to run."""
+        raise NotImplementedError
+
+    def aot_constants(self, kernel: TritonKernel, arch: int, block: int) -> tuple[dict, dict]:
+        """(constexpr values, compile options) the kernel is compiled with for sm_<arch> ahead of time."""
+        raise NotImplementedError
+
+
+class PointwiseKind(KernelKind):
+    kinds = (GroupKind.POINTWISE, GroupKind.CONCAT, GroupKind.SCATTER)
+
+    def lower(self, kernel, kind: GroupKind) -> TritonKernel:
+        return lower_pointwise(kernel, kind)
+
+    def empty(self, launch: Launch) -> bool:
+        return launch.numel == 0
+
+    def blocks(self, kernel: TritonKernel, launch: Launch) -> dict:
+        # A dynamic kernel's block size does not follow its sizes: a new size compiles no new variant.
+        return {"XBLOCK": _block_size(math.inf if kernel.dynamic is not None else launch.numel, launch.interpret)}
+
+    def launch_args(self, kernel: TritonKernel, launch: Launch, blocks: dict):
+        return [launch.numel, *launch.shape[1:]], (_programs(launch.numel, blocks["XBLOCK"]),), {}
+
+    def aot_constants(self, kernel: TritonKernel, arch: int, block: int) -> tuple[dict, dict]:
+        return {"XBLOCK": block}, {"enable_fp_fusion": True}
+
+
+class ReductionKind(KernelKind):
+    kinds = (GroupKind.REDUCTION, GroupKind.PERSISTENT_REDUCTION)
+
+    def lower(self, kernel, kind: GroupKind) -> TritonKernel:
+        return lower_reduction(kernel, persistent=kind == GroupKind.PERSISTENT_REDUCTION)
+
+    def blocks(self, kernel: TritonKernel, launch: Launch) -> dict:
+        # A dynamic kernel's block sizes do not follow its sizes: a new size compiles no new variant.
+        # The interpreter compiles nothing, and runs a custom-combine `tl.reduce` (NaN-aware max, argmax)
+        # one block element at a time in Python: there a block is no bigger than the rows and columns.
+        sized = launch.interpret or kernel.dynamic is None
+        budget = 16384 if launch.interpret else 4096  # elements per program
+        if kernel.kind == GroupKind.PERSISTENT_REDUCTION:
+            rblock = max(2, _pow2_at_least(launch.rnumel))
+        elif launch.interpret:
+            rblock = min(2048, max(2, _pow2_at_least(launch.rnumel)))  # still a loop (one pass up to 2048)
+        else:
+            rblock = 1024
+        xblock = max(1, min(_pow2_at_least(launch.xnumel), budget // rblock) if sized else budget // rblock)
+        return {"XBLOCK": xblock, "RBLOCK": rblock}
+
+    def launch_args(self, kernel: TritonKernel, launch: Launch, blocks: dict):
+        if launch.xnumel == 0:
+            return None
+        return [launch.xnumel, launch.rnumel, *launch.shape], (_programs(launch.xnumel, blocks["XBLOCK"]),), {}
+
+    def aot_constants(self, kernel: TritonKernel, arch: int, block: int) -> tuple[dict, dict]:
+        return {"XBLOCK": 1, "RBLOCK": block}, {"enable_fp_fusion": True}
+
+
+class AttentionKind(KernelKind):
+    kinds = (GroupKind.ATTENTION,)
+
+    def lower(self, kernel, kind: GroupKind) -> TritonKernel:
+        return lower_attention(kernel)
+
+    def site_spaces(self, kernel: TritonKernel) -> tuple:
+        return kernel.site_spaces or kernel.spaces  # each site's role's space (q, k, v, mask)
+
+    def blocks(self, kernel: TritonKernel, launch: Launch) -> dict:
+        arch = 90 if launch.interpret else launch.arch()
+        # On CPU, sdpa's NaN/inf semantics are those of the backend eager picks for these tensors.
+        math_backend = launch.interpret and bool(kernel.sdpa_sites) and launch.eager_math_sdpa()
+        return attention_blocks(kernel, launch.interpret, arch, math_backend, launch.cpu_vector_width())
+
+    def launch_args(self, kernel: TritonKernel, launch: Launch, blocks: dict):
+        if launch.numel == 0:
+            return None
+        sizes = [*kernel.batch, kernel.lq, kernel.lk, kernel.dqk, kernel.dv]
+        return sizes, (_programs(kernel.lq, blocks["BLOCK_M"]), math.prod(kernel.batch)), {}
+
+    def aot_constants(self, kernel: TritonKernel, arch: int, block: int) -> tuple[dict, dict]:
+        constexprs = attention_blocks(kernel, interpret=False, arch=arch)
+        options = {"enable_fp_fusion": True}
+        options |= {key: constexprs.pop(key) for key in ("num_warps", "num_stages") if key in constexprs}
+        return constexprs, options
+
+
+class MatmulKind(KernelKind):
+    kinds = (GroupKind.MATMUL,)
+
+    def lower(self, kernel, kind: GroupKind) -> TritonKernel:
+        return lower_matmul(kernel)
+
+    @staticmethod
+    def _config(kernel: TritonKernel, launch: Launch):
+        target = "interpreter" if launch.interpret else "sm_90" if launch.arch() // 10 >= 9 else "sm_80"
+        return matmul_config(kernel.template, target)
+
+    @staticmethod
+    def _bf16(kernel: TritonKernel, interpreted: bool) -> dict:
+        return {"INTERPRETED": interpreted} if kernel.template.dtype == "bfloat16" else {}
+
+    def blocks(self, kernel: TritonKernel, launch: Launch) -> dict:
+        return self._config(kernel, launch).constexprs() | self._bf16(kernel, launch.interpret)
+
+    def launch_args(self, kernel: TritonKernel, launch: Launch, blocks: dict):
+        g, config = kernel.template, self._config(kernel, launch)
+        options = {} if launch.interpret else {"num_warps": config.num_warps, "num_stages": config.num_stages}
+        return [g.m, g.n, g.k, *g.k_extra, *g.out], matmul_grid(g, config), options
+
+    def aot_constants(self, kernel: TritonKernel, arch: int, block: int) -> tuple[dict, dict]:
+        config = matmul_config(kernel.template, f"sm_{arch}")
+        options = {"enable_fp_fusion": True, "num_warps": config.num_warps, "num_stages": config.num_stages}
+        return config.constexprs() | self._bf16(kernel, False), options
+
+
+KERNEL_KINDS: dict[GroupKind, KernelKind] = {
+    kind: schedule for schedule in (PointwiseKind(), ReductionKind(), AttentionKind(), MatmulKind()) for kind in schedule.kinds
+}
+
+
+def kernel_kind(kind: GroupKind) -> KernelKind | None:
+    """The class that lowers and launches kernels of `kind`; None for a kind that is no Triton kernel (extern)."""
+    return KERNEL_KINDS.get(kind)
+
+
+__all__ = ["KERNEL_KINDS", "AttentionKind", "KernelKind", "Launch", "MatmulKind", "PointwiseKind", "ReductionKind", "kernel_kind"]
