@@ -86,9 +86,18 @@ def main() -> int:
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     lines = run_lines()
+    # A file's lines run in order (a later one may read the %t an earlier one wrote), files in parallel.
+    by_file: dict[str, list[tuple[str, str]]] = {}
+    for name, command in lines:
+        by_file.setdefault(name.rsplit(".", 1)[0], []).append((name, command))
+
+    def run_file(group):
+        return [(name, run_one(command)) for name, command in group]
+
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
-        for (name, _), text in zip(lines, pool.map(run_one, [c for _, c in lines])):
-            (args.out / name).write_text(text)
+        for results in pool.map(run_file, by_file.values()):
+            for name, text in results:
+                (args.out / name).write_text(text)
     if not args.no_models:
         for name, text in model_irs().items():
             (args.out / name).write_text(text)
