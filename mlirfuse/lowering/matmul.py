@@ -315,8 +315,11 @@ class _MatmulEmitter(KernelEmitter):
             (d, expr, mask) for d, (expr, mask) in enumerate(self.coords[region])
             if d >= lead and not (shape[d - lead] == 1 and space[d] != 1)
         ]
-        terms = [f"{expr} * {kname}_st{d}" for d, expr, _ in dims] or ["0 * rn[None, :]" if region == "out" else "0 * rk[None, :]"]
-        masks = list(dict.fromkeys(mask for _, _, mask in dims if mask)) or ["nmask[None, :]" if region == "out" else "kmask[None, :]"]
+        # A value broadcast along every dim (a 0-d scalar) is loaded along the region's last coordinate,
+        # whose orientation fits that region's tile: a B operand's [BLOCK_K, BLOCK_N], not A's [BLOCK_M, BLOCK_K].
+        last_expr, last_mask = self.coords[region][-1]
+        terms = [f"{expr} * {kname}_st{d}" for d, expr, _ in dims] or [f"0 * {last_expr}"]
+        masks = list(dict.fromkeys(mask for _, _, mask in dims if mask)) or [last_mask]
         address = f"{kname} + ({' + '.join(terms)})"
         dtype, mask = tensor_type(value.type).dtype, " & ".join(masks)
         if raw:

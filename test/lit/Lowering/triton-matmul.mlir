@@ -76,3 +76,21 @@ func.func @fuse_linear_cast_prologue_gelu(%x: !torch.vtensor<[2,5,8],f32>, %w: !
   %3 = torch.aten.gelu %2, %str : !torch.vtensor<[2,5,12],f16>, !torch.str -> !torch.vtensor<[2,5,12],f16>
   return %3 : !torch.vtensor<[2,5,12],f16>
 }
+
+// -----
+
+// k / sqrt(s) as the B prologue with s 0-d (issue 21): the scalar is loaded
+// along B's last coordinate, a [1, BLOCK_N] row that broadcasts against the
+// [BLOCK_K, BLOCK_N] tile (it was A's [1, BLOCK_K] row: a shape error).
+
+// CHECK-LABEL: def fused_sqrt_div_matmul_0(
+// CHECK:        tmp2 = tl.load(in0_b + (0 * rn[None, :]), mask=nmask[None, :], other=0)  # load %arg0
+// CHECK-NEXT:   tmp3 = tl.load(in1_b + (rk[:, None] * in1_b_st0 + rn[None, :] * in1_b_st1), mask=kmask[:, None] & nmask[None, :], other=0)  # load %arg1
+// CHECK-NEXT:   tmp4 = tl.sqrt(tmp2)  # torch.aten.sqrt
+// CHECK-NEXT:   tmp5 = tmp3 / tmp4  # torch.aten.div.Tensor
+func.func @fuse_b_prologue_of_a_0d_tensor(%q: !torch.vtensor<[8,16],f32>, %k: !torch.vtensor<[16,32],f32>, %s: !torch.vtensor<[],f32>) -> !torch.vtensor<[8,32],f32> {
+  %0 = torch.aten.sqrt %s : !torch.vtensor<[],f32> -> !torch.vtensor<[],f32>
+  %1 = torch.aten.div.Tensor %k, %0 : !torch.vtensor<[16,32],f32>, !torch.vtensor<[],f32> -> !torch.vtensor<[16,32],f32>
+  %2 = torch.aten.matmul %q, %1 : !torch.vtensor<[8,16],f32>, !torch.vtensor<[16,32],f32> -> !torch.vtensor<[8,32],f32>
+  return %2 : !torch.vtensor<[8,32],f32>
+}
