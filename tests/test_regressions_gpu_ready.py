@@ -39,3 +39,19 @@ def test_threshold_backward_promotes_like_eager(grad_dtype):
     x = torch.randn(4, 5)
     cm = compile_and_compare(lambda g, x: torch.ops.aten.threshold_backward(g, x, 0.5), (grad, x))
     assert cm(grad, x).dtype == torch.float32
+
+
+@pytest.mark.parametrize(
+    "fn, shapes",
+    [
+        (lambda x, y: torch.cat([x[:, 5:5].exp(), y * 2], 1), [(3, 7), (3, 4)]),
+        (lambda x, y: torch.cat([x[:, :, 8:], y + 1], 2), [(2, 3, 7), (2, 3, 4)]),
+        (lambda x, y: torch.cat([x, y.sin()], 0), [(0, 4), (3, 4)]),
+        (lambda x, y: torch.cat([y.sin(), x * 3], 1), [(3, 0), (3, 4)]),
+    ],
+    ids=["empty_slice", "slice_past_end", "empty_input", "empty_computed_last"],
+)
+def test_cat_with_an_empty_piece(fn, shapes):
+    # The concat kernel's masked-in lanes loaded from the empty piece: under MLIRFUSE_CHECK_BOUNDS=1
+    # (tests/conftest.py) "12 masked-in lanes load from outside in0 ... 0 bytes", SIGSEGV without it.
+    compile_and_compare(fn, tuple(torch.randn(s) for s in shapes), fused=False)

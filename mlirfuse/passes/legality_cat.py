@@ -119,6 +119,9 @@ def why_not_static_cat(cat) -> str | None:
         return "cat with a non-constant dim or list, or a dynamic shape"
     if any(u.owner.operation != cat.operation for u in items.results[0].uses):
         return "cat's list is read by another op"
+    if result.numel and any((t := tensor_type(v.type)) is not None and t.is_static and t.numel == 0 for v in items.operands):
+        # x[:, 5:5], x[:, 8:] of a 7-wide dim: a kernel's masked-in lanes would read the empty piece.
+        return "a piece is empty (ATen's cat skips it; a kernel would read outside it)"
     return None
 
 

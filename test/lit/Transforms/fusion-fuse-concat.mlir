@@ -154,3 +154,22 @@ func.func @no_fuse_concat_of_cat_reading_group(%arg0: !torch.vtensor<[5,3],f32>,
   %4 = torch.aten.cat %3, %int-1 : !torch.list<vtensor>, !torch.int -> !torch.vtensor<[5,15],f32>
   return %4 : !torch.vtensor<[5,15],f32>
 }
+
+// -----
+
+// A piece empty along the cat dim (x[:, 5:5], a slice past the end, an
+// empty input; issue 21): ATen's cat skips it, a concat kernel's masked-in
+// lanes would read outside it, so the cat stays an ATen call.
+
+// CHECK-LABEL: func.func @no_fuse_concat_of_an_empty_piece
+// CHECK:         fusion.explain = ["consumer torch.aten.cat: a piece is empty (ATen's cat skips it; a kernel would read outside it)"], kind = "pointwise"
+// CHECK:         torch.aten.cat
+// CHECK-SAME:    -> !torch.vtensor<[3,4],f32>
+
+func.func @no_fuse_concat_of_an_empty_piece(%x: !torch.vtensor<[0,4],f32>, %y: !torch.vtensor<[3,4],f32>) -> !torch.vtensor<[3,4],f32> {
+  %int0 = torch.constant.int 0
+  %0 = torch.aten.sin %y : !torch.vtensor<[3,4],f32> -> !torch.vtensor<[3,4],f32>
+  %1 = torch.prim.ListConstruct %x, %0 : (!torch.vtensor<[0,4],f32>, !torch.vtensor<[3,4],f32>) -> !torch.list<vtensor>
+  %2 = torch.aten.cat %1, %int0 : !torch.list<vtensor>, !torch.int -> !torch.vtensor<[3,4],f32>
+  return %2 : !torch.vtensor<[3,4],f32>
+}
