@@ -427,7 +427,7 @@ def why_not_root(op) -> str | None:
 
 
 FAMILY = Family(
-    "attention", frozenset({SDPA, DROPOUT, REPEAT_INTERLEAVE, *MATMULS, *SOFTMAXES, *CASTS}), why_not_root,
+    __name__, frozenset({SDPA, DROPOUT, REPEAT_INTERLEAVE, *MATMULS, *SOFTMAXES, *CASTS}), why_not_root,
     lowering="mlirfuse/lowering/attention.py",
     limits=f"statically shaped f32, f16 or bf16 q, k and v of one dtype; head dim {MAX_HEAD_DIM} at most; no dropout; "
     "bool or float masks that broadcast to the scores",

@@ -699,7 +699,7 @@ def fusible(op) -> bool:
 
 
 FAMILY = Family(
-    "elementwise", frozenset(RULES), why_not_fusible, fused=frozenset(RULES), pure=frozenset(RULES),
+    __name__, frozenset(RULES), why_not_fusible, fused=frozenset(RULES), pure=frozenset(RULES),
     lowering="mlirfuse/lowering/emitter.py",
     limits="one result, operands tensors or constants; float-only ops on float results, the others on the dtypes eager "
     "computes them for; constant arguments where the rule needs them (alpha, exponent, dtype)",

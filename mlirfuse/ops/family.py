@@ -19,7 +19,8 @@ def _always(op) -> str | None:
 
 @dataclass(frozen=True)
 class Family:
-    name: str
+    # The family module's `__name__` (mlirfuse.ops.matmul); `name` is its last part.
+    module: str
     # Every torch op the family handles whole (by torch-mlir name): the frontend never decomposes them.
     ops: frozenset[str]
     # None if `op` (one of `fused`, or a root of the family's template) may be fused; else the reason, for reports.
@@ -32,6 +33,12 @@ class Family:
     lowering: str = ""
     # What the family leaves to ATen, in words (`why_not` says it op by op).
     limits: str = ""
+
+    @property
+    def name(self) -> str:
+        """The family's name, its module's: "matmul", "attention" (never written as a string, which
+        would read as a group kind)."""
+        return self.module.rpartition(".")[2]
 
 
 __all__ = ["Family"]

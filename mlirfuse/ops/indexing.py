@@ -439,7 +439,7 @@ __all__ = [
 # (The pools and upsamplings of INDEXING_OPS are the pooling family's.)
 _OWN = INDEXING_OPS - WINDOWED
 FAMILY = Family(
-    "indexing", _OWN, why_not_fusible, fused=_OWN, pure=_OWN, lowering="mlirfuse/lowering/indexing.py",
+    __name__, _OWN, why_not_fusible, fused=_OWN, pure=_OWN, lowering="mlirfuse/lowering/indexing.py",
     limits="static shapes; int32 or int64 indices (a mask index has a data-dependent shape); constant sizes, fill "
     "values and dims; accumulating scatters of the dtypes atomics take",
 )

@@ -152,7 +152,7 @@ def why_not_fusible(op) -> str | None:
 
 
 FAMILY = Family(
-    "matmul", MATMUL_OPS, why_not_fusible, lowering="mlirfuse/lowering/matmul.py",
+    __name__, MATMUL_OPS, why_not_fusible, lowering="mlirfuse/lowering/matmul.py",
     limits="f32, f16 or bf16 operands and result alike, statically shaped, 2-d or more; 32-bit offsets; "
     f"a batch of {MAX_BATCH} at most",
 )

@@ -226,6 +226,6 @@ __all__ = [
 
 
 FAMILY = Family(
-    "pooling", WINDOWED, why_not_fusible, fused=WINDOWED, pure=WINDOWED, lowering="mlirfuse/lowering/pooling.py",
+    __name__, WINDOWED, why_not_fusible, fused=WINDOWED, pure=WINDOWED, lowering="mlirfuse/lowering/pooling.py",
     limits="static shapes, floating dtypes, windows over the last 1, 2 or 3 dims with constant sizes",
 )

@@ -146,7 +146,7 @@ def why_not_fusible(op) -> str | None:
 
 
 FAMILY = Family(
-    "reductions", frozenset(REDUCTIONS), why_not_fusible, fused=frozenset(REDUCTIONS), pure=frozenset(REDUCTIONS),
+    __name__, frozenset(REDUCTIONS), why_not_fusible, fused=frozenset(REDUCTIONS), pure=frozenset(REDUCTIONS),
     lowering="mlirfuse/lowering/reduction.py",
     limits="constant dims and keepdim; max, min, prod, argmax and argmin of floats; mean and prod of float results; "
     "argmax and argmin over static rows, along a given dim",

@@ -148,7 +148,7 @@ def why_not_fusible(op) -> str | None:
 
 
 FAMILY = Family(
-    "views", ALIASING_OPS | PADS, why_not_fusible, fused=PADS, pure=VIEW_OPS, lowering="mlirfuse/lowering/emitter.py",
+    __name__, ALIASING_OPS | PADS, why_not_fusible, fused=PADS, pure=VIEW_OPS, lowering="mlirfuse/lowering/emitter.py",
     limits="views with constant arguments and a static result are read through (others run as ATen views); pads with "
     "constant sizes on static shapes, a reflect pad narrower than its input",
 )
