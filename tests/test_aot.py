@@ -55,6 +55,39 @@ def kernels():
     kernels = []
     for fn, inputs in models:
         kernels.extend(mlirfuse.compile(Lambda(fn), inputs).kernels.values())
+    return kernels + wide_kernels()
+
+
+# Kernels over 2^31 + 65536 elements, lowered from IR (no tensor that large is made): their offsets are int64.
+WIDE = """
+func.func @wide_exp(%x: !torch.vtensor<[65536,32769],f32>) -> !torch.vtensor<[65536,32769],f32> {
+  %0 = torch.aten.exp %x : !torch.vtensor<[65536,32769],f32> -> !torch.vtensor<[65536,32769],f32>
+  return %0 : !torch.vtensor<[65536,32769],f32>
+}
+func.func @wide_sum(%x: !torch.vtensor<[65536,32769],f32>) -> !torch.vtensor<[65536,1],f32> {
+  %int1 = torch.constant.int 1
+  %0 = torch.prim.ListConstruct %int1 : (!torch.int) -> !torch.list<int>
+  %true = torch.constant.bool true
+  %none = torch.constant.none
+  %1 = torch.aten.sum.dim_IntList %x, %0, %true, %none : !torch.vtensor<[65536,32769],f32>, !torch.list<int>, !torch.bool, !torch.none -> !torch.vtensor<[65536,1],f32>
+  return %1 : !torch.vtensor<[65536,1],f32>
+}
+"""
+
+
+def wide_kernels() -> list:
+    from mlirfuse.compiler import run_pipeline
+    from mlirfuse.embed import load_dialect
+    from mlirfuse.ir import ir, torch_context
+    from mlirfuse.lowering.triton import lower_kernel
+
+    context = torch_context()
+    load_dialect(context)
+    with context, ir.Location.unknown():
+        module = ir.Module.parse(WIDE)
+        run_pipeline(module, context)
+        kernels = [lower_kernel(op) for op in module.body.operations if op.operation.name == "fusion.kernel"]
+    assert len(kernels) == 2 and all("tl.program_id(0).to(tl.int64)" in k.source for k in kernels)
     return kernels
 
 

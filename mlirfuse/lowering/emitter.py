@@ -377,6 +377,23 @@ def stored_value(v: ir.Value, sites: dict) -> ir.Value:
     return v
 
 
+INT32_MAX = 2**31 - 1
+
+
+def program_offset(types: Sequence[TensorType], space: Sequence[int | None]) -> str:
+    """The first element of this program's block, `tl.program_id(0) * XBLOCK`.
+
+    In 64 bits where a tensor the kernel reads or writes, or its iteration space, holds more than
+    2^31 - 1 elements: every index and offset derived from it is then int64, where int32 would wrap
+    (a 32k-vocabulary logits tensor at 16 x 4096 tokens is 2.1 G elements). Elsewhere 32 bits, the
+    fast path. Sizes known only at call time keep 32 bits.
+    """
+    sizes = [t.numel for t in types if t.is_static]
+    if all(d is not None for d in space):
+        sizes.append(math.prod(space))
+    return "tl.program_id(0).to(tl.int64) * XBLOCK" if max(sizes, default=0) > INT32_MAX else "tl.program_id(0) * XBLOCK"
+
+
 def static_signature(name: str, block: ir.Block, terminator, dynamic: bool = False) -> tuple[list[TensorType], list[TensorType]]:
     """The kernel's argument and result types; every one must be a statically shaped tensor.
 

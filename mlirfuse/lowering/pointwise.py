@@ -30,6 +30,7 @@ from mlirfuse.lowering.emitter import (
     cast,
     coords,
     load_sites,
+    program_offset,
     static_signature,
     stored_value,
 )
@@ -259,7 +260,7 @@ def lower_pointwise(kernel, kind: GroupKind) -> TritonKernel:
     all_sites = list(sites.values()) + list(em.indexing.values())
     dynamic = _dynamic_sizes(name, em, sites, shape, terminator, stored, outputs)
     params = em.params(all_sites, len(outputs), ["xnumel"] + [f"s{d}" for d in range(1, rank)], rank)
-    head = ["xoffset = tl.program_id(0) * XBLOCK", "xindex = xoffset + tl.arange(0, XBLOCK)", "xmask = xindex < xnumel"]
+    head = [f"xoffset = {program_offset(inputs + outputs, shape)}", "xindex = xoffset + tl.arange(0, XBLOCK)", "xmask = xindex < xnumel"]
     source = em.render(
         [f"Iteration space {format_shape(shape)}; inputs are addressed through their strides in it."],
         params, ["XBLOCK"], head + coords("xindex", list(range(rank)), "x") + em.body,

@@ -35,6 +35,7 @@ from mlirfuse.lowering.emitter import (
     cast,
     coords,
     load_sites,
+    program_offset,
     static_signature,
     stored_value,
 )
@@ -261,12 +262,13 @@ def lower_reduction(kernel, persistent: bool) -> TritonKernel:
         empty = f"max/min over dims {list(red.dims)}, empty at run time (an error in eager; kernel @{name})"
     dynamic = dynamic_sizes(name, red.shape, [tensor_type(v.type).shape for v in em.sites], layouts, empty)
 
+    offset = program_offset(inputs + outputs, red.shape)
     head = [
-        "xoffset = tl.program_id(0) * XBLOCK",
+        f"xoffset = {offset}",
         "xindex = xoffset + tl.arange(0, XBLOCK)[:, None]",
         "xmask = xindex < xnumel",
         *coords("xindex", em.kept, "x"),
-        "rbase = tl.arange(0, RBLOCK)[None, :]",
+        "rbase = tl.arange(0, RBLOCK)[None, :]" + (".to(tl.int64)" if "int64" in offset else ""),
     ]
     if persistent:
         head += ["rindex = rbase", "rmask = rindex < rnumel", *coords("rindex", list(red.dims), "r")]
