@@ -5,7 +5,9 @@
     python bench/memory.py --no-inductor         # skip Inductor's C++ compiles (minutes)
 
 Models: a `transformers` GPT2Model (d = 256, 4 heads, random weights built
-from a config, no hub) at 2, 12 and 32 layers on 4 x 128 tokens, inference.
+from a config, no hub) at 2, 12 and 32 layers on 4 x 128 tokens, inference;
+one training step of 4 GPT-2-style blocks (mlirfuse/models.py) through
+`torch.compile`, the backward's peak.
 
 Measured: the CPU allocator's events during one call (torch.profiler with
 profile_memory=True: every allocation and free, in order), summed into a
@@ -30,6 +32,7 @@ import argparse  # noqa: E402
 import sys  # noqa: E402
 
 import torch  # noqa: E402
+from torch._C._profiler import _EventType  # noqa: E402
 from torch.profiler import ProfilerActivity, profile  # noqa: E402
 
 import mlirfuse  # noqa: E402
@@ -39,14 +42,23 @@ COLUMNS = ("model", "eager MB", "mlirfuse planned MB", "mlirfuse measured MB", "
 
 
 def peak_bytes(fn) -> int:
-    """The largest sum of CPU bytes allocated and not yet freed during `fn()` (its result kept)."""
-    with torch.no_grad(), profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
+    """The largest sum of CPU bytes allocated and not yet freed during `fn()` (its result kept).
+
+    Read from the profiler's allocation events, each at its own time (an op event's memory total
+    would put a compiled region's allocations and frees at the region's start, netting them out).
+    """
+    with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
         result = fn()
+    events, stack = [], list(prof.profiler.kineto_results.experimental_event_tree())
+    while stack:
+        node = stack.pop()
+        stack.extend(node.children)
+        if node.tag == _EventType.Allocation:
+            events.append((node.start_time_ns, node.extra_fields.alloc_size))
     live = peak = 0
-    for event in sorted(prof.events(), key=lambda e: e.time_range.start):
-        if event.self_cpu_memory_usage:
-            live += event.self_cpu_memory_usage
-            peak = max(peak, live)
+    for _, size in sorted(events):
+        live += size
+        peak = max(peak, live)
     del result
     return peak
 
@@ -64,7 +76,8 @@ def gpt2(layers: int):
 
 def measure(name: str, model, inputs: tuple, inductor: bool) -> list[str]:
     mb = 1 / 2**20
-    eager = peak_bytes(lambda: model(*inputs))
+    with torch.no_grad():
+        eager = peak_bytes(lambda: model(*inputs))
     cm = mlirfuse.compile(model, inputs)
     cm(*inputs)
     measured = peak_bytes(lambda: cm(*inputs))
@@ -75,10 +88,51 @@ def measure(name: str, model, inputs: tuple, inductor: bool) -> list[str]:
         compiled = torch.compile(model)
         with torch.no_grad():
             compiled(*inputs)
-        row.append(f"{peak_bytes(lambda: compiled(*inputs)) * mb:.1f}")
+            row.append(f"{peak_bytes(lambda: compiled(*inputs)) * mb:.1f}")
     else:
         row.append("-")
     row.append(f"{measured / eager:.2f}")
+    print(" | ".join(row), file=sys.stderr)
+    return row
+
+
+TRAIN_COLUMNS = ("model", "eager MB", "mlirfuse MB", "Inductor MB", "mlirfuse / eager", "max grad err vs eager")
+
+
+def train_row(layers: int, inductor: bool) -> list[str]:
+    """Peak bytes allocated during one training step, forward and backward (the gradients included).
+
+    The whole step, not the backward alone: AOTAutograd's partitioner saves fewer activations than
+    eager and recomputes some in the backward, so a backward-only figure would count a recomputed
+    activation against mlirfuse and not the saved one against eager.
+    """
+    from mlirfuse.models import TinyBlock
+
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(*[TinyBlock(d_model=128, n_heads=4, seq=64) for _ in range(layers)])
+    x = torch.randn(4, 64, 128)
+
+    def backward_peak(fn) -> tuple[int, list[torch.Tensor]]:
+        def step():
+            fn(x).pow(2).mean().backward()
+
+        for _ in range(2):  # the first step compiles forward and backward
+            model.zero_grad(set_to_none=True)
+            peak = peak_bytes(step)
+        return peak, [p.grad.clone() for p in model.parameters()]
+
+    eager, expected = backward_peak(model)
+    torch._dynamo.reset()
+    ours, grads = backward_peak(torch.compile(model, backend="mlirfuse"))
+    err = max((g - e).abs().max().item() for g, e in zip(grads, expected))
+    mb = 1 / 2**20
+    row = [f"{layers} x GPT-2-style block d=128 [4,64,128], one step", f"{eager * mb:.1f}", f"{ours * mb:.1f}"]
+    if inductor:
+        torch._dynamo.reset()
+        row.append(f"{backward_peak(torch.compile(model))[0] * mb:.1f}")
+    else:
+        row.append("-")
+    row += [f"{ours / eager:.2f}", f"{err:.1e}"]
     print(" | ".join(row), file=sys.stderr)
     return row
 
@@ -87,12 +141,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--layers", type=int, nargs="+", default=[2, 12, 32])
     parser.add_argument("--no-inductor", action="store_true")
+    parser.add_argument("--no-training", action="store_true")
     parser.add_argument("--no-write", action="store_true", help=f"print only; do not append to {RESULTS}")
     args = parser.parse_args()
     rows = []
     for layers in args.layers:
         model, inputs = gpt2(layers)
         rows.append(measure(f"GPT2Model {layers} layers d=256 [4,128]", model, inputs, not args.no_inductor))
+    train = [train_row(4, not args.no_inductor)] if not args.no_training else []
     report = "\n".join([
         header("memory.py"),
         "",
@@ -101,6 +157,10 @@ def main() -> None:
         "",
         markdown_table(COLUMNS, rows),
         "",
+        *(["Training (`torch.compile`, mlirfuse's backend vs eager and Inductor): peak bytes allocated above "
+           "the level at the start of one training step, forward, loss and backward (the second step; the "
+           "gradients included; `.grad` is reset to None before it).",
+           "", markdown_table(TRAIN_COLUMNS, train), ""] if train else []),
     ])
     publish(report, not args.no_write)
 
