@@ -21,7 +21,8 @@ duplicated, negative where the op takes them), GEMMs with epilogues
 (linear/matmul/bmm/addmm, silu * up, bias, gelu, residual, casts) and
 attention (explicit softmax(q @ k^T * s + mask) @ v with causal or given
 masks, F.scaled_dot_product_attention with is_causal, attn_mask,
-enable_gqa). Sizes stay tiny: Triton runs in its CPU interpreter.
+enable_gqa), and slices that are empty (start = end, start past the end)
+as cat pieces (issue 21). Sizes stay tiny: Triton runs in its CPU interpreter.
 """
 
 from __future__ import annotations
@@ -593,6 +594,24 @@ def _gen_cat_computed(b: _Builder):
     return b.try_node(f"torch.cat([{f}, {g}, $0], {d})", [a, other], "cat:computed")
 
 
+def _gen_empty_piece(b: _Builder):
+    """A slice that is empty (start = end, or start past the end) as a piece of a cat beside a non-empty one (issue 21)."""
+    rng = b.rng
+    a = b.pick(lambda t: t.dim() >= 1)
+    if a is None:
+        return False
+    t = b.env[a]
+    d = rng.randrange(t.dim())
+    n = t.shape[d]
+    start = rng.choice((0, n // 2, n, n + 1))
+    stop = rng.choice(("", str(start))) if start >= n else str(start)
+    piece = f"$0[{':, ' * d}{start}:{stop}]"
+    piece = rng.choice((piece, f"({piece} * 2)", f"torch.abs({piece})"))
+    other = rng.choice(("$0", "($0 - 1)", "torch.neg($0)"))
+    pieces = [piece, other] if rng.random() < 0.5 else [other, piece]
+    return b.try_node(f"torch.cat([{', '.join(pieces)}], {d})", [a], "cat:empty-piece")
+
+
 def _gen_pool(b: _Builder):
     rng = b.rng
     kind = rng.choice(("avg_pool1d", "max_pool1d", "avg_pool2d", "max_pool2d", "adaptive_avg_pool2d", "adaptive_max_pool2d"))
@@ -800,7 +819,7 @@ GENERATORS = (
     (_gen_unary, 5), (_gen_cast, 2), (_gen_binary, 6), (_gen_scalar, 3), (_gen_where, 1), (_gen_reduce, 3),
     (_gen_norm, 2), (_gen_view, 3), (_gen_split, 1.5), (_gen_cat, 1.5), (_gen_matmul, 1),
     (_gen_elementwise_more, 5), (_gen_pad, 1.5), (_gen_cat_computed, 1), (_gen_pool, 1.5), (_gen_index, 3),
-    (_gen_gemm, 2), (_gen_attention, 1.5),
+    (_gen_gemm, 2), (_gen_attention, 1.5), (_gen_empty_piece, 0.5),
 )
 
 
