@@ -189,6 +189,8 @@ GPU_CASES = {
         lambda: qkv(h=4, hkv=2, lq=3, d=128, dtype=torch.bfloat16),
     ),
     "f32-d64-sm80": (80, Lambda(explicit), lambda: (*qkv(lq=3, d=64), torch.randn(3, 3))),
+    # Non-causal f32 sdpa, head 64, on sm_80: 8 bytes of stack at 128 registers with two stages (issue 21).
+    "f32-d64-sdpa-sm80": (80, Lambda(F.scaled_dot_product_attention), lambda: qkv(lq=3, d=64)),
     "f32-d64-causal-sm90": (
         90, Lambda(lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True)), lambda: qkv(lq=3, d=64)
     ),

@@ -149,8 +149,11 @@ get the constexprs of `sdpa_constants`.
     return {
         "BLOCK_M": 64, "BLOCK_N": block_n, **blocks, **sdpa,
         # f32 with 4 warps: ptxas gave up on the head-64 tile (32 registers, a 5.5 KiB stack: the
-        # GPT-2 block of bench/launches.py); 8 warps spread it (148 registers, no spill).
-        "num_warps": 8 if wide or kernel.dtype == "float32" else 4, "num_stages": 3 if arch >= 90 else 2,
+        # GPT-2 block of bench/launches.py); 8 warps spread it (148 registers, no spill). f32 on sm_80
+        # (FMA dots, nothing for the pipeline to overlap) in one stage: with two, a non-causal sdpa
+        # head of 64 spilled 8 bytes at 128 registers (issue 21); one stage, 128 registers, no stack.
+        "num_warps": 8 if wide or kernel.dtype == "float32" else 4,
+        "num_stages": 3 if arch >= 90 else 1 if kernel.dtype == "float32" else 2,
     }
 
 
