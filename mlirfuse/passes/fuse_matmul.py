@@ -32,9 +32,8 @@ from mlirfuse.analysis import AnalysisManager
 from mlirfuse.dialect import GroupKind
 from mlirfuse.ir import defining_op, ir, op_id
 from mlirfuse.ops.matmul import MATMUL_OPS, Gemm, gemm
-from mlirfuse.ops.views import view_chain
+from mlirfuse.ops.views import view_chain, walk_views
 from mlirfuse.passes.base import ModulePass, body_ops, function_ops, unique_ops
-from mlirfuse.passes.extern_operands import _view_chain_ops
 from mlirfuse.passes.legality import FUSION_ANALYSES, fusion_rewriter, why_not_merge
 from mlirfuse.passes.legality_matmul import group_gemm, why_not_epilogue, why_not_prologue
 from mlirfuse.passes.options import Limits, option, option_group
@@ -212,7 +211,7 @@ def _merge_for_epilogue(groups: list, rewriter: FusionRewriter, dep, limits: Lim
 def _wrap(op, rewriter: FusionRewriter):
     """`op` and the view chains feeding its tensor operands as one matmul group."""
     block = op.operation.block
-    views = [v for operand in op.operands for v in _view_chain_ops(operand, block)]
+    views = [v for operand in op.operands for v in walk_views(operand, block)[1]]
     return rewriter.wrap(unique_ops([*views, op]), GroupKind.MATMUL)
 
 
