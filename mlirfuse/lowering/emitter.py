@@ -553,10 +553,10 @@ def _round_scalars(consts: list, dtype: str) -> list:
     """Eager compares an f16/bf16 tensor with a Python float rounded to that dtype."""
     if dtype not in ("float16", "bfloat16"):
         return consts
-    return [_round_to(c, dtype) if isinstance(c, float) else c for c in consts]
+    return [round_to(c, dtype) if isinstance(c, float) else c for c in consts]
 
 
-def _round_to(value: float, dtype: str) -> float:
+def round_to(value: float, dtype: str) -> float:
     """`value` rounded to nearest even in f16 or bf16, as torch.tensor(value, dtype=...) does."""
     if not math.isfinite(value):
         return value
