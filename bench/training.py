@@ -28,7 +28,7 @@ import time  # noqa: E402
 import torch  # noqa: E402
 
 from mlirfuse import models  # noqa: E402
-from mlirfuse.frontend.dynamo import backend  # noqa: E402
+from mlirfuse.backend import backend  # noqa: E402
 from device_calls import count_inductor  # noqa: E402
 from report import RESULTS, header, markdown_table, publish  # noqa: E402
 

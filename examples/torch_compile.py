@@ -53,7 +53,7 @@ def main(argv=None) -> int:
         ok &= same and abs(losses[0] - losses[1]) <= 1e-5 * max(1.0, abs(losses[0]))
         print(f"step {step}: loss eager {losses[0]:.6f}, mlirfuse {losses[1]:.6f}, parameters {'equal' if same else 'DIFFER'}")
 
-    from mlirfuse.frontend.dynamo import backend
+    from mlirfuse.backend import backend
 
     for role, stats in backend.stats.items():
         print(f"{role}: {stats['graphs']} graph(s), {stats.get('launches', 0)} launches, "

@@ -38,7 +38,7 @@ def pytest_configure(config):
 @pytest.fixture
 def fresh_dynamo():
     """Dynamo's caches and the mlirfuse backend's records emptied before and after a test that compiles through it."""
-    from mlirfuse.frontend.dynamo import backend
+    from mlirfuse.backend import backend
 
     torch._dynamo.reset()
     backend.clear()

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from mlirfuse import models
-from mlirfuse.frontend.dynamo import Backend, backend
+from mlirfuse.backend import Backend, backend
 from helpers import discover_dynamo_backends, train_side_by_side
 
 
@@ -26,7 +26,7 @@ def test_entry_point_names_the_backend():
     """backend="mlirfuse" resolves through the `torch_dynamo_backends` entry point (nothing registers it by import)."""
     from torch._dynamo.backends.registry import _BACKENDS, lookup_backend
 
-    assert _BACKENDS["mlirfuse"].value == "mlirfuse.frontend.dynamo:backend"
+    assert _BACKENDS["mlirfuse"].value == "mlirfuse.backend:backend"
     assert lookup_backend("mlirfuse") is backend
 
 

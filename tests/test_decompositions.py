@@ -159,7 +159,7 @@ def test_plain_model_does_not_import_inductor():
 
 
 def test_dynamo_graph_decomposes_like_export():
-    from mlirfuse.frontend.dynamo import Backend
+    from mlirfuse.backend import Backend
 
     torch._dynamo.reset()
     ours = Backend()

@@ -15,7 +15,7 @@ import torch
 from torch import nn
 
 import mlirfuse
-from mlirfuse.frontend.dynamo import Backend
+from mlirfuse.backend import Backend
 from mlirfuse.models import TinyBlock
 from mlirfuse.tools.main import fusion_report
 from helpers import Lambda

@@ -12,7 +12,7 @@ import torch
 from torch import nn
 
 import mlirfuse
-from mlirfuse.frontend.dynamo import backend
+from mlirfuse.backend import backend
 from helpers import discover_dynamo_backends
 
 

@@ -5,6 +5,7 @@ from mlirfuse.dialect.fusion import (  # noqa: F401
     build_kernel,
     build_launch,
     build_yield,
+    canonical_form,
     find_kernel,
     load_fusion_dialect,
     verify_fusion_ops,

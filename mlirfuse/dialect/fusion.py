@@ -21,8 +21,8 @@ form either way.
 
 from __future__ import annotations
 
-from mlirfuse.dialect.kinds import GROUP_KINDS, REDUCTION_KINDS, GroupKind, kind_attr, kind_attribute
-from mlirfuse.ir import add_dialect_search_prefix, ir
+from mlirfuse.dialect.kinds import GROUP_KINDS, REDUCTION_KINDS, GroupKind, group_kind, kind_attr, kind_attribute
+from mlirfuse.ir import add_dialect_search_prefix, asm, ir
 from mlirfuse.ops.attention import MATMULS, SDPA, SOFTMAXES
 from mlirfuse.ops.indexing import scatter_op
 from mlirfuse.ops.matmul import MATMUL_OPS, Gemm, gemm
@@ -230,6 +230,32 @@ def find_kernel(op: ir.Operation, name: str):
             if isinstance(sym_name, ir.StringAttr) and sym_name.value == name:
                 return candidate
     return None
+
+
+def canonical_form(region_op) -> str:
+    """The text two groups/kernels share exactly when they compute the same thing.
+
+    Built from the body alone: block arguments and values numbered in order
+    of appearance, attributes sorted (so constants compare by value), types
+    spelled out; the op's own name and symbol do not enter. (Printing the op
+    would number values across the whole module: the fusion ops are not
+    registered as isolated from above, so every print costs the module.)
+    """
+    block = region_op.regions[0].blocks[0]
+    ids: dict[ir.Value, str] = {}
+    parts = [group_kind(region_op).value]
+    for i, arg in enumerate(block.arguments):
+        ids[arg] = f"%a{i}"
+        parts.append(f"%a{i}: {asm(arg.type)}")
+    for op in block.operations:
+        operands = ", ".join(ids[v] for v in op.operands)
+        attrs = ", ".join(sorted(f"{name} = {asm(op.attributes[name])}" for name in op.attributes))
+        results = []
+        for r in op.results:
+            ids[r] = f"%v{len(ids)}"
+            results.append(f"{ids[r]}: {asm(r.type)}")
+        parts.append(f"{', '.join(results)} = {op.operation.name}({operands}) {{{attrs}}}")
+    return "\n".join(parts)
 
 
 def load_fusion_dialect(ctx: ir.Context) -> None:

@@ -48,7 +48,7 @@ from mlirfuse.ops.dtypes import TRITON_DTYPES
 from mlirfuse.ops.elementwise import RULES, Types, compute_dtype, literal, promote
 from mlirfuse.ops.indexing import indexed_operand, reads_shape_only
 from mlirfuse.ops.pooling import window_ops
-from mlirfuse.ops.views import PADS, RESHAPES, VIEW_OPS, pad_args, view_chain
+from mlirfuse.ops.views import PADS, RESHAPES, VIEW_OPS, pad_args, view_chain, walk_views
 
 
 class LoweringError(MlirfuseError):
@@ -372,9 +372,7 @@ def load_sites(name: str, block: ir.Block, cat_of_inputs: bool = True, computed_
 
 def stored_value(v: ir.Value, sites: dict) -> ir.Value:
     """The value a result is computed from: through exit reshapes of computed values."""
-    while v not in sites and isinstance(v.owner, ir.OpView) and v.owner.operation.name in RESHAPES:
-        v = v.owner.operands[0]
-    return v
+    return walk_views(v, through=lambda op: op.results[0] not in sites and op.name in RESHAPES)[0]
 
 
 INT32_MAX = 2**31 - 1
@@ -549,13 +547,11 @@ def as_declared(v: ir.Value, value: Value) -> Value:
 
 def _holds_its_dtype(value: ir.Value) -> bool:
     """Is `value` exactly representable in its declared dtype in a kernel: loaded (through views) or a cast's result?"""
-    while not isinstance(value.owner, ir.Block):
-        owner = value.owner
-        if torch_name(owner) not in VIEW_OPS:
-            rule = RULES.get(torch_name(owner))
-            return rule is not None and rule.kind == "cast"
-        value = owner.operands[0]
-    return True
+    root, _ = walk_views(value, through=lambda op: torch_name(op) in VIEW_OPS)  # any arguments: views keep the dtype
+    if isinstance(root.owner, ir.Block):  # loaded
+        return True
+    rule = RULES.get(torch_name(root.owner))
+    return rule is not None and rule.kind == "cast"
 
 
 def _target_dtype(rule, result: TensorType, tensors: dict, consts: list) -> str:
@@ -574,10 +570,10 @@ def _round_scalars(consts: list, dtype: str) -> list:
     """Eager compares an f16/bf16 tensor with a Python float rounded to that dtype."""
     if dtype not in ("float16", "bfloat16"):
         return consts
-    return [_round_to(c, dtype) if isinstance(c, float) else c for c in consts]
+    return [round_to(c, dtype) if isinstance(c, float) else c for c in consts]
 
 
-def _round_to(value: float, dtype: str) -> float:
+def round_to(value: float, dtype: str) -> float:
     """`value` rounded to nearest even in f16 or bf16, as torch.tensor(value, dtype=...) does."""
     if not math.isfinite(value):
         return value

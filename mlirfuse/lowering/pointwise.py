@@ -25,12 +25,12 @@ from mlirfuse.lowering.emitter import (
     Site,
     TritonKernel,
     Value,
-    _round_to,
     as_declared,
     cast,
     coords,
     load_sites,
     program_offset,
+    round_to,
     static_signature,
     stored_value,
 )
@@ -160,7 +160,7 @@ class _PointwiseEmitter(IndexingEmitter):
         if mode != "constant" or not inside:
             return value
         dtype = compute_dtype(result.dtype)
-        fill = _round_to(fill, result.dtype) if isinstance(fill, float) else fill
+        fill = round_to(fill, result.dtype) if isinstance(fill, float) else fill
         fill_text = repr(bool(fill)) if dtype == "bool" else self.scalar_text(fill)
         return self.tmp(f"tl.where({' & '.join(inside)}, {cast(value, dtype)}, {fill_text})", dtype, op.operation.name)
 

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from mlirfuse.ir import NO_CONSTANT, constant_value, defining_op, ir, tensor_type
 from mlirfuse.ops.elementwise import RULES, fusible, why_not_fusible
 from mlirfuse.ops.family import Family
-from mlirfuse.ops.views import VIEW_OPS, view_args
+from mlirfuse.ops.views import VIEW_OPS, constant_view, walk_views
 
 SDPA = "torch.aten.scaled_dot_product_attention"
 MATMULS = ("torch.aten.matmul", "torch.aten.bmm")
@@ -141,28 +141,19 @@ def _repeat_of(ops: list, start: int) -> tuple[int, int, int] | None:
     return d - 1, after[d], used + 1
 
 
+def _read_through(op) -> bool:
+    """A tensor view with constant arguments, a kv-head repeat or a clone: what an attention operand is read through."""
+    name = op.name
+    return (constant_view(op) or name in (REPEAT_INTERLEAVE, "torch.aten.clone")) and tensor_type(op.results[0].type) is not None
+
+
 def operand(value: ir.Value, block: ir.Block, allow_repeat: bool = True) -> Operand:
     """`value` as the kernel reads it: the views (and at most one kv-head repeat) in `block` that compute it from a leaf.
 
     Only a transpose of the last two dims may follow a repeat (`repeat_kv(k).transpose(2, 3)`);
     otherwise the chain starts after the repeat (the repeated tensor is the leaf).
     """
-    chain = []
-    v = value
-    while True:
-        op = defining_op(v)
-        if op is None or op.block != block:
-            break
-        name = op.name
-        if not (
-            (name in VIEW_OPS and view_args(op) is not None)
-            or name == REPEAT_INTERLEAVE
-            or name == "torch.aten.clone"
-        ) or tensor_type(op.results[0].type) is None:
-            break
-        chain.append(op.opview)
-        v = op.operands[0]
-    chain.reverse()
+    _, chain = walk_views(value, block, through=_read_through)
     start, i, repeat, views = 0, 0, None, []
     while i < len(chain):
         found = _repeat_of(chain, i) if allow_repeat else None

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 
-from mlirfuse.ir import NO_CONSTANT, constant_int_list, constant_value, ir, tensor_type
+from mlirfuse.ir import NO_CONSTANT, constant_int_list, constant_value, defining_op, ir, tensor_type
 from mlirfuse.ops.family import Family
 
 # Ops whose result is a view of operand 0 described by constant arguments.
@@ -121,25 +121,36 @@ def view_args(op) -> tuple | None:
     return tuple(args)
 
 
+def constant_view(op) -> bool:
+    """Is `op` a view with constant arguments (one a kernel reads through)?"""
+    return op.name in VIEW_OPS and view_args(op) is not None
+
+
+def walk_views(value: ir.Value, block: ir.Block | None = None, through=constant_view) -> tuple[ir.Value, list]:
+    """The one view-chain walker: up from `value` through the ops `through` accepts (those in `block` if given).
+
+    Returns where the walk stopped (a block argument, or the result of the
+    first op not passed) and the ops passed, first applied first. Each op is
+    read through its first operand.
+    """
+    chain = []
+    op = defining_op(value)
+    while op is not None and (block is None or op.block == block) and through(op):
+        chain.append(op.opview)
+        value = op.operands[0]
+        op = defining_op(value)
+    return value, chain[::-1]
+
+
 def view_chain(value: ir.Value, block: ir.Block) -> tuple[int, tuple] | None:
     """(block argument index, ((op name, args), ...)) if `value` is a chain of views of an argument of `block`.
 
     None when the chain starts at a computed value or has a non-constant argument.
     """
-    chain = []
-    while True:
-        owner = value.owner
-        if isinstance(owner, ir.Block):
-            if owner != block:
-                return None
-            return ir.BlockArgument(value).arg_number, tuple(reversed(chain))
-        if owner.operation.name not in VIEW_OPS:
-            return None
-        args = view_args(owner.operation)
-        if args is None:
-            return None
-        chain.append((owner.operation.name, args))
-        value = owner.operands[0]
+    root, ops = walk_views(value)
+    if not isinstance(root.owner, ir.Block) or root.owner != block:
+        return None
+    return ir.BlockArgument(root).arg_number, tuple((op.operation.name, view_args(op.operation)) for op in ops)
 
 
 def why_not_fusible(op) -> str | None:

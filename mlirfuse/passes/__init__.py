@@ -31,9 +31,9 @@ PASSES: dict[str, str] = {
     "fusion-canonicalize": "mlirfuse.passes.canonicalize:Canonicalize",
     "fusion-outline": "mlirfuse.passes.outline:Outline",
     # Test passes: expose analyses to lit (test/lit/Analysis/).
-    "test-dependence": "mlirfuse.passes.test_dependence:TestDependence",
-    "test-alias": "mlirfuse.passes.test_alias:TestAlias",
-    "test-shapes": "mlirfuse.passes.test_shapes:TestShapes",
+    "test-dependence": "mlirfuse.passes.testing.dependence:TestDependence",
+    "test-alias": "mlirfuse.passes.testing.alias:TestAlias",
+    "test-shapes": "mlirfuse.passes.testing.shapes:TestShapes",
 }
 
 

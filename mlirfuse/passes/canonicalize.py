@@ -23,7 +23,15 @@ import dataclasses
 
 from mlirfuse.analysis import AnalysisManager
 from mlirfuse.analysis.shapes import SIZE_QUERIES, ShapeAnalysis
-from mlirfuse.dialect import REDUCTION_KINDS, GroupKind, build_group, build_yield, group_kind, set_group_kind
+from mlirfuse.dialect import (
+    REDUCTION_KINDS,
+    GroupKind,
+    build_group,
+    build_yield,
+    canonical_form,
+    group_kind,
+    set_group_kind,
+)
 from mlirfuse.ir import (
     DTYPE_CODES,
     TorchBuilder,
@@ -37,7 +45,6 @@ from mlirfuse.ir import (
 )
 from mlirfuse.ops.reductions import REDUCTIONS
 from mlirfuse.passes.base import ModulePass, body_ops, pattern
-from mlirfuse.passes.outline import canonical_form
 from mlirfuse.passes.rewriter import FusionRewriter
 
 

@@ -21,9 +21,9 @@ from mlirfuse.ops.matmul import MATMUL_OPS, gemm
 from mlirfuse.ops.reductions import REDUCTIONS, reduction
 from mlirfuse.ops.views import PADS, VIEW_OPS, pad_args, view_args
 from mlirfuse.passes.base import ModulePass
-from mlirfuse.passes.fuse_matmul import why_not_template
 from mlirfuse.passes.legality import FUSION_ANALYSES, why_not_concat, why_not_merge
 from mlirfuse.passes.legality_cat import CAT
+from mlirfuse.passes.legality_matmul import why_not_template
 from mlirfuse.passes.options import Limits, option_group
 
 

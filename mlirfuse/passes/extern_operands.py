@@ -19,10 +19,10 @@ import dataclasses
 
 from mlirfuse.analysis import AnalysisManager
 from mlirfuse.dialect import GroupKind
-from mlirfuse.ir import defining_op, ir
+from mlirfuse.ir import ir
 from mlirfuse.ops.elementwise import fusible
 from mlirfuse.ops.reductions import REDUCTIONS
-from mlirfuse.ops.views import VIEW_OPS, view_args
+from mlirfuse.ops.views import VIEW_OPS, walk_views
 from mlirfuse.passes.base import ModulePass, function_ops, unique_ops
 from mlirfuse.passes.rewriter import FusionRewriter
 
@@ -34,20 +34,10 @@ def _extern_candidate(op) -> bool:
     return not fusible(op)
 
 
-def _view_chain_ops(value: ir.Value, block: ir.Block) -> list:
-    """The view ops (outside groups, constant arguments) that compute `value`, in order."""
-    chain = []
-    op = defining_op(value)
-    while op is not None and op.name in VIEW_OPS and op.block == block and view_args(op) is not None:
-        chain.append(op.opview)
-        op = defining_op(op.operands[0])
-    return list(reversed(chain))
-
-
 def group_extern(op, rewriter: FusionRewriter) -> bool:
     """Wrap `op` and the view chains feeding it into an extern group; False if no operand is a view."""
     block = op.operation.block
-    chains = [_view_chain_ops(v, block) for v in op.operands]
+    chains = [walk_views(v, block)[1] for v in op.operands]
     if not any(chains):
         return False
     views = [v for chain in chains for v in chain]

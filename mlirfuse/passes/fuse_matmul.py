@@ -20,8 +20,8 @@ independent GEMMs over one result space that one group reads, A or not
 (`x @ W_ih + h @ W_hh`, an LSTM's four gates from fusion-chunk-motion's
 matmul slices), so that group can be their common epilogue.
 
-What is refused is named by `why_not_epilogue` / `why_not_prologue`, which
-`fusion-explain-unfused` reports too.
+What is refused is named by `why_not_epilogue` / `why_not_prologue`
+(`passes/legality_matmul.py`), which `fusion-explain-unfused` reports too.
 """
 
 from __future__ import annotations
@@ -29,74 +29,15 @@ from __future__ import annotations
 import dataclasses
 
 from mlirfuse.analysis import AnalysisManager
-from mlirfuse.analysis.dependence import DependenceAnalysis
-from mlirfuse.dialect import GroupKind, group_kind
-from mlirfuse.ir import defining_op, ir, op_id, tensor_type
-from mlirfuse.ops.indexing import INDEXING_OPS
+from mlirfuse.dialect import GroupKind
+from mlirfuse.ir import defining_op, ir, op_id
 from mlirfuse.ops.matmul import MATMUL_OPS, Gemm, gemm
-from mlirfuse.ops.views import PADS, VIEW_OPS, view_chain
+from mlirfuse.ops.views import view_chain, walk_views
 from mlirfuse.passes.base import ModulePass, body_ops, function_ops, unique_ops
-from mlirfuse.passes.extern_operands import _view_chain_ops
-from mlirfuse.passes.legality import FUSION_ANALYSES, computing_ops, fusion_rewriter, why_not_merge
+from mlirfuse.passes.legality import FUSION_ANALYSES, fusion_rewriter, why_not_merge
+from mlirfuse.passes.legality_matmul import group_gemm, why_not_epilogue, why_not_prologue
 from mlirfuse.passes.options import Limits, option, option_group
 from mlirfuse.passes.rewriter import FusionRewriter
-
-
-def group_gemm(group) -> Gemm | None:
-    """The GEMM a matmul group computes."""
-    for op in group.regions[0].blocks[0].operations:
-        if op.operation.name in MATMUL_OPS:
-            found = gemm(op)
-            return found if isinstance(found, Gemm) else None
-    return None
-
-
-def _tile_only(group) -> str | None:
-    """Why `group`'s body cannot be emitted on a GEMM's tiles (indexing, creation, pads, cats), or None."""
-    ops, _ = body_ops(group)
-    name = next((op.operation.name for op in ops if op.operation.name in INDEXING_OPS | PADS | {"torch.aten.cat"}), None)
-    return f"holds '{name}' (indexing, creation, pads and cats are not emitted on GEMM tiles)" if name else None
-
-
-def why_not_epilogue(mm, consumer, dep: DependenceAnalysis, limits: Limits = Limits()) -> str | None:
-    """None if group `consumer` may become part of matmul group `mm`'s epilogue; otherwise why not."""
-    kind = group_kind(consumer)
-    if kind != GroupKind.POINTWISE:
-        return f"consumer is a {kind} group (a GEMM epilogue is pointwise over the GEMM's result)"
-    why = _tile_only(consumer)
-    if why:
-        return "consumer " + why
-    space = group_gemm(mm).out
-    if any(tensor_type(r.type).shape != space for r in consumer.results):
-        return "different iteration space (the epilogue runs over the GEMM's result tile)"
-    return why_not_merge(mm, consumer, dep, limits)
-
-
-def why_not_prologue(producer, mm, dep: DependenceAnalysis, limits: Limits = Limits(), max_ops: int = 4) -> str | None:
-    """None if group `producer` may be recomputed on `mm`'s operand tiles; otherwise why not."""
-    kind = group_kind(producer)
-    if kind != GroupKind.POINTWISE:
-        return f"producer is a {kind} group (a prologue is recomputed per tile: pointwise only)"
-    why = _tile_only(producer)
-    if why:
-        return "producer " + why
-    if any(u.owner.operation != mm.operation for r in producer.results for u in r.uses):
-        return "producer's result is also read elsewhere"
-    _, terminator = body_ops(producer)
-    if any(defining_op(v) is not None and defining_op(v).name in VIEW_OPS for v in terminator.operands):
-        return "producer stores a reshape of a computed value (a copy, not recomputed per tile)"
-    if computing_ops(producer) > max_ops:
-        return f"prologue of {computing_ops(producer)} ops > {max_ops} (recomputed on every tile)"
-    return why_not_merge(producer, mm, dep, limits)
-
-
-def why_not_template(producer, consumer, dep: DependenceAnalysis, limits: Limits = Limits()) -> str | None:
-    """Why two neighbouring groups, at least one a matmul group, are separate (for fusion-explain-unfused)."""
-    if group_kind(producer) == GroupKind.MATMUL and group_kind(consumer) == GroupKind.MATMUL:
-        return "both are GEMMs and one reads the other's result (only independent GEMMs share a kernel)"
-    if group_kind(producer) == GroupKind.MATMUL:
-        return why_not_epilogue(producer, consumer, dep, limits)
-    return why_not_prologue(producer, consumer, dep, limits)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -270,8 +211,8 @@ def _merge_for_epilogue(groups: list, rewriter: FusionRewriter, dep, limits: Lim
 def _wrap(op, rewriter: FusionRewriter):
     """`op` and the view chains feeding its tensor operands as one matmul group."""
     block = op.operation.block
-    views = [v for operand in op.operands for v in _view_chain_ops(operand, block)]
+    views = [v for operand in op.operands for v in walk_views(operand, block)[1]]
     return rewriter.wrap(unique_ops([*views, op]), GroupKind.MATMUL)
 
 
-__all__ = ["FuseMatmul", "group_gemm", "why_not_epilogue", "why_not_prologue", "why_not_template"]
+__all__ = ["FuseMatmul"]

@@ -11,36 +11,10 @@ from __future__ import annotations
 import dataclasses
 
 from mlirfuse.analysis import AnalysisManager
-from mlirfuse.dialect import GroupKind, build_kernel, build_launch, group_kind
-from mlirfuse.ir import asm, ir
+from mlirfuse.dialect import GroupKind, build_kernel, build_launch, canonical_form, group_kind
+from mlirfuse.ir import ir
 from mlirfuse.passes.base import ModulePass
 from mlirfuse.passes.rewriter import FusionRewriter
-
-
-def canonical_form(region_op) -> str:
-    """The text two groups/kernels share exactly when they compute the same thing.
-
-    Built from the body alone: block arguments and values numbered in order
-    of appearance, attributes sorted (so constants compare by value), types
-    spelled out; the op's own name and symbol do not enter. (Printing the op
-    would number values across the whole module: the fusion ops are not
-    registered as isolated from above, so every print costs the module.)
-    """
-    block = region_op.regions[0].blocks[0]
-    ids: dict[ir.Value, str] = {}
-    parts = [group_kind(region_op).value]
-    for i, arg in enumerate(block.arguments):
-        ids[arg] = f"%a{i}"
-        parts.append(f"%a{i}: {asm(arg.type)}")
-    for op in block.operations:
-        operands = ", ".join(ids[v] for v in op.operands)
-        attrs = ", ".join(sorted(f"{name} = {asm(op.attributes[name])}" for name in op.attributes))
-        results = []
-        for r in op.results:
-            ids[r] = f"%v{len(ids)}"
-            results.append(f"{ids[r]}: {asm(r.type)}")
-        parts.append(f"{', '.join(results)} = {op.operation.name}({operands}) {{{attrs}}}")
-    return "\n".join(parts)
 
 
 def kernel_name(kernel, index: int) -> str:

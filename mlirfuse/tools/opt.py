@@ -20,13 +20,13 @@ import os
 import sys
 import traceback
 
+from mlirfuse.diagnostics import Collector, Diag, expectations, verify
 from mlirfuse.dialect import make_context, verify_fusion_ops
 from mlirfuse.errors import MlirfuseError, PipelineError
+from mlirfuse.input_checks import check_ir, check_text, decode
 from mlirfuse.ir import ir
 from mlirfuse.passes import PASSES, PIPELINES, get_pass_class, pass_options, pipeline_stages
 from mlirfuse.passes.pipeline_text import Pipeline, parse_pipeline
-from mlirfuse.tools.diagnostics import Collector, Diag, expectations, verify
-from mlirfuse.tools.input_checks import check_ir, check_text, decode
 
 SPLIT_MARKER = "// -----"
 

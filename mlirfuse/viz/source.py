@@ -15,12 +15,12 @@ import torch
 
 import mlirfuse
 from mlirfuse import models
+from mlirfuse.diagnostics import Collector
 from mlirfuse.dialect import make_context, verify_fusion_ops
+from mlirfuse.input_checks import check_ir, check_text, decode
 from mlirfuse.ir import ir
 from mlirfuse.passes import default_pipeline
 from mlirfuse.passes.pipeline import build_pass_manager
-from mlirfuse.tools.diagnostics import Collector
-from mlirfuse.tools.input_checks import check_ir, check_text, decode
 from mlirfuse.viz.draw import VizError
 from mlirfuse.viz.graph import FusionGraph, graph_of
 

@@ -1,4 +1,4 @@
-"""Checks on mlirfuse-opt's input that MLIR's parser does not make, or makes by crashing.
+"""Checks on textual IR input (mlirfuse-opt's, the fusion graph's) that MLIR's parser does not make, or makes by crashing.
 
 Before parsing (on the bytes and text): the input is UTF-8, its brackets nest
 no deeper than `MAX_NESTING` (the parser recurses once per level and
@@ -20,8 +20,8 @@ from __future__ import annotations
 import math
 import re
 
+from mlirfuse.diagnostics import Diag
 from mlirfuse.ir import ir, tensor_type
-from mlirfuse.tools.diagnostics import Diag
 
 MAX_NESTING = 256
 _INT64_MAX = 2**63 - 1

@@ -4,7 +4,7 @@
     compiled = torch.compile(model, backend="mlirfuse", options={"explain": True})
     loss = compiled(x).sum(); loss.backward()                  # forward and backward both fused
 
-    from mlirfuse.frontend.dynamo import backend
+    from mlirfuse.backend import backend
     backend.stats            # {"forward": {...}, "backward": {...}, "inference": {...}}, summed per role
     backend.graphs           # one CompiledFxGraph per graph handed over: role, stats, mlir, kernels, eager_reason
     backend.clear()          # forget the records (compiled code stays with torch.compile)

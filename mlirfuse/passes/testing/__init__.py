@@ -1,4 +1,4 @@
-"""What the test-* passes share: finding the ops a lit test tagged, naming ops and values.
+"""The test-* passes (`dependence`, `alias`, `shapes`: one module each), and what they share: finding the ops a lit test tagged, naming ops and values.
 
 A lit test marks the ops it asks about with `test.tag = "name"`; the pass
 answers in attributes on those ops (the bindings cannot emit remarks).

@@ -1,4 +1,4 @@
-"""Diagnostics as mlir-opt prints them, and `-verify-diagnostics`.
+"""Diagnostics as mlir-opt prints them, and `-verify-diagnostics` (for mlirfuse-opt and the fusion graph).
 
 Diagnostics are collected from the context's handler and from MLIRError
 exceptions, then printed as `file:line:col: error: message`. Under
