@@ -9,7 +9,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from helpers import compile_and_compare
+import mlirfuse
+from helpers import Lambda, compile_and_compare
 
 
 @pytest.mark.parametrize(
@@ -55,3 +56,40 @@ def test_cat_with_an_empty_piece(fn, shapes):
     # The concat kernel's masked-in lanes loaded from the empty piece: under MLIRFUSE_CHECK_BOUNDS=1
     # (tests/conftest.py) "12 masked-in lanes load from outside in0 ... 0 bytes", SIGSEGV without it.
     compile_and_compare(fn, tuple(torch.randn(s) for s in shapes), fused=False)
+
+
+# --- precision="eager" (item 8) -------------------------------------------------------------------
+
+CHAINS = {
+    "arith": lambda x, y: (x * y + x) / (y - 3.0) * 1.7,
+    "gelu_is_x": lambda x, y: (F.gelu(x) == x).to(x.dtype) + x,  # the rounding points
+    "near_tie_where": lambda x, y: torch.where(x * 1.1 < y * 0.9, x + y, x - y),
+    "transcendental": lambda x, y: torch.tanh(x.exp() * y).sigmoid() + F.silu(y),
+}
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=str)
+@pytest.mark.parametrize("chain", list(CHAINS))
+def test_precision_eager_pointwise_chains_equal_eager(chain, dtype):
+    # One kernel either way; in the fast mode (default) f16/bf16 intermediates stay in f32, so the
+    # chains differ from eager at rounding points; precision="eager" rounds each op's result.
+    torch.manual_seed(0)
+    x, y = torch.randn(64, 65).to(dtype), torch.randn(64, 65).to(dtype)
+    fn = CHAINS[chain]
+    cm = mlirfuse.compile(Lambda(fn), (x, y), options={"precision": "eager"})
+    assert cm.stats["launches"] == 1 and 'precision = "eager"' in cm.mlir
+    assert torch.equal(cm(x, y), fn(x, y))
+
+
+def test_precision_fast_is_the_default_and_differs():
+    # The test above could pass by accident if the modes were the same: the default differs somewhere.
+    torch.manual_seed(0)
+    x, y = torch.randn(64, 65).to(torch.bfloat16), torch.randn(64, 65).to(torch.bfloat16)
+    cm = mlirfuse.compile(Lambda(CHAINS["arith"]), (x, y))
+    assert "precision" not in cm.mlir and not torch.equal(cm(x, y), CHAINS["arith"](x, y))
+
+
+def test_precision_rejects_an_unknown_mode():
+    x = torch.randn(4).to(torch.bfloat16)
+    with pytest.raises(mlirfuse.PipelineError, match="precision.*fast, eager.*'exact'"):
+        mlirfuse.compile(Lambda(torch.exp), (x,), options={"precision": "exact"})

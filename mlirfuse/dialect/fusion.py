@@ -244,6 +244,8 @@ def canonical_form(region_op) -> str:
     block = region_op.regions[0].blocks[0]
     ids: dict[ir.Value, str] = {}
     parts = [group_kind(region_op).value]
+    if "precision" in region_op.attributes:  # fusion-outline{precision=eager}: another kernel
+        parts.append(ir.StringAttr(region_op.attributes["precision"]).value)
     for i, arg in enumerate(block.arguments):
         ids[arg] = f"%a{i}"
         parts.append(f"%a{i}: {asm(arg.type)}")

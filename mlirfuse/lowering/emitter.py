@@ -413,6 +413,9 @@ class KernelEmitter:
     def __init__(self, name: str, block: ir.Block):
         self.name = name
         self.block = block
+        # fusion-outline{precision=eager}: every f16/bf16 op result rounded to its dtype, as eager stores it.
+        owner = block.owner
+        self.eager_precision = "precision" in owner.attributes and ir.StringAttr(owner.attributes["precision"]).value == "eager"
         self.body: list[str] = []
         self.out = self.body
         self.env: dict[ir.Value, Value] = {}
@@ -509,6 +512,8 @@ class KernelEmitter:
             expr = cast(as_declared(op.operands[0], Value(expr, tensors[0].dtype)), result.dtype)
             if result.dtype != out_dtype:  # round through f16/bf16 as eager does
                 expr = f"{expr}.to({TRITON_DTYPES[out_dtype]})"
+        elif self.eager_precision and result.dtype != out_dtype and result.dtype in ("float16", "bfloat16"):
+            expr = f"{cast(Value(f'({expr})', out_dtype), result.dtype)}.to({TRITON_DTYPES[out_dtype]})"
         return self.tmp(expr, out_dtype, name)
 
     # --- the kernel module -----------------------------------------------------------------

@@ -12,9 +12,14 @@ import dataclasses
 
 from mlirfuse.analysis import AnalysisManager
 from mlirfuse.dialect import GroupKind, build_kernel, build_launch, canonical_form, group_kind
+from mlirfuse.errors import PipelineError
 from mlirfuse.ir import ir
 from mlirfuse.passes.base import ModulePass
+from mlirfuse.passes.options import option
 from mlirfuse.passes.rewriter import FusionRewriter
+
+# fusion-outline's precision option: what a kernel's lowering does with f16/bf16 intermediates.
+PRECISIONS = ("fast", "eager")
 
 
 def kernel_name(kernel, index: int) -> str:
@@ -39,6 +44,16 @@ class Outline(ModulePass):
 
     name = "fusion-outline"
 
+    precision: str = option(
+        "fast", "fast: a kernel keeps f16/bf16 intermediates in f32; eager: each op's f16/bf16 result is "
+        "rounded to its dtype, as eager stores it (pointwise chains then equal eager's bit for bit)",
+    )
+
+    def __post_init__(self):
+        if self.precision not in PRECISIONS:
+            raise PipelineError(f"option 'precision' of pass '{self.name}' is one of {', '.join(PRECISIONS)}, "
+                                f"got '{self.precision}'", option="precision")
+
     def apply(self, module: ir.Operation, am=None) -> None:
         rewriter = FusionRewriter(am or AnalysisManager())
         body = module.regions[0].blocks[0]
@@ -56,6 +71,8 @@ class Outline(ModulePass):
         for group in groups:
             kernel = build_kernel("", group_kind(group), loc=group.location, ip=ir.InsertionPoint(anchor))
             group.regions[0].blocks[0].append_to(kernel.regions[0])  # move, not copy
+            if self.precision != "fast":
+                kernel.attributes["precision"] = ir.StringAttr.get(self.precision)
             form = canonical_form(kernel)
             name = by_form.get(form)
             if name is None:

@@ -1,13 +1,13 @@
 // Malformed pass options and pipelines are reported, with exit code 1.
 
-// RUN: not mlirfuse-opt %s --pass-pipeline='builtin.module(fusion-outline{bogus=1})' 2>&1 | filecheck %s --check-prefix=UNKNOWN
+// RUN: not mlirfuse-opt %s --pass-pipeline='builtin.module(fusion-sink-exit-reshapes{bogus=1})' 2>&1 | filecheck %s --check-prefix=UNKNOWN
 // UNKNOWN-NOT: Traceback
-// UNKNOWN:     <pass-pipeline>:1:31: error: pass 'fusion-outline' has no option 'bogus' (options: none)
+// UNKNOWN:     <pass-pipeline>:1:42: error: pass 'fusion-sink-exit-reshapes' has no option 'bogus' (options: none)
 // UNKNOWN-NOT: Traceback
 
-// RUN: not mlirfuse-opt %s --pass-pipeline='builtin.module(fusion-outline{bogus})' 2>&1 | filecheck %s --check-prefix=NOVALUE
+// RUN: not mlirfuse-opt %s --pass-pipeline='builtin.module(fusion-sink-exit-reshapes{bogus})' 2>&1 | filecheck %s --check-prefix=NOVALUE
 // NOVALUE-NOT: Traceback
-// NOVALUE:     <pass-pipeline>:1:31: error: option 'bogus' of pass 'fusion-outline' must be key=value
+// NOVALUE:     <pass-pipeline>:1:42: error: option 'bogus' of pass 'fusion-sink-exit-reshapes' must be key=value
 
 // RUN: not mlirfuse-opt %s --pass-pipeline='builtin.module(mlirfuse-pipeline{x=1})' 2>&1 | filecheck %s --check-prefix=PIPELINE
 // PIPELINE-NOT: Traceback
