@@ -93,3 +93,10 @@ def test_precision_rejects_an_unknown_mode():
     x = torch.randn(4).to(torch.bfloat16)
     with pytest.raises(mlirfuse.PipelineError, match="precision.*fast, eager.*'exact'"):
         mlirfuse.compile(Lambda(torch.exp), (x,), options={"precision": "exact"})
+
+
+def test_pad_by_nothing_of_a_computed_value():
+    # Fuzz seed 2610451: F.pad(sgn(x), [0, 0]) read sgn only through a pad that pads by nothing; the
+    # value was looked up where it had not been emitted: "LoweringError: ... 'torch.aten.pad' of a constant".
+    compile_and_compare(lambda x: F.pad(torch.sgn(x), [0, 0], value=0.0), (torch.randn(2),))
+    compile_and_compare(lambda x: F.pad(x.exp() * 2, [0, 0, 1, 0]), (torch.randn(3, 4),))

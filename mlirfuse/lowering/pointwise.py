@@ -120,8 +120,10 @@ class _PointwiseEmitter(IndexingEmitter):
 
     def value_in(self, v: ir.Value, place: _Place) -> Value | None:
         """`v` evaluated at `place`: loads, pads, cats and elementwise ops, once per place (None: a constant)."""
-        if place == self.here:
-            return self.env.get(v)
+        if place == self.here and v in self.env:
+            return self.env[v]
+        # (Not yet emitted here: a value read only through a pad that pads by nothing, F.pad(sgn(x), [0, 0]),
+        # is evaluated lazily like any other place; fuzz seed 2610451 "'torch.aten.pad' of a constant".)
         if is_constant_like(v):
             return None
         key = (v, place)
