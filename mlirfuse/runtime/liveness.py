@@ -68,7 +68,7 @@ def plan(steps, returns, num_args: int, num_slots: int, slot_bytes: dict[int, in
                 release_at_start.append(s)
             continue
         release_after[last[s]].append(s)
-    return Plan(release_at_start, release_after, *_peak(steps, last, num_args, slot_bytes))
+    return Plan(release_at_start, release_after, *_peak(steps, last, slot_bytes))
 
 
 def _shares_operand(step) -> bool:
@@ -76,7 +76,7 @@ def _shares_operand(step) -> bool:
     return step.view or step.kind == "list" or step.in_place
 
 
-def _peak(steps, last: list[int], num_args: int, slot_bytes: dict[int, int | None]) -> tuple:
+def _peak(steps, last: list[int], slot_bytes: dict[int, int | None]) -> tuple:
     """The largest sum of allocated intermediate bytes live during one step, that step, and all bytes allocated."""
     # Buffers: each allocating result slot owns one; a sharing result joins its first operand's.
     owner = list(range(len(last)))
@@ -101,7 +101,7 @@ def _peak(steps, last: list[int], num_args: int, slot_bytes: dict[int, int | Non
             size = slot_bytes.get(s, 0)
             if size is None:
                 return None, None, None
-            if find(s) == s and find(s) >= num_args:
+            if find(s) == s:  # (a result slot, never an argument)
                 born[s] = (i, size)
     dies: dict[int, int] = {}
     for s, end in enumerate(last):

@@ -17,8 +17,9 @@ import torch
 
 from mlirfuse.dialect import GroupKind, find_kernel, group_kind
 from mlirfuse.errors import UnsupportedModelError
-from mlirfuse.ir import DTYPES, NO_CONSTANT, constant_value, ir, tensor_type
+from mlirfuse.ir import NO_CONSTANT, constant_value, ir, tensor_type
 from mlirfuse.lowering.triton import LoweringError, TritonKernel, lower_kernel
+from mlirfuse.ops.dtypes import BY_NAME
 from mlirfuse.runtime.aten import RESHAPING, aten_overload, convert, split_by_schema
 from mlirfuse.runtime.kernels import Launcher
 from mlirfuse.runtime.liveness import Plan, plan
@@ -243,10 +244,7 @@ def _nbytes(t: ir.Type) -> int | None:
         return 0
     if not tt.is_static:
         return None
-    return tt.numel * _ITEMSIZE[tt.dtype]
-
-
-_ITEMSIZE = {name: torch.empty((), dtype=getattr(torch, name)).element_size() for name in DTYPES}
+    return tt.numel * ((BY_NAME[tt.dtype].bits + 7) // 8)  # a bool is stored in a byte
 
 
 def _with_dtype(fn: Callable, result_type: ir.Type) -> Callable:
