@@ -183,12 +183,27 @@ HELPERS = {
     # f32 -> bf16 rounding to nearest even, as eager does, spelled out on the
     # bits: Triton's interpreter truncates f32 -> bf16 (even with
     # fp_downcast_rounding="rtne") while compiled code rounds. After rounding
-    # the low 16 bits are zero, so the final cast is exact on both.
+    # the low 16 bits are zero, so the final cast is exact on both. A NaN is
+    # cast, not rounded: a GPU's NaN is 0x7FFFFFFF, which the carry would turn
+    # into -0.0 (found with real launches on an H100; the interpreter's NaN is
+    # 0x7FC00000).
     "round_to_bf16": """@triton.jit
 def round_to_bf16(x):
     bits = x.to(tl.uint32, bitcast=True)
     bits = (bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000
-    return bits.to(tl.float32, bitcast=True).to(tl.bfloat16)
+    return tl.where(x != x, x, bits.to(tl.float32, bitcast=True)).to(tl.bfloat16)
+""",
+    # a / b as IEEE division rounds it, on every path: Triton's `/` on f32 is
+    # div.full.f32 on NVIDIA GPUs (2 ulp: x / x can be 0.99999994, and a
+    # truncating division then gives 0). The sum with -0.0 (the additive
+    # identity, signs of zeros kept) makes both operands f32 tensors, whatever
+    # they were (a literal, an int, an f16 value); f64 stays `/` (div.rn.f64).
+    "fdiv": """@triton.jit
+def fdiv(a, b):
+    q = a / b
+    if q.dtype == tl.float32:
+        q = tl.math.div_rn(tl.full(q.shape, -0.0, tl.float32) + a, tl.full(q.shape, -0.0, tl.float32) + b)
+    return q
 """,
     # tanh within ~1 ulp of eager's: Triton has no tanh the interpreter runs,
     # and 2*sigmoid(2x)-1 cancels near 0 (5e-5 relative error at 1e-3). In

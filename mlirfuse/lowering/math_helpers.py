@@ -24,6 +24,17 @@ def signbit(x):
     else:
         return x.to(tl.float32).to(tl.int32, bitcast=True) < 0
 """,
+    # C's fmod: a zero result takes the dividend's sign. Triton's float `%` on an
+    # NVIDIA GPU gives +0.0 where a is negative (fmod(-3, -3) is -0.0 in eager;
+    # found with real launches on an H100); the interpreter's numpy is right.
+    "fmod": """@triton.jit
+def fmod(a, b):
+    m = a % b
+    if m.dtype.is_floating():
+        zero = tl.abs(m * 0)
+        m = tl.where(m == 0, tl.where(signbit(a), -zero, zero), m)
+    return m
+""",
     # Python's a % b: the result takes the divisor's sign (ints and floats alike).
     "remainder": """@triton.jit
 def remainder(a, b):

@@ -174,7 +174,7 @@ RULES: dict[str, Rule] = {
     "torch.aten.erf": _unary("tl.erf({0})"),
     "torch.aten.floor": _unary("tl.floor({0})"),
     "torch.aten.ceil": _unary("tl.ceil({0})"),
-    "torch.aten.reciprocal": _unary("1.0 / {0}"),
+    "torch.aten.reciprocal": _unary("fdiv(1.0, {0})"),
     "torch.aten.sigmoid": _unary("tl.sigmoid({0})"),
     "torch.aten.tanh": Rule("arith", lambda a, c: _tanh(a[0]), float_only=True),
     # eager's sign(nan) is 0; float literals keep the value a float (all-int branches would make it int32)
@@ -209,8 +209,8 @@ RULES: dict[str, Rule] = {
     ),
     "torch.aten.mul.Tensor": _binary("{0} * {1}"),
     "torch.aten.mul.Scalar": Rule("arith", lambda a, c: f"{a[0]} * {a[1]}", constant_args=(1,)),
-    "torch.aten.div.Tensor": _binary("{0} / {1}"),
-    "torch.aten.div.Scalar": Rule("arith", lambda a, c: f"{a[0]} / {a[1]}", constant_args=(1,)),
+    "torch.aten.div.Tensor": _binary("fdiv({0}, {1})"),
+    "torch.aten.div.Scalar": Rule("arith", lambda a, c: f"fdiv({a[0]}, {a[1]})", constant_args=(1,)),
     "torch.aten.maximum": _binary(f"tl.maximum({{0}}, {{1}}, {NAN_ALL})"),
     "torch.aten.minimum": _binary(f"tl.minimum({{0}}, {{1}}, {NAN_ALL})"),
     # comparisons
@@ -281,12 +281,12 @@ def _floordiv(a, t) -> str:
 def _div_mode(a, c, t) -> str:
     mode = c[-1]
     if mode is None:
-        return f"{a[0]} / {a[1]}"
+        return f"fdiv({a[0]}, {a[1]})"
     if mode == "floor":
         return _floordiv(a, t)
     if t.target in INT_DTYPES:
         return f"{a[0]} // {a[1]}"
-    return f"trunc({_rounded(f'{a[0]} / {a[1]}', t.result)})"  # f16/bf16: the quotient rounded first, as eager
+    return f"trunc({_rounded(f'fdiv({a[0]}, {a[1]})', t.result)})"  # f16/bf16: the quotient rounded first, as eager
 
 
 def _remainder_scalar(a, c) -> str:
@@ -502,9 +502,9 @@ RULES.update({
     "torch.aten.remainder.Scalar": Rule(
         "arith", _remainder_scalar, constant_args=(1,), check=_nonzero_divisor, dtypes=_INT_OR_FLOAT
     ),
-    "torch.aten.fmod.Tensor": Rule("arith", lambda a, c: f"{a[0]} % {a[1]}", tensor_args=(0, 1), dtypes=_INT_OR_FLOAT),
+    "torch.aten.fmod.Tensor": Rule("arith", lambda a, c: f"fmod({a[0]}, {a[1]})", tensor_args=(0, 1), dtypes=_INT_OR_FLOAT),
     "torch.aten.fmod.Scalar": Rule(
-        "arith", lambda a, c: f"{a[0]} % {a[1]}", constant_args=(1,), check=_nonzero_divisor, dtypes=_INT_OR_FLOAT
+        "arith", lambda a, c: f"fmod({a[0]}, {a[1]})", constant_args=(1,), check=_nonzero_divisor, dtypes=_INT_OR_FLOAT
     ),
     "torch.aten.floor_divide": Rule(
         "arith", lambda a, c, t: _floordiv(a, t), tensor_args=(0, 1), typed=True, dtypes=_INT_OR_FLOAT

@@ -14,6 +14,7 @@ kernel is loaded once per mode and launched under `triton_mode`.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import importlib.util
 import math
@@ -79,6 +80,21 @@ def load(kernel: TritonKernel, interpret: bool):
             spec.loader.exec_module(module)
         _LOADED[key] = getattr(module, kernel.name)
     return _LOADED[key]
+
+
+@functools.cache
+def _arch(device) -> int:
+    """The compute capability of a CUDA device as one number (90 for sm_90)."""
+    major, minor = torch.cuda.get_device_capability(device)
+    return 10 * major + minor
+
+
+def _launch_device(inputs, declared: str | None):
+    """Where a kernel runs: its first input not on the CPU (eager lets 0-d CPU tensors join GPU ops), else its first input's."""
+    for t in inputs:
+        if t.device.type != "cpu":
+            return t.device
+    return inputs[0].device if inputs else torch.device(declared or "cpu")
 
 
 def strides_in(t, space) -> list[int]:
@@ -167,21 +183,19 @@ class Launcher:
     def launch(self, interpret: bool, device=None, loaded=()) -> Launch:
         """This call's sizes and device, as the kernel's kind reads them."""
 
-        def arch() -> int:
-            major, minor = torch.cuda.get_device_capability(device)
-            return 10 * major + minor
-
         return Launch(
             interpret, self.shape, self.numel, self.xnumel, self.rnumel,
-            arch, lambda: eager_math_sdpa(self.kernel, loaded), cpu_vector_width,
+            lambda: _arch(device), lambda: eager_math_sdpa(self.kernel, loaded), cpu_vector_width,
         )
 
     def __call__(self, *inputs):
-        device = inputs[0].device if inputs else torch.device(self.kernel.device or "cpu")
+        device = _launch_device(inputs, self.kernel.device)
         checked = checks.enabled()
         loaded = []
         for site, views in zip(self.kernel.sites, self._views):
             t = inputs[site.input]
+            if t.device != device:  # a 0-d CPU tensor beside GPU ones (a lifted constant), as eager allows
+                t = t.to(device)
             for view, args, kwargs in views:
                 t = view(t, *args[1:], **kwargs)
             loaded.append(t)

@@ -38,7 +38,7 @@ func.func @fuse_f16(%arg0: !torch.vtensor<[8],f16>, %arg1: !torch.vtensor<[8],f1
 // CHECK:      def round_to_bf16(x):
 // CHECK-NEXT:   bits = x.to(tl.uint32, bitcast=True)
 // CHECK-NEXT:   bits = (bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000
-// CHECK-NEXT:   return bits.to(tl.float32, bitcast=True).to(tl.bfloat16)
+// CHECK-NEXT:   return tl.where(x != x, x, bits.to(tl.float32, bitcast=True)).to(tl.bfloat16)
 // CHECK-LABEL: def fused_mul_exp_0(in0, out0, xnumel, in0_st0, XBLOCK: tl.constexpr):
 // CHECK-NEXT:   xoffset = tl.program_id(0) * XBLOCK
 // CHECK-NEXT:   xindex = xoffset + tl.arange(0, XBLOCK)

@@ -18,6 +18,14 @@
 // CHECK-EMPTY:
 // CHECK-EMPTY:
 // CHECK-NEXT:@triton.jit
+// CHECK-NEXT:def fdiv(a, b):
+// CHECK-NEXT:    q = a / b
+// CHECK-NEXT:    if q.dtype == tl.float32:
+// CHECK-NEXT:        q = tl.math.div_rn(tl.full(q.shape, -0.0, tl.float32) + a, tl.full(q.shape, -0.0, tl.float32) + b)
+// CHECK-NEXT:    return q
+// CHECK-EMPTY:
+// CHECK-EMPTY:
+// CHECK-NEXT:@triton.jit
 // CHECK-NEXT:def maximum(a, b):
 // CHECK-NEXT:    return tl.maximum(a, b, propagate_nan=tl.PropagateNan.ALL)
 // CHECK-EMPTY:
@@ -54,7 +62,7 @@
 // CHECK-NEXT:        tmp0 = tl.load(in0 + (x0 * in0_st0 + r1 * in0_st1), mask=xmask & rmask, other=0)  # load %arg0
 // CHECK-NEXT:        tmp3 = tmp0 - tmp2  # torch.aten.sub.Tensor
 // CHECK-NEXT:        tmp4 = tl.exp(tmp3)  # torch.aten.exp
-// CHECK-NEXT:        tmp9 = tmp4 / tmp8  # torch.aten.div.Tensor
+// CHECK-NEXT:        tmp9 = fdiv(tmp4, tmp8)  # torch.aten.div.Tensor
 // CHECK-NEXT:        tl.store(out0 + ((x0) * s1 + r1), tmp9, mask=xmask & rmask)
 func.func @fuse_softmax(%arg0: !torch.vtensor<[16,100],f32>) -> !torch.vtensor<[16,100],f32> {
   %int-1 = torch.constant.int -1

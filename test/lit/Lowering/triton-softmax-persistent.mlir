@@ -16,6 +16,14 @@
 // CHECK-EMPTY:
 // CHECK-EMPTY:
 // CHECK-NEXT:@triton.jit
+// CHECK-NEXT:def fdiv(a, b):
+// CHECK-NEXT:    q = a / b
+// CHECK-NEXT:    if q.dtype == tl.float32:
+// CHECK-NEXT:        q = tl.math.div_rn(tl.full(q.shape, -0.0, tl.float32) + a, tl.full(q.shape, -0.0, tl.float32) + b)
+// CHECK-NEXT:    return q
+// CHECK-EMPTY:
+// CHECK-EMPTY:
+// CHECK-NEXT:@triton.jit
 // CHECK-NEXT:def maximum(a, b):
 // CHECK-NEXT:    return tl.maximum(a, b, propagate_nan=tl.PropagateNan.ALL)
 // CHECK-EMPTY:
@@ -35,7 +43,7 @@
 // CHECK-NEXT:    tmp2 = tmp0 - tmp1  # torch.aten.sub.Tensor
 // CHECK-NEXT:    tmp3 = tl.exp(tmp2)  # torch.aten.exp
 // CHECK-NEXT:    tmp4 = tl.sum(tl.where(xmask & rmask, tmp3, 0), 1)[:, None]  # torch.aten.sum.dim_IntList
-// CHECK-NEXT:    tmp5 = tmp3 / tmp4  # torch.aten.div.Tensor
+// CHECK-NEXT:    tmp5 = fdiv(tmp3, tmp4)  # torch.aten.div.Tensor
 // CHECK-NEXT:    tl.store(out0 + ((x0) * s1 + r1), tmp5, mask=xmask & rmask)
 func.func @fuse_softmax(%arg0: !torch.vtensor<[16,100],f32>) -> !torch.vtensor<[16,100],f32> {
   %int-1 = torch.constant.int -1
