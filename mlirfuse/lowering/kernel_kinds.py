@@ -23,8 +23,8 @@ from typing import Callable
 from mlirfuse.dialect import GroupKind
 from mlirfuse.lowering.attention import attention_blocks, lower_attention
 from mlirfuse.lowering.emitter import TritonKernel
+from mlirfuse.lowering.matmul import MODE_DEPENDENT, lower_matmul, matmul_config
 from mlirfuse.lowering.matmul import grid as matmul_grid
-from mlirfuse.lowering.matmul import lower_matmul, matmul_config
 from mlirfuse.lowering.pointwise import lower_pointwise
 from mlirfuse.lowering.reduction import lower_reduction
 
@@ -182,11 +182,11 @@ class MatmulKind(KernelKind):
         return matmul_config(kernel.template, target)
 
     @staticmethod
-    def _bf16(kernel: TritonKernel, interpreted: bool) -> dict:
-        return {"INTERPRETED": interpreted} if kernel.template.dtype == "bfloat16" else {}
+    def _mode(kernel: TritonKernel, interpreted: bool) -> dict:
+        return {"INTERPRETED": interpreted} if kernel.template.dtype in MODE_DEPENDENT else {}
 
     def blocks(self, kernel: TritonKernel, launch: Launch) -> dict:
-        return self._config(kernel, launch).constexprs() | self._bf16(kernel, launch.interpret)
+        return self._config(kernel, launch).constexprs() | self._mode(kernel, launch.interpret)
 
     def launch_args(self, kernel: TritonKernel, launch: Launch, blocks: dict):
         g, config = kernel.template, self._config(kernel, launch)
@@ -196,7 +196,7 @@ class MatmulKind(KernelKind):
     def aot_constants(self, kernel: TritonKernel, arch: int, block: int) -> tuple[dict, dict]:
         config = matmul_config(kernel.template, f"sm_{arch}")
         options = {"enable_fp_fusion": True, "num_warps": config.num_warps, "num_stages": config.num_stages}
-        return config.constexprs() | self._bf16(kernel, False), options
+        return config.constexprs() | self._mode(kernel, False), options
 
 
 KERNEL_KINDS: dict[GroupKind, KernelKind] = {

@@ -69,21 +69,24 @@ class MatmulConfig:
 # it; smaller problems get the next power of two of each size (at least 16,
 # tl.dot's minimum). Shared memory is (BLOCK_M + BLOCK_N) * BLOCK_K * bytes
 # * stages: at most 96 KiB here (sm_80 has 163 KiB per block, sm_90 227 KiB).
-# f32 runs in IEEE f32 on the FMA units (no tensor cores). Chosen by compiling
-# a GEMM with a gelu epilogue for each target (cuobjdump -res-usage):
-#   f32 64x64x32, 4 warps: 255 registers and a stack frame (spills) on sm_80;
-#                 8 warps: 92 (sm_80) / 98 (sm_90) registers, no stack.
+# Compiled f32 runs as tf32x3 on the tensor cores (see _dot). Chosen by
+# compiling a GEMM with a gelu epilogue for each target (cuobjdump -res-usage)
+# and timing them on an H100 (bench/gemm_configs.py, bench/RESULTS.md):
+#   f32 tf32x3 128x128x32, 8 warps: 1.11 ms for the MLP block on the H100 but
+#                 a 32-byte stack frame (spills) with a residual epilogue;
+#                 128x64x32 with 4 warps spills more; 128x64x32, 8 warps: no stack.
 #   f16 128x128x32, 4 warps, 4 stages: spills on sm_80; 8 warps: 202, no stack.
-#   bf16 128x128x64, 8 warps on sm_90: 254 registers (no stack, no margin);
+#   bf16 128x128x64, 8 warps on sm_90: 254 registers (no stack, no margin),
+#        4% faster than 128x128x32 on the H100 (256x128 and 128x256: 13%, but spill);
 #        128x128x32: 184.
 # tests/test_matmul_aot.py compiles the instances for both targets and
 # checks that none spills.
 #   target, class -> (BLOCK_M, BLOCK_N, BLOCK_K, num_warps, num_stages)
 CONFIG_TABLE = {
-    ("sm_90", "f16"): (128, 128, 32, 8, 3),
-    ("sm_90", "f32"): (64, 64, 32, 8, 3),
+    ("sm_90", "f16"): (128, 128, 64, 8, 3),
+    ("sm_90", "f32"): (128, 64, 32, 8, 3),
     ("sm_80", "f16"): (128, 128, 32, 8, 3),
-    ("sm_80", "f32"): (64, 64, 32, 8, 3),
+    ("sm_80", "f32"): (128, 64, 32, 8, 3),
     # The interpreter pays per program and per op, not per element: big tiles, no pipelining.
     ("interpreter", "f16"): (64, 64, 128, 4, 1),
     ("interpreter", "f32"): (64, 64, 128, 4, 1),
@@ -258,7 +261,7 @@ class _MatmulEmitter(KernelEmitter):
             self.store(f"out{j}", offset, value, t.dtype, "mask")
 
         params = kernel_params(kernel_sites, len(outputs), len(self.scalars), self.sizes, [len(space) for space in site_spaces])
-        blocks = ["BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M"] + (["INTERPRETED"] if g.dtype == "bfloat16" else [])
+        blocks = ["BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M"] + (["INTERPRETED"] if g.dtype in MODE_DEPENDENT else [])
         # The sum starts at -0.0, its identity: all-(-0.0) products give -0.0 as in eager (K = 0: eager's 0.0).
         zero = "-0.0" if g.k else "0.0"
         lines = head + [f"{_acc(i)} = tl.full([BLOCK_M, BLOCK_N], {zero}, dtype=tl.float32)" for i in range(len(mms))]
@@ -358,6 +361,10 @@ class _MatmulEmitter(KernelEmitter):
         return found
 
 
+# Operand dtypes whose dot is spelled differently in the interpreter and compiled (an INTERPRETED constexpr).
+MODE_DEPENDENT = ("bfloat16", "float32")
+
+
 def _dot(acc: str, a: str, b: str, dtype: str, what: str) -> list[str]:
     """`acc += a @ b` for the operands' dtype."""
     if dtype == "bfloat16":
@@ -368,8 +375,18 @@ def _dot(acc: str, a: str, b: str, dtype: str, what: str) -> list[str]:
             "else:",
             f"    {acc} += tl.dot({a}, {b})  # {what}",
         ]
-    precision = ', input_precision="ieee"' if dtype == "float32" else ""
-    return [f"{acc} += tl.dot({a}, {b}{precision})  # {what}"]
+    if dtype == "float32":
+        # Compiled: three tf32 products (tensor cores), f32-accurate: on an H100 the
+        # MLP block's GEMMs took 1.11 ms this way against 3.39 ms in "ieee" (FMA
+        # units) and cuBLAS's 1.43, with a smaller error against float64 than
+        # eager's (7e-8 vs 2.6e-7; bench/gemm_configs.py). The interpreter has no tf32.
+        return [
+            "if INTERPRETED:",
+            f"    {acc} += tl.dot({a}, {b}, input_precision=\"ieee\")  # {what}",
+            "else:",
+            f"    {acc} += tl.dot({a}, {b}, input_precision=\"tf32x3\")  # {what}",
+        ]
+    return [f"{acc} += tl.dot({a}, {b})  # {what}"]
 
 
 def _acc(i: int) -> str:
