@@ -34,6 +34,10 @@ ENV = {
     "MLIRFUSE_CHECK_BOUNDS": "1",
 }
 
+# MLIRFUSE_FUZZ_DEVICE=cuda: the compiled model runs there, with real launches (compiled kernels, not the
+# interpreter); eager's outputs and the float64 reference stay on the CPU, as everywhere else.
+DEVICE_VARIABLE = "MLIRFUSE_FUZZ_DEVICE"
+
 _OP_NAME = re.compile(r"\b(?:torch\.)?(?:aten|prims?|torch)\.\w+")
 
 
@@ -251,10 +255,22 @@ def run_case_source(source: str) -> dict:
     with torch.no_grad():
         expected = model(*make_inputs())
     reference = _upcast_reference(model, make_inputs())
+    device = os.environ.get(DEVICE_VARIABLE)
+    compiled_model, compiled_inputs = model, make_inputs
+    if device:
+        import copy
+
+        compiled_model = copy.deepcopy(model).to(device)
+
+        def compiled_inputs():
+            return [x.to(device) if isinstance(x, torch.Tensor) else x for x in make_inputs()]
+
     started = time.time()
     try:
-        cm = mlirfuse.compile(model, make_inputs())
-        actual = cm(*make_inputs())
+        cm = mlirfuse.compile(compiled_model, compiled_inputs())
+        actual = cm(*compiled_inputs())
+        if device and isinstance(actual, tuple):
+            actual = tuple(a.cpu() if isinstance(a, torch.Tensor) else a for a in actual)
     except (UnsupportedModelError, CompilationError) as e:
         msg = str(e)
         documented = isinstance(e, UnsupportedModelError) or "unsupported" in msg.lower()
@@ -387,6 +403,8 @@ class Worker:
     def _start(self):
         env = dict(os.environ)
         env.update(ENV)
+        if env.get(DEVICE_VARIABLE, "cpu") != "cpu":
+            del env["TRITON_INTERPRET"]  # the compiled model's kernels launch for real
         env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
         self.ran = 0
         self.proc = subprocess.Popen(
