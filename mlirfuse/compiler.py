@@ -35,6 +35,7 @@ import warnings
 import torch
 from torch.utils import _pytree as pytree
 
+from mlirfuse.analysis.cost import program_cost
 from mlirfuse.errors import CompilationError, InputMismatchError, MlirfuseError, PipelineError, RecompileLimitWarning
 from mlirfuse.frontend.importer import ImportedProgram, flatten_inputs, import_module
 from mlirfuse.ir import ir
@@ -110,6 +111,14 @@ class CompiledGraph:
         if plan.planned_peak_bytes is not None:
             self.stats["planned_peak_bytes"] = plan.planned_peak_bytes
             self.stats["allocated_bytes"] = plan.allocated_bytes
+        # The cost model (analysis/cost.py): bytes moved and FLOPs per call, the bytes any implementation
+        # must move, and the roofline time on an H100 (sm_90); absent where sizes are only known at call time.
+        self.cost = program_cost(imported.module)
+        if self.cost is not None:
+            self.stats["bytes"] = self.cost.total.bytes
+            self.stats["bytes_lower_bound"] = self.cost.lower_bound_bytes
+            self.stats["flops"] = self.cost.total.flops
+            self.stats["roofline_us"] = round(self.cost.seconds("sm_90") * 1e6, 3)
 
     def explain(self) -> dict[str, list[str]]:
         """Kernel name -> why its neighbours were not fused (compile with explain=True); torch op name -> why attention around it was not fused (always)."""
@@ -201,6 +210,7 @@ class CompiledModule:
     mlir = property(lambda self: self._current.mlir)
     kernels = property(lambda self: self._current.kernels)
     stats = property(lambda self: self._current.stats)
+    cost = property(lambda self: self._current.cost)  # analysis.cost.ProgramCost, or None for `?` sizes
 
     def explain(self) -> dict[str, list[str]]:
         """Kernel name -> why its neighbours were not fused (compile with explain=True)."""

@@ -64,12 +64,14 @@ def parse(report: str) -> dict:
             totals[TOTALS[m.group(1)]] = int(m.group(2))
     header = next(i for i, line in enumerate(lines) if line.split()[:2] == ["kernel", "launches"])
     end = lines[header].index("launches") + len("launches")  # the launches column is right-aligned here
+    ops_column = lines[header].index("ops fused")
     rows = []
     for line in lines[header + 1 :]:
         if not line.strip():
             break
         assert line[end] == " " and line[end - 8 : end].strip().isdigit(), f"launches column moved: {line!r}"
-        rows.append((line[2 : end - 8].strip(), int(line[end - 8 : end]), line[end + 2 :].split(", ")))
+        assert line[ops_column - 2 : ops_column] == "  " and line[ops_column] != " ", f"ops column moved: {line!r}"
+        rows.append((line[2 : end - 8].strip(), int(line[end - 8 : end]), line[ops_column:].split(", ")))
     unfused_line = next(line for line in lines if line.strip().startswith("unfused:"))
     unfused = {m.group(1): int(m.group(2)) for m in re.finditer(r"([\w.]+) x(\d+)", unfused_line)}
     explain = []
@@ -157,3 +159,14 @@ def test_kernel_name_cuts_between_ops():
         kernel = module.body.operations[0]
         # 40 characters would end inside "floor": the stem stops before it.
         assert kernel_name(kernel, 3) == "fused_abs_neg_exp_tanh_sigmoid_reciprocal_3"
+
+
+def test_report_states_the_cost_models_numbers(compiled):
+    # Bytes per call against the lower bound, and each kernel's bytes per launch (analysis/cost.py).
+    cm, report = compiled
+    stats = cm.stats
+    assert stats["bytes"] == cm.cost.total.bytes and stats["bytes_lower_bound"] == cm.cost.lower_bound_bytes
+    assert stats["bytes"] >= stats["bytes_lower_bound"] > 0
+    ratio = f"({stats['bytes'] / stats['bytes_lower_bound']:.2f}x)"
+    assert any(line.startswith("  bytes per call") and ratio in line for line in report.splitlines()), report
+    assert "roofline (sm_90)" in report

@@ -30,6 +30,8 @@ PASSES: dict[str, str] = {
     "fusion-extern-operands": "mlirfuse.passes.extern_operands:ExternOperands",
     "fusion-canonicalize": "mlirfuse.passes.canonicalize:Canonicalize",
     "fusion-outline": "mlirfuse.passes.outline:Outline",
+    # Not a stage: annotates the IR with the cost model's numbers (run it last).
+    "fusion-cost": "mlirfuse.passes.cost:Cost",
     # Test passes: expose analyses to lit (test/lit/Analysis/).
     "test-dependence": "mlirfuse.passes.testing.dependence:TestDependence",
     "test-alias": "mlirfuse.passes.testing.alias:TestAlias",

@@ -51,11 +51,15 @@ def fusion_report(cm) -> str:
         f"  unfused ATen ops   : {s['unfused_ops']} ({s['unfused_views']} of them views)",
         f"  operand views      : {s['operand_views']} (views folded into extern calls' operands)",
         f"  peak live memory   : {_peak_line(cm.program)}",
+        *_cost_lines(cm.cost),
         "",
-        f"  {'kernel':<{width}} {'launches':>8}  ops fused",
+        f"  {'kernel':<{width}} {'launches':>8} {'bytes':>10} {'FLOPs':>8}  ops fused",
     ]
+    per_launch = {name: cost for name, kind, cost in (cm.cost.steps if cm.cost else []) if kind == "launch"}
     for name, ops in kernels:
-        lines.append(f"  {name:<{width}} {launches.get(name, 0):>8}  {', '.join(ops)}")
+        cost = per_launch.get(name)
+        moved, flops = (_size(cost.bytes), _count(cost.flops)) if cost else ("?", "?")
+        lines.append(f"  {name:<{width}} {launches.get(name, 0):>8} {moved:>10} {flops:>8}  {', '.join(ops)}")
     unfused = {}
     for step in cm.program.steps:
         if step.kind == "aten" and not step.operand_view:
@@ -80,6 +84,27 @@ def _peak_line(program) -> str:
     step = program.steps[plan.peak_step]
     return (f"{_size(plan.planned_peak_bytes)} during step {plan.peak_step + 1} of {len(program.steps)} "
             f"({step.name.removeprefix('torch.')}); {_size(plan.allocated_bytes)} allocated per call")
+
+
+def _cost_lines(cost) -> list[str]:
+    """Bytes and FLOPs per call against the lower bound, and the roofline time (analysis/cost.py)."""
+    if cost is None:
+        return ["  bytes per call     : sizes known only at call time"]
+    bound = cost.lower_bound_bytes
+    ratio = f"{cost.total.bytes / bound:.2f}x" if bound else "-"
+    return [
+        f"  bytes per call     : {_size(cost.total.bytes)} moved, lower bound {_size(bound)} ({ratio}); "
+        f"{_count(cost.total.flops)} FLOPs",
+        f"  roofline (sm_90)   : {cost.seconds('sm_90') * 1e6:.2f} us per call, "
+        f"lower bound {cost.lower_bound_seconds('sm_90') * 1e6:.2f} us",
+    ]
+
+
+def _count(n: int) -> str:
+    for unit, scale in (("G", 1e9), ("M", 1e6), ("k", 1e3)):
+        if n >= scale:
+            return f"{n / scale:.1f}{unit}"
+    return str(n)
 
 
 def _size(n: int) -> str:

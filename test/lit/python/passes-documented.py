@@ -48,7 +48,8 @@ print(f"{len(PASSES)} passes checked")
 # CHECK-NEXT: fusion-extern-operands: doc=yes name=yes listed=yes lit=yes
 # CHECK-NEXT: fusion-canonicalize: doc=yes name=yes listed=yes lit=yes
 # CHECK-NEXT: fusion-outline: doc=yes name=yes listed=yes lit=yes
+# CHECK-NEXT: fusion-cost: doc=yes name=yes listed=yes lit=yes
 # CHECK-NEXT: test-dependence: doc=yes name=yes listed=yes lit=yes
 # CHECK-NEXT: test-alias: doc=yes name=yes listed=yes lit=yes
 # CHECK-NEXT: test-shapes: doc=yes name=yes listed=yes lit=yes
-# CHECK-NEXT: 18 passes checked
+# CHECK-NEXT: 19 passes checked

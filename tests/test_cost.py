@@ -1,0 +1,86 @@
+"""The cost model (mlirfuse/analysis/cost.py) against numbers computed from the PyTorch side, by hand.
+
+Lit (test/lit/Transforms/fusion-cost.mlir) pins the IR annotations; here the
+numbers come from the model's own tensors (parameter and activation sizes,
+2*M*N*K), never from mlirfuse.
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+
+import mlirfuse
+from mlirfuse.analysis.cost import TARGETS
+from helpers import Lambda
+
+
+def _bytes(*tensors) -> int:
+    return sum(t.numel() * t.element_size() for t in tensors)
+
+
+def test_pointwise_kernel_moves_its_input_and_output_once():
+    x = torch.randn(1000, 24)
+    cm = mlirfuse.compile(Lambda(lambda x: torch.sigmoid(x * 2 + 1)), (x,))
+    assert cm.stats["launches"] == 1
+    assert cm.stats["bytes"] == cm.stats["bytes_lower_bound"] == 2 * _bytes(x)
+    assert cm.stats["flops"] == 3 * x.numel()  # mul, add, sigmoid
+
+
+def test_gemm_bytes_and_flops_are_2mnk_and_each_operand_once():
+    m, n, k = 64, 48, 80
+    x, w = torch.randn(m, k, dtype=torch.bfloat16), torch.randn(n, k, dtype=torch.bfloat16)
+    cm = mlirfuse.compile(Lambda(lambda x, w: F.linear(x, w)), (x, w))
+    assert cm.stats["launches"] == 1
+    assert cm.stats["bytes"] == _bytes(x, w) + m * n * 2
+    assert cm.stats["flops"] == 2 * m * n * k
+    (_, _, cost), = cm.cost.steps
+    assert cost.matmul_flops == ((("bfloat16", False), 2 * m * n * k),)
+
+
+def test_attention_flops_are_its_two_products():
+    b, h, lq, lk, d = 2, 3, 16, 24, 8
+    q, k, v = torch.randn(b, h, lq, d), torch.randn(b, h, lk, d), torch.randn(b, h, lk, d)
+    cm = mlirfuse.compile(Lambda(lambda q, k, v: F.scaled_dot_product_attention(q, k, v)), (q, k, v))
+    assert cm.stats["launches"] == 1
+    matmul = sum(f for _, f in cm.cost.total.matmul_flops)
+    assert matmul == 2 * b * h * lq * lk * d * 2
+    assert cm.stats["bytes"] == _bytes(q, k, v) + _bytes(q)  # the output is shaped like q here
+
+
+def test_mlp_lower_bound_is_parameters_input_and_output():
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.LayerNorm(32), torch.nn.Linear(32, 96), torch.nn.GELU(), torch.nn.Linear(96, 32))
+    x = torch.randn(4, 16, 32)
+    cm = mlirfuse.compile(model.eval(), (x,))
+    with torch.no_grad():
+        out = model(x)
+    assert cm.stats["bytes_lower_bound"] == _bytes(*model.parameters()) + _bytes(x) + _bytes(out)
+    # Three kernels: the layer norm's output and the hidden activation go out and come back once each.
+    hidden = 4 * 16 * 96 * 4
+    assert cm.stats["launches"] == 3
+    assert cm.stats["bytes"] == cm.stats["bytes_lower_bound"] + 2 * _bytes(x) + 2 * hidden
+
+
+def test_roofline_time_is_the_slower_of_bytes_and_flops():
+    x = torch.randn(256, 256)
+    cm = mlirfuse.compile(Lambda(lambda x: x.exp()), (x,))
+    h100 = TARGETS["sm_90"]
+    assert cm.cost.seconds("sm_90") == 2 * _bytes(x) / h100.bandwidth  # memory-bound
+    assert cm.stats["roofline_us"] == round(2 * _bytes(x) / h100.bandwidth * 1e6, 3)
+    big = 512
+    a, b = torch.randn(big, big, dtype=torch.float16), torch.randn(big, big, dtype=torch.float16)
+    gemm = mlirfuse.compile(Lambda(lambda a, b: a @ b), (a, b))
+    flops = 2 * big**3
+    assert gemm.cost.seconds("sm_90") == max(gemm.stats["bytes"] / h100.bandwidth, flops / h100.peaks["float16"])
+
+
+class _Exp(torch.nn.Module):
+    def forward(self, x):
+        return x.exp()
+
+
+def test_dynamic_sizes_have_no_cost():
+    cm = mlirfuse.compile(_Exp(), torch.randn(8, 16), dynamic_shapes=({0: torch.export.Dim("batch")},))
+    assert "?,16" in cm.mlir
+    assert cm.cost is None and "bytes" not in cm.stats
