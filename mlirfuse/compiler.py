@@ -112,13 +112,13 @@ class CompiledGraph:
             self.stats["planned_peak_bytes"] = plan.planned_peak_bytes
             self.stats["allocated_bytes"] = plan.allocated_bytes
         # The cost model (analysis/cost.py): bytes moved and FLOPs per call, the bytes any implementation
-        # must move, and the roofline time on an H100 (sm_90); absent where sizes are only known at call time.
+        # must move, and the roofline time in ns on an H100 (sm_90); absent where sizes are only known at call time.
         self.cost = program_cost(imported.module)
         if self.cost is not None:
             self.stats["bytes"] = self.cost.total.bytes
             self.stats["bytes_lower_bound"] = self.cost.lower_bound_bytes
             self.stats["flops"] = self.cost.total.flops
-            self.stats["roofline_us"] = round(self.cost.seconds("sm_90") * 1e6, 3)
+            self.stats["roofline_ns"] = round(self.cost.seconds("sm_90") * 1e9)
 
     def explain(self) -> dict[str, list[str]]:
         """Kernel name -> why its neighbours were not fused (compile with explain=True); torch op name -> why attention around it was not fused (always)."""

@@ -15,7 +15,7 @@ from mlirfuse.frontend.importer import import_module
 from helpers import Lambda
 
 STATS_KEYS = {"aten_ops", "groups", "kernels", "launches", "unfused_ops", "unfused_views", "operand_views",
-              "planned_peak_bytes", "allocated_bytes"}
+              "planned_peak_bytes", "allocated_bytes", "bytes", "bytes_lower_bound", "flops", "roofline_ns"}
 
 
 def _launched_kernels(mlir: str) -> list[str]:

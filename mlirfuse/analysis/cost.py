@@ -58,26 +58,26 @@ class Target:
     name: str
     device: str
     bandwidth: float  # bytes per second
-    peaks: dict  # "float32" (CUDA cores), "tf32x3", "float16", "bfloat16" -> FLOP per second
+    f32: float  # FLOP/s on the CUDA cores (elementwise math, IEEE f32 GEMMs)
+    tf32x3: float  # FLOP/s of f32 GEMMs as three tf32 products on the tensor cores
+    half: float  # FLOP/s of f16 and bf16 GEMMs on the tensor cores
     source: str
 
     def matmul_peak(self, dtype: str, extern: bool) -> float:
-        if dtype in ("float16", "bfloat16"):
-            return self.peaks[dtype]
+        if DTYPES[dtype].kind == "float" and DTYPES[dtype].bits == 16:
+            return self.half
         # f32: a Triton GEMM runs tf32x3 (lowering/matmul.py); cuBLAS (an ATen call) IEEE f32 unless TF32 is allowed.
-        return self.peaks["float32" if extern else "tf32x3"]
+        return self.f32 if extern else self.tf32x3
 
 
 TARGETS = {
     "sm_80": Target(
-        "sm_80", "A100 SXM4 80GB", 2.039e12,
-        {"float32": 19.5e12, "tf32x3": 156e12 / 3, "float16": 312e12, "bfloat16": 312e12},
-        "NVIDIA A100 Tensor Core GPU datasheet (SXM4 80GB; dense rates; tf32x3 is three tf32 products)",
+        "sm_80", "A100 SXM4 80GB", 2.039e12, f32=19.5e12, tf32x3=156e12 / 3, half=312e12,
+        source="NVIDIA A100 Tensor Core GPU datasheet (SXM4 80GB; dense rates; tf32x3 is three tf32 products)",
     ),
     "sm_90": Target(
-        "sm_90", "H100 SXM5 80GB", 3.35e12,
-        {"float32": 67e12, "tf32x3": 494.7e12 / 3, "float16": 989.4e12, "bfloat16": 989.4e12},
-        "NVIDIA H100 Tensor Core GPU datasheet (SXM5; dense rates); a lent H100 measured about 3.0 TB/s "
+        "sm_90", "H100 SXM5 80GB", 3.35e12, f32=67e12, tf32x3=494.7e12 / 3, half=989.4e12,
+        source="NVIDIA H100 Tensor Core GPU datasheet (SXM5; dense rates); a lent H100 measured about 3.0 TB/s "
         "(device-to-device copy) and 798 TFLOP/s (8192^3 bf16 GEMM)",
     ),
 }
@@ -110,7 +110,7 @@ class Cost:
         """The roofline time on `target`: the slower of moving the bytes and doing the FLOPs."""
         matmul = sum(f for _, f in self.matmul_flops)
         compute = sum(f / target.matmul_peak(dtype, extern) for (dtype, extern), f in self.matmul_flops)
-        compute += (self.flops - matmul) / target.peaks["float32"]
+        compute += (self.flops - matmul) / target.f32
         return max(self.bytes / target.bandwidth, compute)
 
 
