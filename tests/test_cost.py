@@ -67,12 +67,12 @@ def test_roofline_time_is_the_slower_of_bytes_and_flops():
     cm = mlirfuse.compile(Lambda(lambda x: x.exp()), (x,))
     h100 = TARGETS["sm_90"]
     assert cm.cost.seconds("sm_90") == 2 * _bytes(x) / h100.bandwidth  # memory-bound
-    assert cm.stats["roofline_us"] == round(2 * _bytes(x) / h100.bandwidth * 1e6, 3)
+    assert cm.stats["roofline_ns"] == round(2 * _bytes(x) / h100.bandwidth * 1e9)
     big = 512
     a, b = torch.randn(big, big, dtype=torch.float16), torch.randn(big, big, dtype=torch.float16)
     gemm = mlirfuse.compile(Lambda(lambda a, b: a @ b), (a, b))
     flops = 2 * big**3
-    assert gemm.cost.seconds("sm_90") == max(gemm.stats["bytes"] / h100.bandwidth, flops / h100.peaks["float16"])
+    assert gemm.cost.seconds("sm_90") == max(gemm.stats["bytes"] / h100.bandwidth, flops / h100.half)
 
 
 class _Exp(torch.nn.Module):
@@ -84,3 +84,28 @@ def test_dynamic_sizes_have_no_cost():
     cm = mlirfuse.compile(_Exp(), torch.randn(8, 16), dynamic_shapes=({0: torch.export.Dim("batch")},))
     assert "?,16" in cm.mlir
     assert cm.cost is None and "bytes" not in cm.stats
+
+
+def test_training_linear_views_do_not_cost_a_kernel_or_a_second_store():
+    # AOTAutograd spells linear as view -> addmm -> view: the views hid the gelu and the residual add from
+    # the GEMMs (5 forward launches, not 4), and sinking a view of a result that is also saved stored it
+    # twice (the backward's bytes: 15.5 MB before, 12.3 after, for this block).
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+    from mlirfuse.backend import backend
+    from reductions import MLPBlock
+
+    torch.manual_seed(0)
+    model, x = MLPBlock(64, 128), torch.randn(2, 16, 64)
+    eager = MLPBlock(64, 128)
+    eager.load_state_dict(model.state_dict())
+    torch._dynamo.reset()
+    backend.clear()
+    torch.compile(model, backend=backend)(x).sum().backward()
+    eager(x).sum().backward()
+    for ours, theirs in zip(model.parameters(), eager.parameters()):
+        torch.testing.assert_close(ours.grad, theirs.grad, rtol=1e-4, atol=1e-5)
+    stats = backend.stats
+    assert stats["forward"]["launches"] == 4 and stats["backward"]["launches"] == 7, stats

@@ -35,6 +35,10 @@ class SinkExitReshapes(ModulePass):
                 producer = defining_op(op.operands[0])
                 if not is_fusible_group(producer):
                     continue
+                if len(list(op.operands[0].uses)) > 1:
+                    # Read unreshaped too: the group would store the value twice (the cost model's bytes);
+                    # outside, the reshape is a view of the one stored buffer, free.
+                    continue
                 wrapped = rewriter.wrap([op], GroupKind.POINTWISE)
                 rewriter.merge(producer.opview, wrapped, dep)
         rewriter.erase_dead_constants(module)

@@ -50,6 +50,73 @@ def _add_bias(op, rewriter, name: str, matmul_operands, bias) -> None:
     rewriter.replace_op(op, [b.op("torch.aten.add.Tensor", [y, bias, b.int(1)], out.shape, out.dtype)])
 
 
+_ROW_VIEWS = ("torch.aten.view", "torch.aten.reshape", "torch.aten._unsafe_view")
+
+
+def _row_view_source(value: ir.Value):
+    """`x` where `value` is `x` viewed as [M, K] by merging its leading dims (a flattened linear's input), else None."""
+    op = value.owner
+    if not isinstance(op, ir.OpView) or op.operation.name not in _ROW_VIEWS:
+        return None
+    x = op.operands[0]
+    types = static_tensor_types(x, value)
+    if types is None or len(types[0].shape) < 3 or len(types[1].shape) != 2:
+        return None
+    (xt, flat) = types
+    if flat.shape[1] != xt.shape[-1] or flat.shape[0] != xt.numel // max(xt.shape[-1], 1):
+        return None
+    return x
+
+
+@pattern
+def unflatten_row_matmul(op, rewriter) -> bool:
+    """view(mm(view(x, [M, K]), B), [*lead, N]) = matmul(x, B); addmm(b, ...) likewise, + b.
+
+    AOTAutograd spells `linear` over [*lead, K] as view -> mm/addmm -> view;
+    the views around the product hide its epilogue (a gelu, a residual add
+    over [*lead, N]) from the GEMM and its bias from fusion-split-bias.
+    Written back as one matmul over x's own rows (the GEMM template flattens
+    them itself), both fuse as they do in inference graphs.
+    """
+    addmm = op.operation.name == "torch.aten.addmm"
+    bias, m1, m2 = (op.operands[0], op.operands[1], op.operands[2]) if addmm else (None, op.operands[0], op.operands[1])
+    if addmm:
+        for scale in list(op.operands)[3:5]:
+            value = constant_value(scale)
+            if value is NO_CONSTANT or isinstance(value, bool) or value != 1:
+                return False
+    x = _row_view_source(m1)
+    types = static_tensor_types(op.results[0], m2)
+    if x is None or types is None or len(types[1].shape) != 2:
+        return False
+    product = types[0]
+    lead = tensor_type(x.type).shape[:-1]
+    unflat = (*lead, product.shape[1])
+    # The view back to [*lead, N]; other readers (a saved activation) get the result viewed as [M, N] again.
+    out_view = next(
+        (u.owner for u in op.results[0].uses
+         if u.owner.operation.name in _ROW_VIEWS and tensor_type(u.owner.results[0].type) is not None
+         and tensor_type(u.owner.results[0].type).shape == unflat),
+        None,
+    )
+    if out_view is None:
+        return False
+    if addmm:
+        bias_type = tensor_type(bias.type)
+        if bias_type is None or not _bias_fits(bias_type, tensor_type(out_view.results[0].type)):
+            return False
+    b = TorchBuilder(ir.InsertionPoint(op), op.location)
+    y = b.op("torch.aten.matmul", [x, m2], unflat, product.dtype)
+    if addmm:
+        y = b.op("torch.aten.add.Tensor", [y, bias, b.int(1)], unflat, product.dtype)
+    rewriter.replace_op(out_view, [y])
+    if any(True for _ in op.results[0].uses):
+        rewriter.replace_op(op, [b.view(y, product.shape, product.dtype)])
+    else:
+        rewriter.erase_op(op)
+    return True
+
+
 @pattern
 def split_linear_bias(op, rewriter) -> bool:
     """linear(x, w, b) = add(linear(x, w, None), b)."""
@@ -102,6 +169,8 @@ def split_conv_bias(op, rewriter) -> bool:
 
 
 PATTERNS = [
+    ("torch.aten.mm", unflatten_row_matmul),
+    ("torch.aten.addmm", unflatten_row_matmul),
     ("torch.aten.linear", split_linear_bias),
     ("torch.aten.addmm", split_addmm_bias),
     ("torch.aten.conv2d", split_conv_bias),
@@ -116,7 +185,9 @@ class SplitBias(ModulePass):
     linear(x, w, b) becomes linear(x, w, None) + b, addmm(b, m1, m2)
     becomes mm(m1, m2) + b, conv2d(x, w, b, ...) becomes conv2d(x, w, None,
     ...) + b viewed per channel. Ops without a bias, with dynamic shapes, or
-    with beta or alpha other than 1 stay whole.
+    with beta or alpha other than 1 stay whole. First, an mm/addmm between a
+    view merging x's leading dims and a view splitting them back (AOTAutograd's
+    linear) becomes matmul(x, B) (+ b) over x's own rows.
     """
 
     name = "fusion-split-bias"

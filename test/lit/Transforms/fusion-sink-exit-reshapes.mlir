@@ -8,13 +8,35 @@
 // group: the value is stored row-major, the reshape is that buffer.
 
 // CHECK-LABEL: func.func @fuse_exit_reshape
-// CHECK-NEXT:    %[[G:.+]]:2 = "fusion.group"(%arg0) ({
+// CHECK-NEXT:    %[[G:.+]] = "fusion.group"(%arg0) ({
 // CHECK:           %[[R:.+]] = torch.aten.relu
 // CHECK:           %[[V:.+]] = torch.aten.view %[[R]]
-// CHECK-NEXT:      "fusion.yield"(%[[V]], %[[R]])
-// CHECK:         return %[[G]]#0, %[[G]]#1
+// CHECK-NEXT:      "fusion.yield"(%[[V]])
+// CHECK:         return %[[G]]
 
-func.func @fuse_exit_reshape(%a: !torch.vtensor<[4,8],f32>) -> (!torch.vtensor<[32],f32>, !torch.vtensor<[4,8],f32>) {
+func.func @fuse_exit_reshape(%a: !torch.vtensor<[4,8],f32>) -> !torch.vtensor<[32],f32> {
+  %int32 = torch.constant.int 32
+  %0 = torch.aten.relu %a : !torch.vtensor<[4,8],f32> -> !torch.vtensor<[4,8],f32>
+  %l = torch.prim.ListConstruct %int32 : (!torch.int) -> !torch.list<int>
+  %1 = torch.aten.view %0, %l : !torch.vtensor<[4,8],f32>, !torch.list<int> -> !torch.vtensor<[32],f32>
+  return %1 : !torch.vtensor<[32],f32>
+}
+
+// -----
+
+// The result read unreshaped too keeps its reshape outside: inside, the group
+// would store the value twice (as [4,8] and as [32]); outside, the reshape is
+// a view of the one stored buffer.
+
+// CHECK-LABEL: func.func @no_fuse_exit_reshape_of_a_result_read_as_it_is
+// CHECK:         %[[G:.+]] = "fusion.group"(%arg0) ({
+// CHECK:           %[[R:.+]] = torch.aten.relu
+// CHECK-NEXT:      "fusion.yield"(%[[R]])
+// CHECK:         fusion.explain = ["consumer torch.aten.view: a reshape of a result read also as it is: a view of the one stored buffer (stored, it would be a second store)"]
+// CHECK:         %[[V:.+]] = torch.aten.view %[[G]]
+// CHECK:         return %[[V]], %[[G]]
+
+func.func @no_fuse_exit_reshape_of_a_result_read_as_it_is(%a: !torch.vtensor<[4,8],f32>) -> (!torch.vtensor<[32],f32>, !torch.vtensor<[4,8],f32>) {
   %int32 = torch.constant.int 32
   %0 = torch.aten.relu %a : !torch.vtensor<[4,8],f32> -> !torch.vtensor<[4,8],f32>
   %l = torch.prim.ListConstruct %int32 : (!torch.int) -> !torch.list<int>

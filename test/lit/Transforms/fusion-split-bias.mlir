@@ -228,3 +228,50 @@ func.func @no_split_conv2d_feeding_conv(%x: !torch.vtensor<[2,3,8,8],f32>, %w: !
   %1 = torch.aten.conv2d %0, %w, %b, %s, %p, %s, %int1 : !torch.vtensor<[2,3,8,8],f32>, !torch.vtensor<[3,3,1,1],f32>, !torch.vtensor<[3],f32>, !torch.list<int>, !torch.list<int>, !torch.list<int>, !torch.int -> !torch.vtensor<[2,3,8,8],f32>
   return %1 : !torch.vtensor<[2,3,8,8],f32>
 }
+
+// -----
+
+// AOTAutograd's linear over [2, 8, 16]: view to [16, 16], addmm, view back
+// to [2, 8, 32]. Written back as one matmul over x's rows plus the bias add
+// (which fuses with what follows); the [16, 32] product another reader
+// (a saved activation) takes stays a view of the new result.
+// CHECK-LABEL: func.func @unflatten_row_addmm
+// CHECK:         %[[T:.+]] = torch.aten.t %arg1
+// CHECK:         %[[M:.+]] = torch.aten.matmul %arg0, %[[T]] : !torch.vtensor<[2,8,16],f32>, !torch.vtensor<[16,32],f32> -> !torch.vtensor<[2,8,32],f32>
+// CHECK:         %[[Y:.+]] = torch.aten.add.Tensor %[[M]], %arg2
+// CHECK:         %[[F:.+]] = torch.aten.view %[[Y]], %{{.+}} -> !torch.vtensor<[16,32],f32>
+// CHECK-NOT:     torch.aten.addmm
+// CHECK:         return %[[Y]], %[[F]]
+func.func @unflatten_row_addmm(%x: !torch.vtensor<[2,8,16],f32>, %w: !torch.vtensor<[32,16],f32>, %b: !torch.vtensor<[32],f32>) -> (!torch.vtensor<[2,8,32],f32>, !torch.vtensor<[16,32],f32>) {
+  %int1 = torch.constant.int 1
+  %int2 = torch.constant.int 2
+  %int8 = torch.constant.int 8
+  %int16 = torch.constant.int 16
+  %int32 = torch.constant.int 32
+  %flat = torch.prim.ListConstruct %int16, %int16 : (!torch.int, !torch.int) -> !torch.list<int>
+  %0 = torch.aten.view %x, %flat : !torch.vtensor<[2,8,16],f32>, !torch.list<int> -> !torch.vtensor<[16,16],f32>
+  %1 = torch.aten.t %w : !torch.vtensor<[32,16],f32> -> !torch.vtensor<[16,32],f32>
+  %2 = torch.aten.addmm %b, %0, %1, %int1, %int1 : !torch.vtensor<[32],f32>, !torch.vtensor<[16,16],f32>, !torch.vtensor<[16,32],f32>, !torch.int, !torch.int -> !torch.vtensor<[16,32],f32>
+  %back = torch.prim.ListConstruct %int2, %int8, %int32 : (!torch.int, !torch.int, !torch.int) -> !torch.list<int>
+  %3 = torch.aten.view %2, %back : !torch.vtensor<[16,32],f32>, !torch.list<int> -> !torch.vtensor<[2,8,32],f32>
+  return %3, %2 : !torch.vtensor<[2,8,32],f32>, !torch.vtensor<[16,32],f32>
+}
+
+// -----
+
+// The product viewed back to other rows than x's ([4, 4, 32] from
+// [2, 8, 16]) is not x's linear: left as it is.
+// CHECK-LABEL: func.func @no_unflatten_to_other_rows
+// CHECK:         torch.aten.mm
+// CHECK-NOT:     torch.aten.matmul
+func.func @no_unflatten_to_other_rows(%x: !torch.vtensor<[2,8,16],f32>, %w: !torch.vtensor<[16,32],f32>) -> !torch.vtensor<[4,4,32],f32> {
+  %int4 = torch.constant.int 4
+  %int16 = torch.constant.int 16
+  %int32 = torch.constant.int 32
+  %flat = torch.prim.ListConstruct %int16, %int16 : (!torch.int, !torch.int) -> !torch.list<int>
+  %0 = torch.aten.view %x, %flat : !torch.vtensor<[2,8,16],f32>, !torch.list<int> -> !torch.vtensor<[16,16],f32>
+  %1 = torch.aten.mm %0, %w : !torch.vtensor<[16,16],f32>, !torch.vtensor<[16,32],f32> -> !torch.vtensor<[16,32],f32>
+  %back = torch.prim.ListConstruct %int4, %int4, %int32 : (!torch.int, !torch.int, !torch.int) -> !torch.list<int>
+  %2 = torch.aten.view %1, %back : !torch.vtensor<[16,32],f32>, !torch.list<int> -> !torch.vtensor<[4,4,32],f32>
+  return %2 : !torch.vtensor<[4,4,32],f32>
+}
