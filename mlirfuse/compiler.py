@@ -42,6 +42,7 @@ from mlirfuse.ir import ir
 from mlirfuse.passes import MLIRFUSE_PIPELINE, default_pipeline
 from mlirfuse.passes.pipeline import build_pass_manager
 from mlirfuse.passes.pipeline_text import as_pipeline, aten_matmul_pipeline, our_pipeline
+from mlirfuse.passes.policy import using as using_policy
 from mlirfuse.progress import Progress
 from mlirfuse.runtime.program import Program
 
@@ -188,6 +189,7 @@ class CompiledModule:
         strict: bool = False,
         imported: ImportedProgram | None = None,
         dynamic_shapes=None,
+        policy=None,
     ):
         """`imported`: the example inputs' program, where the caller imported it already."""
         if not isinstance(max_specializations, int) or isinstance(max_specializations, bool) or max_specializations < 1:
@@ -198,6 +200,7 @@ class CompiledModule:
         self.max_specializations = max_specializations
         self.strict = strict
         self.dynamic_shapes = dynamic_shapes
+        self.policy = policy
         # input_key -> CompiledGraph; None for keys that run eagerly (past the bound or not compilable).
         self.specializations: dict[tuple, CompiledGraph | None] = {}
         self.guard_stats = {"compiles": 0, "hits": 0, "eager_calls": 0}
@@ -222,7 +225,8 @@ class CompiledModule:
             if imported is None:
                 progress.phase("exporting and importing the model")
                 imported = self._import(args, kwargs)
-            graph = CompiledGraph(imported, self.pipeline, self.explain_unfused, progress)
+            with using_policy(self.policy):
+                graph = CompiledGraph(imported, self.pipeline, self.explain_unfused, progress)
         finally:
             progress.done()
         self.specializations[key] = graph
@@ -350,6 +354,7 @@ def compile(
     options: dict | None = None,
     matmul: str = "triton",
     dynamic_shapes=None,
+    policy=None,
 ) -> CompiledModule:
     """Compile `model` for inputs shaped like `example_inputs` (a tuple) and `example_kwargs`.
 
@@ -367,7 +372,10 @@ def compile(
     "aten" leaves them ATen calls. `dynamic_shapes`: as `torch.export.export`
     takes it (`{"x": {0: Dim("batch")}}` or a tuple per input): those sizes
     are `?` in the IR and arguments of the kernels, so inputs differing only
-    there (within the Dims' ranges) reuse the compiled code.
+    there (within the Dims' ranges) reuse the compiled code. `policy`: a
+    function given each legal merge as a `mlirfuse.passes.policy.Candidate`
+    (its kinds, ops, the bytes it saves, what it recomputes), returning None
+    to accept or a reason to veto (the reason shows in `cm.explain()`).
     """
     if matmul not in MATMUL_MODES:
         raise ValueError(f"matmul must be one of {', '.join(map(repr, MATMUL_MODES))}, got {matmul!r}")
@@ -385,8 +393,10 @@ def compile(
         parsed = aten_matmul_pipeline()
     if isinstance(example_inputs, torch.Tensor):
         example_inputs = (example_inputs,)
+    if policy is not None and not callable(policy):
+        raise TypeError(f"policy must be a function of a mlirfuse.passes.policy.Candidate, got {policy!r}")
     return CompiledModule(
         model, tuple(example_inputs), example_kwargs,
         pipeline=parsed, explain=explain, max_specializations=max_specializations, strict=strict,
-        dynamic_shapes=dynamic_shapes,
+        dynamic_shapes=dynamic_shapes, policy=policy,
     )

@@ -34,6 +34,9 @@ What this module promises (the rest of mlirfuse may move):
   are fused), several functions, public and private, declarations too. Each pass is checked
   by the fusion verifier; a failure is an MLIR error located at the module
   and the PassManager's run raises `ir.MLIRError`.
+- A fusion policy (`mlirfuse.passes.policy`): run the PassManager inside
+  `with mlirfuse.passes.policy.using(fn):` and every legal merge is put to
+  `fn`, which may veto it.
 - `passes()`, `pass_options(name)`: every pass and pipeline name with its
   documentation, and each option's name, type, default and meaning.
 - `lower_kernel(kernel_op)`: one `fusion.kernel` to a `TritonKernel`

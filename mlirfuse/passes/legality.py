@@ -39,6 +39,7 @@ from mlirfuse.passes.legality_cat import (
 )
 from mlirfuse.passes.legality_indexed import why_not_indexed, why_not_scatter, why_not_window
 from mlirfuse.passes.options import Limits
+from mlirfuse.passes.policy import veto
 from mlirfuse.passes.rewriter import FusionRewriter, exported_results, merged_inputs
 
 # What every fusion pass keeps current through its rewriter (and so preserves).
@@ -109,7 +110,11 @@ def _body_facts(group) -> tuple[int, object]:
 
 
 def why_not_merge(producer, consumer, dep: DependenceAnalysis, limits: Limits = Limits()) -> str | None:
-    """None if `producer` may merge into `consumer`; otherwise the reason."""
+    """None if `producer` may merge into `consumer`; otherwise the reason (a rule's, or the fusion policy's veto)."""
+    return _why_not_by_rule(producer, consumer, dep, limits) or veto(producer, consumer)
+
+
+def _why_not_by_rule(producer, consumer, dep: DependenceAnalysis, limits: Limits) -> str | None:
     if GroupKind.ATTENTION in (group_kind(producer), group_kind(consumer)):
         return "the attention kernel fuses no pointwise prologue or epilogue (yet)"
     if dep.dependents_between(producer, consumer)[1]:

@@ -27,6 +27,7 @@ from mlirfuse.input_checks import check_ir, check_text, decode
 from mlirfuse.ir import ir
 from mlirfuse.passes import PASSES, PIPELINES, get_pass_class, pass_options, pipeline_stages
 from mlirfuse.passes.pipeline_text import Pipeline, parse_pipeline
+from mlirfuse.passes.policy import load, using
 
 SPLIT_MARKER = "// -----"
 
@@ -66,6 +67,10 @@ def _arg_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--fusion-explain", action="store_true",
         help="attach fusion.explain to each group/launch: neighbours not fused and why",
+    )
+    p.add_argument(
+        "--fusion-policy", metavar="FILE.py:NAME",
+        help="put every legal merge to this policy function (mlirfuse.passes.policy), which may veto it",
     )
     p.add_argument(
         "--verify-analyses", action="store_true",
@@ -182,7 +187,8 @@ def _process(chunk: str, first_line: int, filename: str, args) -> tuple[str | No
                     verify_analyses=args.verify_analyses or None,
                     explain=args.fusion_explain,
                 )
-                pm.run(module.operation)
+                with using(args.policy):
+                    pm.run(module.operation)
             if args.emit_triton:
                 output = _emit_triton(module)
             else:
@@ -236,6 +242,13 @@ def main(argv: list[str] | None = None) -> int:
     except PipelineError as e:
         print(e.located("<pass-pipeline>" if args.pass_pipeline is not None else "<command-line>"), file=sys.stderr)
         return 1
+    args.policy = None
+    if args.fusion_policy:
+        try:
+            args.policy = load(args.fusion_policy)
+        except (ValueError, ImportError, SyntaxError) as e:
+            print(f"mlirfuse-opt: error: --fusion-policy: {e}", file=sys.stderr)
+            return 1
     filename = "<stdin>" if args.input == "-" else args.input
     try:
         if args.input == "-":
