@@ -235,7 +235,7 @@ class _MatmulEmitter(KernelEmitter):
                 kmask, fill = ("kmask[None, :]", "-0.0") if region == areg else ("kmask[:, None]", "0.0")
                 tiles[region] = self.tmp(f"tl.where({kmask}, {tile}, {fill})", g.dtype, "K past its end").text
             for i in members:
-                loop += _dot(_acc(i), tiles[areg], tiles[self.bregs[i]], g.dtype, mms[i].operation.name)
+                loop += _dot(_acc(i), tiles[areg], tiles[self.bregs[i]], g.dtype, mms[i].operation.name, g.m)
             loops.append(loop)
 
         # The epilogue, on [BLOCK_M, BLOCK_N] tiles.
@@ -365,8 +365,13 @@ class _MatmulEmitter(KernelEmitter):
 MODE_DEPENDENT = ("bfloat16", "float32")
 
 
-def _dot(acc: str, a: str, b: str, dtype: str, what: str) -> list[str]:
-    """`acc += a @ b` for the operands' dtype."""
+# At most this many rows, an f32 GEMM stays IEEE compiled too: it is memory-bound (a GEMV-like LSTM step),
+# and tf32x3's split operands on the few warps such a tile gets spilled (128 bytes on sm_90; bench/spills.py).
+IEEE_ROWS = 16
+
+
+def _dot(acc: str, a: str, b: str, dtype: str, what: str, rows: int | None = None) -> list[str]:
+    """`acc += a @ b` for the operands' dtype (`rows`: the GEMM's M, when known)."""
     if dtype == "bfloat16":
         # The interpreter keeps bf16 as raw bits and its tl.dot multiplies those: widen there only.
         return [
@@ -375,6 +380,8 @@ def _dot(acc: str, a: str, b: str, dtype: str, what: str) -> list[str]:
             "else:",
             f"    {acc} += tl.dot({a}, {b})  # {what}",
         ]
+    if dtype == "float32" and rows is not None and rows <= IEEE_ROWS:
+        return [f"{acc} += tl.dot({a}, {b}, input_precision=\"ieee\")  # {what}"]
     if dtype == "float32":
         # Compiled: three tf32 products (tensor cores), f32-accurate: on an H100 the
         # MLP block's GEMMs took 1.11 ms this way against 3.39 ms in "ieee" (FMA
