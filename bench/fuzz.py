@@ -4,6 +4,7 @@
     python bench/fuzz.py --seed 1234 --cases 1 --shrink     # re-run and shrink one case
     python bench/fuzz.py --target /work/wt/other --minutes 8  # fuzz another checkout's mlirfuse
     python bench/fuzz.py --focus gemm,attention               # those families 10x as often
+    python bench/fuzz.py --aot --focus gemm,attention         # and their kernels compiled for sm_80/sm_90: spills
 
 Prints a table (cases, ok, accepted, mismatches, crashes, unsupported, op/dtype mix,
 one row per failure signature with its first seed) and writes it into
@@ -44,11 +45,15 @@ def main(argv=None) -> int:
     parser.add_argument("--target", type=Path, default=None,
                         help="root of the checkout whose mlirfuse is tested (default: this one); "
                              "shrunk cases are saved only without it")
+    parser.add_argument("--aot", action="store_true", help="also compile each passing case's GEMM and attention "
+                        "kernels for sm_80 and sm_90 and count spills (no GPU needed; slower)")
     parser.add_argument("--focus", default="", help="comma-separated op families drawn 10x as often "
                         "(gen.py generator names without _gen_: elementwise_more,pad,pool,index,gemm,attention,...)")
     args = parser.parse_args(argv)
     if args.target:
         os.environ["MLIRFUSE_FUZZ_TARGET"] = str(args.target.resolve())
+    if args.aot:
+        os.environ["MLIRFUSE_FUZZ_AOT"] = "1"
 
     focus = tuple(f for f in args.focus.split(",") if f)
     deadline = time.time() + args.minutes * 60
@@ -98,9 +103,10 @@ def main(argv=None) -> int:
                 print(f"[{time.strftime('%H:%M:%S')}] {dict(counts)}", flush=True)
 
     summary = markdown_table(
-        ["cases", "ok", "accepted", "mismatches", "crashes", "unsupported", "invalid", "first seed", "minutes"],
+        ["cases", "ok", "accepted", "mismatches", "crashes", "unsupported", "invalid", "spills", "first seed", "minutes"],
         [[str(counts["cases"]), str(counts["ok"]), str(counts["accepted"]), str(counts["mismatch"]), str(counts["crash"]),
-          str(counts["unsupported"]), str(counts["invalid"]), str(args.seed), f"{args.minutes:g}"]],
+          str(counts["unsupported"]), str(counts["invalid"]), str(counts["spill"]) if args.aot else "-", str(args.seed),
+          f"{args.minutes:g}"]],
         text_columns=0,
     )
     rows = [

@@ -37,6 +37,11 @@ ENV = {
 # MLIRFUSE_FUZZ_DEVICE=cuda: the compiled model runs there, with real launches (compiled kernels, not the
 # interpreter); eager's outputs and the float64 reference stay on the CPU, as everywhere else.
 DEVICE_VARIABLE = "MLIRFUSE_FUZZ_DEVICE"
+# MLIRFUSE_FUZZ_AOT=1 (bench/fuzz.py --aot): every case that matches eager also has its template kernels
+# (GEMM, attention) compiled for sm_80 and sm_90; a stack frame or local memory there (ptxas spilled) is a
+# `spill` outcome, a compile failure a crash: what a GPU would meet, found without one (issue 21).
+AOT_VARIABLE = "MLIRFUSE_FUZZ_AOT"
+AOT_ARCHS = (80, 90)
 
 _OP_NAME = re.compile(r"\b(?:torch\.)?(?:aten|prims?|torch)\.\w+")
 
@@ -315,7 +320,32 @@ def run_case_source(source: str) -> dict:
         if cls is None:
             return mismatch
         return {"status": "accepted", "sig": f"accepted: {cls}", "detail": f"outputs {special} as eager's {cls} alternative"}
+    if os.environ.get(AOT_VARIABLE) == "1":
+        spilled = aot_spills(cm)
+        if spilled is not None:
+            return spilled
     return {"status": "ok", "sig": "", "detail": "", "seconds": elapsed}
+
+
+def aot_spills(cm) -> dict | None:
+    """The case's template kernels compiled for sm_80 and sm_90: a `spill` or `crash` outcome, or None if clean."""
+    from mlirfuse.runtime.aot import compile_kernels
+
+    kernels = [k for k in cm.kernels.values() if k.kind in ("matmul", "attention")]
+    if not kernels:
+        return None
+    for arch in AOT_ARCHS:
+        try:
+            compiled = compile_kernels(kernels, arch=arch, jobs=1)
+        except Exception as e:  # noqa: BLE001 - a kernel Triton cannot compile is a crash by definition
+            return {"status": "crash", "sig": f"aot sm_{arch}: {normalize(str(e))[:200]}", "detail": str(e)[-2000:]}
+        for c in compiled:
+            usage = c.resources()
+            if usage["stack"] or usage["local"]:
+                kind = next(k.kind for k in kernels if k.name == c.name)
+                return {"status": "spill", "sig": f"spill: {kind} sm_{arch}",
+                        "detail": f"@{c.name}: {usage} ({cm.kernels[c.name].shape})"}
+    return None
 
 
 def accepted_class(model, make_inputs, actual, expected, outputs) -> str | None:
