@@ -2,6 +2,7 @@
 
     python bench/spills.py              # print the table, append it to bench/RESULTS.md
     python bench/spills.py --no-write   # print only
+    python bench/spills.py --real       # also real-size layers: Llama-7B-sized bf16, GPT-2-medium f16, 512 tokens
 
 Compiled ahead of time (no GPU needed, `mlirfuse.runtime.aot.compile_kernels`
 with the block sizes, warps and stages the runtime would launch them with);
@@ -31,12 +32,44 @@ ARCHS = (80, 90)
 COLUMNS = ("model", "kernel", "kind", *(f"sm_{a} reg / stack / local" for a in ARCHS), "spills")
 
 
+def _transformer_layer(kind: str, hidden: int, heads: int, ffn: int, dtype, tokens: int = 512):
+    """One decoder layer of a real size (a `transformers` model of 1 layer, random weights), `tokens` ids."""
+    import transformers
+
+    if kind == "llama":
+        config = transformers.LlamaConfig(num_hidden_layers=1, hidden_size=hidden, num_attention_heads=heads,
+                                          num_key_value_heads=heads, intermediate_size=ffn, vocab_size=1024,
+                                          max_position_embeddings=tokens, use_cache=False, attn_implementation="sdpa")
+        model = transformers.LlamaModel(config)
+    else:
+        config = transformers.GPT2Config(n_layer=1, n_embd=hidden, n_head=heads, n_positions=tokens, vocab_size=1024,
+                                         use_cache=False, attn_implementation="sdpa")
+        model = transformers.GPT2Model(config)
+    return model.to(dtype), (torch.randint(0, 1024, (1, tokens)),)
+
+
+# --real: issue 21's real sizes (compiled only, never run here).
+REAL_MODELS = {
+    "Llama-7B-sized layer bf16 d=4096 32 heads ffn 11008 [1,512]": lambda: _transformer_layer(
+        "llama", 4096, 32, 11008, torch.bfloat16),
+    "GPT-2-medium layer f16 d=1024 16 heads [1,512]": lambda: _transformer_layer("gpt2", 1024, 16, 4096, torch.float16),
+    "GPT-2 block f32 d=768 12 heads [8,512]": lambda: _gpt2_block_f32(),
+}
+
+
+def _gpt2_block_f32():
+    from reductions import GPT2Block
+
+    return GPT2Block(768, 12, 512), (torch.randn(8, 512, 768),)
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--no-write", action="store_true", help="do not append to bench/RESULTS.md")
+    parser.add_argument("--real", action="store_true", help="also the real-size layers (a Llama-7B-sized one in bf16, ...)")
     args = parser.parse_args(argv)
     rows, spilled = [], 0
-    for name, build in MODELS.items():
+    for name, build in {**MODELS, **(REAL_MODELS if args.real else {})}.items():
         torch.manual_seed(0)
         model, inputs = build()
         cm = mlirfuse.compile(model.eval(), inputs, **matmul_mode())

@@ -128,7 +128,7 @@ get the constexprs of `sdpa_constants`.
     Compiled (sm_80 / sm_90): BLOCK_M 64; BLOCK_N 64 for f16/bf16 heads up to
     64, 32 for longer ones; f32 (IEEE dots on FMA units, no tensor cores:
     everything in registers) BLOCK_N 32, 16 for heads longer than 64; 8 warps
-    for f32 and for heads longer than 64. Chosen so q, kᵀ, v and the accumulator fit in
+    for f32, for heads longer than 64 and on sm_80. Chosen so q, kᵀ, v and the accumulator fit in
     255 registers per thread with no spills (tests/test_attention.py checks
     the cubins' resource usage).
     """
@@ -152,7 +152,9 @@ get the constexprs of `sdpa_constants`.
         # GPT-2 block of bench/launches.py); 8 warps spread it (148 registers, no spill). f32 on sm_80
         # (FMA dots, nothing for the pipeline to overlap) in one stage: with two, a non-causal sdpa
         # head of 64 spilled 8 bytes at 128 registers (issue 21); one stage, 128 registers, no stack.
-        "num_warps": 8 if wide or kernel.dtype == "float32" else 4,
+        # f16/bf16 on sm_80 (mma.sync, no warpgroups): a GPT-2-medium head of 64 at 512 tokens spilled
+        # 16 bytes at 255 registers with 4 warps; 8 warps: 247 registers, no stack (bench/spills.py --real).
+        "num_warps": 8 if wide or kernel.dtype == "float32" or arch < 90 else 4,
         "num_stages": 3 if arch >= 90 else 1 if kernel.dtype == "float32" else 2,
     }
 
