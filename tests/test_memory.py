@@ -8,7 +8,9 @@ program computes (dead means freed) and the storages it holds during each step.
 from __future__ import annotations
 
 import gc
+import sys
 import weakref
+from pathlib import Path
 
 import pytest
 import torch
@@ -19,6 +21,10 @@ from mlirfuse.backend import Backend
 from mlirfuse.models import TinyBlock
 from mlirfuse.tools.main import fusion_report
 from helpers import Lambda
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+
+from allocator import allocation_peaks, backward_range  # noqa: E402
 
 
 class Stack(nn.Module):
@@ -176,6 +182,32 @@ def test_backward_frees_saved_activations_as_they_are_consumed(fresh_dynamo):
         torch.testing.assert_close(g, e, rtol=1e-4, atol=1e-4)
     assert backend.stats["backward"]["eager_graphs"] == 0
     assert backend.stats["backward"]["planned_peak_bytes"] > 0
+
+
+def test_a_training_step_needs_no_more_memory_than_eager_during_the_backward(fresh_dynamo, monkeypatch):
+    # The acceptance line of issue 25 at a test's size. A gradient read both as [B*T, 4d] (a matmul) and as
+    # [B, T, 4d] (the bias's sum) was stored twice by its kernel (fusion-sink-exit-reshapes): 1.06x eager.
+    monkeypatch.setenv("MLIRFUSE_CHECK_BOUNDS", "0")  # checked launches put guard bytes around every output
+    torch.manual_seed(0)
+    model = nn.Sequential(*[TinyBlock(d_model=64, n_heads=4, seq=32) for _ in range(2)])
+    x = torch.randn(2, 32, 64)
+
+    def step_peaks(fn):
+        def step():
+            loss = fn(x).pow(2).mean()
+            with backward_range():
+                loss.backward()
+
+        for _ in range(2):  # the first step compiles
+            model.zero_grad(set_to_none=True)
+            peaks = allocation_peaks(step)
+        return peaks.after_mark, [p.grad.clone() for p in model.parameters()]
+
+    eager, expected = step_peaks(model)
+    ours, grads = step_peaks(torch.compile(model, backend=Backend()))
+    for g, e in zip(grads, expected):
+        torch.testing.assert_close(g, e, rtol=1e-4, atol=1e-5)
+    assert 0 < ours <= eager, f"backward peak {ours} bytes, eager's {eager}"
 
 
 def test_the_fusion_report_names_the_peak_step():

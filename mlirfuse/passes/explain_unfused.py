@@ -21,7 +21,7 @@ from mlirfuse.ops.matmul import MATMUL_OPS, gemm
 from mlirfuse.ops.reductions import REDUCTIONS, reduction
 from mlirfuse.ops.views import PADS, VIEW_OPS, pad_args, view_args
 from mlirfuse.passes.base import ModulePass
-from mlirfuse.passes.legality import FUSION_ANALYSES, why_not_concat, why_not_merge
+from mlirfuse.passes.legality import FUSION_ANALYSES, why_not_concat, why_not_merge, why_not_sink_reshape
 from mlirfuse.passes.legality_cat import CAT
 from mlirfuse.passes.legality_matmul import why_not_template
 from mlirfuse.passes.options import Limits, option_group
@@ -57,6 +57,8 @@ def why_outside(op, group, role: str, dep: DependenceAnalysis, limits: Limits) -
             return "view with non-constant arguments"
         if role == "producer" and group_kind(group) == GroupKind.SCATTER:
             return "a scatter reads the views of its operands as strided tensors (no copy)"
+        if role == "consumer":
+            return why_not_sink_reshape(op) or "not merged"
         return "view of a computed value (only reshapes of results are stored)"
     if op.name in REDUCTIONS:
         red = reduction(op.opview)

@@ -8,13 +8,34 @@
 // group: the value is stored row-major, the reshape is that buffer.
 
 // CHECK-LABEL: func.func @fuse_exit_reshape
-// CHECK-NEXT:    %[[G:.+]]:2 = "fusion.group"(%arg0) ({
+// CHECK-NEXT:    %[[G:.+]] = "fusion.group"(%arg0) ({
 // CHECK:           %[[R:.+]] = torch.aten.relu
 // CHECK:           %[[V:.+]] = torch.aten.view %[[R]]
-// CHECK-NEXT:      "fusion.yield"(%[[V]], %[[R]])
-// CHECK:         return %[[G]]#0, %[[G]]#1
+// CHECK-NEXT:      "fusion.yield"(%[[V]])
+// CHECK:         return %[[G]]
 
-func.func @fuse_exit_reshape(%a: !torch.vtensor<[4,8],f32>) -> (!torch.vtensor<[32],f32>, !torch.vtensor<[4,8],f32>) {
+func.func @fuse_exit_reshape(%a: !torch.vtensor<[4,8],f32>) -> !torch.vtensor<[32],f32> {
+  %int32 = torch.constant.int 32
+  %0 = torch.aten.relu %a : !torch.vtensor<[4,8],f32> -> !torch.vtensor<[4,8],f32>
+  %l = torch.prim.ListConstruct %int32 : (!torch.int) -> !torch.list<int>
+  %1 = torch.aten.view %0, %l : !torch.vtensor<[4,8],f32>, !torch.list<int> -> !torch.vtensor<[32],f32>
+  return %1 : !torch.vtensor<[32],f32>
+}
+
+// -----
+
+// A result read unreshaped too stays the group's one result: stored twice
+// it would be two buffers of the same bytes (a backward's gradient feeding a
+// matmul as [256,512] and a bias sum as [4,64,512] held 2x its memory).
+
+// CHECK-LABEL: func.func @no_fuse_exit_reshape_of_a_result_read_too
+// CHECK:         %[[G:.+]] = "fusion.group"(%arg0)
+// CHECK:           "fusion.yield"(%{{.+}}) :
+// CHECK:         fusion.explain = ["consumer torch.aten.view: the result is read unreshaped too (the group would store it twice; the view shares the buffer)"]
+// CHECK:         %[[V:.+]] = torch.aten.view %[[G]]
+// CHECK:         return %[[V]], %[[G]]
+
+func.func @no_fuse_exit_reshape_of_a_result_read_too(%a: !torch.vtensor<[4,8],f32>) -> (!torch.vtensor<[32],f32>, !torch.vtensor<[4,8],f32>) {
   %int32 = torch.constant.int 32
   %0 = torch.aten.relu %a : !torch.vtensor<[4,8],f32> -> !torch.vtensor<[4,8],f32>
   %l = torch.prim.ListConstruct %int32 : (!torch.int) -> !torch.list<int>
