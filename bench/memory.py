@@ -5,7 +5,9 @@
     python bench/memory.py --no-inductor         # skip Inductor's C++ compiles (minutes)
 
 Models: a `transformers` GPT2Model (d = 256, 4 heads, random weights built
-from a config, no hub) at 2, 12 and 32 layers on 4 x 128 tokens, inference;
+from a config, no hub) at 2, 12 and 32 layers on 4 x 128 tokens, and
+bench/reductions.py's MODELS, inference (planned / measured: how close the
+liveness plan's figure is);
 one training step of 4 GPT-2-style blocks (mlirfuse/models.py) through
 `torch.compile`, the whole step's peak and the backward's.
 
@@ -37,7 +39,8 @@ from allocator import allocation_peaks, backward_range  # noqa: E402
 import mlirfuse  # noqa: E402
 from report import RESULTS, header, markdown_table, publish  # noqa: E402
 
-COLUMNS = ("model", "eager MB", "mlirfuse planned MB", "mlirfuse measured MB", "Inductor MB", "mlirfuse / eager")
+COLUMNS = ("model", "eager MB", "mlirfuse planned MB", "mlirfuse measured MB", "Inductor MB", "mlirfuse / eager",
+           "planned / measured")
 
 
 def peak_bytes(fn) -> int:
@@ -74,6 +77,7 @@ def measure(name: str, model, inputs: tuple, inductor: bool) -> list[str]:
     else:
         row.append("-")
     row.append(f"{measured / eager:.2f}")
+    row.append("-" if planned is None else f"{planned / measured:.2f}")
     print(" | ".join(row), file=sys.stderr)
     return row
 
@@ -131,12 +135,20 @@ def main() -> None:
     parser.add_argument("--layers", type=int, nargs="+", default=[2, 12, 32])
     parser.add_argument("--no-inductor", action="store_true")
     parser.add_argument("--no-training", action="store_true")
+    parser.add_argument("--no-bench-models", action="store_true", help="skip bench/reductions.py's MODELS")
     parser.add_argument("--no-write", action="store_true", help=f"print only; do not append to {RESULTS}")
     args = parser.parse_args()
     rows = []
     for layers in args.layers:
         model, inputs = gpt2(layers)
         rows.append(measure(f"GPT2Model {layers} layers d=256 [4,128]", model, inputs, not args.no_inductor))
+    if not args.no_bench_models:
+        from reductions import MODELS
+
+        for name, build in MODELS.items():
+            torch.manual_seed(0)
+            model, inputs = build()
+            rows.append(measure(name, model.eval(), inputs, not args.no_inductor))
     train = [train_row(4, not args.no_inductor)] if not args.no_training else []
     report = "\n".join([
         header("memory.py"),
