@@ -383,3 +383,29 @@ def test_gradients_of_an_in_place_backward_match_eager(fresh_dynamo):
         torch.testing.assert_close(g, e, rtol=1e-4, atol=1e-5)
     backward = next(g for g in backend.graphs if g.role == "backward").graph.program
     assert backward.plan.reuse, "no backward launch writes in place"
+
+
+def test_a_dropped_value_frees_its_storage_without_the_cyclic_collector():
+    # Triton's interpreter kept every launch's argument storages in a reference cycle until gc ran: the
+    # tensors died, their memory did not (GPT2Model measured 4.2 MB against 3.2 planned).
+    from torch.multiprocessing.reductions import StorageWeakRef
+
+    model, x, cm = compiled_stack(2)
+    steps = cm.program.steps
+    first = next(i for i, s in enumerate(steps) if s.kind == "launch")
+    storages, alive = [], []
+
+    def on_step(i, env):
+        if i == first:
+            storages.extend(StorageWeakRef(env[s].untyped_storage()) for s in steps[i].outs)
+        if i == len(steps) - 1:
+            alive.extend(not ref.expired() for ref in storages)
+
+    gc.collect()
+    gc.disable()
+    try:
+        results = cm.program.run(_arguments(cm, x), on_step)
+    finally:
+        gc.enable()
+    assert storages and not any(alive), f"{sum(alive)} of {len(storages)} storages alive at the last step"
+    torch.testing.assert_close(results[0], model(x))

@@ -32,7 +32,7 @@ from mlirfuse.lowering.triton import TritonKernel
 from mlirfuse.ops.views import RESHAPES
 from mlirfuse.runtime import checks
 from mlirfuse.runtime.aten import aten_call
-from mlirfuse.runtime.triton_mode import triton_mode
+from mlirfuse.runtime.triton_mode import host_arguments_in_place, triton_mode
 
 _LOADED: dict[tuple[str, bool], object] = {}
 # How `load` found kernels: "loaded" (a source executed and jitted anew), "hits" (already loaded).
@@ -293,7 +293,8 @@ class Launcher:
             writes = [checks.Extent.of(p, t) for p, t in zip(out_params, outputs)]
             addresses = checks.checked_addresses(self.kernel.name, reads, writes)
         try:
-            with triton_mode(interpret), addresses:
+            host = host_arguments_in_place() if interpret else contextlib.nullcontext()
+            with triton_mode(interpret), addresses, host:
                 self._fn[grid](*loaded, *outputs, *self.kernel.scalars, *sizes, *strides, **blocks, **options)
         except Exception as e:
             if checked and checks.unwrap(e) is not e:
