@@ -5,13 +5,15 @@
     python bench/memory.py --no-inductor         # skip Inductor's C++ compiles (minutes)
 
 Models: a `transformers` GPT2Model (d = 256, 4 heads, random weights built
-from a config, no hub) at 2, 12 and 32 layers on 4 x 128 tokens, inference;
+from a config, no hub) at 2, 12 and 32 layers on 4 x 128 tokens, and
+bench/reductions.py's MODELS, inference (planned / measured: how close the
+liveness plan's figure is);
 one training step of 4 GPT-2-style blocks (mlirfuse/models.py) through
-`torch.compile`, the backward's peak.
+`torch.compile`, the whole step's peak and the backward's.
 
 Measured: the CPU allocator's events during one call (torch.profiler with
-profile_memory=True: every allocation and free, in order), summed into a
-timeline whose maximum is the peak. Parameters and inputs are allocated
+profile_memory=True: every allocation and free, in order; bench/allocator.py),
+summed into a timeline whose maximum is the peak. Parameters and inputs are allocated
 before the profiled call, so the figure is intermediates and outputs only,
 the same way for all three. mlirfuse's planned figure is `cm.stats
 ["planned_peak_bytes"]` (runtime/liveness.py: the bytes of launch and ATen
@@ -32,35 +34,18 @@ import argparse  # noqa: E402
 import sys  # noqa: E402
 
 import torch  # noqa: E402
-from torch._C._profiler import _EventType  # noqa: E402
-from torch.profiler import ProfilerActivity, profile  # noqa: E402
+from allocator import allocation_peaks, backward_range  # noqa: E402
 
 import mlirfuse  # noqa: E402
 from report import RESULTS, header, markdown_table, publish  # noqa: E402
 
-COLUMNS = ("model", "eager MB", "mlirfuse planned MB", "mlirfuse measured MB", "Inductor MB", "mlirfuse / eager")
+COLUMNS = ("model", "eager MB", "mlirfuse planned MB", "mlirfuse measured MB", "Inductor MB", "mlirfuse / eager",
+           "planned / measured")
 
 
 def peak_bytes(fn) -> int:
-    """The largest sum of CPU bytes allocated and not yet freed during `fn()` (its result kept).
-
-    Read from the profiler's allocation events, each at its own time (an op event's memory total
-    would put a compiled region's allocations and frees at the region's start, netting them out).
-    """
-    with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
-        result = fn()
-    events, stack = [], list(prof.profiler.kineto_results.experimental_event_tree())
-    while stack:
-        node = stack.pop()
-        stack.extend(node.children)
-        if node.tag == _EventType.Allocation:
-            events.append((node.start_time_ns, node.extra_fields.alloc_size))
-    live = peak = 0
-    for _, size in sorted(events):
-        live += size
-        peak = max(peak, live)
-    del result
-    return peak
+    """The largest sum of CPU bytes allocated and not yet freed during `fn()` (its result kept)."""
+    return allocation_peaks(fn).peak
 
 
 def gpt2(layers: int):
@@ -92,19 +77,21 @@ def measure(name: str, model, inputs: tuple, inductor: bool) -> list[str]:
     else:
         row.append("-")
     row.append(f"{measured / eager:.2f}")
+    row.append("-" if planned is None else f"{planned / measured:.2f}")
     print(" | ".join(row), file=sys.stderr)
     return row
 
 
-TRAIN_COLUMNS = ("model", "eager MB", "mlirfuse MB", "Inductor MB", "mlirfuse / eager", "max grad err vs eager")
+TRAIN_COLUMNS = ("model", "eager MB step / backward", "mlirfuse MB step / backward", "Inductor MB step / backward",
+                 "mlirfuse / eager backward", "max grad err vs eager")
 
 
 def train_row(layers: int, inductor: bool) -> list[str]:
-    """Peak bytes allocated during one training step, forward and backward (the gradients included).
+    """Peak bytes allocated during one training step (the gradients included): the whole step, and the backward.
 
-    The whole step, not the backward alone: AOTAutograd's partitioner saves fewer activations than
-    eager and recomputes some in the backward, so a backward-only figure would count a recomputed
-    activation against mlirfuse and not the saved one against eager.
+    Both count from the step's start: the backward's figure includes what the forward saved for it.
+    A backward-only figure would count an activation AOTAutograd's partitioner recomputes in the
+    backward against mlirfuse and not the one eager saved instead.
     """
     from mlirfuse.models import TinyBlock
 
@@ -112,27 +99,33 @@ def train_row(layers: int, inductor: bool) -> list[str]:
     model = torch.nn.Sequential(*[TinyBlock(d_model=128, n_heads=4, seq=64) for _ in range(layers)])
     x = torch.randn(4, 64, 128)
 
-    def backward_peak(fn) -> tuple[int, list[torch.Tensor]]:
+    def peaks(fn) -> tuple[object, list[torch.Tensor]]:
         def step():
-            fn(x).pow(2).mean().backward()
+            loss = fn(x).pow(2).mean()
+            with backward_range():
+                loss.backward()
 
         for _ in range(2):  # the first step compiles forward and backward
             model.zero_grad(set_to_none=True)
-            peak = peak_bytes(step)
-        return peak, [p.grad.clone() for p in model.parameters()]
+            found = allocation_peaks(step)
+        return found, [p.grad.clone() for p in model.parameters()]
 
-    eager, expected = backward_peak(model)
-    torch._dynamo.reset()
-    ours, grads = backward_peak(torch.compile(model, backend="mlirfuse"))
-    err = max((g - e).abs().max().item() for g, e in zip(grads, expected))
     mb = 1 / 2**20
-    row = [f"{layers} x GPT-2-style block d=128 [4,64,128], one step", f"{eager * mb:.1f}", f"{ours * mb:.1f}"]
+
+    def cell(found) -> str:
+        return f"{found.peak * mb:.1f} / {found.after_mark * mb:.2f}"
+
+    eager, expected = peaks(model)
+    torch._dynamo.reset()
+    ours, grads = peaks(torch.compile(model, backend="mlirfuse"))
+    err = max((g - e).abs().max().item() for g, e in zip(grads, expected))
+    row = [f"{layers} x GPT-2-style block d=128 [4,64,128], one step", cell(eager), cell(ours)]
     if inductor:
         torch._dynamo.reset()
-        row.append(f"{backward_peak(torch.compile(model))[0] * mb:.1f}")
+        row.append(cell(peaks(torch.compile(model))[0]))
     else:
         row.append("-")
-    row += [f"{ours / eager:.2f}", f"{err:.1e}"]
+    row += [f"{ours.after_mark / eager.after_mark:.3f}", f"{err:.1e}"]
     print(" | ".join(row), file=sys.stderr)
     return row
 
@@ -142,12 +135,20 @@ def main() -> None:
     parser.add_argument("--layers", type=int, nargs="+", default=[2, 12, 32])
     parser.add_argument("--no-inductor", action="store_true")
     parser.add_argument("--no-training", action="store_true")
+    parser.add_argument("--no-bench-models", action="store_true", help="skip bench/reductions.py's MODELS")
     parser.add_argument("--no-write", action="store_true", help=f"print only; do not append to {RESULTS}")
     args = parser.parse_args()
     rows = []
     for layers in args.layers:
         model, inputs = gpt2(layers)
         rows.append(measure(f"GPT2Model {layers} layers d=256 [4,128]", model, inputs, not args.no_inductor))
+    if not args.no_bench_models:
+        from reductions import MODELS
+
+        for name, build in MODELS.items():
+            torch.manual_seed(0)
+            model, inputs = build()
+            rows.append(measure(name, model.eval(), inputs, not args.no_inductor))
     train = [train_row(4, not args.no_inductor)] if not args.no_training else []
     report = "\n".join([
         header("memory.py"),
@@ -158,8 +159,9 @@ def main() -> None:
         markdown_table(COLUMNS, rows),
         "",
         *(["Training (`torch.compile`, mlirfuse's backend vs eager and Inductor): peak bytes allocated above "
-           "the level at the start of one training step, forward, loss and backward (the second step; the "
-           "gradients included; `.grad` is reset to None before it).",
+           "the level at the start of one training step (the second step; the gradients included; `.grad` is "
+           "reset to None before it), over the whole step (forward, loss and backward) / during the backward "
+           "alone (still counted from the step's start, so the activations saved for it count).",
            "", markdown_table(TRAIN_COLUMNS, train), ""] if train else []),
     ])
     publish(report, not args.no_write)

@@ -19,9 +19,9 @@ from mlirfuse.ops.indexing import INDEXING_OPS
 from mlirfuse.ops.indexing import why_not_fusible as why_not_indexing
 from mlirfuse.ops.matmul import MATMUL_OPS, gemm
 from mlirfuse.ops.reductions import REDUCTIONS, reduction
-from mlirfuse.ops.views import PADS, RESHAPES, VIEW_OPS, pad_args, view_args
+from mlirfuse.ops.views import PADS, VIEW_OPS, pad_args, view_args
 from mlirfuse.passes.base import ModulePass
-from mlirfuse.passes.legality import FUSION_ANALYSES, why_not_concat, why_not_merge
+from mlirfuse.passes.legality import FUSION_ANALYSES, why_not_concat, why_not_merge, why_not_sink_reshape
 from mlirfuse.passes.legality_cat import CAT
 from mlirfuse.passes.legality_matmul import why_not_template
 from mlirfuse.passes.options import Limits, option_group
@@ -57,8 +57,8 @@ def why_outside(op, group, role: str, dep: DependenceAnalysis, limits: Limits) -
             return "view with non-constant arguments"
         if role == "producer" and group_kind(group) == GroupKind.SCATTER:
             return "a scatter reads the views of its operands as strided tensors (no copy)"
-        if op.name in RESHAPES and role == "consumer" and len(list(op.operands[0].uses)) > 1:
-            return "a reshape of a result read also as it is: a view of the one stored buffer (stored, it would be a second store)"
+        if role == "consumer":
+            return why_not_sink_reshape(op) or "not merged"
         return "view of a computed value (only reshapes of results are stored)"
     if op.name in REDUCTIONS:
         red = reduction(op.opview)

@@ -26,7 +26,7 @@ from mlirfuse.dialect import FUSIBLE_KINDS, GroupKind, group_kind
 from mlirfuse.ir import defining_op, ir, op_id, result_index, tensor_type
 from mlirfuse.ops.pooling import WINDOWED
 from mlirfuse.ops.reductions import REDUCTIONS, Reduction, reduction
-from mlirfuse.ops.views import VIEW_OPS, is_view, view_args
+from mlirfuse.ops.views import RESHAPES, VIEW_OPS, is_view, view_args
 from mlirfuse.passes.base import body_ops
 from mlirfuse.passes.legality_cat import (
     CAT,
@@ -84,6 +84,23 @@ def absorbable_view(operand, consumer):
     if not is_view(op) or op.block != consumer.operation.block or view_args(op) is None:
         return None
     return op.opview
+
+
+def why_not_sink_reshape(op) -> str | None:
+    """None if reshape `op` of a group's result can be stored by that group (fusion-sink-exit-reshapes); otherwise why not.
+
+    The group stores its value row-major, so the reshaped value is that buffer.
+    While anything else reads the result too, the group would store it twice:
+    a second buffer of the same bytes, where the reshape outside is a view of the one.
+    """
+    if op.name not in RESHAPES or view_args(op) is None:
+        return "view of a computed value (only reshapes of results are stored)"
+    producer = defining_op(op.operands[0])
+    if not is_fusible_group(producer):
+        return "not the result of a pointwise or reduction group"
+    if len(list(op.operands[0].uses)) > 1:
+        return "the result is read unreshaped too (the group would store it twice; the view shares the buffer)"
+    return None
 
 
 def _broadcasts_into(shape, target) -> bool:

@@ -4,7 +4,9 @@ The kernel stores the value in row-major order (a reduction group: over the
 full space, or one element per row); the reshaped result is that buffer with
 the new shape, so the reshape costs nothing. Runs after fusion: a group
 whose result is reshaped can no longer merge with the reshape's readers (a
-view of a computed value).
+view of a computed value). A result also read unreshaped stays a result,
+its reshape a view of it outside: storing both would be two buffers of the
+same bytes (`legality.why_not_sink_reshape`).
 """
 
 from __future__ import annotations
@@ -13,14 +15,13 @@ import dataclasses
 
 from mlirfuse.dialect import GroupKind
 from mlirfuse.ir import defining_op, ir
-from mlirfuse.ops.views import RESHAPES, view_args
 from mlirfuse.passes.base import ModulePass, function_ops
-from mlirfuse.passes.legality import FUSION_ANALYSES, fusion_rewriter, is_fusible_group
+from mlirfuse.passes.legality import FUSION_ANALYSES, fusion_rewriter, why_not_sink_reshape
 
 
 @dataclasses.dataclass(frozen=True)
 class SinkExitReshapes(ModulePass):
-    """Move a row-major reshape (view, reshape, squeeze, unsqueeze, flatten ...) of a pointwise or reduction group's result into the group, which stores the result in the new shape."""
+    """Move a row-major reshape (view, reshape, squeeze, unsqueeze, flatten ...) of a pointwise or reduction group's result, its only reader, into the group, which stores the result in the new shape."""
 
     name = "fusion-sink-exit-reshapes"
 
@@ -30,15 +31,9 @@ class SinkExitReshapes(ModulePass):
         rewriter, dep = fusion_rewriter(module, am)
         for ops in function_ops(module):
             for op in ops:
-                if op.operation.name not in RESHAPES or view_args(op) is None or not list(op.results[0].uses):
+                if why_not_sink_reshape(op.operation) is not None or not list(op.results[0].uses):
                     continue
                 producer = defining_op(op.operands[0])
-                if not is_fusible_group(producer):
-                    continue
-                if len(list(op.operands[0].uses)) > 1:
-                    # Read unreshaped too: the group would store the value twice (the cost model's bytes);
-                    # outside, the reshape is a view of the one stored buffer, free.
-                    continue
                 wrapped = rewriter.wrap([op], GroupKind.POINTWISE)
                 rewriter.merge(producer.opview, wrapped, dep)
         rewriter.erase_dead_constants(module)

@@ -24,13 +24,15 @@ from pathlib import Path
 
 import torch
 
+from mlirfuse.dialect import GroupKind
 from mlirfuse.lowering.attention import AttentionKernel
 from mlirfuse.lowering.emitter import Role
 from mlirfuse.lowering.kernel_kinds import Launch, kernel_kind
 from mlirfuse.lowering.triton import TritonKernel
+from mlirfuse.ops.views import RESHAPES
 from mlirfuse.runtime import checks
 from mlirfuse.runtime.aten import aten_call
-from mlirfuse.runtime.triton_mode import triton_mode
+from mlirfuse.runtime.triton_mode import host_arguments_in_place, triton_mode
 
 _LOADED: dict[tuple[str, bool], object] = {}
 # How `load` found kernels: "loaded" (a source executed and jitted anew), "hits" (already loaded).
@@ -153,6 +155,49 @@ def eager_math_sdpa(kernel: AttentionKernel, loaded: list) -> bool:
     return choice == int(torch.nn.attention.SDPBackend.MATH)
 
 
+def in_place_pairs(kernel: TritonKernel, views) -> tuple[tuple[int, int], ...]:
+    """(output, input) pairs where output element k depends on input element k alone (row-major), so the
+    output may be written over the input if the input dies at this launch (runtime/liveness.py decides).
+
+    Conservative: a plain pointwise kernel (no cat, scatter, gather, pad, reduction), static sizes; each
+    site of the input reads it whole through reshapes only, in the iteration space's exact shape (no
+    broadcast along any dim); the output has the input's dtype and element count. `views`: the sites'
+    view chains as the launcher applies them.
+    """
+    if kernel.kind != GroupKind.POINTWISE or kernel.init or kernel.dynamic is not None:
+        return ()
+    numel = math.prod(kernel.space)
+    inputs = []
+    for i, t in enumerate(kernel.inputs):
+        sites = [(site, chain) for site, chain in zip(kernel.sites, views) if site.input == i]
+        if not sites or math.prod(t.shape) != numel:
+            continue
+        whole = True
+        for site, chain in sites:
+            if site.pad is not None or site.table_rank or site.check is not None:
+                whole = False
+            elif any(op not in RESHAPES for op, _ in site.chain):
+                whole = False
+            else:
+                seen = torch.empty(t.shape, device="meta")
+                for view, args, kwargs in chain:
+                    seen = view(seen, *args[1:], **kwargs)
+                whole = whole and tuple(seen.shape) == tuple(kernel.space)
+        if whole:
+            inputs.append(i)
+    return tuple(
+        (j, i) for j, out in enumerate(kernel.outputs) for i in inputs
+        if math.prod(out.shape) == numel and out.dtype == kernel.inputs[i].dtype
+    )
+
+
+def _reusable(t: torch.Tensor, shape, dtype: torch.dtype, device) -> torch.Tensor | None:
+    """`t` as an output of `shape` when its buffer fits it exactly (checked per call: the plan assumed it)."""
+    if t.dtype != dtype or t.device != device or not t.is_contiguous() or t.numel() != math.prod(shape):
+        return None
+    return t.view(shape)
+
+
 class Launcher:
     """Runs one TritonKernel on torch tensors; its kind (`kernel_kind`) sizes the blocks and the grid."""
 
@@ -169,6 +214,7 @@ class Launcher:
         self._views = [[aten_call(op, (None, *args)) for op, args in site.chain] for site in kernel.sites]
         # The shape each site's strides are taken in: the iteration space, or (templates) the site's own.
         self._spaces = list(self.schedule.site_spaces(kernel))
+        self.in_place = in_place_pairs(kernel, self._views)
 
     def _size(self, shape, out_shapes) -> None:
         """The iteration space and output shapes: once for a static kernel, per call for a dynamic one."""
@@ -188,7 +234,9 @@ class Launcher:
             lambda: _arch(device), lambda: eager_math_sdpa(self.kernel, loaded), cpu_vector_width,
         )
 
-    def __call__(self, *inputs):
+    def __call__(self, *inputs, reuse: dict[int, int] | None = None):
+        """The outputs for `inputs`; `reuse` (output -> input, pairs of `in_place` the liveness plan chose):
+        outputs written over inputs that die here instead of fresh buffers."""
         device = _launch_device(inputs, self.kernel.device)
         checked = checks.enabled()
         loaded = []
@@ -205,8 +253,11 @@ class Launcher:
                 raise IndexError(self.kernel.dynamic.empty_rows_error)
         spaces = self._spaces or [self.shape] * len(self.kernel.sites)
         outputs, guarded = [], []
-        for shape, dtype in zip(self.out_shapes, self.out_dtypes):
-            if checked:
+        for j, (shape, dtype) in enumerate(zip(self.out_shapes, self.out_dtypes)):
+            out = _reusable(inputs[reuse[j]], shape, dtype, device) if reuse and j in reuse else None
+            if out is not None:
+                guarded.append(None)  # the input's own buffer: its guards (if any) are its producer's
+            elif checked:
                 out, raw = checks.guarded_empty(shape, dtype, device)
                 guarded.append(raw)
             else:
@@ -242,12 +293,14 @@ class Launcher:
             writes = [checks.Extent.of(p, t) for p, t in zip(out_params, outputs)]
             addresses = checks.checked_addresses(self.kernel.name, reads, writes)
         try:
-            with triton_mode(interpret), addresses:
+            host = host_arguments_in_place() if interpret else contextlib.nullcontext()
+            with triton_mode(interpret), addresses, host:
                 self._fn[grid](*loaded, *outputs, *self.kernel.scalars, *sizes, *strides, **blocks, **options)
         except Exception as e:
             if checked and checks.unwrap(e) is not e:
                 raise checks.unwrap(e) from None  # not the interpreter's wrapping of it
             raise
         if checked:
-            checks.verify_guards(self.kernel.name, dict(zip(out_params, outputs)), guarded)
+            kept = [(p, out, raw) for p, out, raw in zip(out_params, outputs, guarded) if raw is not None]
+            checks.verify_guards(self.kernel.name, {p: out for p, out, _ in kept}, [raw for _, _, raw in kept])
         return outputs

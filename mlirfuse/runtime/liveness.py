@@ -15,11 +15,22 @@ The planned peak counts the bytes of *intermediates*: results of launches and
 of ATen ops that allocate. A view, a list unpack or an in-place op's result
 shares its operand's buffer, so that buffer lives until the last use of any
 value sharing it; inputs and constants are not counted (the caller owns them).
+
+In place: a launch may write an output over an input that dies at it
+(`reuse`), so the output takes no buffer of its own. The kernel says which
+(output, input) pairs it allows (`Step.reusable`: plain pointwise, element k
+from element k; runtime/kernels.in_place_pairs); the plan allows a pair only
+when the input's value is a launch's result (a fresh contiguous buffer, never
+an argument, parameter, buffer or constant), dies at this step (not read
+again, not returned), shares its buffer with no other value (no view of it,
+no in-place op on it) and is read once by the step. `MLIRFUSE_NO_REUSE=1`
+turns it off (bisecting).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import os
+from dataclasses import dataclass, field
 
 
 @dataclass(frozen=True)
@@ -29,6 +40,12 @@ class Plan:
     planned_peak_bytes: int | None  # None where a size is only known at call time
     peak_step: int | None  # the step during which the peak is live
     allocated_bytes: int | None  # all intermediates' bytes allocated per call
+    reuse: dict[int, dict[int, int]] = field(default_factory=dict)  # step -> {output: argument it is written over}
+
+
+def reuse_enabled() -> bool:
+    """In-place reuse is on unless `MLIRFUSE_NO_REUSE` is set (to anything but "" or "0"): read when a program is built."""
+    return os.environ.get("MLIRFUSE_NO_REUSE", "") in ("", "0")
 
 
 def slot_uses(arg) -> list[int]:
@@ -41,8 +58,10 @@ def slot_uses(arg) -> list[int]:
     return []
 
 
-def plan(steps, returns, num_args: int, num_slots: int, slot_bytes: dict[int, int | None]) -> Plan:
-    """The release points and planned peak of `steps` (runtime.program.Step) returning `returns`.
+def plan(
+    steps, returns, num_args: int, num_slots: int, slot_bytes: dict[int, int | None], reuse: bool = True
+) -> Plan:
+    """The release points, in-place outputs and planned peak of `steps` (runtime.program.Step) returning `returns`.
 
     `slot_bytes`: the bytes a step's result slot allocates (absent for non-tensors; None when its
     size is dynamic).
@@ -68,7 +87,9 @@ def plan(steps, returns, num_args: int, num_slots: int, slot_bytes: dict[int, in
                 release_at_start.append(s)
             continue
         release_after[last[s]].append(s)
-    return Plan(release_at_start, release_after, *_peak(steps, last, slot_bytes))
+    owner = _buffers(steps, num_slots)
+    in_place = _in_place(steps, last, owner, num_args) if reuse else {}
+    return Plan(release_at_start, release_after, *_peak(steps, last, slot_bytes, owner, in_place), in_place)
 
 
 def _shares_operand(step) -> bool:
@@ -76,23 +97,64 @@ def _shares_operand(step) -> bool:
     return step.view or step.kind == "list" or step.in_place
 
 
-def _peak(steps, last: list[int], slot_bytes: dict[int, int | None]) -> tuple:
-    """The largest sum of allocated intermediate bytes live during one step, that step, and all bytes allocated."""
-    # Buffers: each allocating result slot owns one; a sharing result joins its first operand's.
-    owner = list(range(len(last)))
-
-    def find(s: int) -> int:
-        while owner[s] != s:
-            owner[s] = owner[owner[s]]
-            s = owner[s]
-        return s
-
+def _buffers(steps, num_slots: int) -> list[int]:
+    """Each slot's buffer, named by the slot that allocated it: a sharing result joins its first operand's."""
+    owner = list(range(num_slots))
     for step in steps:
         if _shares_operand(step):
             operands = [s for a in step.args for s in slot_uses(a)]
             if operands:
                 for s in step.outs:
-                    owner[find(s)] = find(operands[0])
+                    owner[_find(owner, s)] = _find(owner, operands[0])
+    for s in range(num_slots):
+        owner[s] = _find(owner, s)
+    return owner
+
+
+def _find(owner: list[int], s: int) -> int:
+    while owner[s] != s:
+        owner[s] = owner[owner[s]]
+        s = owner[s]
+    return s
+
+
+def _in_place(steps, last: list[int], owner: list[int], num_args: int) -> dict[int, dict[int, int]]:
+    """Per launch step, the outputs written over a dying input: {output index: argument position}."""
+    launched = {s for step in steps if step.kind == "launch" for s in step.outs}
+    sharing: dict[int, int] = {}
+    for s, b in enumerate(owner):
+        sharing[b] = sharing.get(b, 0) + 1
+    chosen: dict[int, dict[int, int]] = {}
+    for i, step in enumerate(steps):
+        if not step.reusable:
+            continue
+        reads = [s for a in [*step.args, *step.kwargs.values()] for s in slot_uses(a)]
+        taken: dict[int, int] = {}
+        for j, position in step.reusable:
+            if j in taken or position in taken.values() or step.args[position][0] != "slot":
+                continue
+            s = step.args[position][1]
+            if (
+                s >= num_args and s in launched and last[s] == i and reads.count(s) == 1
+                and owner[s] == s and sharing[s] == 1
+            ):
+                taken[j] = position
+        if taken:
+            chosen[i] = taken
+    return chosen
+
+
+def _peak(steps, last: list[int], slot_bytes: dict[int, int | None], owner: list[int], in_place: dict) -> tuple:
+    """The largest sum of allocated intermediate bytes live during one step, that step, and all bytes allocated.
+
+    An output written in place over an input is that input's buffer, alive until the later of their last uses.
+    """
+    written_over: dict[int, int] = {}  # output buffer -> the buffer it is written in (steps in order: chains resolve)
+    for i, taken in sorted(in_place.items()):
+        for j, position in taken.items():
+            buffer = owner[steps[i].args[position][1]]
+            written_over[steps[i].outs[j]] = written_over.get(buffer, buffer)
+    owner = [written_over.get(b, b) for b in owner]
     born: dict[int, tuple[int, int]] = {}  # buffer -> (step allocating it, bytes)
     for i, step in enumerate(steps):
         if step.kind not in ("launch", "aten") or _shares_operand(step):
@@ -101,11 +163,11 @@ def _peak(steps, last: list[int], slot_bytes: dict[int, int | None]) -> tuple:
             size = slot_bytes.get(s, 0)
             if size is None:
                 return None, None, None
-            if find(s) == s:  # (a result slot, never an argument)
+            if owner[s] == s:  # (a result slot, never an argument)
                 born[s] = (i, size)
     dies: dict[int, int] = {}
     for s, end in enumerate(last):
-        b = find(s)
+        b = owner[s]
         if b in born:
             dies[b] = max(dies.get(b, -1), end)
     # Live during step i: born at or before i, last used at or after i (results nobody reads included).

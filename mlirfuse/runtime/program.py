@@ -8,6 +8,7 @@ evaluated at build time. Each slot is dropped after its last use
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
 from dataclasses import dataclass
@@ -22,7 +23,7 @@ from mlirfuse.lowering.triton import LoweringError, TritonKernel, lower_kernel
 from mlirfuse.ops.dtypes import BY_NAME
 from mlirfuse.runtime.aten import RESHAPING, aten_overload, convert, split_by_schema
 from mlirfuse.runtime.kernels import Launcher
-from mlirfuse.runtime.liveness import Plan, plan
+from mlirfuse.runtime.liveness import Plan, plan, reuse_enabled
 
 logger = logging.getLogger("mlirfuse")
 
@@ -38,6 +39,7 @@ class Step:
     view: bool = False  # an ATen op whose result aliases its input: no kernel, no copy
     operand_view: bool = False  # a view inside an extern group: part of the extern call's operands
     in_place: bool = False  # an ATen op writing into an operand and returning it: no new buffer
+    reusable: tuple = ()  # a launch: (output, argument position) pairs its kernel may write in place (liveness)
 
 
 class Program:
@@ -64,7 +66,11 @@ class Program:
             self._slot(arg)
         for op in block.operations:
             self._add(op, module)
-        self.plan: Plan = plan(self.steps, self.returns, self.num_args, self._next_slot, self._slot_bytes)
+        self.plan: Plan = plan(
+            self.steps, self.returns, self.num_args, self._next_slot, self._slot_bytes, reuse=reuse_enabled()
+        )
+        for i, reuse in self.plan.reuse.items():
+            self.steps[i].fn = functools.partial(self.steps[i].fn, reuse=reuse)
 
     def _blobs(self, module: ir.Module) -> dict[str, bytes]:
         if self._resource_blobs is None:
@@ -131,7 +137,8 @@ class Program:
                 self._launchers[kernel_name] = Launcher(self.kernels[kernel_name])
             args = [self._arg(v) for v in op.operands]
             outs = [self._slot(r) for r in op.results]
-            self.steps.append(Step(self._launchers[kernel_name], args, {}, outs, "launch", kernel_name))
+            launcher = self._launchers[kernel_name]
+            self.steps.append(Step(launcher, args, {}, outs, "launch", kernel_name, reusable=launcher.in_place))
             return
         if name == "torch.operator":
             target = op.attributes["name"].value

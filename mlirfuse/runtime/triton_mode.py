@@ -18,6 +18,10 @@ Triton fixes its mode in three places, none of which we may rely on:
 launch and puts `triton.language` back exactly as it was afterwards, so CPU
 tensors run through the interpreter and CUDA tensors through compiled kernels
 in the same process, and `triton.compile` keeps working.
+
+`host_arguments_in_place()` keeps an interpreted launch from copying CPU
+tensor arguments to the host and back (the copy held them in a reference
+cycle after the launch).
 """
 
 from __future__ import annotations
@@ -125,3 +129,43 @@ def _restore(ns, before: dict) -> None:
         # rewrote (and caches) refer to them.
         for name in [n for n in now if n not in before]:
             delattr(ns, name)
+
+
+@contextmanager
+def host_arguments_in_place():
+    """Within: an interpreted launch whose arguments are all CPU tensors and scalars reads them where they are.
+
+    Triton's interpreter copies every tensor argument to the host and back
+    (`GridExecutor._init_args_hst`, `_restore_args_dev`); for a CPU tensor
+    both are the same storage, and each copy keeps the argument storages in a
+    reference cycle (recursive closures over a dict of them) that outlives the
+    launch until Python's cyclic collector runs: a value the program dropped
+    stayed allocated (GPT2Model: 4.2 MB measured against 3.2 planned). Any
+    other argument (a CUDA tensor, a tuple, a tensor descriptor) takes
+    Triton's own path.
+    """
+    import torch
+    from triton.runtime.interpreter import GridExecutor, TensorDescriptor
+
+    init, restore = GridExecutor._init_args_hst, GridExecutor._restore_args_dev
+
+    def on_host(value) -> bool:
+        if isinstance(value, torch.Tensor):
+            return value.device.type == "cpu"  # a Parameter too: the interpreter reads its data pointer alone
+        return not hasattr(value, "data_ptr") and not isinstance(value, (tuple, TensorDescriptor))
+
+    def init_args(self, args_dev, kwargs):
+        if all(map(on_host, args_dev)) and all(map(on_host, kwargs.values())):
+            return list(args_dev), dict(kwargs)
+        return init(self, args_dev, kwargs)
+
+    def restore_args(self, args_dev, args_hst, kwargs, kwargs_hst):
+        if len(args_dev) == len(args_hst) and all(a is b for a, b in zip(args_dev, args_hst)):
+            return  # the launch wrote the tensors themselves
+        restore(self, args_dev, args_hst, kwargs, kwargs_hst)
+
+    GridExecutor._init_args_hst, GridExecutor._restore_args_dev = init_args, restore_args
+    try:
+        yield
+    finally:
+        GridExecutor._init_args_hst, GridExecutor._restore_args_dev = init, restore
