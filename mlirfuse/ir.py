@@ -20,7 +20,7 @@ from mlirfuse.ops import dtypes
 
 __all__ = [
     "ir", "rewrite", "DTYPES", "DTYPE_CODES", "parse_tensor_type", "passmanager", "ext", "func", "torch_context", "TensorType", "tensor_type",
-    "constant_value", "constant_int_list", "is_constant", "is_constant_like", "static_tensor_types", "reduced_static_type", "NO_CONSTANT", "parent_name", "defining_op", "result_index",
+    "computes", "constant_value", "constant_int_list", "is_constant", "is_constant_like", "static_tensor_types", "reduced_static_type", "NO_CONSTANT", "parent_name", "defining_op", "result_index",
     "vtensor_type", "TorchBuilder", "op_id", "block_ops", "add_dialect_search_prefix", "torch_name", "asm",
 ]
 
@@ -159,6 +159,11 @@ def _is_constant_op(owner, name: str) -> bool:
     if name in _CONSTANT_ATTRS or name in ("torch.constant.none", "torch.constant.str", "torch.constant.device"):
         return True
     return _constant_op_value(owner, name) is not _NO_CONSTANT
+
+
+def computes(op) -> bool:
+    """An op that counts as work in a group or kernel body (the fusion report's ops): no constants, lists or terminators."""
+    return not op.operation.name.startswith(("torch.constant.", "torch.prim.", "fusion."))
 
 
 def is_constant_like(value: ir.Value) -> bool:

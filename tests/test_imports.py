@@ -21,6 +21,7 @@ KNOWN_LOCAL_IMPORTS = {
     ("mlirfuse.tools.main", "mlirfuse.models"),
     ("mlirfuse.tools.main", "mlirfuse.runtime.aot"),
     ("mlirfuse.tools.main", "mlirfuse.viz.cli"),
+    ("mlirfuse.tools.main", "mlirfuse.ir"),
     # `import mlirfuse` stays light: compile() imports the compiler when called
     ("mlirfuse", "mlirfuse.compiler"),
 }

@@ -35,20 +35,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from mlirfuse.ir import ir, tensor_type
+from mlirfuse.ir import computes, ir, tensor_type
+from mlirfuse.ops.attention import SDPA
 from mlirfuse.ops.dtypes import BY_NAME as DTYPES
+from mlirfuse.ops.dtypes import itemsize
+from mlirfuse.ops.matmul import MATMUL_OPS
+from mlirfuse.ops.reductions import REDUCTIONS as FUSED_REDUCTIONS
 from mlirfuse.ops.views import VIEW_OPS
 
-MATMUL_OPS = frozenset(
-    ("torch.aten.mm", "torch.aten.bmm", "torch.aten.matmul", "torch.aten.linear", "torch.aten.addmm", "torch.aten.baddbmm")
-)
 _K_OPERAND = {"torch.aten.addmm": 1, "torch.aten.baddbmm": 1}  # A's position where operand 0 is the bias
-SDPA = "torch.aten.scaled_dot_product_attention"
-REDUCTIONS = frozenset((
-    "torch.aten.sum.dim_IntList", "torch.aten.sum", "torch.aten.mean.dim", "torch.aten.mean", "torch.aten.amax",
-    "torch.aten.amin", "torch.aten.max.dim", "torch.aten.min.dim", "torch.aten.prod.dim_int", "torch.aten.argmax",
-    "torch.aten.argmin", "torch.aten.var.correction", "torch.aten.logsumexp", "torch.aten.any.dim", "torch.aten.all.dim",
-))
+# Reductions count one FLOP per input element: the ones mlirfuse fuses, and ones that stay ATen calls.
+_REDUCTIONS = frozenset(FUSED_REDUCTIONS) | {
+    "torch.aten.max.dim", "torch.aten.min.dim", "torch.aten.var.correction", "torch.aten.logsumexp",
+    "torch.aten.any.dim", "torch.aten.all.dim",
+}
 
 
 @dataclass(frozen=True)
@@ -121,7 +121,7 @@ def value_bytes(value: ir.Value) -> int | None:
         return 0 if "vtensor" not in str(value.type) else None
     if not t.is_static or t.dtype not in DTYPES:
         return None
-    return t.numel * ((DTYPES[t.dtype].bits + 7) // 8)
+    return t.numel * itemsize(t.dtype)
 
 
 def _read_bytes(value: ir.Value) -> int | None:
@@ -149,7 +149,7 @@ def op_flops(op) -> tuple[int, tuple] | None:
     """(FLOPs, matmul FLOPs as Cost.matmul_flops) of one op; None where a size is `?`."""
     name = op.name
     results = [tensor_type(r.type) for r in op.results]
-    if name.startswith(("torch.constant.", "torch.prim.", "fusion.")) or name in VIEW_OPS or not results:
+    if not computes(op) or name in VIEW_OPS or not results:
         return 0, ()
     if any(t is not None and not t.is_static for t in results):
         return None
@@ -168,7 +168,7 @@ def op_flops(op) -> tuple[int, tuple] | None:
         rows = results[0].numel // v.shape[-1]  # batch x heads x queries
         flops = 2 * rows * k.shape[-2] * (q.shape[-1] + v.shape[-1])
         return flops, (((q.dtype, False), flops),)
-    if name in REDUCTIONS:
+    if name in _REDUCTIONS:
         t = tensor_type(op.operands[0].type)
         return (t.numel if t is not None and t.is_static else 0), ()
     return sum(t.numel for t in results if t is not None), ()
@@ -182,7 +182,7 @@ def _has_bias(op) -> bool:
 
 def region_cost(block: ir.Block, reads: list[ir.Value], writes: list[ir.Value]) -> Cost | None:
     """The cost of `block`'s ops reading `reads` (its arguments) and writing `writes`."""
-    read, written = _sum(_read_bytes(v) for v in reads), _sum(value_bytes(v) for v in writes)
+    read, written = sum_sizes(_read_bytes(v) for v in reads), sum_sizes(value_bytes(v) for v in writes)
     if read is None or written is None:
         return None
     flops, matmul = 0, {}
@@ -196,7 +196,7 @@ def region_cost(block: ir.Block, reads: list[ir.Value], writes: list[ir.Value]) 
     return Cost(read, written, flops, tuple(sorted(matmul.items())))
 
 
-def _sum(sizes) -> int | None:
+def sum_sizes(sizes) -> int | None:
     """The total of `sizes`, None if any is None (a `?` size)."""
     total = 0
     for size in sizes:
@@ -222,7 +222,7 @@ def extern_cost(op) -> Cost | None:
     name = op.name
     if name in VIEW_OPS or name.startswith(("torch.constant.", "torch.prim.", "func.")):
         return Cost()
-    read, written = _sum(value_bytes(v) for v in op.operands), _sum(value_bytes(v) for v in op.results)
+    read, written = sum_sizes(value_bytes(v) for v in op.operands), sum_sizes(value_bytes(v) for v in op.results)
     if read is None or written is None:
         return None
     counted = op_flops(op)
@@ -289,7 +289,7 @@ def program_cost(module: ir.Module, func_name: str | None = None) -> ProgramCost
     for v in _terminator_operands(block):
         if not any(v == r for r in returned) and not isinstance(v.owner, ir.Block):  # an argument handed back: no write
             returned.append(v)
-    bound = _sum([*(value_bytes(a) for a in block.arguments if any(True for _ in a.uses)),
+    bound = sum_sizes([*(value_bytes(a) for a in block.arguments if any(True for _ in a.uses)),
                   *(value_bytes(v) for v in returned)])
     if bound is None:
         return None
@@ -298,4 +298,4 @@ def program_cost(module: ir.Module, func_name: str | None = None) -> ProgramCost
 
 
 __all__ = ["Cost", "ProgramCost", "TARGETS", "Target", "extern_cost", "kernel_cost", "op_flops", "program_cost",
-           "region_cost", "value_bytes"]
+           "region_cost", "sum_sizes", "value_bytes"]

@@ -48,6 +48,11 @@ TRITON_DTYPES = {d.name: d.triton for d in TABLE}
 POINTER_TYPES = {d.name: d.pointer for d in TABLE}
 BITS = {d.name: d.bits for d in TABLE if d.kind == "int"}
 FLOAT_MAX = {d.name: d.max for d in TABLE if d.kind == "float"}
+
+
+def itemsize(name: str) -> int:
+    """Bytes per element of dtype `name` in memory (a bool takes a byte)."""
+    return (BY_NAME[name].bits + 7) // 8
 DTYPE_CODES = {d.name: d.code for d in TABLE}
 # torch-mlir's dtype operand (an int) -> dtype name.
 SCALAR_TYPES = {d.code: d.name for d in TABLE}
@@ -70,5 +75,5 @@ def torch_dtypes() -> dict:
 
 __all__ = [
     "BITS", "BY_ASM", "BY_NAME", "DTYPE_CODES", "DType", "FLOAT_DTYPES", "FLOAT_MAX", "INT_DTYPES", "POINTER_TYPES",
-    "SCALAR_TYPES", "TABLE", "TRITON_DTYPES", "torch_dtypes",
+    "SCALAR_TYPES", "TABLE", "TRITON_DTYPES", "itemsize", "torch_dtypes",
 ]

@@ -35,14 +35,20 @@ def _tile_only(group) -> str | None:
     return f"holds '{name}' (indexing, creation, pads and cats are not emitted on GEMM tiles)" if name else None
 
 
+def _why_not_on_tiles(group, role: str, pointwise_only: str) -> str | None:
+    """Why `group` (the GEMM's `role`) cannot be computed on a GEMM's tiles: not pointwise, or a tile-only op."""
+    kind = group_kind(group)
+    if kind != GroupKind.POINTWISE:
+        return f"{role} is a {kind} group ({pointwise_only})"
+    why = _tile_only(group)
+    return f"{role} {why}" if why else None
+
+
 def why_not_epilogue(mm, consumer, dep: DependenceAnalysis, limits: Limits = Limits()) -> str | None:
     """None if group `consumer` may become part of matmul group `mm`'s epilogue; otherwise why not."""
-    kind = group_kind(consumer)
-    if kind != GroupKind.POINTWISE:
-        return f"consumer is a {kind} group (a GEMM epilogue is pointwise over the GEMM's result)"
-    why = _tile_only(consumer)
+    why = _why_not_on_tiles(consumer, "consumer", "a GEMM epilogue is pointwise over the GEMM's result")
     if why:
-        return "consumer " + why
+        return why
     space = group_gemm(mm).out
     if any(tensor_type(r.type).shape != space for r in consumer.results):
         return "different iteration space (the epilogue runs over the GEMM's result tile)"
@@ -51,12 +57,9 @@ def why_not_epilogue(mm, consumer, dep: DependenceAnalysis, limits: Limits = Lim
 
 def why_not_prologue(producer, mm, dep: DependenceAnalysis, limits: Limits = Limits(), max_ops: int = 4) -> str | None:
     """None if group `producer` may be recomputed on `mm`'s operand tiles; otherwise why not."""
-    kind = group_kind(producer)
-    if kind != GroupKind.POINTWISE:
-        return f"producer is a {kind} group (a prologue is recomputed per tile: pointwise only)"
-    why = _tile_only(producer)
+    why = _why_not_on_tiles(producer, "producer", "a prologue is recomputed per tile: pointwise only")
     if why:
-        return "producer " + why
+        return why
     if any(u.owner.operation != mm.operation for r in producer.results for u in r.uses):
         return "producer's result is also read elsewhere"
     _, terminator = body_ops(producer)

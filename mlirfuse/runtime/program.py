@@ -20,7 +20,7 @@ from mlirfuse.dialect import GroupKind, find_kernel, group_kind
 from mlirfuse.errors import UnsupportedModelError
 from mlirfuse.ir import NO_CONSTANT, constant_value, ir, tensor_type
 from mlirfuse.lowering.triton import LoweringError, TritonKernel, lower_kernel
-from mlirfuse.ops.dtypes import BY_NAME
+from mlirfuse.ops.dtypes import itemsize
 from mlirfuse.runtime.aten import RESHAPING, aten_overload, convert, split_by_schema
 from mlirfuse.runtime.kernels import Launcher
 from mlirfuse.runtime.liveness import Plan, plan, reuse_enabled
@@ -251,7 +251,7 @@ def _nbytes(t: ir.Type) -> int | None:
         return 0
     if not tt.is_static:
         return None
-    return tt.numel * ((BY_NAME[tt.dtype].bits + 7) // 8)  # a bool is stored in a byte
+    return tt.numel * itemsize(tt.dtype)
 
 
 def _with_dtype(fn: Callable, result_type: ir.Type) -> Callable:

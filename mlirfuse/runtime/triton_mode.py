@@ -66,12 +66,17 @@ def _swaps(interpret: bool) -> tuple[tuple[object, str, object], ...]:
     return tuple((ns, name, in_mode(value)) for ns, name, value in _jit_functions())
 
 
-@functools.cache
-def _pristine() -> tuple:
-    """What an interpreted launch changes first (`tl.tensor.__index__`, `tl.dtype.to_ir`), as imported."""
+def _sentinels() -> tuple:
+    """What an interpreted launch changes first: `tl.tensor.__index__` (added) and `tl.dtype.to_ir` (replaced)."""
     import triton.language as tl
 
     return vars(tl.core.tensor).get("__index__"), tl.core.dtype.to_ir
+
+
+@functools.cache
+def _pristine() -> tuple:
+    """`_sentinels()` as imported."""
+    return _sentinels()
 
 
 @functools.cache
@@ -88,13 +93,8 @@ def _already_compiled() -> bool:
     host time per kernel on an H100 machine, profiled).
     """
     import triton
-    import triton.language as tl
 
-    return (
-        not triton.knobs.runtime.interpret
-        and _imported_compiled()
-        and (vars(tl.core.tensor).get("__index__"), tl.core.dtype.to_ir) == _pristine()
-    )
+    return not triton.knobs.runtime.interpret and _imported_compiled() and _sentinels() == _pristine()
 
 
 @contextmanager

@@ -25,6 +25,8 @@ def fusion_report(cm) -> str:
     The kernel column is as wide as the longest name (never cut), so the
     columns after it stay aligned.
     """
+    from mlirfuse.ir import computes
+
     s = cm.stats
     launches = {}
     for step in cm.program.steps:
@@ -34,11 +36,7 @@ def fusion_report(cm) -> str:
     for op in cm.imported.module.body.operations:
         if op.operation.name != "fusion.kernel":
             continue
-        ops = [
-            o.operation.name.removeprefix("torch.")
-            for o in op.regions[0].blocks[0].operations
-            if not o.operation.name.startswith(("torch.constant.", "torch.prim.", "fusion."))
-        ]
+        ops = [o.operation.name.removeprefix("torch.") for o in op.regions[0].blocks[0].operations if computes(o)]
         kernels.append((op.attributes["sym_name"].value, ops))
     explained = cm.explain()
     width = max([44] + [len(name) for name, _ in kernels] + [len(name) for name in explained])

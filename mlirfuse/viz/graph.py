@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from mlirfuse.dialect import GroupKind, find_kernel, group_kind
-from mlirfuse.ir import ir, parse_tensor_type
+from mlirfuse.ir import computes, ir, parse_tensor_type
 from mlirfuse.ops.views import VIEW_OPS
 
 # Node kinds.
@@ -87,11 +87,6 @@ def type_text(t: ir.Type) -> str:
     dims = "x".join("?" if d is None else str(d) for d in shape) or "scalar"
     spelling = str(t).rsplit(",", 1)[-1].rstrip(">")
     return f"{dims} {spelling}"
-
-
-def computes(op) -> bool:
-    """Ops that count as work in a group (as the fusion report counts them): no constants, lists or terminators."""
-    return not op.operation.name.startswith(("torch.constant.", "torch.prim.", "fusion."))
 
 
 def _skipped(op) -> bool:
