@@ -31,8 +31,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from mlirfuse.analysis.cost import kernel_cost, value_bytes
+from mlirfuse.analysis.cost import kernel_cost, sum_sizes, value_bytes
 from mlirfuse.dialect import GroupKind, group_kind
+from mlirfuse.ir import computes
 
 
 @dataclass(frozen=True)
@@ -94,48 +95,39 @@ def load(spec: str) -> Policy:
 
 
 def _ops(group) -> tuple[str, ...]:
-    return tuple(
-        op.operation.name for op in group.regions[0].blocks[0].operations
-        if not op.operation.name.startswith(("torch.constant.", "torch.prim.", "fusion."))
-    )
+    return tuple(op.operation.name for op in group.regions[0].blocks[0].operations if computes(op))
 
 
 def _reads(consumer, value) -> bool:
     return any(use.owner.operation == consumer.operation for use in value.uses)
 
 
-def candidate(producer, consumer, kind: str | None = None) -> Candidate:
+def candidate(producer, consumer) -> Candidate:
     """The facts of merging `producer` into `consumer` (two fusion.group ops)."""
-    vertical = any(_reads(consumer, r) for r in producer.results)
-    if kind is None:
-        kind = "vertical" if vertical else "horizontal"
-    saved: int | None = 0
-    if vertical:
-        for r in producer.results:
-            if _reads(consumer, r) and all(use.owner.operation == consumer.operation for use in r.uses):
-                size = value_bytes(r)
-                saved = None if size is None or saved is None else saved + 2 * size
+    p_kind, c_kind = group_kind(producer), group_kind(consumer)
+    if any(_reads(consumer, r) for r in producer.results):
+        kind = ("prologue" if c_kind == GroupKind.MATMUL and p_kind != GroupKind.MATMUL
+                else "epilogue" if p_kind == GroupKind.MATMUL and c_kind != GroupKind.MATMUL else "vertical")
+        # The results only the consumer reads: stored once and loaded once each, saved by the merge.
+        moved = sum_sizes(value_bytes(r) for r in producer.results
+                          if _reads(consumer, r) and all(u.owner.operation == consumer.operation for u in r.uses))
+        saved = None if moved is None else 2 * moved
     else:
-        shared = [v for v in producer.operands if any(v == w for w in consumer.operands)]
-        for v in shared:
-            size = value_bytes(v)
-            saved = None if size is None or saved is None else saved + size
+        kind = "horizontal"  # the inputs both read: loaded once instead of twice
+        saved = sum_sizes(value_bytes(v) for v in producer.operands if any(v == w for w in consumer.operands))
     cost = kernel_cost(producer)
     return Candidate(
-        kind, str(group_kind(producer)), str(group_kind(consumer)), _ops(producer), _ops(consumer),
-        saved, None if cost is None else cost.flops,
-        kind == "prologue" or (vertical and group_kind(consumer) == GroupKind.MATMUL
-                               and group_kind(producer) != GroupKind.MATMUL),
-        producer, consumer,
+        kind, str(p_kind), str(c_kind), _ops(producer), _ops(consumer), saved, None if cost is None else cost.flops,
+        kind == "prologue", producer, consumer,
     )
 
 
-def veto(producer, consumer, kind: str | None = None) -> str | None:
+def veto(producer, consumer) -> str | None:
     """The current policy's reason against merging `producer` into `consumer`, or None (no policy: None)."""
     policy = current()
     if policy is None:
         return None
-    reason = policy(candidate(producer, consumer, kind))
+    reason = policy(candidate(producer, consumer))
     return None if reason is None else str(reason)
 
 
