@@ -35,7 +35,8 @@ def test_the_example_policy_vetoes_an_expensive_prologue():
     assert frugal.stats["launches"] == 2, frugal.mlir
     torch.testing.assert_close(frugal(x, w), _gelu_then_linear(x, w))
     prologue = next(c for c in seen if c.recomputed_per_tile)
-    assert prologue.consumer_kind == "matmul" and "torch.aten.gelu" in prologue.producer_ops
+    assert prologue.kind == "prologue" and prologue.consumer_kind == "matmul"
+    assert "torch.aten.gelu" in prologue.producer_ops
     assert prologue.bytes_saved == 2 * x.numel() * 4  # the gelu result, stored once and loaded once
     reasons = [r for rs in frugal.explain().values() for r in rs]
     assert any("policy frugal_prologues" in r for r in reasons), reasons
@@ -60,3 +61,11 @@ def test_no_reduction_merges_keeps_a_softmax_apart():
 def test_a_policy_that_is_not_a_function_is_refused():
     with pytest.raises(TypeError, match="policy must be a function"):
         mlirfuse.compile(Lambda(lambda x: x.exp()), (torch.randn(4),), policy="frugal")
+
+
+def test_an_epilogue_candidate_is_named_so():
+    x, w = torch.randn(16, 32), torch.randn(24, 32)
+    seen = []
+    mlirfuse.compile(Lambda(lambda x, w: torch.relu(F.linear(x, w))), (x, w), policy=lambda c: seen.append(c))
+    epilogue = [c for c in seen if c.kind == "epilogue"]
+    assert epilogue and epilogue[0].producer_kind == "matmul" and not epilogue[0].recomputed_per_tile, seen
