@@ -351,12 +351,13 @@ def aot_spills(cm) -> dict | None:
 def accepted_class(model, make_inputs, actual, expected, outputs) -> str | None:
     """The accepted class (known.ALTERNATIVES) whose eager alternative gives each element of `actual`'s `outputs` that eager does not.
 
-    Each class alone first, then all together (named a+b); None if none does.
+    Each class alone first, then all together (named a+b), then the graph with its float16/bfloat16 values
+    computed in float32 (known.half_intermediates_in_f32, class half-intermediate-rounding); None if none does.
     """
     import torch
     from torch.overrides import TorchFunctionMode
 
-    from .known import ALTERNATIVES
+    from .known import ALTERNATIVES, half_intermediates_in_f32
 
     def run(classes):
         """The outputs with `classes`' functions replaced, and the classes whose functions ran."""
@@ -393,6 +394,9 @@ def accepted_class(model, make_inputs, actual, expected, outputs) -> str | None:
         outs, used = run(classes)
         if used and outs is not None and explains(outs):
             return "+".join(n for n in names if n in used)
+    outs = half_intermediates_in_f32(model, make_inputs)
+    if outs is not None and explains(outs):
+        return "half-intermediate-rounding"
     return None
 
 

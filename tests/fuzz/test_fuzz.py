@@ -139,3 +139,26 @@ def test_fuzz_bounded():
     filed = [line for line in known if not any(f"[{cls}]" in line for cls in ACCEPTED)]
     if filed:
         pytest.xfail(f"{len(filed)} cases hit filed bugs: " + "; ".join(filed))
+
+
+class _HalfChain(torch.nn.Module):
+    def forward(self, x):
+        v = torch.nn.functional.silu(x)
+        return torch.relu(v), -v
+
+
+def test_half_intermediate_rounding_explains_zeros_of_a_value_kept_in_f32():
+    # Fuzz seed 4242621: silu(-51) = -3.6e-21 rounds to -0.0 in float16, and eager's relu keeps that zero's sign;
+    # computed in float32 (as one fused kernel does), relu of the negative value is +0.0.
+    model, inputs = _HalfChain(), (torch.tensor([-51.0, 2.0], dtype=torch.float16),)
+    expected = model(*inputs)
+    assert expected[0][0].item() == 0.0 and expected[0][0].signbit()
+    fused = [torch.relu(torch.nn.functional.silu(inputs[0].float())).half(), expected[1]]
+    assert not fused[0][0].signbit()
+    assert accepted_class(model, lambda: inputs, fused, expected, [0]) == "half-intermediate-rounding"
+    wrong = [expected[0], expected[1].clone()]
+    wrong[1][0] = -0.0  # eager's +0.0 (of -(-0.0)); float32 gives +0.0 too: no class gives -0.0
+    assert accepted_class(model, lambda: inputs, wrong, expected, [1]) is None
+    # Without a float16 value the class does not apply.
+    f32 = (inputs[0].float(),)
+    assert accepted_class(model, lambda: f32, [-model(*f32)[0], model(*f32)[1]], model(*f32), [0]) is None
