@@ -192,26 +192,11 @@ def _upcast_reference(model, inputs):
     None where eager rejects that (the caller then judges by eager alone).
     """
     import torch
-    from torch.overrides import TorchFunctionMode
-    from torch.utils._pytree import tree_map
 
-    narrow = (torch.float32, torch.float16, torch.bfloat16)
-    casts = (torch.Tensor.float, torch.Tensor.half, torch.Tensor.bfloat16)
-
-    def up(x):
-        if isinstance(x, torch.Tensor) and x.dtype in narrow:
-            return x.double()
-        return torch.float64 if isinstance(x, torch.dtype) and x in narrow else x
-
-    class Float64(TorchFunctionMode):
-        def __torch_function__(self, func, types, args=(), kwargs=None):
-            func = torch.Tensor.double if func in casts else func
-            args, kwargs = tree_map(up, (args, kwargs or {}))
-            return tree_map(up, func(*args, **kwargs))
+    from .known import run_widened
 
     try:
-        with torch.no_grad(), Float64():
-            return model(*[up(x) for x in inputs])
+        return run_widened(model, inputs, (torch.float32, torch.float16, torch.bfloat16), torch.float64)
     except Exception:
         return None
 

@@ -117,35 +117,46 @@ def _gelu_as_specified(func, args, kwargs):
     return (h * 0.5 * (1 + torch.erf(h * 0.7071067811865476))).to(x.dtype)
 
 
+def run_widened(model, inputs: list, narrow: tuple, wide):
+    """`model` run eagerly with every tensor of a `narrow` dtype, dtype argument and cast to one made `wide`.
+
+    Raises what eager raises.
+    """
+    import torch
+    from torch.overrides import TorchFunctionMode
+    from torch.utils._pytree import tree_map
+
+    cast = {torch.float64: torch.Tensor.double, torch.float32: torch.Tensor.float}[wide]
+    casts = {torch.float32: torch.Tensor.float, torch.float16: torch.Tensor.half, torch.bfloat16: torch.Tensor.bfloat16}
+    narrowing = tuple(casts[d] for d in narrow if d in casts)
+
+    def up(x):  # (under the mode `x.dtype` is itself an op: called outside it, or inside its handler)
+        if isinstance(x, torch.Tensor) and x.dtype in narrow:
+            return x.to(wide)
+        return wide if isinstance(x, torch.dtype) and x in narrow else x
+
+    class Widened(TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            func = cast if func in narrowing else func
+            args, kwargs = tree_map(up, (args, kwargs or {}))
+            return tree_map(up, func(*args, **kwargs))
+
+    wide_inputs = [up(x) for x in inputs]
+    with torch.no_grad(), Widened():
+        return model(*wide_inputs)
+
+
 def half_intermediates_in_f32(model, inputs):
     """The graph run eagerly with every float16/bfloat16 value computed in float32, outputs rounded to eager's
     dtypes: the float values mlirfuse's default precision computes in one fused kernel. None where eager
     rejects that. (A graph without float16/bfloat16 values is eager itself here: it explains nothing.)
     """
     import torch
-    from torch.overrides import TorchFunctionMode
-    from torch.utils._pytree import tree_map
-
-    half = (torch.float16, torch.bfloat16)
-    casts = (torch.Tensor.half, torch.Tensor.bfloat16)
-
-    def up(x):  # (under the mode `x.dtype` is itself an op: only called outside it, or inside its handler)
-        if isinstance(x, torch.Tensor) and x.dtype in half:
-            return x.float()
-        return torch.float32 if isinstance(x, torch.dtype) and x in half else x
-
-    class Float32(TorchFunctionMode):
-        def __torch_function__(self, func, types, args=(), kwargs=None):
-            func = torch.Tensor.float if func in casts else func
-            args, kwargs = tree_map(up, (args, kwargs or {}))
-            return func(*args, **kwargs)
 
     try:
         with torch.no_grad():
             expected = model(*inputs())
-            wide_inputs = [up(x) for x in inputs()]
-            with Float32():
-                wide = model(*wide_inputs)
+        wide = run_widened(model, inputs(), (torch.float16, torch.bfloat16), torch.float32)
     except Exception:
         return None
     if not isinstance(wide, tuple) or len(wide) != len(expected):
