@@ -22,6 +22,8 @@ KNOWN_LOCAL_IMPORTS = {
     ("mlirfuse.tools.main", "mlirfuse.runtime.aot"),
     ("mlirfuse.tools.main", "mlirfuse.viz.cli"),
     ("mlirfuse.tools.main", "mlirfuse.ir"),
+    ("mlirfuse.tools.main", "mlirfuse.analysis.cost"),
+    ("mlirfuse.tools.main", "mlirfuse.runtime.liveness"),
     # `import mlirfuse` stays light: compile() imports the compiler when called
     ("mlirfuse", "mlirfuse.compiler"),
 }

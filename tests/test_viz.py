@@ -221,3 +221,34 @@ def test_cli_errors(write, tmp_path, capsys):
     err = capsys.readouterr().err
     assert re.search(rf"{re.escape(str(bad))}:2:\d+: error: ", err), err
     assert not (tmp_path / "g.dot").exists()
+
+
+class _PeakModel(__import__("torch").nn.Module):
+    """A GEMM, then a softmax over its rows: two launches, the GEMM's result the one intermediate."""
+
+    def forward(self, x, w):
+        return (x @ w).softmax(-1) * 2.0
+
+
+def test_compiled_graph_shows_each_launch_cost_and_the_peak():
+    import torch
+
+    import mlirfuse
+    from mlirfuse.analysis.cost import bytes_text
+    from mlirfuse.viz import graph_of_compiled
+
+    cm = mlirfuse.compile(_PeakModel(), (torch.randn(16, 8), torch.randn(8, 32)))
+    graph = graph_of_compiled(cm, "peak")
+    launches = [cost for _, kind, cost in cm.cost.steps if kind == "launch"]
+    assert len(graph.clusters) == len(launches) >= 2
+    for cluster, cost in zip(graph.clusters, launches):
+        assert cluster.cost.startswith(f"{bytes_text(cost.bytes)} moved")
+    plan = cm.program.plan
+    peaked = [c for c in graph.clusters if c.peak]
+    assert cm.program.steps[plan.peak_step].kind == "launch" and len(peaked) == 1
+    assert bytes_text(plan.planned_peak_bytes) in peaked[0].peak
+    launch_steps = [s.name for s in cm.program.steps if s.kind == "launch"]
+    assert peaked[0].name == cm.program.steps[plan.peak_step].name == launch_steps[graph.clusters.index(peaked[0])]
+    dot = to_dot(graph)
+    assert dot.count(" peak") == 1 and "peak live memory during this launch" in dot
+    assert graph.notes[0].startswith("peak live memory: ") and graph.notes[1].startswith("bytes per call: ")

@@ -299,3 +299,18 @@ def program_cost(module: ir.Module, func_name: str | None = None) -> ProgramCost
 
 __all__ = ["Cost", "ProgramCost", "TARGETS", "Target", "extern_cost", "kernel_cost", "op_flops", "program_cost",
            "region_cost", "sum_sizes", "value_bytes"]
+
+
+def count_text(n: int) -> str:
+    """A FLOP count for people: 1.5k, 2.0M, 3.1G."""
+    for unit, scale in (("G", 1e9), ("M", 1e6), ("k", 1e3)):
+        if n >= scale:
+            return f"{n / scale:.1f}{unit}"
+    return str(n)
+
+
+def bytes_text(n: int) -> str:
+    """A byte count for people: 512 bytes, 1.5 KiB, 2.0 MiB."""
+    if n < 1024:
+        return f"{n} bytes"
+    return f"{n / 1024:.1f} KiB" if n < 2**20 else f"{n / 2**20:.1f} MiB"

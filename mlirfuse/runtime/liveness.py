@@ -32,6 +32,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
+from mlirfuse.analysis.cost import bytes_text
+
 
 @dataclass(frozen=True)
 class Plan:
@@ -41,6 +43,17 @@ class Plan:
     peak_step: int | None  # the step during which the peak is live
     allocated_bytes: int | None  # all intermediates' bytes allocated per call
     reuse: dict[int, dict[int, int]] = field(default_factory=dict)  # step -> {output: argument it is written over}
+
+
+def peak_text(plan: Plan, step_names: list[str]) -> str:
+    """The planned peak of intermediates, the step it falls in, and the bytes allocated per call, in words."""
+    if plan.planned_peak_bytes is None:
+        return "sizes known only at call time"
+    if plan.peak_step is None:
+        return "0 bytes (no intermediates)"
+    name = step_names[plan.peak_step].removeprefix("torch.")
+    return (f"{bytes_text(plan.planned_peak_bytes)} during step {plan.peak_step + 1} of {len(step_names)} "
+            f"({name}); {bytes_text(plan.allocated_bytes)} allocated per call")
 
 
 def reuse_enabled() -> bool:

@@ -25,7 +25,9 @@ def fusion_report(cm) -> str:
     The kernel column is as wide as the longest name (never cut), so the
     columns after it stay aligned.
     """
+    from mlirfuse.analysis.cost import bytes_text, count_text
     from mlirfuse.ir import computes
+    from mlirfuse.runtime.liveness import peak_text
 
     s = cm.stats
     launches = {}
@@ -48,7 +50,7 @@ def fusion_report(cm) -> str:
         f"  launches per call  : {s['launches']}",
         f"  unfused ATen ops   : {s['unfused_ops']} ({s['unfused_views']} of them views)",
         f"  operand views      : {s['operand_views']} (views folded into extern calls' operands)",
-        f"  peak live memory   : {_peak_line(cm.program)}",
+        f"  peak live memory   : {peak_text(cm.program.plan, [step.name for step in cm.program.steps])}",
         *_cost_lines(cm.cost),
         "",
         f"  {'kernel':<{width}} {'launches':>8} {'bytes':>10} {'FLOPs':>8}  ops fused",
@@ -56,7 +58,7 @@ def fusion_report(cm) -> str:
     per_launch = {name: cost for name, kind, cost in (cm.cost.steps if cm.cost else []) if kind == "launch"}
     for name, ops in kernels:
         cost = per_launch.get(name)
-        moved, flops = (_size(cost.bytes), _count(cost.flops)) if cost else ("?", "?")
+        moved, flops = (bytes_text(cost.bytes), count_text(cost.flops)) if cost else ("?", "?")
         lines.append(f"  {name:<{width}} {launches.get(name, 0):>8} {moved:>10} {flops:>8}  {', '.join(ops)}")
     unfused = {}
     for step in cm.program.steps:
@@ -72,43 +74,20 @@ def fusion_report(cm) -> str:
     return "\n".join(lines)
 
 
-def _peak_line(program) -> str:
-    """The planned peak of intermediates, the step it falls in, and the bytes allocated per call."""
-    plan = program.plan
-    if plan.planned_peak_bytes is None:
-        return "sizes known only at call time"
-    if plan.peak_step is None:
-        return "0 bytes (no intermediates)"
-    step = program.steps[plan.peak_step]
-    return (f"{_size(plan.planned_peak_bytes)} during step {plan.peak_step + 1} of {len(program.steps)} "
-            f"({step.name.removeprefix('torch.')}); {_size(plan.allocated_bytes)} allocated per call")
-
-
 def _cost_lines(cost) -> list[str]:
     """Bytes and FLOPs per call against the lower bound, and the roofline time (analysis/cost.py)."""
+    from mlirfuse.analysis.cost import bytes_text, count_text
+
     if cost is None:
         return ["  bytes per call     : sizes known only at call time"]
     bound = cost.lower_bound_bytes
     ratio = f"{cost.total.bytes / bound:.2f}x" if bound else "-"
     return [
-        f"  bytes per call     : {_size(cost.total.bytes)} moved, lower bound {_size(bound)} ({ratio}); "
-        f"{_count(cost.total.flops)} FLOPs",
+        f"  bytes per call     : {bytes_text(cost.total.bytes)} moved, lower bound {bytes_text(bound)} ({ratio}); "
+        f"{count_text(cost.total.flops)} FLOPs",
         f"  roofline (sm_90)   : {cost.seconds('sm_90') * 1e6:.2f} us per call, "
         f"lower bound {cost.lower_bound_seconds('sm_90') * 1e6:.2f} us",
     ]
-
-
-def _count(n: int) -> str:
-    for unit, scale in (("G", 1e9), ("M", 1e6), ("k", 1e3)):
-        if n >= scale:
-            return f"{n / scale:.1f}{unit}"
-    return str(n)
-
-
-def _size(n: int) -> str:
-    if n < 1024:
-        return f"{n} bytes"
-    return f"{n / 1024:.1f} KiB" if n < 2**20 else f"{n / 2**20:.1f} MiB"
 
 
 def demo(out: Path, arch: int) -> int:

@@ -32,6 +32,8 @@ KIND_COLOURS = {
     GroupKind.CONCAT: ("#f3e8ff", "#9333ea"),
 }
 OTHER_KIND = ("#f1f5f9", "#475569")
+# The border of the launch during which the planned peak of live intermediates falls.
+PEAK_COLOUR = "#dc2626"
 # Node kind -> DOT attributes.
 NODE_STYLES = {
     OP: {"shape": "box", "style": "rounded,filled", "fillcolor": "white", "color": "#64748b"},
@@ -66,9 +68,11 @@ def _attrs(attrs: dict[str, str], sep: str = ", ") -> str:
 
 
 def cluster_label(cluster: Cluster) -> str:
-    """Kernel name, kind and op count: what each cluster says of itself."""
+    """Kernel name, kind and op count, and a compiled launch's bytes and FLOPs: what each cluster says of itself."""
     n = len(cluster.ops)
-    return f"{cluster.name}\n{cluster.kind} · {n} op{'s' if n != 1 else ''}"
+    lines = [cluster.name, f"{cluster.kind} · {n} op{'s' if n != 1 else ''}"]
+    lines += [text for text in (cluster.cost, cluster.peak) if text]
+    return "\n".join(lines)
 
 
 def cluster_tooltip(cluster: Cluster) -> str:
@@ -118,6 +122,8 @@ def to_dot(graph: FusionGraph) -> str:
                 "penwidth": "1.5",
                 "fontsize": "10",
             }
+            if cluster.peak:
+                attrs.update({"class": attrs["class"] + " peak", "color": PEAK_COLOUR, "penwidth": "3"})
             lines.append(f"{indent}subgraph cluster_{cluster.id} {{")
             lines.append(f"{indent}  {_attrs(attrs, '; ')};")
             lines.extend(node_line(node, indent + "  ") for node in by_cluster.get(cluster.id, []))
@@ -149,7 +155,8 @@ def page_data(graph: FusionGraph) -> dict:
         "title": graph.title,
         "dot": to_dot(graph),
         "groups": {
-            c.id: {"name": c.name, "kind": c.kind, "ops": c.ops, "reasons": c.reasons, "nodes": c.nodes, "function": c.function}
+            c.id: {"name": c.name, "kind": c.kind, "ops": c.ops, "reasons": c.reasons, "nodes": c.nodes, "function": c.function,
+                   "cost": c.cost, "peak": c.peak}
             for c in graph.clusters
         },
         "nodes": {n.id: {"kind": n.kind, "title": n.title, "cluster": n.cluster} for n in graph.nodes},
@@ -187,6 +194,7 @@ def to_html(graph: FusionGraph) -> str:
         f"{s['groups']} fusion groups · {s['kernels']} distinct kernels · "
         f"{s['unfused_ops']} unfused ATen calls · {s['unfused_views']} unfused views"
     )
+    summary = " · ".join([summary, *graph.notes])
     data = json.dumps(page_data(graph)).replace("<", "\\u003c")
     title = html.escape(graph.title)
     return f"""<!DOCTYPE html>

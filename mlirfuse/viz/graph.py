@@ -53,11 +53,14 @@ class Cluster:
     reasons: list[str]  # fusion.explain: each neighbour left outside and why
     nodes: list[str] = field(default_factory=list)
     function: str = ""
+    cost: str = ""  # a compiled model's launch: the bytes it moves and its FLOPs (analysis/cost.py), in words
+    peak: str = ""  # the launch during which the planned peak of live intermediates falls: that peak, in words
 
 
 @dataclass
 class FusionGraph:
     title: str
+    notes: list[str] = field(default_factory=list)  # a compiled model's totals: peak live memory, bytes per call
     functions: list[str] = field(default_factory=list)
     nodes: list[Node] = field(default_factory=list)
     edges: list[tuple[str, str]] = field(default_factory=list)

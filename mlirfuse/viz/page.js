@@ -28,6 +28,7 @@
     const g = data.groups[id];
     const n = g.ops.length;
     const body = [element("h2", g.name), element("p", `${g.kind} · ${n} op${n === 1 ? "" : "s"}`, "kind")];
+    for (const text of [g.cost, g.peak]) if (text) body.push(element("p", text, "cost"));
     if (pinned === id) body.push(element("p", "kept (click the group again to release)", "pinned"));
     body.push(element("h3", "Ops, in order"));
     const ops = element("ol", undefined, "ops");

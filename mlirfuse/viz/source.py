@@ -15,12 +15,14 @@ import torch
 
 import mlirfuse
 from mlirfuse import models
+from mlirfuse.analysis.cost import bytes_text, count_text
 from mlirfuse.diagnostics import Collector
 from mlirfuse.dialect import make_context, verify_fusion_ops
 from mlirfuse.input_checks import check_ir, check_text, decode
 from mlirfuse.ir import ir
 from mlirfuse.passes import default_pipeline
 from mlirfuse.passes.pipeline import build_pass_manager
+from mlirfuse.runtime.liveness import peak_text
 from mlirfuse.viz.draw import VizError
 from mlirfuse.viz.graph import FusionGraph, graph_of
 
@@ -46,8 +48,26 @@ def argument_names(bindings: list[tuple[str, object]]) -> list[str]:
 
 
 def graph_of_compiled(cm, title: str) -> FusionGraph:
-    """The graph of a `mlirfuse.compile` result (compile with explain=True to have the reasons)."""
-    return graph_of(cm.imported.module, title, argument_names(cm.imported.bindings))
+    """The graph of a `mlirfuse.compile` result (compile with explain=True to have the reasons), with each
+    launch's bytes and FLOPs, the launch where the planned peak of live intermediates falls, and the totals."""
+    graph = graph_of(cm.imported.module, title, argument_names(cm.imported.bindings))
+    program = cm.program
+    graph.notes.append("peak live memory: " + peak_text(program.plan, [step.name for step in program.steps]))
+    if cm.cost is not None:
+        bound = cm.cost.lower_bound_bytes
+        graph.notes.append(f"bytes per call: {bytes_text(cm.cost.total.bytes)} moved, lower bound {bytes_text(bound)}")
+    # The first function's clusters are its launches, in program order (as the cost model's and the program's
+    # launch steps are, unless a kernel the lowering refused runs as ATen ops: then nothing is matched).
+    clusters = [c for c in graph.clusters if c.function == graph.functions[0]] if graph.functions else []
+    launches = [i for i, step in enumerate(program.steps) if step.kind == "launch"]
+    costs = [cost for _, kind, cost in (cm.cost.steps if cm.cost else []) if kind == "launch"]
+    if len(costs) == len(clusters):
+        for cluster, cost in zip(clusters, costs):
+            cluster.cost = f"{bytes_text(cost.bytes)} moved · {count_text(cost.flops)} FLOPs"
+    peak = program.plan.peak_step
+    if len(launches) == len(clusters) and peak in launches:
+        clusters[launches.index(peak)].peak = f"peak live memory during this launch: {bytes_text(program.plan.planned_peak_bytes)}"
+    return graph
 
 
 def compile_bundled(name: str):
