@@ -179,6 +179,8 @@ def _legend() -> str:
             f'<li><span class="swatch node" style="background:{style.get("fillcolor", "white")};'
             f'border-color:{style["color"]}"></span>{html.escape(text)}</li>'
         )
+    items.append(f'<li><span class="swatch" style="border-color:{PEAK_COLOUR};border-width:3px"></span>'
+                 "launch at the peak of live memory</li>")
     return '<ul class="legend">' + "".join(items) + "</ul>"
 
 
