@@ -418,3 +418,54 @@ def test_a_dropped_value_frees_its_storage_without_the_cyclic_collector():
         gc.enable()
     assert storages and not any(alive), f"{sum(alive)} of {len(storages)} storages alive at the last step"
     torch.testing.assert_close(results[0], model(x))
+
+
+# Buffer taking (runtime/liveness.py `take`): a launch's output with no input to write over takes the buffer
+# of a value that died earlier, same bytes and dtype, unless keeping that buffer aside would raise the peak.
+def _launch(reads, out, name, reusable=()):
+    return Step(None, [("slot", s) for s in reads], {}, [out], "launch", name, reusable=reusable)
+
+
+@pytest.mark.parametrize("case", ["same", "other_dtype", "other_size", "raises_peak", "off"])
+def test_the_plan_takes_a_dead_buffer_of_the_same_bytes_and_dtype(case):
+    # slot 0 the argument; slot 1 dies at step 1, which computes slot 2; step 2 computes slot 3 from 2 and 0
+    # (no in-place pair allowed); slot 3 may take slot 1's buffer.
+    big = 1000 if case == "raises_peak" else 64
+    steps = [_launch([0], 1, "k0"), _launch([1], 2, "k1"), _launch([2, 0], 3, "k2"), _launch([3], 4, "k3")]
+    if case == "raises_peak":  # between slot 1's death and slot 3's birth two big values (2, 5) peak
+        steps = [_launch([0], 1, "k0"), _launch([1], 2, "k1"), _launch([2], 5, "k5"), _launch([5], 6, "k6"),
+                 _launch([6, 0], 3, "k2"), _launch([3], 4, "k3")]
+    sizes = {1: 64, 2: big, 3: 64 if case != "other_size" else 128, 4: 64, 5: big, 6: 64}
+    dtypes = {s: "float32" for s in sizes} | ({3: "int32"} if case == "other_dtype" else {})
+    result = plan(steps, [("slot", 4)], 1, 7, sizes, reuse=case != "off", slot_dtypes=dtypes)
+    taker = next(i for i, st in enumerate(steps) if st.name == "k2")
+    if case == "same":
+        # slot 3 takes slot 1's buffer, and the returned slot 4 slot 2's (dead at step 2)
+        assert result.take == {taker: {0: 1}, taker + 1: {0: 2}} and result.kept == {1, 2}
+        assert result.allocated_bytes == 64 + 64 and result.planned_peak_bytes == 128
+    else:
+        assert 1 not in result.kept and taker not in result.take, result.take
+
+
+def test_a_taken_buffer_gives_eager_results_and_allocates_less(monkeypatch):
+    monkeypatch.setenv("MLIRFUSE_CHECK_BOUNDS", "0")  # measured bytes without guard regions
+    x, w = torch.randn(16, 32), torch.randn(32, 32) / 32
+
+    def f(x, w):
+        a = x.exp()  # dies at the matmul, whose result cannot be written over it (a GEMM never writes in place)
+        b = (a @ w).sin()
+        return (b @ w).cos() + 1.0  # the second GEMM's result may take a's buffer
+
+    cm = _compile_one_op_groups(f, x, w)
+    taken = cm.program.plan.take
+    assert taken, "no launch takes a dead buffer"
+    for _ in range(2):
+        torch.testing.assert_close(cm(x, w), f(x, w))
+    results, measured = live_bytes(cm.program, cm.bind(cm._current.imported, [x, w]))
+    assert measured == cm.stats["planned_peak_bytes"]
+    torch.testing.assert_close(results[0], f(x, w))
+    monkeypatch.setenv("MLIRFUSE_NO_REUSE", "1")
+    off = _compile_one_op_groups(f, x, w)
+    assert off.program.plan.take == {} and off.stats["allocated_bytes"] > cm.stats["allocated_bytes"]
+    assert off.stats["planned_peak_bytes"] >= cm.stats["planned_peak_bytes"]
+    torch.testing.assert_close(off(x, w), f(x, w))

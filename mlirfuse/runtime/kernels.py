@@ -234,9 +234,10 @@ class Launcher:
             lambda: _arch(device), lambda: eager_math_sdpa(self.kernel, loaded), cpu_vector_width,
         )
 
-    def __call__(self, *inputs, reuse: dict[int, int] | None = None):
+    def __call__(self, *inputs, reuse: dict[int, int] | None = None, buffers: dict | None = None):
         """The outputs for `inputs`; `reuse` (output -> input, pairs of `in_place` the liveness plan chose):
-        outputs written over inputs that die here instead of fresh buffers."""
+        outputs written over inputs that die here instead of fresh buffers; `buffers` (output -> tensor): dead
+        values' buffers the plan gives outputs (each used where it fits, checked here)."""
         device = _launch_device(inputs, self.kernel.device)
         checked = checks.enabled()
         loaded = []
@@ -255,6 +256,8 @@ class Launcher:
         outputs, guarded = [], []
         for j, (shape, dtype) in enumerate(zip(self.out_shapes, self.out_dtypes)):
             out = _reusable(inputs[reuse[j]], shape, dtype, device) if reuse and j in reuse else None
+            if out is None and buffers and j in buffers:
+                out = _reusable(buffers[j], shape, dtype, device)
             if out is not None:
                 guarded.append(None)  # the input's own buffer: its guards (if any) are its producer's
             elif checked:

@@ -25,6 +25,17 @@ an argument, parameter, buffer or constant), dies at this step (not read
 again, not returned), shares its buffer with no other value (no view of it,
 no in-place op on it) and is read once by the step. `MLIRFUSE_NO_REUSE=1`
 turns it off (bisecting).
+
+Reuse across values (`take`): a launch's output that has no input to write
+over takes the buffer of a value that died at an earlier step, when the two
+have the same bytes and dtype (Inductor's buffer reuse; XLA's buffer
+assignment). The dead value must be a launch's result that shares its buffer
+with no other value, as for in place; `Program.run` keeps its tensor aside
+instead of dropping it, and hands it to the launch as that output. Holding a
+dead buffer until it is taken could raise the peak (the allocator might have
+given its memory to something else in between): where the planned peak with
+these takes is above the peak without them, no buffer is taken. The same
+switch turns it off.
 """
 
 from __future__ import annotations
@@ -33,6 +44,9 @@ import os
 from dataclasses import dataclass, field
 
 from mlirfuse.analysis.cost import bytes_text
+
+# How many of the most recently freed buffers of an output's bytes and dtype `_takes` tries (planning stays linear).
+TAKE_CANDIDATES = 8
 
 
 @dataclass(frozen=True)
@@ -43,6 +57,8 @@ class Plan:
     peak_step: int | None  # the step during which the peak is live
     allocated_bytes: int | None  # all intermediates' bytes allocated per call
     reuse: dict[int, dict[int, int]] = field(default_factory=dict)  # step -> {output: argument it is written over}
+    take: dict[int, dict[int, int]] = field(default_factory=dict)  # step -> {output: dead slot whose buffer it takes}
+    kept: frozenset = frozenset()  # the dead slots whose tensors are kept until a later step takes their buffer
 
 
 def peak_text(plan: Plan, step_names: list[str]) -> str:
@@ -72,12 +88,14 @@ def slot_uses(arg) -> list[int]:
 
 
 def plan(
-    steps, returns, num_args: int, num_slots: int, slot_bytes: dict[int, int | None], reuse: bool = True
+    steps, returns, num_args: int, num_slots: int, slot_bytes: dict[int, int | None], reuse: bool = True,
+    slot_dtypes: dict[int, str] | None = None,
 ) -> Plan:
-    """The release points, in-place outputs and planned peak of `steps` (runtime.program.Step) returning `returns`.
+    """The release points, in-place outputs, taken buffers and planned peak of `steps` (runtime.program.Step)
+    returning `returns`.
 
     `slot_bytes`: the bytes a step's result slot allocates (absent for non-tensors; None when its
-    size is dynamic).
+    size is dynamic). `slot_dtypes`: its tensor's dtype; a slot without one neither gives nor takes a buffer.
     """
     never = len(steps)  # the index past the last step: live to the end
     last = [-1] * num_slots
@@ -102,7 +120,16 @@ def plan(
         release_after[last[s]].append(s)
     owner = _buffers(steps, num_slots)
     in_place = _in_place(steps, last, owner, num_args) if reuse else {}
-    return Plan(release_at_start, release_after, *_peak(steps, last, slot_bytes, owner, in_place), in_place)
+    peak = _peak(steps, last, slot_bytes, owner, in_place)
+    take = {}
+    if reuse and peak[0] is not None:
+        take = _takes(steps, last, owner, num_args, in_place, release_after, slot_bytes, slot_dtypes or {}, peak[3])
+        if take:
+            taking = _peak(steps, last, slot_bytes, owner, in_place, take)
+            assert taking[0] <= peak[0], "a taken buffer raised the planned peak"
+            peak = taking
+    kept = frozenset(s for taken in take.values() for s in taken.values())
+    return Plan(release_at_start, release_after, *peak[:3], in_place, take, kept)
 
 
 def _shares_operand(step) -> bool:
@@ -131,12 +158,21 @@ def _find(owner: list[int], s: int) -> int:
     return s
 
 
+def _sharing(owner: list[int]) -> dict[int, int]:
+    """Buffer -> how many slots hold it."""
+    sharing: dict[int, int] = {}
+    for b in owner:
+        sharing[b] = sharing.get(b, 0) + 1
+    return sharing
+
+
+def _launched(steps) -> set[int]:
+    return {s for step in steps if step.kind == "launch" for s in step.outs}
+
+
 def _in_place(steps, last: list[int], owner: list[int], num_args: int) -> dict[int, dict[int, int]]:
     """Per launch step, the outputs written over a dying input: {output index: argument position}."""
-    launched = {s for step in steps if step.kind == "launch" for s in step.outs}
-    sharing: dict[int, int] = {}
-    for s, b in enumerate(owner):
-        sharing[b] = sharing.get(b, 0) + 1
+    launched, sharing = _launched(steps), _sharing(owner)
     chosen: dict[int, dict[int, int]] = {}
     for i, step in enumerate(steps):
         if not step.reusable:
@@ -157,16 +193,59 @@ def _in_place(steps, last: list[int], owner: list[int], num_args: int) -> dict[i
     return chosen
 
 
-def _peak(steps, last: list[int], slot_bytes: dict[int, int | None], owner: list[int], in_place: dict) -> tuple:
-    """The largest sum of allocated intermediate bytes live during one step, that step, and all bytes allocated.
+def _takes(steps, last: list[int], owner: list[int], num_args: int, in_place: dict, release_after: list[list[int]],
+           slot_bytes: dict[int, int | None], slot_dtypes: dict[int, str], live: list[int]) -> dict[int, dict[int, int]]:
+    """Per launch step, the outputs that take a dead value's buffer: {output index: dead slot}.
 
-    An output written in place over an input is that input's buffer, alive until the later of their last uses.
+    A dead value gives its buffer when it is a launch's result holding its buffer alone and not written over
+    in place; the most recently freed buffer of the output's bytes and dtype is taken first, and only where
+    keeping it aside from its death to this step keeps the bytes live at every step in between (`live`, updated
+    here) within the peak.
+    """
+    launched, sharing = _launched(steps), _sharing(owner)
+    written = {steps[i].args[p][1] for i, taken in in_place.items() for p in taken.values()}
+    peak = max(live, default=0)
+    free: dict[tuple, list[int]] = {}  # (bytes, dtype) -> dead slots whose buffers nobody took yet
+    chosen: dict[int, dict[int, int]] = {}
+    for i, step in enumerate(steps):
+        if step.kind == "launch":
+            taken = {}
+            for j, out in enumerate(step.outs):
+                key = (slot_bytes.get(out), slot_dtypes.get(out))
+                if j in in_place.get(i, {}) or not free.get(key):
+                    continue
+                for k in range(len(free[key]) - 1, max(len(free[key]) - TAKE_CANDIDATES, 0) - 1, -1):
+                    gap = range(last[free[key][k]] + 1, i)
+                    if all(live[g] + key[0] <= peak for g in gap):
+                        for g in gap:
+                            live[g] += key[0]
+                        taken[j] = free[key].pop(k)
+                        break
+            if taken:
+                chosen[i] = taken
+        for s in release_after[i]:
+            key = (slot_bytes.get(s), slot_dtypes.get(s))
+            if (s >= num_args and s in launched and s not in written and owner[s] == s and sharing[s] == 1
+                    and last[s] == i and None not in key and key[0] > 0):
+                free.setdefault(key, []).append(s)
+    return chosen
+
+
+def _peak(steps, last: list[int], slot_bytes: dict[int, int | None], owner: list[int], in_place: dict,
+          take: dict | None = None) -> tuple:
+    """The largest sum of allocated intermediate bytes live during one step, that step, all bytes allocated,
+    and the bytes live during each step (all None where a size is dynamic).
+
+    An output written in place over an input is that input's buffer, alive until the later of their last uses;
+    an output taking a dead value's buffer is that buffer, alive (kept aside) from the dead value's birth on.
     """
     written_over: dict[int, int] = {}  # output buffer -> the buffer it is written in (steps in order: chains resolve)
-    for i, taken in sorted(in_place.items()):
-        for j, position in taken.items():
+    for i in sorted({*in_place, *(take or {})}):
+        for j, position in in_place.get(i, {}).items():
             buffer = owner[steps[i].args[position][1]]
             written_over[steps[i].outs[j]] = written_over.get(buffer, buffer)
+        for j, s in (take or {}).get(i, {}).items():
+            written_over[steps[i].outs[j]] = written_over.get(owner[s], owner[s])
     owner = [written_over.get(b, b) for b in owner]
     born: dict[int, tuple[int, int]] = {}  # buffer -> (step allocating it, bytes)
     for i, step in enumerate(steps):
@@ -175,7 +254,7 @@ def _peak(steps, last: list[int], slot_bytes: dict[int, int | None], owner: list
         for s in step.outs:
             size = slot_bytes.get(s, 0)
             if size is None:
-                return None, None, None
+                return None, None, None, None
             if owner[s] == s:  # (a result slot, never an argument)
                 born[s] = (i, size)
     dies: dict[int, int] = {}
@@ -189,9 +268,10 @@ def _peak(steps, last: list[int], slot_bytes: dict[int, int | None], owner: list
         end = max(dies.get(b, start), start)
         delta[start] += size
         delta[min(end, len(steps)) + 1] -= size
-    peak, peak_step, live = 0, None, 0
+    peak, peak_step, live, profile = 0, None, 0, []
     for i in range(len(steps)):
         live += delta[i]
+        profile.append(live)
         if live > peak:
             peak, peak_step = live, i
-    return peak, peak_step, sum(size for _, size in born.values())
+    return peak, peak_step, sum(size for _, size in born.values()), profile

@@ -50,6 +50,7 @@ class Program:
         self.slots: dict[ir.Value, int] = {}
         self._next_slot = 0
         self._slot_bytes: dict[int, int | None] = {}  # result slot -> bytes of its tensor (None: dynamic)
+        self._slot_dtypes: dict[int, str] = {}  # tensor slot -> its dtype
         # Kernels over `?` sizes the lowering cannot size at call time -> why; their launches run as ATen ops.
         self.aten_kernels: dict[str, str] = {}
         self.steps: list[Step] = []
@@ -67,7 +68,8 @@ class Program:
         for op in block.operations:
             self._add(op, module)
         self.plan: Plan = plan(
-            self.steps, self.returns, self.num_args, self._next_slot, self._slot_bytes, reuse=reuse_enabled()
+            self.steps, self.returns, self.num_args, self._next_slot, self._slot_bytes, reuse=reuse_enabled(),
+            slot_dtypes=self._slot_dtypes,
         )
         for i, reuse in self.plan.reuse.items():
             self.steps[i].fn = functools.partial(self.steps[i].fn, reuse=reuse)
@@ -81,6 +83,9 @@ class Program:
         if value not in self.slots:
             self.slots[value] = self._next_slot
             self._slot_bytes[self._next_slot] = _nbytes(value.type)
+            t = tensor_type(value.type)
+            if t is not None:
+                self._slot_dtypes[self._next_slot] = t.dtype
             self._next_slot += 1
         return self.slots[value]
 
@@ -204,17 +209,22 @@ class Program:
         reference (a backward graph's saved activations).
 
         `on_step(index, env)` is called after each step, before the slots it used last are dropped
-        (what is live during the step: memory measurements).
+        (what is live during the step: memory measurements); dead values' tensors kept for a later launch
+        to take (`Plan.take`) follow the slots in `env`.
         """
         env = list(arguments) + [None] * (self._next_slot - len(arguments))
         arguments.clear()
-        release = self.plan.release_after
+        release, take, kept = self.plan.release_after, self.plan.take, self.plan.kept
+        spare = {}  # dead slots' tensors kept for a later launch to take as an output buffer
         for s in self.plan.release_at_start:
             env[s] = None
         for i, step in enumerate(self.steps):
             args = [_value(env, a) for a in step.args]
-            result = step.fn(*args, **{k: _value(env, a) for k, a in step.kwargs.items()})
-            args = None
+            kwargs = {k: _value(env, a) for k, a in step.kwargs.items()}
+            if i in take:
+                kwargs["buffers"] = {j: spare.pop(s) for j, s in take[i].items()}
+            result = step.fn(*args, **kwargs)
+            args = kwargs = None
             if step.outs:
                 if len(step.outs) == 1 and step.kind not in ("launch", "list"):
                     env[step.outs[0]] = result
@@ -223,8 +233,10 @@ class Program:
                         env[slot] = r
             result = None
             if on_step is not None:
-                on_step(i, env)
+                on_step(i, [*env, *spare.values()] if spare else env)
             for s in release[i]:
+                if s in kept:
+                    spare[s] = env[s]
                 env[s] = None
         return [_value(env, a) for a in self.returns]
 
