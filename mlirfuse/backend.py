@@ -174,13 +174,24 @@ class Backend:
             return make_boxed_func(gm.forward)
         record.stats = record.graph.stats
         program = record.graph.program
-        constants = [what for kind, what in record.graph.imported.bindings if kind == "constant"]
+        imported = record.graph.imported
+        constants = [what for kind, what in imported.bindings if kind == "constant"]
+        inputs = [what for kind, what in imported.bindings if kind == "input"]
+        passthrough = sorted(imported.passthrough.items())  # script objects handed back: (result position, input)
 
         def run(args: list):
             # AOTAutograd's boxed convention: one list, which we empty so inputs are freed as early as eager frees them.
-            arguments = [*args, *constants]
+            if not passthrough and len(inputs) == len(args):
+                arguments = [*args, *constants]
+                args.clear()
+                return program.run(arguments)
+            handed_back = [(k, args[i]) for k, i in passthrough]
+            arguments = [*(args[i] for i in inputs), *constants]
             args.clear()
-            return program.run(arguments)
+            results = program.run(arguments)
+            for k, value in handed_back:
+                results.insert(k, value)
+            return results
 
         run._boxed_call = True
         return run

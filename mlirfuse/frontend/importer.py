@@ -52,6 +52,9 @@ class ImportedProgram:
     output_aliases: dict = field(default_factory=dict)
     # Exported with dynamic shapes: flat user inputs -> None if this program covers them, else why not.
     covers: object = None
+    # A backend graph's results that are inputs handed back untouched (process groups and other script
+    # objects, which the function does not take): result position -> input index.
+    passthrough: dict = field(default_factory=dict)
 
 
 def trace(
@@ -182,13 +185,60 @@ def import_graph_module(gm: torch.fx.GraphModule, func_name: str = "forward") ->
     values, in order (returned as a flat list).
     """
     graph, constants = _lift_constants(gm)
+    kept, passthrough = _drop_script_objects(graph)
     canonicalize(graph)
     module, context = _import_graph(graph, func_name, "FX graph")
-    inputs = sum(1 for n in gm.graph.nodes if n.op == "placeholder")
-    output = next(n for n in gm.graph.nodes if n.op == "output").args[0]
+    output = next(n for n in graph.nodes if n.op == "output").args[0]
     count = len(output) if isinstance(output, (tuple, list)) else 1
-    bindings = [("input", i) for i in range(inputs)] + [("constant", t) for t in constants]
-    return ImportedProgram(module, context, bindings, [("output", i) for i in range(count)], None)
+    bindings = [("input", i) for i in kept] + [("constant", t) for t in constants]
+    return ImportedProgram(
+        module, context, bindings, [("output", i) for i in range(count)], None, passthrough=passthrough
+    )
+
+
+def _is_script_object(value) -> bool:
+    """A process group or other TorchBind object (faked while tracing) in a graph Dynamo hands over."""
+    from torch._library.fake_class_registry import FakeScriptObject
+
+    return isinstance(value, (FakeScriptObject, torch.ScriptObject))
+
+
+def _drop_script_objects(graph: torch.fx.Graph) -> tuple[list[int], dict[int, int]]:
+    """Remove the placeholders holding script objects (a tensor-parallel graph's process groups) from `graph`.
+
+    Such an input is no tensor torch-mlir can type; the functional collectives name their group by a
+    string, so the object is only ever handed back (AOTAutograd saves it for the backward). Returns the
+    indices of the placeholders kept, and per result that was such an input, its new position -> the
+    input's index. An object an op reads is refused, naming the op.
+    """
+    placeholders = [n for n in graph.nodes if n.op == "placeholder"]
+    output = next(n for n in graph.nodes if n.op == "output")
+    dropped = {}
+    for i, node in enumerate(placeholders):
+        if not _is_script_object(node.meta.get("val")):
+            continue
+        readers = [u for u in node.users if u is not output]
+        if readers:
+            raise UnsupportedModelError(
+                f"graph input '{node.name}' is a {type(node.meta['val']).__name__} (a process group or other "
+                f"script object) read by '{readers[0].target}': mlirfuse hands such objects through, it cannot pass them to ops"
+            )
+        dropped[node] = i
+    if not dropped:
+        return list(range(len(placeholders))), {}
+    results = output.args[0]
+    single = not isinstance(results, (tuple, list))
+    results = [results] if single else list(results)
+    passthrough, kept_results = {}, []
+    for k, r in enumerate(results):
+        if r in dropped:
+            passthrough[k] = dropped[r]
+        else:
+            kept_results.append(r)
+    output.args = (kept_results[0] if single and kept_results else tuple(kept_results),)
+    for node in dropped:
+        graph.erase_node(node)
+    return [i for i, n in enumerate(placeholders) if n not in dropped], passthrough
 
 
 def _lift_constants(gm: torch.fx.GraphModule) -> tuple[torch.fx.Graph, list[torch.Tensor]]:
