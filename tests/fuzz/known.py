@@ -67,7 +67,7 @@ ACCEPTED = {
         "seed 4242621: relu(silu(v)) where silu(v) = -3.6e-21 rounds to -0.0 in float16: eager's relu "
         "keeps -0.0, the fused kernel's is +0.0 of the unrounded negative). mlirfuse's default precision "
         "keeps a fused kernel's intermediates in float32 and rounds what it stores; precision='eager' "
-        "(issue 21, not yet built) is the mode that rounds every intermediate as eager does."
+        "(README, Precision) rounds every intermediate as eager does, and does not take this class."
     ),
     "maximum-signed-zero": (
         "maximum/minimum of equal zeros: eager's CPU kernel returns the first operand in its scalar "
