@@ -139,3 +139,8 @@ def test_tensor_parallel_training_step_compiles_with_its_collectives(name, tmp_p
         forward = next(g["order"] for g in graphs if g["role"] == "forward")
         first, last = forward.index("all_reduce"), len(forward) - 1 - forward[::-1].index("wait")
         assert "launch" in forward[:first] and "launch" in forward[last:], forward  # fused kernels on both sides
+    if name == "block":  # fusion-schedule-collectives: the backward's launches run while its all_reduces are in flight
+        backward = next(g["order"] for g in graphs if g["role"] == "backward")
+        in_flight = [step for i, step in enumerate(backward)
+                     if step == "launch" and backward[:i].count("all_reduce") > backward[:i].count("wait")]
+        assert in_flight, backward

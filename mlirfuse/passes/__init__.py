@@ -30,6 +30,7 @@ PASSES: dict[str, str] = {
     "fusion-extern-operands": "mlirfuse.passes.extern_operands:ExternOperands",
     "fusion-canonicalize": "mlirfuse.passes.canonicalize:Canonicalize",
     "fusion-outline": "mlirfuse.passes.outline:Outline",
+    "fusion-schedule-collectives": "mlirfuse.passes.schedule_collectives:ScheduleCollectives",
     # Not a stage: annotates the IR with the cost model's numbers (run it last).
     "fusion-cost": "mlirfuse.passes.cost:Cost",
     # Test passes: expose analyses to lit (test/lit/Analysis/).
@@ -102,6 +103,7 @@ STAGES = (
     Stage("fusion-extern-operands", "views feeding an unfused op (matmul ...) become its strided operands"),
     Stage("fusion-canonicalize", "CSE/DCE inside groups; tidy group operands and results"),
     Stage("fusion-outline", "one fusion.kernel per structural class, groups become launches"),
+    Stage("fusion-schedule-collectives", "collectives issued as early and waited as late as their values allow"),
 )
 
 # The passes that make groups; fusion-explain-unfused describes what they left.

@@ -48,8 +48,9 @@ print(f"{len(PASSES)} passes checked")
 # CHECK-NEXT: fusion-extern-operands: doc=yes name=yes listed=yes lit=yes
 # CHECK-NEXT: fusion-canonicalize: doc=yes name=yes listed=yes lit=yes
 # CHECK-NEXT: fusion-outline: doc=yes name=yes listed=yes lit=yes
+# CHECK-NEXT: fusion-schedule-collectives: doc=yes name=yes listed=yes lit=yes
 # CHECK-NEXT: fusion-cost: doc=yes name=yes listed=yes lit=yes
 # CHECK-NEXT: test-dependence: doc=yes name=yes listed=yes lit=yes
 # CHECK-NEXT: test-alias: doc=yes name=yes listed=yes lit=yes
 # CHECK-NEXT: test-shapes: doc=yes name=yes listed=yes lit=yes
-# CHECK-NEXT: 19 passes checked
+# CHECK-NEXT: 20 passes checked
