@@ -34,6 +34,19 @@ GEMM_DTYPES = ("float32", "float16", "bfloat16")
 # Offsets are 32-bit in the template; CUDA's grid y (the batch) is 65535 at most.
 MAX_NUMEL = 2**31 - 1
 MAX_BATCH = 65535
+# Back-to-back GEMMs in one kernel (kind "matmul-chain", lowering/matmul_chain.py) keep the first GEMM's
+# rows on chip: its f32 accumulator [BLOCK_M, H] and the same tile as the second GEMM's A operand, H the
+# hidden size padded to a power of two. The most H per operand dtype that fits a thread's registers with
+# the second accumulator beside it and no spills (sm_80 / sm_90, bench/spills.py): past it, two kernels.
+CHAIN_MAX_HIDDEN = {"float32": 128, "float16": 256, "bfloat16": 256}
+
+
+def hidden_block(size: int) -> int:
+    """A chain's hidden size padded to a power of two, at least 16 (tl.dot's least K): its on-chip block."""
+    block = 16
+    while block < size:
+        block *= 2
+    return block
 
 
 @dataclass(frozen=True)
@@ -157,4 +170,4 @@ FAMILY = Family(
     f"a batch of {MAX_BATCH} at most",
 )
 
-__all__ = ["FAMILY", "GEMM_DTYPES", "Gemm", "MATMUL_OPS", "gemm", "why_not_fusible"]
+__all__ = ["CHAIN_MAX_HIDDEN", "FAMILY", "GEMM_DTYPES", "Gemm", "MATMUL_OPS", "gemm", "hidden_block", "why_not_fusible"]
