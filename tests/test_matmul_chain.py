@@ -4,8 +4,9 @@ An MLP `x + fc2(act(fc1(x)))` whose hidden fits on chip is one kernel: the
 hidden activation is never written. Row counts are not multiples of the
 block (37 rows, 2 x 5), hidden sizes not powers of two; f16/bf16 round the
 hidden to their dtype as the two-kernel version stores it. The limits (a
-hidden too large, an intermediate read elsewhere or as a B operand, batched
-GEMMs, a policy's veto) stay two launches, with the reason in explain.
+hidden too large, an intermediate read elsewhere or as a B operand, GEMMs
+whose batch dims differ, a policy's veto) stay two launches, with the reason
+in explain. Batched GEMMs with one batch chain too.
 """
 
 from __future__ import annotations
@@ -93,19 +94,34 @@ def test_mlp_chain_matches_eager(dtype, act, shape, d, hidden, bias):
         assert err <= 2 * err_apart + TOL[dtype]["atol"] / 4, (err, err_apart)
 
 
-def test_mm_chain_with_a_cast_between_and_an_addmm():
-    """mm -> tanh -> cast to f16 -> addmm with a scale: the first GEMM in f32, the second in f16."""
+def test_mm_chain_with_a_prologue_a_cast_between_and_an_addmm():
+    """x * 0.5 (a prologue) -> mm -> tanh -> cast to f16 -> addmm with a scale: the first GEMM in f32, the second in f16."""
     torch.manual_seed(0)
     w1, w2, b2 = torch.randn(24, 40), torch.randn(40, 20).half(), torch.randn(20).half()
 
     def fn(x):
-        return torch.addmm(b2, torch.tanh(x @ w1).half(), w2, beta=0.5, alpha=2.0) * 3
+        return torch.addmm(b2, torch.tanh((x * 0.5) @ w1).half(), w2, beta=0.5, alpha=2.0) * 3
 
     x = torch.randn(19, 24)
     model = Lambda(fn)
     cm = mlirfuse.compile(model, (x,))
     assert _kinds(cm) == [GroupKind.MATMUL_CHAIN], _kinds(cm)
     torch.testing.assert_close(cm(x), model(x), **TOL[torch.float16])
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=["f32", "bf16"])
+def test_batched_chain_is_one_launch(dtype):
+    """bmm -> gelu -> matmul with a broadcast B (a batch of 1) and a bias: one program per rows and batch index."""
+    torch.manual_seed(0)
+
+    def fn(x, w1, w2, b):
+        return torch.matmul(F.gelu(torch.bmm(x, w1)), w2) + b
+
+    inputs = tuple(torch.randn(*s).to(dtype) for s in ((3, 19, 16), (3, 16, 40), (1, 40, 24), (24,)))
+    model = Lambda(fn)
+    cm = mlirfuse.compile(model, inputs)
+    assert cm.stats["launches"] == 1 and _kinds(cm) == [GroupKind.MATMUL_CHAIN], (cm.stats, _kinds(cm))
+    torch.testing.assert_close(cm(*inputs), model(*inputs), **TOL[dtype])
 
 
 def test_chain_bytes_leave_out_the_hidden():
@@ -143,11 +159,11 @@ def _adds_hidden(x, w1, w2):
         # The hidden is read by the second GEMM's epilogue too.
         (_adds_hidden, (torch.randn(9, 16), torch.randn(16, 16), torch.randn(16, 16)),
          "read by the second GEMM's 'torch.aten.add.Tensor'"),
-        # Batched GEMMs.
-        (lambda x, w1, w2: torch.bmm(F.relu(torch.bmm(x, w1)), w2),
-         (torch.randn(2, 9, 16), torch.randn(2, 16, 24), torch.randn(2, 24, 8)), "batched GEMMs do not chain"),
+        # A GEMM of 2 x 9 rows into a batched one (a batch of 2, 9 rows each).
+        (lambda x, w1, w2: torch.bmm(F.relu(x @ w1), w2),
+         (torch.randn(2, 9, 16), torch.randn(16, 24), torch.randn(2, 24, 8)), "batch dims differ"),
     ],
-    ids=["hidden-too-large", "hidden-returned", "b-operand", "read-by-epilogue", "batched"],
+    ids=["hidden-too-large", "hidden-returned", "b-operand", "read-by-epilogue", "mismatched-batch"],
 )
 def test_chain_limits_stay_two_launches(fn, inputs, why):
     model = Lambda(fn)

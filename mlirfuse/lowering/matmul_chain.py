@@ -4,7 +4,9 @@ A `matmul-chain` kernel holds two GEMMs (`passes/legality_chain.py` says
 when): the first, `X @ W1` with its prologue and epilogue (bias, activation,
 casts), computes the hidden `h`, which only the second reads, as its A; the
 second, `h @ W2`, has its own epilogue (bias, residual). Each program owns
-BLOCK_M rows (M: the row dims both GEMMs share, flattened):
+BLOCK_M rows (M: the row dims both GEMMs share, flattened) of one batch
+index (`program_id(1)`: batched GEMMs with the same batch dims, B operands
+batched or broadcast as `matmul` broadcasts them):
 
     rows -> loop over K: X and W1 tiles (prologue ops on them), acc += tl.dot     [BLOCK_M, BLOCK_H]
     -> the first epilogue on that tile -> h, rounded to its dtype as a store would round it
@@ -103,9 +105,9 @@ def chain_config(chain: Chain, target: str) -> ChainConfig:
 
 
 def chain_launch(chain: Chain, config: ChainConfig) -> tuple[list[int], tuple[int]]:
-    """(size arguments, grid): M, K, H, N and the output's dims; one program per BLOCK_M rows."""
+    """(size arguments, grid): M, K, H, N and the output's dims; one program per BLOCK_M rows and batch index."""
     g1, g2 = chain.first, chain.second
-    return [g1.m, g1.k, g1.n, g2.n, *g2.out], (math.ceil(g1.m / config.block_m),)
+    return [g1.m, g1.k, g1.n, g2.n, *g2.out], (math.ceil(g1.m / config.block_m), g2.batch_count)
 
 
 def mode_constants(chain: Chain, interpreted: bool) -> dict:
@@ -121,10 +123,10 @@ def lower_matmul_chain(kernel) -> TritonKernel:
     inputs, outputs = static_signature(name, block, terminator)
     matmuls = [op for op in ops if op.operation.name in MATMUL_OPS]
     gemms = [gemm(op) for op in matmuls]
-    if len(gemms) != 2 or not all(isinstance(g, Gemm) for g in gemms) or any(g.batch for g in gemms):
-        raise LoweringError(f"kernel @{name}: a matmul-chain kernel holds two unbatched GEMMs the template takes")
-    if gemms[0].out != gemms[1].a_space():
-        raise LoweringError(f"kernel @{name}: the second GEMM's A is not [rows, hidden] of the first's")
+    if len(gemms) != 2 or not all(isinstance(g, Gemm) for g in gemms):
+        raise LoweringError(f"kernel @{name}: a matmul-chain kernel holds two GEMMs the template takes")
+    if gemms[0].out != gemms[1].a_space() or gemms[0].batch != gemms[1].batch:
+        raise LoweringError(f"kernel @{name}: the second GEMM's A is not [*batch, rows, hidden] of the first's")
     return _ChainEmitter(name, block, matmuls, gemms).lower(ops, terminator, inputs, outputs)
 
 
@@ -139,16 +141,17 @@ class _ChainEmitter(_MatmulEmitter):
         KernelEmitter.__init__(self, name, block)
         self.mms, self.gemms = mms, gemms
         g1, g2 = gemms
-        rows = [(f"m{d}[:, None]", "mmask[:, None]") for d in g1.rows]
+        batch = [(f"b{d}", None) for d in range(g1.batch)]
+        rows = batch + [(f"m{d}[:, None]", "mmask[:, None]") for d in g1.rows]
         k_col, k_row = ("rk[None, :]", "kmask[None, :]"), ("rk[:, None]", "kmask[:, None]")
         h_col, h_row = ("rh[None, :]", "hmask[None, :]"), ("rh[:, None]", "hmask[:, None]")
         n_col = ("rn[None, :]", "nmask[None, :]")
         # Each region's space and, per dim, its coordinate expression and the mask keeping it in bounds.
         self.coords = {
             "a": rows + [k_col],
-            "b": [h_col, k_row] if g1.b_transposed else [k_row, h_col],
+            "b": [h_col, k_row] if g1.b_transposed else batch + [k_row, h_col],
             "h": rows + [h_col],
-            "b2": [n_col, h_row] if g2.b_transposed else [h_row, n_col],
+            "b2": [n_col, h_row] if g2.b_transposed else batch + [h_row, n_col],
             "out": rows + [n_col],
         }
         self.spaces = {"a": g1.a_space(), "b": g1.b_space(), "h": g1.out, "b2": g2.b_space(), "out": g2.out}
@@ -223,7 +226,7 @@ class _ChainEmitter(_MatmulEmitter):
         cols += _dot("acc1", h.text, w2.text, g2.dtype, mm2.operation.name, g2.m)
         cols.append("mask = mmask[:, None] & nmask[None, :]")
         self._region_value("out", None, ops, cones, loads, result=mm2)
-        offset = "(rm[:, None] * N + rn[None, :])"
+        offset = "(bid * M * N + rm[:, None] * N + rn[None, :])" if g2.batch else "(rm[:, None] * N + rn[None, :])"
         for j, (v, t) in enumerate(zip(terminator.operands, outputs)):
             value = self.env.get(stored_value(v, sites))
             if value is None:
@@ -234,6 +237,7 @@ class _ChainEmitter(_MatmulEmitter):
             "pid = tl.program_id(0)",
             "rm = pid * BLOCK_M + tl.arange(0, BLOCK_M)",
             "mmask = rm < M",
+            *(["bid = tl.program_id(1)", *coords("bid", list(range(g1.batch)), "b")] if g1.batch else []),
             *coords("rm", list(g1.rows), "m"),
             "rh = tl.arange(0, BLOCK_H)",
             "hmask = rh < H",

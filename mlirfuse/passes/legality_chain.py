@@ -35,8 +35,8 @@ def why_not_chain(first, second, dep: DependenceAnalysis, limits: Limits = Limit
     if one is None or two is None:
         return "a grouped GEMM does not chain (one accumulator per GEMM on chip)"
     (_, g1), (mm2, g2) = one, two
-    if g1.batch or g2.batch:
-        return "batched GEMMs do not chain (yet)"
+    if g1.batch != g2.batch or g1.out[: g1.batch] != g2.out[: g2.batch]:
+        return "the GEMMs' batch dims differ (a chain's programs own rows of one batch index)"
     if len(first.results) != 1 or any(u.owner.operation != second.operation for u in first.results[0].uses):
         return "the first GEMM's result is also read elsewhere (it must be written)"
     block = second.regions[0].blocks[0]

@@ -353,3 +353,22 @@ func.func @no_fuse_chain_b_operand(%x: !torch.vtensor<[24,16],f32>, %w1: !torch.
   %2 = torch.aten.mm %w2, %1 : !torch.vtensor<[8,24],f32>, !torch.vtensor<[24,24],f32> -> !torch.vtensor<[8,24],f32>
   return %2 : !torch.vtensor<[8,24],f32>
 }
+
+// -----
+
+// Not chained: a GEMM over 2 x 9 rows feeds a batched one (batch 2, 9 rows):
+// a chain's programs own rows of one batch index of both.
+
+// CHECK-LABEL: func.func @no_fuse_chain_batch_dims_differ
+// CHECK:         "fusion.group"(%arg0, %arg1) ({
+// CHECK:         }) {kind = "matmul"}
+// CHECK:         "fusion.group"({{.+}}, %arg2) ({
+// CHECK:         }) {kind = "matmul"}
+// EXPLAIN-LABEL: func.func @no_fuse_chain_batch_dims_differ
+// EXPLAIN:         "consumer fusion.group: the GEMMs' batch dims differ (a chain's programs own rows of one batch index)"
+func.func @no_fuse_chain_batch_dims_differ(%x: !torch.vtensor<[2,9,16],f32>, %w1: !torch.vtensor<[16,24],f32>, %w2: !torch.vtensor<[2,24,8],f32>) -> !torch.vtensor<[2,9,8],f32> {
+  %0 = torch.aten.matmul %x, %w1 : !torch.vtensor<[2,9,16],f32>, !torch.vtensor<[16,24],f32> -> !torch.vtensor<[2,9,24],f32>
+  %1 = torch.aten.relu %0 : !torch.vtensor<[2,9,24],f32> -> !torch.vtensor<[2,9,24],f32>
+  %2 = torch.aten.bmm %1, %w2 : !torch.vtensor<[2,9,24],f32>, !torch.vtensor<[2,24,8],f32> -> !torch.vtensor<[2,9,8],f32>
+  return %2 : !torch.vtensor<[2,9,8],f32>
+}
