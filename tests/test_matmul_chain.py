@@ -159,11 +159,14 @@ def _adds_hidden(x, w1, w2):
         # The hidden is read by the second GEMM's epilogue too.
         (_adds_hidden, (torch.randn(9, 16), torch.randn(16, 16), torch.randn(16, 16)),
          "read by the second GEMM's 'torch.aten.add.Tensor'"),
+        # The first GEMM stores a reshape of its result (a view of a computed value).
+        (lambda x, w1, w2: F.relu(x @ w1).reshape(24, 24) @ w2,
+         (torch.randn(24, 16), torch.randn(16, 24), torch.randn(24, 8)), "stores a 'torch.aten.view'"),
         # A GEMM of 2 x 9 rows into a batched one (a batch of 2, 9 rows each).
         (lambda x, w1, w2: torch.bmm(F.relu(x @ w1), w2),
          (torch.randn(2, 9, 16), torch.randn(16, 24), torch.randn(2, 24, 8)), "batch dims differ"),
     ],
-    ids=["hidden-too-large", "hidden-returned", "b-operand", "read-by-epilogue", "mismatched-batch"],
+    ids=["hidden-too-large", "hidden-returned", "b-operand", "read-by-epilogue", "stored-view", "mismatched-batch"],
 )
 def test_chain_limits_stay_two_launches(fn, inputs, why):
     model = Lambda(fn)
