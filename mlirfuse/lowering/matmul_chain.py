@@ -26,7 +26,7 @@ parameters, each addressed in its region's space.
 
 Registers per thread (f32 accumulators, compiled): the first accumulator
 BLOCK_M x BLOCK_H, h as the second dot's operand, the second accumulator
-BLOCK_M x BLOCK_N; `CHAIN_MAX_HIDDEN` bounds BLOCK_H so that it fits, and
+BLOCK_M x BLOCK_N; `chain_max_hidden` bounds BLOCK_H so that it fits, and
 `CHAIN_CONFIGS` below was chosen by compiling the chains for sm_80 / sm_90
 (bench/spills.py) with no spill.
 """
@@ -50,7 +50,7 @@ from mlirfuse.lowering.emitter import (
     static_signature,
     stored_value,
 )
-from mlirfuse.lowering.matmul import MODE_DEPENDENT, MatmulConfig, _dot, _fit, _MatmulEmitter
+from mlirfuse.lowering.matmul import MODE_DEPENDENT, GemmEmitter, MatmulConfig, dot_lines, fit_block
 from mlirfuse.ops.matmul import MATMUL_OPS, Gemm, gemm, hidden_block
 from mlirfuse.ops.views import VIEW_OPS
 
@@ -79,7 +79,7 @@ class ChainConfig(MatmulConfig):
 
 # target, class (of the wider operand dtype) -> (BLOCK_M, BLOCK_K, BLOCK_N, num_warps, num_stages); BLOCK_H
 # follows the hidden size. 8 warps spread the [BLOCK_M, BLOCK_H] accumulator (64 x 256 f32: 64 registers a
-# thread). Compiled f32 runs tf32x3 (split operands: more registers), hence its smaller CHAIN_MAX_HIDDEN
+# thread). Compiled f32 runs tf32x3 (split operands: more registers), hence its smaller chain_max_hidden
 # and narrow tiles: at hidden 128, K 1024, 4096 rows, 64x32x64 (8 warps, 2 stages) spilled 1080 bytes on
 # sm_80 and 24 on sm_90, 32x32x32 (4 or 8 warps) 32 to 248; 64x16x16 in one stage: 240 / 163 registers, no
 # stack (cuobjdump -res-usage of the AOT cubins, bench/spills.py).
@@ -101,7 +101,7 @@ def chain_config(chain: Chain, target: str) -> ChainConfig:
     wide = "f32" if "float32" in chain.dtypes else "f16"
     bm, bk, bn, warps, stages = CHAIN_CONFIGS[(target, wide)]
     g1, g2 = chain.first, chain.second
-    return ChainConfig(_fit(g1.m, bm), _fit(g2.n, bn), _fit(g1.k, bk), warps, stages, block_h=hidden_block(g1.n))
+    return ChainConfig(fit_block(g1.m, bm), fit_block(g2.n, bn), fit_block(g1.k, bk), warps, stages, block_h=hidden_block(g1.n))
 
 
 def chain_launch(chain: Chain, config: ChainConfig) -> tuple[list[int], tuple[int]]:
@@ -134,7 +134,7 @@ def lower_matmul_chain(kernel) -> TritonKernel:
 REGIONS = ("a", "b", "h", "b2", "out")
 
 
-class _ChainEmitter(_MatmulEmitter):
+class _ChainEmitter(GemmEmitter):
     """The chain's schedule; tiles, results and cones as the GEMM template's (`_load`, `_result`, `_cone`)."""
 
     def __init__(self, name: str, block, mms: list, gemms: list[Gemm]):
@@ -210,7 +210,7 @@ class _ChainEmitter(_MatmulEmitter):
             tile = cast(self._region_value(region, operand[region], ops, cones, loads), g1.dtype)
             # K lanes past the end: -0.0 in A and 0.0 in B, each padded product -0.0 (see lowering/matmul.py).
             tiles[region] = self.tmp(f"tl.where({kmask}, {tile}, {fill})", g1.dtype, "K past its end").text
-        loop += _dot("acc", tiles["a"], tiles["b"], g1.dtype, mm1.operation.name, g1.m)
+        loop += dot_lines("acc", tiles["a"], tiles["b"], g1.dtype, mm1.operation.name, g1.m)
 
         # The first epilogue on [BLOCK_M, BLOCK_H]: h, rounded to its dtype (the first kernel's store).
         self.out = self.body
@@ -223,7 +223,7 @@ class _ChainEmitter(_MatmulEmitter):
         w2 = cast(self._region_value("b2", operand["b2"], ops, cones, loads), g2.dtype)
         w2 = self.tmp(f"tl.where(hmask[:, None], {w2}, 0.0)", g2.dtype, "hidden past its end")
         cols.append("acc1 = tl.full([BLOCK_M, BLOCK_N], -0.0, dtype=tl.float32)")
-        cols += _dot("acc1", h.text, w2.text, g2.dtype, mm2.operation.name, g2.m)
+        cols += dot_lines("acc1", h.text, w2.text, g2.dtype, mm2.operation.name, g2.m)
         cols.append("mask = mmask[:, None] & nmask[None, :]")
         self._region_value("out", None, ops, cones, loads, result=mm2)
         offset = "(bid * M * N + rm[:, None] * N + rn[None, :])" if g2.batch else "(rm[:, None] * N + rn[None, :])"

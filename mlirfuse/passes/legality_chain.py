@@ -5,7 +5,7 @@ be the second GEMM's A operand as it is and nothing else: then the kernel
 computes each block of rows of it once, on chip, and multiplies it by the
 second weight without writing it. Its rows (the hidden size, padded to a
 power of two) must fit on chip beside the second accumulator
-(`CHAIN_MAX_HIDDEN`, per operand dtype). `why_not_chain` returns None when
+(`chain_max_hidden`, per operand dtype). `why_not_chain` returns None when
 the merge is legal, otherwise the reason in words, as `legality` does.
 """
 
@@ -14,7 +14,7 @@ from __future__ import annotations
 from mlirfuse.analysis.dependence import DependenceAnalysis
 from mlirfuse.dialect import GroupKind, group_kind
 from mlirfuse.ir import defining_op
-from mlirfuse.ops.matmul import CHAIN_MAX_HIDDEN, MATMUL_OPS, Gemm, gemm, hidden_block
+from mlirfuse.ops.matmul import MATMUL_OPS, Gemm, chain_max_hidden, gemm, hidden_block
 from mlirfuse.ops.views import VIEW_OPS
 from mlirfuse.passes.base import body_ops
 from mlirfuse.passes.legality import why_not_merge
@@ -55,7 +55,7 @@ def why_not_chain(first, second, dep: DependenceAnalysis, limits: Limits = Limit
                 return f"the intermediate is read by the second GEMM's {role} (a chain feeds it to the GEMM as its A only)"
     if g1.out != g2.a_space():
         return "the second GEMM's rows are not the first's"
-    hidden, most = hidden_block(g1.n), min(CHAIN_MAX_HIDDEN[g1.dtype], CHAIN_MAX_HIDDEN[g2.dtype])
+    hidden, most = hidden_block(g1.n), min(chain_max_hidden(g1.dtype), chain_max_hidden(g2.dtype))
     if hidden > most:
         return f"hidden size {g1.n} (a block of {hidden}) > {most} for {g2.dtype} (its rows would not fit on chip)"
     return why_not_merge(first, second, dep, limits)
