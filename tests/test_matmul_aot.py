@@ -58,17 +58,24 @@ def template_kernels():
     # Batch 1 in f32 (bench/compile_time.py's LSTM): a 16-row tile on few warps, where tf32x3 spilled on sm_90.
     shapes = ((1, 128), (1, 128), (1, 128), (512, 128), (512, 128), (512,))
     models.append((Lambda(_lstm_step), tuple(torch.randn(s) for s in shapes)))
+    # Back-to-back GEMMs (matmul-chain) at each dtype's largest hidden: f32 128 (tf32x3), bf16 256, f16 200.
+    for dim, hidden, dtype, rows in ((1024, 128, torch.float32, 4096), (1024, 256, torch.bfloat16, 512), (64, 200, torch.float16, 1000)):
+        models.append((_MLP(dim, hidden).to(dtype), (torch.randn(rows, dim).to(dtype),)))
+    models.append((  # a batched chain in f32 (tf32x3): bmm -> gelu -> bmm, one program per rows and batch index
+        Lambda(lambda x, w1, w2: torch.bmm(torch.nn.functional.gelu(torch.bmm(x, w1)), w2)),
+        (torch.randn(8, 512, 64), torch.randn(8, 64, 128), torch.randn(8, 128, 64)),
+    ))
     kernels = []
     for model, inputs in models:
         cm = mlirfuse.compile(model.eval(), inputs)
-        kernels += [k for k in cm.kernels.values() if k.kind == "matmul"]
+        kernels += [k for k in cm.kernels.values() if k.kind in ("matmul", "matmul-chain")]
     return kernels
 
 
 @pytest.mark.parametrize("arch", [80, 90])
 def test_gemm_kernels_compile_without_spills(template_kernels, arch):
     kernels = template_kernels
-    assert len(kernels) == 7, [k.name for k in kernels]
+    assert len(kernels) == 11 and sum(k.kind == "matmul-chain" for k in kernels) == 4, [k.name for k in kernels]
     for compiled in compile_kernels(kernels, arch=arch):
         usage = compiled.resources()
         # ptxas spills to the stack frame: none at all means no spill stores or loads.

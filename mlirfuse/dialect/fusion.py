@@ -118,12 +118,35 @@ def _verify_kind_matches_body(op, kind: GroupKind, ops: list) -> None:
             why = gemm(mm)
             if not isinstance(why, Gemm):
                 _error(op, f"of kind \"matmul\" holds a '{mm.operation.name}' the GEMM template does not take: {why}")
+    if kind == GroupKind.MATMUL_CHAIN:
+        matmuls = [o for o in ops if o.operation.name in MATMUL_OPS]
+        gemms = [gemm(mm) for mm in matmuls]
+        if reductions or len(matmuls) != 2 or not all(isinstance(g, Gemm) for g in gemms):
+            _error(op, "of kind \"matmul-chain\" must hold two GEMMs the template takes and no reduction")
+        first, second = matmuls
+        if not _reaches(first.results[0], second.operands[gemms[1].a]):
+            _error(op, "of kind \"matmul-chain\": the second GEMM's A must be computed from the first GEMM's result")
     if kind == GroupKind.SCATTER and scatter_op(op.regions[0].blocks[0]) is None:
         _error(op, "of kind \"scatter\" must hold exactly one scatter op")
     if kind == GroupKind.CONCAT:
         cats = sum(o.operation.name == "torch.aten.cat" for o in ops)
         if cats != 1:
             _error(op, f"of kind \"concat\" holds {cats} 'torch.aten.cat' ops, expected exactly one")
+
+
+def _reaches(source: ir.Value, target: ir.Value) -> bool:
+    """Does `target` depend on `source` within one block (through the ops between them)?"""
+    seen, stack = set(), [source]
+    while stack:
+        v = stack.pop()
+        if v == target:
+            return True
+        for use in v.uses:
+            for r in use.owner.results:
+                if r not in seen:
+                    seen.add(r)
+                    stack.append(r)
+    return False
 
 
 def _verify_group(op) -> None:

@@ -23,6 +23,7 @@ class GroupKind(StrEnum):
     EXTERN = "extern"  # one ATen call reading strided operands, never a Triton kernel
     ATTENTION = "attention"  # flash-attention template
     MATMUL = "matmul"  # tiled GEMM template hosting a prologue and an epilogue
+    MATMUL_CHAIN = "matmul-chain"  # two GEMMs back to back, the first's result rows kept on chip as the second's A
     SCATTER = "scatter"  # pointwise, writing into a copy of its input
 
 
@@ -32,7 +33,7 @@ GROUP_KINDS = tuple(GroupKind)
 POINTWISE_KINDS = (GroupKind.POINTWISE, GroupKind.CONCAT, GroupKind.SCATTER)
 REDUCTION_KINDS = (GroupKind.REDUCTION, GroupKind.PERSISTENT_REDUCTION)
 # Kinds whose bodies are templates the lowering reads as they are (attention's softmax stays whole).
-TEMPLATE_KINDS = (GroupKind.ATTENTION, GroupKind.MATMUL)
+TEMPLATE_KINDS = (GroupKind.ATTENTION, GroupKind.MATMUL, GroupKind.MATMUL_CHAIN)
 # Kinds the fusion passes grow; the others are finished.
 FUSIBLE_KINDS = (GroupKind.POINTWISE, GroupKind.REDUCTION)
 

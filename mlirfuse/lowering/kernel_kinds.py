@@ -6,6 +6,7 @@ One small class per schedule; `kernel_kind(kind)` picks it for a `GroupKind`:
     ReductionKind   reduction, persistent-reduction [XBLOCK, RBLOCK] tiles, a row per program row
     AttentionKind   attention                       flash attention, a program per query block
     MatmulKind      matmul                          tiled GEMM, a program per output tile
+    MatmulChainKind matmul-chain                    two GEMMs back to back, a program per block of rows
 
 `lower_kernel`, the runtime's `Launcher` and `runtime/aot.py` ask the class;
 none of them switches on the kind. Like the rest of the lowering this
@@ -25,6 +26,7 @@ from mlirfuse.lowering.attention import attention_blocks, lower_attention
 from mlirfuse.lowering.emitter import TritonKernel
 from mlirfuse.lowering.matmul import MODE_DEPENDENT, lower_matmul, matmul_config
 from mlirfuse.lowering.matmul import grid as matmul_grid
+from mlirfuse.lowering.matmul_chain import chain_config, chain_launch, lower_matmul_chain, mode_constants
 from mlirfuse.lowering.pointwise import lower_pointwise
 from mlirfuse.lowering.reduction import lower_reduction
 
@@ -178,8 +180,7 @@ class MatmulKind(KernelKind):
 
     @staticmethod
     def _config(kernel: TritonKernel, launch: Launch):
-        target = "interpreter" if launch.interpret else "sm_90" if launch.arch() // 10 >= 9 else "sm_80"
-        return matmul_config(kernel.template, target)
+        return matmul_config(kernel.template, gemm_target(launch))
 
     @staticmethod
     def _mode(kernel: TritonKernel, interpreted: bool) -> dict:
@@ -199,8 +200,35 @@ class MatmulKind(KernelKind):
         return config.constexprs() | self._mode(kernel, False), options
 
 
+class MatmulChainKind(KernelKind):
+    kinds = (GroupKind.MATMUL_CHAIN,)
+
+    def lower(self, kernel, kind: GroupKind) -> TritonKernel:
+        return lower_matmul_chain(kernel)
+
+    def blocks(self, kernel: TritonKernel, launch: Launch) -> dict:
+        return chain_config(kernel.template, gemm_target(launch)).constexprs() | mode_constants(kernel.template, launch.interpret)
+
+    def launch_args(self, kernel: TritonKernel, launch: Launch, blocks: dict):
+        config = chain_config(kernel.template, gemm_target(launch))
+        options = {} if launch.interpret else {"num_warps": config.num_warps, "num_stages": config.num_stages}
+        return *chain_launch(kernel.template, config), options
+
+    def aot_constants(self, kernel: TritonKernel, arch: int, block: int) -> tuple[dict, dict]:
+        config = chain_config(kernel.template, f"sm_{arch}")
+        options = {"enable_fp_fusion": True, "num_warps": config.num_warps, "num_stages": config.num_stages}
+        return config.constexprs() | mode_constants(kernel.template, False), options
+
+
+def gemm_target(launch: Launch) -> str:
+    """The GEMM templates' config table a launch reads: interpreter, sm_90 (Hopper and later) or sm_80."""
+    return "interpreter" if launch.interpret else "sm_90" if launch.arch() // 10 >= 9 else "sm_80"
+
+
 KERNEL_KINDS: dict[GroupKind, KernelKind] = {
-    kind: schedule for schedule in (PointwiseKind(), ReductionKind(), AttentionKind(), MatmulKind()) for kind in schedule.kinds
+    kind: schedule
+    for schedule in (PointwiseKind(), ReductionKind(), AttentionKind(), MatmulKind(), MatmulChainKind())
+    for kind in schedule.kinds
 }
 
 
@@ -209,4 +237,4 @@ def kernel_kind(kind: GroupKind) -> KernelKind | None:
     return KERNEL_KINDS.get(kind)
 
 
-__all__ = ["KERNEL_KINDS", "AttentionKind", "KernelKind", "Launch", "MatmulKind", "PointwiseKind", "ReductionKind", "kernel_kind"]
+__all__ = ["KERNEL_KINDS", "AttentionKind", "KernelKind", "Launch", "MatmulChainKind", "MatmulKind", "PointwiseKind", "ReductionKind", "kernel_kind"]

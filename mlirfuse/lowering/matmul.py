@@ -401,9 +401,13 @@ def _acc(i: int) -> str:
     return "acc" if i == 0 else f"acc{i}"
 
 
+# What the back-to-back template (lowering/matmul_chain.py) shares with this one: regions, tiles, dots.
+GemmEmitter, dot_lines, fit_block = _MatmulEmitter, _dot, _fit
+
+
 def grid(g: Gemm, config: MatmulConfig) -> tuple[int, int]:
     """Programs: one per output tile (axis 0), one per batch index (axis 1)."""
     return math.ceil(g.m / config.block_m) * math.ceil(g.n / config.block_n), g.batch_count
 
 
-__all__ = ["CONFIG_TABLE", "MatmulConfig", "grid", "lower_matmul", "matmul_config", "TRITON_DTYPES"]
+__all__ = ["CONFIG_TABLE", "GemmEmitter", "MatmulConfig", "dot_lines", "fit_block", "grid", "lower_matmul", "matmul_config", "TRITON_DTYPES"]

@@ -25,6 +25,7 @@ import math
 from dataclasses import dataclass
 
 from mlirfuse.ir import NO_CONSTANT, constant_value, ir, tensor_type
+from mlirfuse.ops.dtypes import itemsize
 from mlirfuse.ops.family import Family
 
 MATMUL_OPS = frozenset(
@@ -34,6 +35,25 @@ GEMM_DTYPES = ("float32", "float16", "bfloat16")
 # Offsets are 32-bit in the template; CUDA's grid y (the batch) is 65535 at most.
 MAX_NUMEL = 2**31 - 1
 MAX_BATCH = 65535
+# Back-to-back GEMMs in one kernel (kind "matmul-chain", lowering/matmul_chain.py) keep the first GEMM's
+# rows on chip: its f32 accumulator [BLOCK_M, H] and the same tile as the second GEMM's A operand, H the
+# hidden size padded to a power of two. The most H per operand dtype that fits a thread's registers with
+# the second accumulator beside it and no spills (sm_80 / sm_90, bench/spills.py): past it, two kernels.
+# By operand width in bytes: f32 128, f16/bf16 256.
+CHAIN_MAX_HIDDEN = {4: 128, 2: 256}
+
+
+def chain_max_hidden(dtype: str) -> int:
+    """The largest hidden block a chain of `dtype` GEMMs keeps on chip."""
+    return CHAIN_MAX_HIDDEN[itemsize(dtype)]
+
+
+def hidden_block(size: int) -> int:
+    """A chain's hidden size padded to a power of two, at least 16 (tl.dot's least K): its on-chip block."""
+    block = 16
+    while block < size:
+        block *= 2
+    return block
 
 
 @dataclass(frozen=True)
@@ -157,4 +177,4 @@ FAMILY = Family(
     f"a batch of {MAX_BATCH} at most",
 )
 
-__all__ = ["FAMILY", "GEMM_DTYPES", "Gemm", "MATMUL_OPS", "gemm", "why_not_fusible"]
+__all__ = ["CHAIN_MAX_HIDDEN", "FAMILY", "GEMM_DTYPES", "Gemm", "MATMUL_OPS", "chain_max_hidden", "gemm", "hidden_block", "why_not_fusible"]

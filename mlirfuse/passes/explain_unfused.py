@@ -45,7 +45,7 @@ def why_outside(op, group, role: str, dep: DependenceAnalysis, limits: Limits) -
         return "inside a nested region (only function bodies are fused)"
     if op.name == "fusion.group":
         producer, consumer = (op.opview, group) if role == "producer" else (group, op.opview)
-        if GroupKind.MATMUL in (group_kind(producer), group_kind(consumer)):
+        if {GroupKind.MATMUL, GroupKind.MATMUL_CHAIN} & {group_kind(producer), group_kind(consumer)}:
             return why_not_template(producer, consumer, dep, limits) or "not merged"
         return why_not_merge(producer, consumer, dep, limits) or "not merged"
     if op.name in MATMUL_OPS and isinstance(gemm(op.opview), str):

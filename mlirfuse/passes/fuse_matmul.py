@@ -13,6 +13,10 @@ Runs after the elementwise fusion stages, on what they left:
 3. epilogue: a pointwise group reading the GEMM's result over the result's
    shape (bias add, activation, residual add, scale, cast) merges in; a
    result also read elsewhere (the pre-activation value) stays a result.
+4. chain: a GEMM group whose result only another GEMM reads, as its A,
+   merges with it into one `fusion.group {kind = "matmul-chain"}` where the
+   result's rows fit on chip (an MLP with a small hidden: the hidden
+   activation is never written; `passes/legality_chain.py`).
 
 Before 2 and 3, GEMMs become grouped GEMMs (one kernel, one accumulator
 each): GEMMs reading the same A (q/k/v, SwiGLU's gate and up), then
@@ -21,7 +25,7 @@ independent GEMMs over one result space that one group reads, A or not
 matmul slices), so that group can be their common epilogue.
 
 What is refused is named by `why_not_epilogue` / `why_not_prologue`
-(`passes/legality_matmul.py`), which `fusion-explain-unfused` reports too.
+(`passes/legality_matmul.py`) and `why_not_chain`, which `fusion-explain-unfused` reports too.
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ from mlirfuse.ops.matmul import MATMUL_OPS, Gemm, gemm
 from mlirfuse.ops.views import view_chain, walk_views
 from mlirfuse.passes.base import ModulePass, body_ops, function_ops, unique_ops
 from mlirfuse.passes.legality import FUSION_ANALYSES, fusion_rewriter, why_not_merge
+from mlirfuse.passes.legality_chain import why_not_chain
 from mlirfuse.passes.legality_matmul import group_gemm, why_not_epilogue, why_not_prologue
 from mlirfuse.passes.options import Limits, option, option_group
 from mlirfuse.passes.rewriter import FusionRewriter
@@ -51,8 +56,12 @@ class FuseMatmul(ModulePass):
     epilogue where it can be (summed GEMMs x @ W_ih + h @ W_hh, an LSTM's
     gates: one K loop per A).
 
-    Options: prologue / epilogue / grouped (default true) switch the merges
-    off; max-grouped (default 8) GEMMs per grouped kernel;
+    A GEMM whose result (after its epilogue) only a second GEMM reads, as
+    its A, runs back to back with it in one kernel where its rows fit on
+    chip: kind "matmul-chain".
+
+    Options: prologue / epilogue / grouped / chain (default true) switch the
+    merges off; max-grouped (default 8) GEMMs per grouped kernel;
     max-prologue-ops (default 4) bounds what is recomputed per tile;
     max-args, max-group-size as fusion-fuse-vertical.
     """
@@ -62,6 +71,7 @@ class FuseMatmul(ModulePass):
     prologue: bool = option(True, "merge pointwise producer groups into a GEMM as its prologue (recomputed on each tile)")
     epilogue: bool = option(True, "merge pointwise consumer groups into a GEMM as its epilogue (on its result tile)")
     grouped: bool = option(True, "make GEMMs sharing an A operand, or summed into one result, one grouped GEMM kernel")
+    chain: bool = option(True, "run a GEMM feeding only another GEMM's A back to back with it, its result kept on chip")
     max_grouped: int = option(8, "most GEMMs in one grouped GEMM kernel")
     max_prologue_ops: int = option(4, "most computing ops in a GEMM prologue (recomputed on every tile)")
     limits: Limits = option_group(Limits)
@@ -79,11 +89,15 @@ class FuseMatmul(ModulePass):
                 groups = _merge_siblings(groups, rewriter, dep, limits, self.max_grouped)
                 if self.epilogue:
                     groups = _merge_for_epilogue(groups, rewriter, dep, limits, self.max_grouped)
+            finished = []
             for group in groups:
                 if self.prologue:
                     group = self._absorb_prologue(group, rewriter, dep, limits)
                 if self.epilogue:
                     group = self._absorb_epilogue(group, rewriter, dep, limits)
+                finished.append(group)
+            if self.chain:
+                _merge_chains(finished, rewriter, dep, limits)
         rewriter.erase_dead_constants(module)
 
     def _absorb_prologue(self, group, rewriter: FusionRewriter, dep, limits: Limits):
@@ -206,6 +220,21 @@ def _merge_for_epilogue(groups: list, rewriter: FusionRewriter, dep, limits: Lim
             merged = True
             break
     return groups
+
+
+def _merge_chains(groups: list, rewriter: FusionRewriter, dep, limits: Limits) -> None:
+    """Each GEMM group whose result only a GEMM group reads, as its A, merged with it into one matmul-chain group."""
+    live = {op_id(g): g for g in groups}  # erased groups leave it: their ops are not to be touched again
+    for key in list(live):
+        group = live.get(key)
+        if group is None or len(group.results) != 1:
+            continue
+        users = {op_id(use.owner.operation) for use in group.results[0].uses}
+        second = live.get(next(iter(users))) if len(users) == 1 else None
+        if second is None or why_not_chain(group, second, dep, limits) is not None:
+            continue
+        del live[key], live[op_id(second)]  # before the merge erases them; a chain takes no third GEMM
+        rewriter.merge(group, second, dep, kind=GroupKind.MATMUL_CHAIN)
 
 
 def _wrap(op, rewriter: FusionRewriter):

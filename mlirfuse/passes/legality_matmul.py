@@ -16,6 +16,7 @@ from mlirfuse.ops.matmul import MATMUL_OPS, Gemm, gemm
 from mlirfuse.ops.views import PADS, VIEW_OPS
 from mlirfuse.passes.base import body_ops
 from mlirfuse.passes.legality import computing_ops, why_not_merge
+from mlirfuse.passes.legality_chain import why_not_chain
 from mlirfuse.passes.options import Limits
 
 
@@ -72,8 +73,10 @@ def why_not_prologue(producer, mm, dep: DependenceAnalysis, limits: Limits = Lim
 
 def why_not_template(producer, consumer, dep: DependenceAnalysis, limits: Limits = Limits()) -> str | None:
     """Why two neighbouring groups, at least one a matmul group, are separate (for fusion-explain-unfused)."""
+    if GroupKind.MATMUL_CHAIN in (group_kind(producer), group_kind(consumer)):
+        return "a matmul-chain kernel takes no further prologue, epilogue or GEMM (yet)"
     if group_kind(producer) == GroupKind.MATMUL and group_kind(consumer) == GroupKind.MATMUL:
-        return "both are GEMMs and one reads the other's result (only independent GEMMs share a kernel)"
+        return why_not_chain(producer, consumer, dep, limits)
     if group_kind(producer) == GroupKind.MATMUL:
         return why_not_epilogue(producer, consumer, dep, limits)
     return why_not_prologue(producer, consumer, dep, limits)

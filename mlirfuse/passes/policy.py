@@ -3,10 +3,10 @@
 The fusion passes decide *what may* merge (legality: `why_not_merge` and
 the template checks, each returning a reason); a policy decides *what
 should*. Every merge the rules allow (producer into consumer, two siblings
-reading one input, a pointwise group into a GEMM as prologue or epilogue)
-is put to the current policy as a `Candidate`; a policy returns None to
-accept or a reason to veto, and a veto reads like any other reason (in
-`--fusion-explain`, `cm.explain()`).
+reading one input, a pointwise group into a GEMM as prologue or epilogue,
+two GEMMs back to back) is put to the current policy as a `Candidate`; a
+policy returns None to accept or a reason to veto, and a veto reads like
+any other reason (in `--fusion-explain`, `cm.explain()`).
 
     def keep_reductions_apart(c: Candidate) -> str | None:
         return "policy: reductions stay alone" if c.producer_kind.startswith(("reduction", "persistent")) else None
@@ -40,7 +40,9 @@ from mlirfuse.ir import computes
 class Candidate:
     """One merge the rules allow, as a policy sees it."""
 
-    kind: str  # "vertical" (consumer reads producer), "horizontal" (independent siblings), "prologue", "epilogue"
+    # "vertical" (consumer reads producer), "horizontal" (independent siblings), "prologue", "epilogue",
+    # "chain" (a GEMM's result kept on chip as the next GEMM's A: one matmul-chain kernel)
+    kind: str
     producer_kind: str  # the groups' kinds (GroupKind values: "pointwise", "reduction", "matmul", ...)
     consumer_kind: str
     producer_ops: tuple[str, ...]  # torch op names in each group's body, in order
@@ -107,7 +109,8 @@ def candidate(producer, consumer) -> Candidate:
     p_kind, c_kind = group_kind(producer), group_kind(consumer)
     if any(_reads(consumer, r) for r in producer.results):
         kind = ("prologue" if c_kind == GroupKind.MATMUL and p_kind != GroupKind.MATMUL
-                else "epilogue" if p_kind == GroupKind.MATMUL and c_kind != GroupKind.MATMUL else "vertical")
+                else "epilogue" if p_kind == GroupKind.MATMUL and c_kind != GroupKind.MATMUL
+                else "chain" if p_kind == c_kind == GroupKind.MATMUL else "vertical")
         # The results only the consumer reads: stored once and loaded once each, saved by the merge.
         moved = sum_sizes(value_bytes(r) for r in producer.results
                           if _reads(consumer, r) and all(u.owner.operation == consumer.operation for u in r.uses))

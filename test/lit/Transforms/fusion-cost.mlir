@@ -86,6 +86,26 @@ func.func @unfused(%a: !torch.vtensor<[4,8],f32>) -> !torch.vtensor<[4,8],f32> {
 
 // -----
 
+// Back-to-back GEMMs (one matmul-chain kernel): the hidden [8, 96] is never
+// written or read back. Reads x (8*48*4 = 1536 bytes, once though both the
+// first GEMM and the residual read it), w1 and w2 (18432 each), b1 (384),
+// b2 (192): 38976; writes 1536. The lower bound, exactly. FLOPs: two GEMMs
+// of 2*8*96*48 = 73728, the bias adds and silu over [8, 96] (768 + 768), the
+// bias and residual adds over [8, 48] (384 + 384): 149760; bytes bound the
+// time (40512 bytes at 3.35 TB/s: 12 ns).
+// CHECK-LABEL: module attributes {fusion.cost = {bytes = 40512 : i64, bytes_lower_bound = 40512 : i64, flops = 149760 : i64
+// CHECK:         fusion.cost = {bytes_read = 38976 : i64, bytes_written = 1536 : i64, flops = 149760 : i64, time_ns = 12 : i64}, kind = "matmul-chain"
+func.func @chain(%x: !torch.vtensor<[8,48],f32>, %w1: !torch.vtensor<[96,48],f32>, %b1: !torch.vtensor<[96],f32>, %w2: !torch.vtensor<[48,96],f32>, %b2: !torch.vtensor<[48],f32>) -> !torch.vtensor<[8,48],f32> {
+  %int1 = torch.constant.int 1
+  %0 = torch.aten.linear %x, %w1, %b1 : !torch.vtensor<[8,48],f32>, !torch.vtensor<[96,48],f32>, !torch.vtensor<[96],f32> -> !torch.vtensor<[8,96],f32>
+  %1 = torch.aten.silu %0 : !torch.vtensor<[8,96],f32> -> !torch.vtensor<[8,96],f32>
+  %2 = torch.aten.linear %1, %w2, %b2 : !torch.vtensor<[8,96],f32>, !torch.vtensor<[48,96],f32>, !torch.vtensor<[48],f32> -> !torch.vtensor<[8,48],f32>
+  %3 = torch.aten.add.Tensor %x, %2, %int1 : !torch.vtensor<[8,48],f32>, !torch.vtensor<[8,48],f32>, !torch.int -> !torch.vtensor<[8,48],f32>
+  return %3 : !torch.vtensor<[8,48],f32>
+}
+
+// -----
+
 // A `?` size: no cost for the kernel, none for the module.
 // CHECK-LABEL: module {
 // CHECK-NOT:     fusion.cost

@@ -251,9 +251,8 @@ func.func @fuse_summed_gemms_different_a(%x: !torch.vtensor<[3,24],f32>, %wx: !t
 
 // -----
 
-// Not merged: the second GEMM reads the first one's result (a dependence).
-// The add is the second GEMM's epilogue, reading the first's result as an
-// input.
+// Not merged: the second GEMM reads the first one's result (a dependence),
+// and its epilogue (the add) reads it too, so it is no chain either.
 
 // CHECK-LABEL: func.func @no_fuse_summed_gemms_dependent
 // CHECK:         %[[G1:.+]] = "fusion.group"(%arg0, %arg1) ({
@@ -263,11 +262,113 @@ func.func @fuse_summed_gemms_different_a(%x: !torch.vtensor<[3,24],f32>, %wx: !t
 // CHECK:           torch.aten.add.Tensor
 // CHECK:         }) {kind = "matmul"}
 // EXPLAIN-LABEL: func.func @no_fuse_summed_gemms_dependent
-// EXPLAIN:         "consumer fusion.group: both are GEMMs and one reads the other's result (only independent GEMMs share a kernel)"
+// EXPLAIN:         "consumer fusion.group: the intermediate is read by the second GEMM's 'torch.aten.add.Tensor' (a chain feeds it to the GEMM as its A only)"
 func.func @no_fuse_summed_gemms_dependent(%x: !torch.vtensor<[3,20],f32>, %w1: !torch.vtensor<[20,20],f32>, %w2: !torch.vtensor<[20,20],f32>) -> !torch.vtensor<[3,20],f32> {
   %int1 = torch.constant.int 1
   %0 = torch.aten.mm %x, %w1 : !torch.vtensor<[3,20],f32>, !torch.vtensor<[20,20],f32> -> !torch.vtensor<[3,20],f32>
   %1 = torch.aten.mm %0, %w2 : !torch.vtensor<[3,20],f32>, !torch.vtensor<[20,20],f32> -> !torch.vtensor<[3,20],f32>
   %2 = torch.aten.add.Tensor %0, %1, %int1 : !torch.vtensor<[3,20],f32>, !torch.vtensor<[3,20],f32>, !torch.int -> !torch.vtensor<[3,20],f32>
   return %2 : !torch.vtensor<[3,20],f32>
+}
+
+// -----
+
+// Back to back: the first GEMM's result, after its epilogue (bias, silu),
+// is read only as the second's A and its rows (96 wide) fit on chip: one
+// matmul-chain group; the second GEMM's epilogue is the bias and residual.
+
+// CHECK-LABEL: func.func @fuse_chain_mlp_silu_residual
+// CHECK:         %[[G:.+]] = "fusion.group"(%arg0, %arg1, %arg2, %arg3, %arg4) ({
+// CHECK-NEXT:    ^bb0(%[[X:.+]]: !torch.vtensor<[8,48],f32>, %[[W1:.+]]: !torch.vtensor<[96,48],f32>, %[[B1:.+]]: !torch.vtensor<[96],f32>, %[[W2:.+]]: !torch.vtensor<[48,96],f32>, %[[B2:.+]]: !torch.vtensor<[48],f32>):
+// CHECK:           %[[H:.+]] = torch.aten.linear %[[X]], %[[W1]], %[[B1]]
+// CHECK-NEXT:      %[[S:.+]] = torch.aten.silu %[[H]]
+// CHECK:           %[[O:.+]] = torch.aten.linear %[[S]], %[[W2]], %[[B2]]
+// CHECK:           %[[R:.+]] = torch.aten.add.Tensor %[[X]], %[[O]]
+// CHECK-NEXT:      "fusion.yield"(%[[R]])
+// CHECK-NEXT:    }) {kind = "matmul-chain"}
+// CHECK-NEXT:    return %[[G]]
+func.func @fuse_chain_mlp_silu_residual(%x: !torch.vtensor<[8,48],f32>, %w1: !torch.vtensor<[96,48],f32>, %b1: !torch.vtensor<[96],f32>, %w2: !torch.vtensor<[48,96],f32>, %b2: !torch.vtensor<[48],f32>) -> !torch.vtensor<[8,48],f32> {
+  %int1 = torch.constant.int 1
+  %0 = torch.aten.linear %x, %w1, %b1 : !torch.vtensor<[8,48],f32>, !torch.vtensor<[96,48],f32>, !torch.vtensor<[96],f32> -> !torch.vtensor<[8,96],f32>
+  %1 = torch.aten.silu %0 : !torch.vtensor<[8,96],f32> -> !torch.vtensor<[8,96],f32>
+  %2 = torch.aten.linear %1, %w2, %b2 : !torch.vtensor<[8,96],f32>, !torch.vtensor<[48,96],f32>, !torch.vtensor<[48],f32> -> !torch.vtensor<[8,48],f32>
+  %3 = torch.aten.add.Tensor %x, %2, %int1 : !torch.vtensor<[8,48],f32>, !torch.vtensor<[8,48],f32>, !torch.int -> !torch.vtensor<[8,48],f32>
+  return %3 : !torch.vtensor<[8,48],f32>
+}
+
+// -----
+
+// Not chained: an f32 hidden of 130 is a block of 256 rows > 128, more than
+// fits on chip beside the second accumulator. Two GEMM kernels.
+
+// CHECK-LABEL: func.func @no_fuse_chain_hidden_too_large
+// CHECK:         %[[G1:.+]] = "fusion.group"(%arg0, %arg1) ({
+// CHECK:         }) {kind = "matmul"}
+// CHECK:         %[[G2:.+]] = "fusion.group"(%[[G1]], %arg2) ({
+// CHECK:         }) {kind = "matmul"}
+// CHECK-NOT:     matmul-chain
+// EXPLAIN-LABEL: func.func @no_fuse_chain_hidden_too_large
+// EXPLAIN:         "consumer fusion.group: hidden size 130 (a block of 256) > 128 for float32 (its rows would not fit on chip)"
+func.func @no_fuse_chain_hidden_too_large(%x: !torch.vtensor<[9,16],f32>, %w1: !torch.vtensor<[16,130],f32>, %w2: !torch.vtensor<[130,8],f32>) -> !torch.vtensor<[9,8],f32> {
+  %0 = torch.aten.mm %x, %w1 : !torch.vtensor<[9,16],f32>, !torch.vtensor<[16,130],f32> -> !torch.vtensor<[9,130],f32>
+  %1 = torch.aten.relu %0 : !torch.vtensor<[9,130],f32> -> !torch.vtensor<[9,130],f32>
+  %2 = torch.aten.mm %1, %w2 : !torch.vtensor<[9,130],f32>, !torch.vtensor<[130,8],f32> -> !torch.vtensor<[9,8],f32>
+  return %2 : !torch.vtensor<[9,8],f32>
+}
+
+// -----
+
+// Not chained: the hidden is returned too, so it must be written anyway.
+
+// CHECK-LABEL: func.func @no_fuse_chain_hidden_returned
+// CHECK:         %[[G1:.+]] = "fusion.group"(%arg0, %arg1) ({
+// CHECK:         }) {kind = "matmul"}
+// CHECK:         %[[G2:.+]] = "fusion.group"(%[[G1]], %arg2) ({
+// CHECK:         }) {kind = "matmul"}
+// CHECK:         return %[[G2]], %[[G1]]
+// EXPLAIN-LABEL: func.func @no_fuse_chain_hidden_returned
+// EXPLAIN:         "consumer fusion.group: the first GEMM's result is also read elsewhere (it must be written)"
+func.func @no_fuse_chain_hidden_returned(%x: !torch.vtensor<[9,16],f32>, %w1: !torch.vtensor<[16,24],f32>, %w2: !torch.vtensor<[24,8],f32>) -> (!torch.vtensor<[9,8],f32>, !torch.vtensor<[9,24],f32>) {
+  %0 = torch.aten.mm %x, %w1 : !torch.vtensor<[9,16],f32>, !torch.vtensor<[16,24],f32> -> !torch.vtensor<[9,24],f32>
+  %1 = torch.aten.relu %0 : !torch.vtensor<[9,24],f32> -> !torch.vtensor<[9,24],f32>
+  %2 = torch.aten.mm %1, %w2 : !torch.vtensor<[9,24],f32>, !torch.vtensor<[24,8],f32> -> !torch.vtensor<[9,8],f32>
+  return %2, %1 : !torch.vtensor<[9,8],f32>, !torch.vtensor<[9,24],f32>
+}
+
+// -----
+
+// Not chained: the hidden is the second GEMM's B operand (its rows are the
+// second GEMM's K, not its rows).
+
+// CHECK-LABEL: func.func @no_fuse_chain_b_operand
+// CHECK:         %[[G1:.+]] = "fusion.group"(%arg0, %arg1) ({
+// CHECK:         }) {kind = "matmul"}
+// CHECK:         %[[G2:.+]] = "fusion.group"(%arg2, %[[G1]]) ({
+// CHECK:         }) {kind = "matmul"}
+// EXPLAIN-LABEL: func.func @no_fuse_chain_b_operand
+// EXPLAIN:         "consumer fusion.group: the intermediate is read by the second GEMM's B operand (a chain feeds it to the GEMM as its A only)"
+func.func @no_fuse_chain_b_operand(%x: !torch.vtensor<[24,16],f32>, %w1: !torch.vtensor<[16,24],f32>, %w2: !torch.vtensor<[8,24],f32>) -> !torch.vtensor<[8,24],f32> {
+  %0 = torch.aten.mm %x, %w1 : !torch.vtensor<[24,16],f32>, !torch.vtensor<[16,24],f32> -> !torch.vtensor<[24,24],f32>
+  %1 = torch.aten.relu %0 : !torch.vtensor<[24,24],f32> -> !torch.vtensor<[24,24],f32>
+  %2 = torch.aten.mm %w2, %1 : !torch.vtensor<[8,24],f32>, !torch.vtensor<[24,24],f32> -> !torch.vtensor<[8,24],f32>
+  return %2 : !torch.vtensor<[8,24],f32>
+}
+
+// -----
+
+// Not chained: a GEMM over 2 x 9 rows feeds a batched one (batch 2, 9 rows):
+// a chain's programs own rows of one batch index of both.
+
+// CHECK-LABEL: func.func @no_fuse_chain_batch_dims_differ
+// CHECK:         "fusion.group"(%arg0, %arg1) ({
+// CHECK:         }) {kind = "matmul"}
+// CHECK:         "fusion.group"({{.+}}, %arg2) ({
+// CHECK:         }) {kind = "matmul"}
+// EXPLAIN-LABEL: func.func @no_fuse_chain_batch_dims_differ
+// EXPLAIN:         "consumer fusion.group: the GEMMs' batch dims differ (a chain's programs own rows of one batch index)"
+func.func @no_fuse_chain_batch_dims_differ(%x: !torch.vtensor<[2,9,16],f32>, %w1: !torch.vtensor<[16,24],f32>, %w2: !torch.vtensor<[2,24,8],f32>) -> !torch.vtensor<[2,9,8],f32> {
+  %0 = torch.aten.matmul %x, %w1 : !torch.vtensor<[2,9,16],f32>, !torch.vtensor<[16,24],f32> -> !torch.vtensor<[2,9,24],f32>
+  %1 = torch.aten.relu %0 : !torch.vtensor<[2,9,24],f32> -> !torch.vtensor<[2,9,24],f32>
+  %2 = torch.aten.bmm %1, %w2 : !torch.vtensor<[2,9,24],f32>, !torch.vtensor<[2,24,8],f32> -> !torch.vtensor<[2,9,8],f32>
+  return %2 : !torch.vtensor<[2,9,8],f32>
 }

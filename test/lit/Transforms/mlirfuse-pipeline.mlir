@@ -2,25 +2,29 @@
 // The flag spelling runs the same pipeline.
 // RUN: mlirfuse-opt %s --split-input-file --mlirfuse-pipeline | filecheck %s
 
-// Two linear -> gelu -> *0.5 blocks: each linear (its bias split off by
-// fusion-split-bias) is a Triton GEMM whose epilogue is the bias add, gelu
-// and scale (fusion-fuse-matmul), and the two identical GEMMs share one kernel.
+// Two linear -> gelu -> *0.5 blocks back to back: each linear (its bias
+// split off by fusion-split-bias) is a Triton GEMM whose epilogue is the bias
+// add, gelu and scale (fusion-fuse-matmul); the first one's result, read only
+// as the second's A and 16 wide, stays on chip: one matmul-chain kernel.
 
 // CHECK:         "fusion.kernel"() ({
-// CHECK-NEXT:    ^bb0(%[[X:.+]]: !torch.vtensor<[4,16],f32>, %[[W:.+]]: !torch.vtensor<[16,16],f32>, %[[BIAS:.+]]: !torch.vtensor<[16],f32>):
+// CHECK-NEXT:    ^bb0(%[[X:.+]]: !torch.vtensor<[4,16],f32>, %[[W:.+]]: !torch.vtensor<[16,16],f32>, %[[BIAS:.+]]: !torch.vtensor<[16],f32>, %[[W2:.+]]: !torch.vtensor<[16,16],f32>, %[[BIAS2:.+]]: !torch.vtensor<[16],f32>):
 // CHECK:           %[[MM:.+]] = torch.aten.linear %[[X]], %[[W]]
 // CHECK:           %[[ADD:.+]] = torch.aten.add.Tensor %[[MM]], %[[BIAS]]
 // CHECK:           %[[GELU:.+]] = torch.aten.gelu %[[ADD]]
 // CHECK:           %[[MUL:.+]] = torch.aten.mul.Scalar %[[GELU]]
-// CHECK-NEXT:      "fusion.yield"(%[[MUL]]) : (!torch.vtensor<[4,16],f32>) -> ()
-// CHECK-NEXT:    }) {kind = "matmul", sym_name = "fused_linear_add_gelu_mul_0"} : () -> ()
+// CHECK:           %[[MM2:.+]] = torch.aten.linear %[[MUL]], %[[W2]]
+// CHECK:           %[[ADD2:.+]] = torch.aten.add.Tensor %[[MM2]], %[[BIAS2]]
+// CHECK:           %[[GELU2:.+]] = torch.aten.gelu %[[ADD2]]
+// CHECK:           %[[MUL2:.+]] = torch.aten.mul.Scalar %[[GELU2]]
+// CHECK-NEXT:      "fusion.yield"(%[[MUL2]]) : (!torch.vtensor<[4,16],f32>) -> ()
+// CHECK-NEXT:    }) {kind = "matmul-chain", sym_name = "fused_linear_add_gelu_mul_0"} : () -> ()
 // CHECK-NOT:     "fusion.kernel"
 // CHECK-LABEL: func.func @fuse_mlp
 // CHECK-SAME:    (%[[IN:[^:]+]]: !torch.vtensor<[4,16],f32>, %[[W1:[^:]+]]: !torch.vtensor<[16,16],f32>, %[[B1:[^:]+]]: !torch.vtensor<[16],f32>, %[[W2:[^:]+]]: !torch.vtensor<[16,16],f32>, %[[B2:[^:]+]]: !torch.vtensor<[16],f32>)
 // CHECK-NOT:     fusion.group
-// CHECK-NEXT:    %[[L1:.+]] = "fusion.launch"(%[[IN]], %[[W1]], %[[B1]]) {kernel = @fused_linear_add_gelu_mul_0}
-// CHECK-NEXT:    %[[L2:.+]] = "fusion.launch"(%[[L1]], %[[W2]], %[[B2]]) {kernel = @fused_linear_add_gelu_mul_0}
-// CHECK-NEXT:    return %[[L2]]
+// CHECK-NEXT:    %[[L:.+]] = "fusion.launch"(%[[IN]], %[[W1]], %[[B1]], %[[W2]], %[[B2]]) {kernel = @fused_linear_add_gelu_mul_0}
+// CHECK-NEXT:    return %[[L]]
 func.func @fuse_mlp(%arg0: !torch.vtensor<[4,16],f32>, %arg1: !torch.vtensor<[16,16],f32>, %arg2: !torch.vtensor<[16],f32>, %arg3: !torch.vtensor<[16,16],f32>, %arg4: !torch.vtensor<[16],f32>) -> !torch.vtensor<[4,16],f32> {
   %0 = torch.aten.linear %arg0, %arg1, %arg2 : !torch.vtensor<[4,16],f32>, !torch.vtensor<[16,16],f32>, !torch.vtensor<[16],f32> -> !torch.vtensor<[4,16],f32>
   %str = torch.constant.str "none"
