@@ -73,6 +73,7 @@ def _worker(rank: int, world: int, port: int, name: str, out_dir: str) -> None:
     from torch.distributed.tensor.parallel import ColwiseParallel, RowwiseParallel, parallelize_module
 
     from mlirfuse.backend import Backend
+    from mlirfuse.tools.main import fusion_report
 
     dist.init_process_group("gloo", rank=rank, world_size=world)
     try:
@@ -101,8 +102,10 @@ def _worker(rank: int, world: int, port: int, name: str, out_dir: str) -> None:
             lines = g.graph.mlir.splitlines() if g.graph else []
             order = [("all_reduce" if "all_reduce" in line else "wait" if "wait_tensor" in line else "launch")
                      for line in lines if "_c10d_functional" in line or "fusion.launch" in line]
+            report = fusion_report(g.graph).splitlines() if g.graph else []
             graphs.append({"role": g.role, "eager_reason": g.eager_reason, "order": order,
-                           "launches": g.graph.stats["launches"] if g.graph else 0})
+                           "launches": g.graph.stats["launches"] if g.graph else 0,
+                           "report": [line.strip() for line in report if "collectives" in line]})
         result = {
             "output": (actual - expected).abs().max().item(),
             "input_grad": (xc.grad - xe.grad).abs().max().item(),
@@ -144,3 +147,6 @@ def test_tensor_parallel_training_step_compiles_with_its_collectives(name, tmp_p
         in_flight = [step for i, step in enumerate(backward)
                      if step == "launch" and backward[:i].count("all_reduce") > backward[:i].count("wait")]
         assert in_flight, backward
+        report = next(g["report"] for g in graphs if g["role"] == "backward")
+        assert report == [f"collectives        : {backward.count('all_reduce')} (all_reduce x{backward.count('all_reduce')}); "
+                          f"{len(in_flight)} launches run while one is in flight"], report

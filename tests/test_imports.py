@@ -24,6 +24,7 @@ KNOWN_LOCAL_IMPORTS = {
     ("mlirfuse.tools.main", "mlirfuse.ir"),
     ("mlirfuse.tools.main", "mlirfuse.analysis.cost"),
     ("mlirfuse.tools.main", "mlirfuse.runtime.liveness"),
+    ("mlirfuse.tools.main", "mlirfuse.ops.collectives"),
     # `import mlirfuse` stays light: compile() imports the compiler when called
     ("mlirfuse", "mlirfuse.compiler"),
 }

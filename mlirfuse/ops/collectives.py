@@ -22,4 +22,23 @@ ISSUES = frozenset(
 # The op that waits for a collective's result.
 WAIT = _NAMESPACE + "wait_tensor"
 
-__all__ = ["ISSUES", "WAIT"]
+
+
+def overlap(steps: list[tuple[str, str]]) -> tuple[dict[str, int], int]:
+    """For a program's (kind, op name) steps in order: the collectives issued, by name, and how many launches
+    run while at least one of them is in flight (issued, not yet waited)."""
+    issued: dict[str, int] = {}
+    pending = overlapped = 0
+    for kind, name in steps:
+        if name in ISSUES:
+            short = name.removeprefix(_NAMESPACE)
+            issued[short] = issued.get(short, 0) + 1
+            pending += 1
+        elif name == WAIT:
+            pending = max(pending - 1, 0)
+        elif kind == "launch" and pending:
+            overlapped += 1
+    return issued, overlapped
+
+
+__all__ = ["ISSUES", "WAIT", "overlap"]

@@ -52,6 +52,7 @@ def fusion_report(cm) -> str:
         f"  operand views      : {s['operand_views']} (views folded into extern calls' operands)",
         f"  peak live memory   : {peak_text(cm.program.plan, [step.name for step in cm.program.steps])}",
         *_cost_lines(cm.cost),
+        *_collective_lines(cm.program.steps),
         "",
         f"  {'kernel':<{width}} {'launches':>8} {'bytes':>10} {'FLOPs':>8}  ops fused",
     ]
@@ -72,6 +73,17 @@ def fusion_report(cm) -> str:
             for i, reason in enumerate(dict.fromkeys(reasons)):
                 lines.append(f"  {name if i == 0 else '':<{width}} {reason}")
     return "\n".join(lines)
+
+
+def _collective_lines(steps) -> list[str]:
+    """The collectives a tensor-parallel graph issues, and the launches that run while one is in flight."""
+    from mlirfuse.ops.collectives import overlap
+
+    issued, overlapped = overlap([(step.kind, step.name) for step in steps])
+    if not issued:
+        return []
+    names = ", ".join(f"{name} x{count}" for name, count in issued.items())
+    return [f"  collectives        : {sum(issued.values())} ({names}); {overlapped} launches run while one is in flight"]
 
 
 def _cost_lines(cost) -> list[str]:
