@@ -252,3 +252,28 @@ def test_compiled_graph_shows_each_launch_cost_and_the_peak():
     dot = to_dot(graph)
     assert dot.count(" peak") == 1 and "peak live memory during this launch" in dot
     assert graph.notes[0].startswith("peak live memory: ") and graph.notes[1].startswith("bytes per call: ")
+
+
+def test_collectives_are_drawn_as_such():
+    # A row-parallel linear's all_reduce and its wait, as the FX importer spells them: two collective nodes
+    # (counted among the unfused calls, as cm.stats counts them), named by the collective, not "operator".
+    text = textwrap.dedent(
+        """\
+        func.func @forward(%x: !torch.vtensor<[4,8],f32>) -> !torch.vtensor<[4,8],f32> {
+          %str = torch.constant.str "sum"
+          %str_0 = torch.constant.str "0"
+          %0 = torch.aten.relu %x : !torch.vtensor<[4,8],f32> -> !torch.vtensor<[4,8],f32>
+          %1 = torch.operator "torch._c10d_functional.all_reduce"(%0, %str, %str_0) : (!torch.vtensor<[4,8],f32>, !torch.str, !torch.str) -> !torch.vtensor<[4,8],f32>
+          %2 = torch.operator "torch._c10d_functional.wait_tensor"(%1) : (!torch.vtensor<[4,8],f32>) -> !torch.vtensor<[4,8],f32>
+          %3 = torch.aten.sigmoid %2 : !torch.vtensor<[4,8],f32> -> !torch.vtensor<[4,8],f32>
+          return %3 : !torch.vtensor<[4,8],f32>
+        }
+        """
+    )
+    with make_context():
+        graph = graph_of(ir.Module.parse(text))
+    collectives = [n for n in graph.nodes if n.kind == "collective"]
+    assert [n.label for n in collectives] == ["all_reduce", "wait_tensor"]
+    assert graph.stats()["unfused_ops"] == 4  # relu, sigmoid (no pipeline ran) and the two collectives
+    dot = to_dot(graph)
+    assert dot.count("shape=\"hexagon\"") == 2 and "node-collective" in dot

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from mlirfuse.dialect import GroupKind
 from mlirfuse.errors import MlirfuseError
-from mlirfuse.viz.graph import ATEN, CONSTANT, EXTERN, INPUT, OP, OUTPUT, VIEW, Cluster, FusionGraph
+from mlirfuse.viz.graph import ATEN, COLLECTIVE, CONSTANT, EXTERN, INPUT, OP, OUTPUT, VIEW, Cluster, FusionGraph
 
 HERE = Path(__file__).resolve().parent
 VIZ_JS = HERE / "node_modules" / "@viz-js" / "viz" / "dist" / "viz-global.js"
@@ -43,6 +43,7 @@ NODE_STYLES = {
     INPUT: {"shape": "box", "style": "rounded,filled", "fillcolor": "#f8fafc", "color": "#cbd5e1", "fontcolor": "#334155", "fontsize": "9"},
     OUTPUT: {"shape": "box", "style": "rounded,filled,bold", "fillcolor": "#e2e8f0", "color": "#334155"},
     CONSTANT: {"shape": "box", "style": "rounded,dotted", "color": "#94a3b8"},
+    COLLECTIVE: {"shape": "hexagon", "style": "filled,bold", "fillcolor": "#ede9fe", "color": "#6d28d9", "penwidth": "2"},
 }
 # What the legend says of each node kind.
 LEGEND = {
@@ -50,6 +51,7 @@ LEGEND = {
     EXTERN: "extern call (ATen, strided operands)",
     VIEW: "view (aliases its input)",
     INPUT: "function argument",
+    COLLECTIVE: "collective: issue or wait (torch.distributed)",
 }
 
 

@@ -11,7 +11,8 @@ returns nodes, edges and one `Cluster` per fusion group:
 - an extern group (`fusion.group {kind = "extern"}`) is one `extern` node:
   one ATen call reading strided operands;
 - any other torch op outside groups is an `aten` node (a `view` node when
-  it only aliases its input); function arguments are `input` nodes, each
+  it only aliases its input, a `collective` node for a functional
+  collective's issue or wait); function arguments are `input` nodes, each
   `func.return` an `output` node.
 
 Constants are left out; lists (`torch.prim.ListConstruct`) are transparent,
@@ -24,12 +25,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from mlirfuse.dialect import GroupKind, find_kernel, group_kind
-from mlirfuse.ir import computes, ir, parse_tensor_type
+from mlirfuse.ir import computes, ir, parse_tensor_type, torch_name
+from mlirfuse.ops.collectives import ISSUES, WAIT
 from mlirfuse.ops.views import VIEW_OPS
 
 # Node kinds.
 # An extern group is drawn as one node of the extern kind, named after the group kind.
 OP, ATEN, VIEW, EXTERN, INPUT, OUTPUT, CONSTANT = "op", "aten", "view", GroupKind.EXTERN.value, "input", "output", "constant"
+# A functional collective's issue or wait (tensor-parallel graphs): an ATen call, drawn apart.
+COLLECTIVE = "collective"
 
 
 @dataclass
@@ -71,14 +75,14 @@ class FusionGraph:
         return {
             "groups": len(self.clusters),
             "kernels": len({c.name for c in self.clusters}),
-            "unfused_ops": sum(1 for n in self.nodes if n.kind in (ATEN, EXTERN)),
+            "unfused_ops": sum(1 for n in self.nodes if n.kind in (ATEN, EXTERN, COLLECTIVE)),
             "unfused_views": sum(1 for n in self.nodes if n.kind == VIEW),
         }
 
 
 def short_name(op_name: str) -> str:
-    """`torch.aten.add.Tensor` -> `add.Tensor`; other dialects keep their prefix."""
-    return op_name.removeprefix("torch.aten.").removeprefix("torch.")
+    """`torch.aten.add.Tensor` -> `add.Tensor`, `torch._c10d_functional.all_reduce` -> `all_reduce`; other dialects keep their prefix."""
+    return op_name.removeprefix("torch.aten.").removeprefix("torch._c10d_functional.").removeprefix("torch.")
 
 
 def type_text(t: ir.Type) -> str:
@@ -118,7 +122,7 @@ class _Builder:
 
     def op_node(self, op, kind: str, sources: dict, function: str, cluster: Cluster | None = None) -> str:
         """A node for `op`, wired from its operands' producers; its results map to it."""
-        name = op.operation.name
+        name = torch_name(op)
         types = ", ".join(type_text(r.type) for r in op.results)
         node = self.node(kind, short_name(name), f"{name} -> {types}" if types else name, function, cluster)
         for v in op.operands:
@@ -195,6 +199,8 @@ class _Builder:
                     self.cluster(op, f"group {len(self.graph.clusters)}", kind, op.regions[0].blocks[0], sources, fname)
             elif name == "torch.vtensor.literal":
                 self.op_node(op, CONSTANT, sources, fname)
+            elif torch_name(op) in ISSUES or torch_name(op) == WAIT:
+                self.op_node(op, COLLECTIVE, sources, fname)
             else:
                 self.op_node(op, VIEW if name in VIEW_OPS else ATEN, sources, fname)
 
