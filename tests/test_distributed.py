@@ -15,80 +15,29 @@ from __future__ import annotations
 
 import json
 import os
-import socket
+import sys
+from pathlib import Path
 
 import pytest
 import torch
 import torch.multiprocessing as mp
-from torch import nn
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 
-class MLP(nn.Module):
-    def __init__(self, d: int = 16, hidden: int = 32):
-        super().__init__()
-        self.up, self.down = nn.Linear(d, hidden), nn.Linear(hidden, d)
-
-    def forward(self, x):
-        return self.down(torch.relu(self.up(x)) * 2.0) + 1.0
-
-
-class Block(nn.Module):
-    """A GPT-2-style block whose attention reshapes by head size (-1 heads), as tensor parallelism needs."""
-
-    def __init__(self, d: int = 32, heads: int = 4):
-        super().__init__()
-        self.head = d // heads
-        self.ln1, self.ln2 = nn.LayerNorm(d), nn.LayerNorm(d)
-        self.q, self.k, self.v, self.proj = (nn.Linear(d, d) for _ in range(4))
-        self.fc, self.out = nn.Linear(d, 4 * d), nn.Linear(4 * d, d)
-
-    def forward(self, x):
-        b, t, _ = x.shape
-        h = self.ln1(x)
-        q, k, v = (f(h).view(b, t, -1, self.head).transpose(1, 2) for f in (self.q, self.k, self.v))
-        a = nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
-        x = x + self.proj(a.transpose(1, 2).reshape(b, t, -1))
-        return x + self.out(nn.functional.gelu(self.fc(self.ln2(x))))
-
-
-PLANS = {
-    "mlp": (MLP, (4, 16), {"up": "colwise", "down": "rowwise"}),
-    "block": (Block, (2, 8, 32), {"q": "colwise", "k": "colwise", "v": "colwise", "proj": "rowwise",
-                                  "fc": "colwise", "out": "rowwise"}),
-    "fsdp2_block": (Block, (2, 8, 32), None),  # fully_shard: its all-gathers and reduce-scatters stay outside the graphs
-}
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from parallel import PLANS, free_port, sharded  # noqa: E402 - the models bench/parallel.py measures
 
 
 def _worker(rank: int, world: int, port: int, name: str, out_dir: str) -> None:
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), TRITON_INTERPRET="1")
     import torch.distributed as dist
-    from torch.distributed.device_mesh import init_device_mesh
     from torch.distributed.tensor import DTensor
-    from torch.distributed.tensor.parallel import ColwiseParallel, RowwiseParallel, parallelize_module
 
     from mlirfuse.backend import Backend
     from mlirfuse.tools.main import fusion_report
 
     dist.init_process_group("gloo", rank=rank, world_size=world)
     try:
-        cls, shape, plan = PLANS[name]
-        torch.manual_seed(0)
-        eager, model = cls(), cls()
-        model.load_state_dict(eager.state_dict())
-        styles = {"colwise": ColwiseParallel, "rowwise": RowwiseParallel}
-        if plan is None:
-            from torch.distributed.fsdp import fully_shard
-
-            fully_shard(model)
-        else:
-            parallelize_module(model, init_device_mesh("cpu", (world,)), {k: styles[v]() for k, v in plan.items()})
-        x = torch.randn(*shape)
+        eager, model, x = sharded(name, world)
         xe, xc = x.clone().requires_grad_(), x.clone().requires_grad_()
         backend = Backend()
         actual = torch.compile(model, backend=backend)(xc)
@@ -120,7 +69,7 @@ def _worker(rank: int, world: int, port: int, name: str, out_dir: str) -> None:
 
 @pytest.mark.parametrize("name", list(PLANS))
 def test_tensor_parallel_training_step_compiles_with_its_collectives(name, tmp_path):
-    mp.spawn(_worker, args=(2, _free_port(), name, str(tmp_path)), nprocs=2)
+    mp.spawn(_worker, args=(2, free_port(), name, str(tmp_path)), nprocs=2)
     for rank in range(2):
         result = json.loads((tmp_path / f"rank{rank}.json").read_text())
         assert result["output"] < 1e-4 and result["input_grad"] < 1e-4 and result["param_grads"] < 1e-4, result

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from mlirfuse.ir import computes, ir, tensor_type
+from mlirfuse.ir import computes, ir, tensor_type, torch_name
 from mlirfuse.ops.attention import SDPA
 from mlirfuse.ops.dtypes import BY_NAME as DTYPES
 from mlirfuse.ops.dtypes import itemsize
@@ -278,7 +278,7 @@ def program_cost(module: ir.Module, func_name: str | None = None) -> ProgramCost
             continue
         else:
             cost = extern_cost(op.operation)
-            step = (name, "aten")
+            step = (torch_name(op), "aten")
             if cost is not None and cost == Cost():
                 continue
         if cost is None:
