@@ -72,6 +72,13 @@ class Gemm:
     def batch_count(self) -> int:
         return math.prod(self.out[: self.batch])
 
+    def k_dim(self, operand: int, rank: int) -> int | None:
+        """The K dim of operand position `operand` (a value of `rank` dims): A's last, B's second to last
+        (linear's `[N, K]` weight: its last); None for the bias."""
+        if operand == self.a or (operand == self.b and self.b_transposed):
+            return rank - 1
+        return rank - 2 if operand == self.b else None
+
     def a_space(self) -> tuple[int, ...]:
         return self.out[:-1] + (self.k,)
 

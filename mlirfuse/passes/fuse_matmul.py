@@ -9,7 +9,10 @@ Runs after the elementwise fusion stages, on what they left:
 2. prologue: a pointwise group whose results only this GEMM reads, over
    the operand's own shape and at most `max-prologue-ops` ops (a cast, a
    scale), merges in; the template recomputes it on every tile it loads,
-   so nothing bigger and never a reduction;
+   so nothing bigger and never a reduction. A cat along an operand's K dim
+   (an LSTM's `cat([x_t, h])`, of inputs or of pointwise pieces) merges in
+   the same way and is never stored: the template reads it piece by piece
+   (K-split, `why_not_ksplit`);
 3. epilogue: a pointwise group reading the GEMM's result over the result's
    shape (bias add, activation, residual add, scale, cast) merges in; a
    result also read elsewhere (the pre-activation value) stays a result.
@@ -29,12 +32,13 @@ from __future__ import annotations
 import dataclasses
 
 from mlirfuse.analysis import AnalysisManager
-from mlirfuse.dialect import GroupKind
+from mlirfuse.dialect import GroupKind, group_kind
 from mlirfuse.ir import defining_op, ir, op_id
 from mlirfuse.ops.matmul import MATMUL_OPS, Gemm, gemm
-from mlirfuse.ops.views import view_chain, walk_views
+from mlirfuse.ops.views import CAT, view_chain, walk_views
 from mlirfuse.passes.base import ModulePass, body_ops, function_ops, unique_ops
 from mlirfuse.passes.legality import FUSION_ANALYSES, fusion_rewriter, why_not_merge
+from mlirfuse.passes.legality_cat import cat_list, why_not_static_cat
 from mlirfuse.passes.legality_matmul import group_gemm, why_not_epilogue, why_not_prologue
 from mlirfuse.passes.options import Limits, option, option_group
 from mlirfuse.passes.rewriter import FusionRewriter
@@ -79,6 +83,7 @@ class FuseMatmul(ModulePass):
                 groups = _merge_siblings(groups, rewriter, dep, limits, self.max_grouped)
                 if self.epilogue:
                     groups = _merge_for_epilogue(groups, rewriter, dep, limits, self.max_grouped)
+            _wrap_operand_cats(groups, rewriter)
             for group in groups:
                 if self.prologue:
                     group = self._absorb_prologue(group, rewriter, dep, limits)
@@ -206,6 +211,27 @@ def _merge_for_epilogue(groups: list, rewriter: FusionRewriter, dep, limits: Lim
             merged = True
             break
     return groups
+
+
+def _wrap_operand_cats(groups: list, rewriter: FusionRewriter) -> None:
+    """Each cat outside groups that only GEMM groups read becomes a pointwise group (with the views of its pieces), a prologue candidate.
+
+    fusion-fuse-concat leaves such a cat of computed pieces alone (they may
+    be another GEMM's epilogue: an unrolled LSTM's h); whether it merges is
+    `why_not_prologue`'s call, and a cat that does not is a kernel reading
+    its pieces, as a cat of inputs is.
+    """
+    for group in groups:
+        block = group.operation.block
+        for v in list(group.operands):
+            cat = defining_op(v)
+            if cat is None or cat.name != CAT or cat.block != block or why_not_static_cat(cat.opview) is not None:
+                continue
+            if any(u.owner.operation.name != "fusion.group" or group_kind(u.owner) != GroupKind.MATMUL for u in v.uses):
+                continue
+            items = cat_list(cat.opview)
+            views = [op for piece in items.operands for op in walk_views(piece, block)[1]]
+            rewriter.wrap(unique_ops([*views, items.opview, cat.opview]), GroupKind.POINTWISE)
 
 
 def _wrap(op, rewriter: FusionRewriter):

@@ -3,19 +3,22 @@
 Each `why_not_*` returns None when the merge is legal, otherwise the reason
 in words, as in `legality`: a prologue is recomputed on every operand tile
 (pointwise, small, read by this GEMM alone), an epilogue runs on the
-result tile (pointwise over the GEMM's result shape).
+result tile (pointwise over the GEMM's result shape). A cat along a GEMM
+operand's K dim is a prologue too (`why_not_ksplit`): the template reads
+it piece by piece, one K loop per piece, and nothing is copied.
 """
 
 from __future__ import annotations
 
 from mlirfuse.analysis.dependence import DependenceAnalysis
 from mlirfuse.dialect import GroupKind, group_kind
-from mlirfuse.ir import defining_op, tensor_type
+from mlirfuse.ir import constant_value, defining_op, tensor_type
 from mlirfuse.ops.indexing import INDEXING_OPS
 from mlirfuse.ops.matmul import MATMUL_OPS, Gemm, gemm
-from mlirfuse.ops.views import PADS, VIEW_OPS
+from mlirfuse.ops.views import CAT, PADS, VIEW_OPS
 from mlirfuse.passes.base import body_ops
 from mlirfuse.passes.legality import computing_ops, why_not_merge
+from mlirfuse.passes.legality_cat import why_not_static_cat
 from mlirfuse.passes.options import Limits
 
 
@@ -28,20 +31,74 @@ def group_gemm(group) -> Gemm | None:
     return None
 
 
-def _tile_only(group) -> str | None:
-    """Why `group`'s body cannot be emitted on a GEMM's tiles (indexing, creation, pads, cats), or None."""
+def _tile_only(group, cats: bool = False) -> str | None:
+    """Why `group`'s body cannot be emitted on a GEMM's tiles (indexing, creation, pads, cats unless `cats`), or None."""
     ops, _ = body_ops(group)
-    name = next((op.operation.name for op in ops if op.operation.name in INDEXING_OPS | PADS | {"torch.aten.cat"}), None)
+    refused = INDEXING_OPS | PADS | (set() if cats else {CAT})
+    name = next((op.operation.name for op in ops if op.operation.name in refused), None)
     return f"holds '{name}' (indexing, creation, pads and cats are not emitted on GEMM tiles)" if name else None
 
 
-def _why_not_on_tiles(group, role: str, pointwise_only: str) -> str | None:
-    """Why `group` (the GEMM's `role`) cannot be computed on a GEMM's tiles: not pointwise, or a tile-only op."""
+def _why_not_on_tiles(group, role: str, pointwise_only: str, cats: bool = False) -> str | None:
+    """Why `group` (the GEMM's `role`) cannot be computed on a GEMM's tiles: not pointwise, or a tile-only op.
+
+    `cats`: the group's cats are K-split operands (`why_not_ksplit`); a concat group's exit cat is one.
+    """
     kind = group_kind(group)
-    if kind != GroupKind.POINTWISE:
+    if kind != GroupKind.POINTWISE and not (cats and kind == GroupKind.CONCAT):
         return f"{role} is a {kind} group ({pointwise_only})"
-    why = _tile_only(group)
+    why = _tile_only(group, cats)
     return f"{role} {why}" if why else None
+
+
+def why_not_ksplit(producer, mm) -> str | None:
+    """None if every cat of `producer` may be read by `mm`'s GEMMs piece by piece along K; otherwise why not.
+
+    `cat([x, h], -1) @ W` is no copy: the template runs one K loop per piece,
+    each reading its piece (and the matching rows of W) through the piece's
+    own pointer. So a cat may join a GEMM when it is the whole of an
+    operand, along that operand's K dim (A's last, B's K), read by the
+    GEMMs as nothing else; its pieces are inputs or pointwise values of
+    them, computed on the pieces' tiles as any prologue is.
+    """
+    ops, terminator = body_ops(producer)
+    yielded = list(terminator.operands)
+    for cat in (op for op in ops if op.operation.name == CAT):
+        reason = why_not_static_cat(cat)
+        if reason:
+            return reason
+        if any(u.owner.operation != terminator.operation for u in cat.results[0].uses):
+            return "the cat is computed on further inside its group (only a cat that is a GEMM operand is read by K-split)"
+    if any(defining_op(v) is None or defining_op(v).name != CAT for v in yielded):
+        return "the cat's group has results besides cats (a K-split prologue yields cats only)"
+    block = mm.regions[0].blocks[0]
+    for result, v in zip(producer.results, yielded):
+        for arg, operand in zip(block.arguments, mm.operands):
+            if operand == result and (why := _why_not_k_operand(arg, defining_op(v).opview)):
+                return why
+    return None
+
+
+def left_to_gemm(cat) -> str | None:
+    """Why `cat` (outside groups) is no concat exit: GEMMs the template takes read it, as an operand along
+    their K dim, and fusion-fuse-matmul reads it piece by piece; None if it is not such a cat."""
+    if why_not_static_cat(cat) or _why_not_k_operand(cat.results[0], cat):
+        return None
+    return "GEMMs read the cat along K: fusion-fuse-matmul reads it piece by piece (K-split), it is never stored"
+
+
+def _why_not_k_operand(value, cat) -> str | None:
+    """Why `value` (what `cat` computes) is not read only as GEMM operands along their K dim (None: it is)."""
+    rank = len(tensor_type(value.type).shape)
+    dim = constant_value(cat.operands[1]) % rank
+    for use in value.uses:
+        user = use.owner
+        g = gemm(user) if user.operation.name in MATMUL_OPS else None
+        if not isinstance(g, Gemm):
+            return "the cat is read by more than a GEMM's operand (only an operand is read by K-split)"
+        if g.k_dim(use.operand_number, rank) != dim:
+            return f"cat along dim {dim}, not the GEMM operand's K dim (only a K dim is read by K-split)"
+    return None
 
 
 def why_not_epilogue(mm, consumer, dep: DependenceAnalysis, limits: Limits = Limits()) -> str | None:
@@ -57,11 +114,14 @@ def why_not_epilogue(mm, consumer, dep: DependenceAnalysis, limits: Limits = Lim
 
 def why_not_prologue(producer, mm, dep: DependenceAnalysis, limits: Limits = Limits(), max_ops: int = 4) -> str | None:
     """None if group `producer` may be recomputed on `mm`'s operand tiles; otherwise why not."""
-    why = _why_not_on_tiles(producer, "producer", "a prologue is recomputed per tile: pointwise only")
+    cats = any(op.operation.name == CAT for op in body_ops(producer)[0])
+    why = _why_not_on_tiles(producer, "producer", "a prologue is recomputed per tile: pointwise only", cats)
     if why:
         return why
     if any(u.owner.operation != mm.operation for r in producer.results for u in r.uses):
         return "producer's result is also read elsewhere"
+    if cats and (why := why_not_ksplit(producer, mm)):
+        return why
     _, terminator = body_ops(producer)
     if any(defining_op(v) is not None and defining_op(v).name in VIEW_OPS for v in terminator.operands):
         return "producer stores a reshape of a computed value (a copy, not recomputed per tile)"

@@ -34,13 +34,16 @@ from typing import Callable
 from mlirfuse.analysis.cost import kernel_cost, sum_sizes, value_bytes
 from mlirfuse.dialect import GroupKind, group_kind
 from mlirfuse.ir import computes
+from mlirfuse.ops.views import CAT
 
 
 @dataclass(frozen=True)
 class Candidate:
     """One merge the rules allow, as a policy sees it."""
 
-    kind: str  # "vertical" (consumer reads producer), "horizontal" (independent siblings), "prologue", "epilogue"
+    # "vertical" (consumer reads producer), "horizontal" (independent siblings), "prologue", "epilogue",
+    # "ksplit" (a prologue holding a cat along the GEMM operand's K dim, read piece by piece: the cat is never stored)
+    kind: str
     producer_kind: str  # the groups' kinds (GroupKind values: "pointwise", "reduction", "matmul", ...)
     consumer_kind: str
     producer_ops: tuple[str, ...]  # torch op names in each group's body, in order
@@ -108,6 +111,8 @@ def candidate(producer, consumer) -> Candidate:
     if any(_reads(consumer, r) for r in producer.results):
         kind = ("prologue" if c_kind == GroupKind.MATMUL and p_kind != GroupKind.MATMUL
                 else "epilogue" if p_kind == GroupKind.MATMUL and c_kind != GroupKind.MATMUL else "vertical")
+        if kind == "prologue" and CAT in _ops(producer):
+            kind = "ksplit"
         # The results only the consumer reads: stored once and loaded once each, saved by the merge.
         moved = sum_sizes(value_bytes(r) for r in producer.results
                           if _reads(consumer, r) and all(u.owner.operation == consumer.operation for u in r.uses))
@@ -118,7 +123,7 @@ def candidate(producer, consumer) -> Candidate:
     cost = kernel_cost(producer)
     return Candidate(
         kind, str(p_kind), str(c_kind), _ops(producer), _ops(consumer), saved, None if cost is None else cost.flops,
-        kind == "prologue", producer, consumer,
+        kind in ("prologue", "ksplit"), producer, consumer,
     )
 
 
