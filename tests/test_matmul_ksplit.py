@@ -4,7 +4,8 @@ Against eager in f32, f16 and bf16. Piece widths are not multiples of any
 BLOCK_K (the interpreter's is up to 128, sm_80/sm_90's 32), and one piece
 is wider than 128, so a piece takes several K steps and a step ends inside
 a piece. The limits (a cat read elsewhere too, along rows, or computed on
-after the cat) stay two kernels, correct, with the reason named.
+by a value varying along K after the cat) stay two kernels, correct, with
+the reason named.
 """
 
 from __future__ import annotations
@@ -135,6 +136,22 @@ def test_a_cat_beside_another_gemm_in_one_grouped_kernel():
     assert cm.stats["launches"] == 1, cm.stats
 
 
+@DTYPES
+def test_elementwise_ops_on_the_cat_are_evaluated_per_piece(dtype):
+    # relu(cat) * s with s the same along K, and a cast after the cat (autocast's shape of an LSTM step).
+    def f(x, h, s, w):
+        return F.linear(torch.relu(torch.cat([x, torch.tanh(h)], -1)) * s, w)
+
+    inputs = (_rand(5, 7, dtype=dtype), _rand(5, 9, dtype=dtype), _rand(5, 1, dtype=dtype), _rand(11, 16, dtype=dtype))
+    assert _compiled(f, inputs, dtype).stats["launches"] == 1
+    inputs = (_rand(5, 7), _rand(5, 9), _rand(11, 16, dtype=dtype))
+    cm = _compiled(lambda x, h, w: F.linear(torch.cat([x, h], -1).to(dtype), w), inputs, dtype)
+    assert cm.stats["launches"] == 1
+    # An integer piece: the cat promotes it, the cast and scale after the cat see the promoted value.
+    inputs = (_rand(4, 16), torch.randint(-3, 3, (4, 5)), _rand(11, 21))
+    assert _compiled(lambda x, i, w: F.linear(torch.cat([x, i], -1).float() * 0.5, w), inputs).stats["launches"] == 1
+
+
 def test_limits_stay_two_kernels_with_the_reason():
     # The cat also returned: stored once by its own kernel, which the GEMM reads.
     both = _compiled(lambda x, h, w: (F.linear(torch.cat([x, h], -1), w), torch.cat([x, h], -1)),
@@ -144,10 +161,11 @@ def test_limits_stay_two_kernels_with_the_reason():
     rows = _compiled(lambda x, h, w: F.linear(torch.cat([x, h], 0), w), (_rand(5, 16), _rand(3, 16), _rand(11, 16)), explain=True)
     assert rows.stats["launches"] == 2, rows.stats
     assert any("cat along dim 0, not the GEMM operand's K dim" in r for r in _reasons(rows)), _reasons(rows)
-    # An op on the cat itself (not on its pieces) before the GEMM.
-    after = _compiled(lambda x, h, w: F.linear(torch.relu(torch.cat([x, h], -1)), w), (_rand(5, 7), _rand(5, 9), _rand(11, 16)), explain=True)
+    # An op on the cat reading a value that varies along K (a piece would need another's coordinates).
+    inputs = (_rand(5, 7), _rand(5, 9), _rand(5, 16), _rand(11, 16))
+    after = _compiled(lambda x, h, y, w: F.linear(torch.cat([x, h], -1) * y, w), inputs, explain=True)
     assert after.stats["launches"] == 2, after.stats
-    assert any("the cat is computed on further inside its group" in r for r in _reasons(after)), _reasons(after)
+    assert any("an op on the cat reads a value that varies along K" in r for r in _reasons(after)), _reasons(after)
 
 
 def test_a_policy_sees_the_ksplit_and_may_veto_it():

@@ -32,7 +32,7 @@ import math
 from dataclasses import dataclass
 
 from mlirfuse.dialect import GroupKind
-from mlirfuse.ir import block_ops, constant_value, ir, op_id, tensor_type
+from mlirfuse.ir import block_ops, constant_value, op_id, tensor_type
 from mlirfuse.lowering.emitter import (
     KernelEmitter,
     LoweringError,
@@ -47,8 +47,9 @@ from mlirfuse.lowering.emitter import (
     stored_value,
 )
 from mlirfuse.ops.dtypes import TRITON_DTYPES
-from mlirfuse.ops.matmul import MATMUL_OPS, Gemm, gemm
-from mlirfuse.ops.views import CAT, VIEW_OPS
+from mlirfuse.ops.elementwise import compute_dtype
+from mlirfuse.ops.matmul import MATMUL_OPS, Gemm, gemm, k_split
+from mlirfuse.ops.views import VIEW_OPS
 
 
 @dataclass(frozen=True)
@@ -192,6 +193,7 @@ class _MatmulEmitter(KernelEmitter):
             breg: mi.operands[gi.b] for breg, mi, gi in zip(self.bregs, mms, gemms)
         }
         self.split_cats, self.segments = [], []
+        self.in_place_of_cat = {}  # piece region -> (the cat's result, the piece evaluated in its place)
         pieces = {areg: self._k_pieces(areg, mms[self.a_of.index(j)], gemms[self.a_of.index(j)].a)
                   for j, areg in enumerate(self.aregs)}
         pieces |= {breg: self._k_pieces(breg, mi, gi.b) for breg, mi, gi in zip(self.bregs, mms, gemms)}
@@ -211,14 +213,16 @@ class _MatmulEmitter(KernelEmitter):
         with K narrowed to the piece, its K coordinate `rk - start`.
         """
         value = self.operand[region]
-        cat = value.owner if isinstance(value.owner, ir.OpView) else None
-        if cat is None or cat.operation.name != CAT:
+        split = k_split(value, gemm(mm).k_dim(operand, len(tensor_type(value.type).shape)))
+        if split is None:
             return []
-        shape = tensor_type(value.type).shape
-        k_dim = gemm(mm).k_dim(operand, len(shape))
-        if constant_value(cat.operands[1]) % len(shape) != k_dim or any(u.owner.operation.name not in MATMUL_OPS for u in value.uses):
-            raise LoweringError(f"kernel @{self.name}: a cat in a GEMM kernel must be an operand only, along its K dim")
+        if isinstance(split, str) or any(u.owner.operation.name not in MATMUL_OPS for u in value.uses):
+            raise LoweringError(f"kernel @{self.name}: a cat in a GEMM kernel must be a GEMM operand only, along its K dim "
+                                f"({split if isinstance(split, str) else 'read by more than GEMMs'})")
+        cat = split.cat
         self.split_cats.append(cat)
+        rank = len(tensor_type(cat.results[0].type).shape)
+        k_dim = constant_value(cat.operands[1]) % rank
         # The region's K coordinate (rk[None, :] in A, rk[:, None] in B) and its mask.
         d = next(d for d, (expr, _) in enumerate(self.coords[region]) if expr.startswith("rk["))
         rk, kmask = self.coords[region][d]
@@ -228,6 +232,8 @@ class _MatmulEmitter(KernelEmitter):
             coords, space = list(self.coords[region]), list(self.spaces[region])
             coords[d], space[d] = (f"({rk} - {start})" if start else rk, kmask), tensor_type(piece.type).shape[k_dim]
             self.operand[name], self.coords[name], self.spaces[name] = piece, coords, tuple(space)
+            if split.ops:  # the ops after the cat, evaluated on this piece in place of the cat
+                self.operand[name], self.in_place_of_cat[name] = value, (cat.results[0], piece)
             if space[d]:  # (an empty piece covers no K)
                 found.append((start, name))
             start += space[d]
@@ -246,7 +252,7 @@ class _MatmulEmitter(KernelEmitter):
         biases = [mi.operands[gi.bias] for mi, gi in zip(mms, self.gemms) if gi.bias is not None]
         used = {r for segments in self.segments for _, _, regions in segments for r in regions}
         regions = [r for whole in [*self.aregs, *self.bregs] for r in self.pieces[whole] or [whole] if r in used]
-        cones = {region: self._cone(operand[region], producer, sites) for region in regions}
+        cones = {region: self._cone(operand[region], producer, sites, self.in_place_of_cat.get(region)) for region in regions}
         computing = [
             op for op in ops
             if op.operation.name not in VIEW_OPS and op.operation.name != "torch.prim.ListConstruct"
@@ -264,7 +270,8 @@ class _MatmulEmitter(KernelEmitter):
         for value, site in sites.items():
             for region in regions + ["out"]:
                 direct = region != "out" and value == operand[region]
-                read = direct or any(value in list(op.operands) for op in readers[region])
+                in_place = region in self.in_place_of_cat and value == self.in_place_of_cat[region][1]
+                read = direct or in_place or any(value in list(op.operands) for op in readers[region])
                 read = read or (region == "out" and any(value == b for b in biases))
                 if not read:
                     continue
@@ -289,9 +296,13 @@ class _MatmulEmitter(KernelEmitter):
                     self.env = {}
                     for value, kname, site, raw in loads[region]:
                         self.env[value] = self._load(region, value, kname, site, raw)
+                    cat, piece = self.in_place_of_cat.get(region, (None, None))
                     for op in ops:
                         if op in cones[region]:
                             self.emit_body_op(op)
+                        elif cat is not None and op.results and op.results[0] == cat:
+                            dtype, value = compute_dtype(tensor_type(cat.type).dtype), self._value(piece)  # the cat promotes
+                            self.env[cat] = value if value.dtype == dtype else self.tmp(cast(value, dtype), dtype, "the cat's piece")
                     tile = cast(self._value(operand[region]), g.dtype)
                     # K lanes past the end: -0.0 in A and 0.0 in B make each padded product -0.0, the identity
                     # of the sum (eager's sign of zero), whatever a prologue made of the masked loads (log(0) = -inf).
@@ -417,11 +428,13 @@ class _MatmulEmitter(KernelEmitter):
         return value
 
     @staticmethod
-    def _cone(value, producer: dict, sites: dict) -> list:
-        """The ops computing `value` from load sites, in no particular order."""
+    def _cone(value, producer: dict, sites: dict, in_place=None) -> list:
+        """The ops computing `value` from load sites, in no particular order (`in_place`: (a cat's result, the piece read instead))."""
         found, stack = [], [value]
         while stack:
             v = stack.pop()
+            if in_place is not None and v == in_place[0]:
+                v = in_place[1]
             op = producer.get(v)
             if v in sites or op is None or op in found:
                 continue

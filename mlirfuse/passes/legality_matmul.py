@@ -12,13 +12,13 @@ from __future__ import annotations
 
 from mlirfuse.analysis.dependence import DependenceAnalysis
 from mlirfuse.dialect import GroupKind, group_kind
-from mlirfuse.ir import constant_value, defining_op, tensor_type
+from mlirfuse.ir import defining_op, op_id, tensor_type
 from mlirfuse.ops.indexing import INDEXING_OPS
-from mlirfuse.ops.matmul import MATMUL_OPS, Gemm, gemm
+from mlirfuse.ops.matmul import MATMUL_OPS, Gemm, KSplit, computed_from_cat, gemm, k_split
 from mlirfuse.ops.views import CAT, PADS, VIEW_OPS
 from mlirfuse.passes.base import body_ops
 from mlirfuse.passes.legality import computing_ops, why_not_merge
-from mlirfuse.passes.legality_cat import why_not_static_cat
+from mlirfuse.passes.legality_cat import cat_list, why_not_static_cat
 from mlirfuse.passes.options import Limits
 
 
@@ -56,49 +56,55 @@ def why_not_ksplit(producer, mm) -> str | None:
 
     `cat([x, h], -1) @ W` is no copy: the template runs one K loop per piece,
     each reading its piece (and the matching rows of W) through the piece's
-    own pointer. So a cat may join a GEMM when it is the whole of an
-    operand, along that operand's K dim (A's last, B's K), read by the
-    GEMMs as nothing else; its pieces are inputs or pointwise values of
-    them, computed on the pieces' tiles as any prologue is.
+    own pointer. So a cat may join a GEMM when, with the elementwise ops
+    after it (a cast, an activation: evaluated per piece, `k_split`), it
+    is the whole of an operand, along that operand's K dim (A's last, B's
+    K), read by the GEMMs as nothing else; its pieces are inputs or
+    pointwise values of them, computed on the pieces' tiles as any
+    prologue is.
     """
     ops, terminator = body_ops(producer)
-    yielded = list(terminator.operands)
-    for cat in (op for op in ops if op.operation.name == CAT):
-        reason = why_not_static_cat(cat)
-        if reason:
-            return reason
-        if any(u.owner.operation != terminator.operation for u in cat.results[0].uses):
-            return "the cat is computed on further inside its group (only a cat that is a GEMM operand is read by K-split)"
-    if any(defining_op(v) is None or defining_op(v).name != CAT for v in yielded):
-        return "the cat's group has results besides cats (a K-split prologue yields cats only)"
     block = mm.regions[0].blocks[0]
-    for result, v in zip(producer.results, yielded):
+    split = set()
+    for result, v in zip(producer.results, terminator.operands):
+        if not computed_from_cat(v):
+            continue  # an ordinary prologue value (a cast of the weight)
         for arg, operand in zip(block.arguments, mm.operands):
-            if operand == result and (why := _why_not_k_operand(arg, defining_op(v).opview)):
-                return why
+            if operand == result:
+                why, cats = _why_not_k_operand(arg, v)
+                if why:
+                    return why
+                split.update(op_id(cat.operation) for cat in cats)
+    for cat in (op for op in ops if op.operation.name == CAT):
+        if op_id(cat.operation) not in split:
+            return "the cat is computed on further inside its group (only a cat that is a GEMM operand is read by K-split)"
+        if why := why_not_static_cat(cat):
+            return why
     return None
 
 
 def left_to_gemm(cat) -> str | None:
     """Why `cat` (outside groups) is no concat exit: GEMMs the template takes read it, as an operand along
     their K dim, and fusion-fuse-matmul reads it piece by piece; None if it is not such a cat."""
-    if why_not_static_cat(cat) or _why_not_k_operand(cat.results[0], cat):
+    if why_not_static_cat(cat) or _why_not_k_operand(cat.results[0], cat.results[0])[0]:
         return None
     return "GEMMs read the cat along K: fusion-fuse-matmul reads it piece by piece (K-split), it is never stored"
 
 
-def _why_not_k_operand(value, cat) -> str | None:
-    """Why `value` (what `cat` computes) is not read only as GEMM operands along their K dim (None: it is)."""
+def _why_not_k_operand(read, value) -> tuple[str | None, list]:
+    """(Why not, None if so; the cats) for `read` (`value`, computed from a cat, or a block argument standing for it)
+    being read only as GEMM operands along their K dim, through `k_split`."""
+    cats = []
     rank = len(tensor_type(value.type).shape)
-    dim = constant_value(cat.operands[1]) % rank
-    for use in value.uses:
+    for use in read.uses:
         user = use.owner
         g = gemm(user) if user.operation.name in MATMUL_OPS else None
-        if not isinstance(g, Gemm):
-            return "the cat is read by more than a GEMM's operand (only an operand is read by K-split)"
-        if g.k_dim(use.operand_number, rank) != dim:
-            return f"cat along dim {dim}, not the GEMM operand's K dim (only a K dim is read by K-split)"
-    return None
+        k = g.k_dim(use.operand_number, rank) if isinstance(g, Gemm) else None
+        found = k_split(value, k) if k is not None else None
+        if not isinstance(found, KSplit):
+            return found or "the cat is read by more than a GEMM's operand (only an operand is read by K-split)", []
+        cats.append(found.cat)
+    return None, cats
 
 
 def why_not_epilogue(mm, consumer, dep: DependenceAnalysis, limits: Limits = Limits()) -> str | None:
@@ -125,9 +131,32 @@ def why_not_prologue(producer, mm, dep: DependenceAnalysis, limits: Limits = Lim
     _, terminator = body_ops(producer)
     if any(defining_op(v) is not None and defining_op(v).name in VIEW_OPS for v in terminator.operands):
         return "producer stores a reshape of a computed value (a copy, not recomputed per tile)"
-    if computing_ops(producer) > max_ops:
-        return f"prologue of {computing_ops(producer)} ops > {max_ops} (recomputed on every tile)"
+    if (count := _ops_per_tile(producer)) > max_ops:
+        return f"prologue of {count} ops > {max_ops} (recomputed on every tile)"
     return why_not_merge(producer, mm, dep, limits)
+
+
+def _ops_per_tile(producer) -> int:
+    """The computing ops of `producer` a GEMM tile evaluates: of a cat (K-split), only the ops of its widest-computed
+    piece (each K loop evaluates its own piece) and not the cat itself (it computes nothing)."""
+    count = computing_ops(producer)
+    for cat in (op for op in body_ops(producer)[0] if op.operation.name == CAT):
+        cones = [_cone_ops(piece) for piece in cat_list(cat).operands]
+        count -= 1 + len(set().union(*cones)) - max(map(len, cones), default=0)
+    return count
+
+
+def _cone_ops(value) -> set:
+    """The ids of the computing ops (views and constants do not count) computing `value` within its block."""
+    found, stack = set(), [value]
+    while stack:
+        op = defining_op(stack.pop())
+        if op is None or op_id(op) in found:
+            continue
+        if op.name.startswith(("torch.aten.", "torch.prims.")) and op.name not in VIEW_OPS:
+            found.add(op_id(op))
+        stack.extend(op.operands)
+    return found
 
 
 def why_not_template(producer, consumer, dep: DependenceAnalysis, limits: Limits = Limits()) -> str | None:

@@ -328,7 +328,8 @@ func.func @fuse_ksplit_computed_piece(%x: !torch.vtensor<[4,16],f32>, %h: !torch
 
 // Limits of K-split, each a kernel of its own for the cat, with the reason:
 // a cat along rows (the GEMM's M, not K), a cat also returned (stored for
-// its other reader anyway), an op on the cat itself before the GEMM.
+// its other reader anyway), an op on the cat reading a value that varies
+// along K.
 
 // CHECK-LABEL: func.func @no_fuse_ksplit_cat_along_rows
 // CHECK:         %[[C:.+]] = "fusion.group"(%arg0, %arg1) ({
@@ -371,22 +372,50 @@ func.func @no_fuse_ksplit_cat_also_returned(%x: !torch.vtensor<[4,16],f32>, %h: 
 
 // -----
 
-// CHECK-LABEL: func.func @no_fuse_ksplit_op_on_the_cat
-// CHECK:         %[[C:.+]] = "fusion.group"(%arg0, %arg1) ({
+// An op on the cat reading a value that varies along K (`* y`, y [4, 48]):
+// each piece's loop would need y at the cat's coordinates, not the piece's.
+
+// CHECK-LABEL: func.func @no_fuse_ksplit_cat_times_a_full_width_value
+// CHECK:         %[[C:.+]] = "fusion.group"(%arg0, %arg1, %arg2) ({
 // CHECK:           torch.aten.cat
-// CHECK:           torch.aten.relu
+// CHECK:           torch.aten.mul.Tensor
 // CHECK:         }) {kind = "pointwise"}
-// CHECK:         "fusion.group"(%[[C]], %arg2) ({
+// CHECK:         "fusion.group"(%[[C]], %arg3) ({
 // CHECK-NOT:       torch.aten.cat
 // CHECK:         }) {kind = "matmul"}
-// EXPLAIN-LABEL: func.func @no_fuse_ksplit_op_on_the_cat
-// EXPLAIN:         {fusion.explain = ["consumer fusion.group: the cat is computed on further inside its group (only a cat that is a GEMM operand is read by K-split)"], kind = "pointwise"}
-func.func @no_fuse_ksplit_op_on_the_cat(%x: !torch.vtensor<[4,16],f32>, %h: !torch.vtensor<[4,32],f32>, %w: !torch.vtensor<[64,48],f32>) -> !torch.vtensor<[4,64],f32> {
+// EXPLAIN-LABEL: func.func @no_fuse_ksplit_cat_times_a_full_width_value
+// EXPLAIN:         {fusion.explain = ["consumer fusion.group: an op on the cat reads a value that varies along K (only values the same along K are read per piece)"], kind = "pointwise"}
+func.func @no_fuse_ksplit_cat_times_a_full_width_value(%x: !torch.vtensor<[4,16],f32>, %h: !torch.vtensor<[4,32],f32>, %y: !torch.vtensor<[4,48],f32>, %w: !torch.vtensor<[64,48],f32>) -> !torch.vtensor<[4,64],f32> {
+  %none = torch.constant.none
+  %int-1 = torch.constant.int -1
+  %0 = torch.prim.ListConstruct %x, %h : (!torch.vtensor<[4,16],f32>, !torch.vtensor<[4,32],f32>) -> !torch.list<vtensor>
+  %1 = torch.aten.cat %0, %int-1 : !torch.list<vtensor>, !torch.int -> !torch.vtensor<[4,48],f32>
+  %r = torch.aten.mul.Tensor %1, %y : !torch.vtensor<[4,48],f32>, !torch.vtensor<[4,48],f32> -> !torch.vtensor<[4,48],f32>
+  %2 = torch.aten.linear %r, %w, %none : !torch.vtensor<[4,48],f32>, !torch.vtensor<[64,48],f32>, !torch.none -> !torch.vtensor<[4,64],f32>
+  return %2 : !torch.vtensor<[4,64],f32>
+}
+
+// -----
+
+// Elementwise ops on the cat whose other operands are the same along K (a
+// relu, a scale per row, a cast) join with it: each piece's loop evaluates
+// them on the piece in place of the cat.
+
+// CHECK-LABEL: func.func @fuse_ksplit_ops_on_the_cat
+// CHECK:         %[[G:.+]] = "fusion.group"(%arg0, %arg1, %arg2, %arg3) ({
+// CHECK:           %[[CAT:.+]] = torch.aten.cat
+// CHECK-NEXT:      %[[R:.+]] = torch.aten.relu %[[CAT]]
+// CHECK-NEXT:      %[[S:.+]] = torch.aten.mul.Tensor %[[R]]
+// CHECK:           torch.aten.linear %[[S]]
+// CHECK:         }) {kind = "matmul"}
+// CHECK-NEXT:    return %[[G]]
+func.func @fuse_ksplit_ops_on_the_cat(%x: !torch.vtensor<[4,16],f32>, %h: !torch.vtensor<[4,32],f32>, %s: !torch.vtensor<[4,1],f32>, %w: !torch.vtensor<[64,48],f32>) -> !torch.vtensor<[4,64],f32> {
   %none = torch.constant.none
   %int-1 = torch.constant.int -1
   %0 = torch.prim.ListConstruct %x, %h : (!torch.vtensor<[4,16],f32>, !torch.vtensor<[4,32],f32>) -> !torch.list<vtensor>
   %1 = torch.aten.cat %0, %int-1 : !torch.list<vtensor>, !torch.int -> !torch.vtensor<[4,48],f32>
   %r = torch.aten.relu %1 : !torch.vtensor<[4,48],f32> -> !torch.vtensor<[4,48],f32>
-  %2 = torch.aten.linear %r, %w, %none : !torch.vtensor<[4,48],f32>, !torch.vtensor<[64,48],f32>, !torch.none -> !torch.vtensor<[4,64],f32>
+  %m = torch.aten.mul.Tensor %r, %s : !torch.vtensor<[4,48],f32>, !torch.vtensor<[4,1],f32> -> !torch.vtensor<[4,48],f32>
+  %2 = torch.aten.linear %m, %w, %none : !torch.vtensor<[4,48],f32>, !torch.vtensor<[64,48],f32>, !torch.none -> !torch.vtensor<[4,64],f32>
   return %2 : !torch.vtensor<[4,64],f32>
 }
