@@ -152,6 +152,16 @@ def test_elementwise_ops_on_the_cat_are_evaluated_per_piece(dtype):
     assert _compiled(lambda x, i, w: F.linear(torch.cat([x, i], -1).float() * 0.5, w), inputs).stats["launches"] == 1
 
 
+def test_a_cat_read_by_several_gemms_is_read_by_each():
+    # One cat, three GEMMs over different result shapes (not one grouped kernel): each reads the pieces.
+    def f(x, h, w1, w2, w3):
+        c = torch.cat([x, h], -1)
+        return F.linear(c, w1), c @ w2.t(), torch.relu(F.linear(c, w3))
+
+    cm = _compiled(f, (_rand(4, 7), _rand(4, 9), _rand(11, 16), _rand(5, 16), _rand(3, 16)))
+    assert cm.stats["launches"] == 3 and cm.stats["unfused_ops"] == 0, cm.stats
+
+
 def test_limits_stay_two_kernels_with_the_reason():
     # The cat also returned: stored once by its own kernel, which the GEMM reads.
     both = _compiled(lambda x, h, w: (F.linear(torch.cat([x, h], -1), w), torch.cat([x, h], -1)),

@@ -35,7 +35,7 @@ from mlirfuse.analysis import AnalysisManager
 from mlirfuse.dialect import GroupKind, group_kind
 from mlirfuse.ir import defining_op, ir, op_id
 from mlirfuse.ops.matmul import MATMUL_OPS, Gemm, gemm
-from mlirfuse.ops.views import CAT, view_chain, walk_views
+from mlirfuse.ops.views import CAT, VIEW_OPS, view_chain, walk_views
 from mlirfuse.passes.base import ModulePass, body_ops, function_ops, unique_ops
 from mlirfuse.passes.legality import FUSION_ANALYSES, fusion_rewriter, why_not_merge
 from mlirfuse.passes.legality_cat import cat_list, why_not_static_cat
@@ -214,24 +214,46 @@ def _merge_for_epilogue(groups: list, rewriter: FusionRewriter, dep, limits: Lim
 
 
 def _wrap_operand_cats(groups: list, rewriter: FusionRewriter) -> None:
-    """Each cat outside groups that only GEMM groups read becomes a pointwise group (with the views of its pieces), a prologue candidate.
+    """Give each GEMM group reading a cat its own prologue candidate: a pointwise group holding the cat (and its pieces' views).
 
-    fusion-fuse-concat leaves such a cat of computed pieces alone (they may
-    be another GEMM's epilogue: an unrolled LSTM's h); whether it merges is
-    `why_not_prologue`'s call, and a cat that does not is a kernel reading
-    its pieces, as a cat of inputs is.
+    fusion-fuse-concat leaves a cat of computed pieces that only GEMMs read
+    alone (the pieces may be another GEMM's epilogue: an unrolled LSTM's
+    h): it is wrapped here. A cat (bare, or a group holding only a cat of
+    its inputs) read by several GEMM groups is copied, one per group: each
+    reads the pieces (a copy recomputes nothing), no cat is stored. Whether
+    a copy merges is `why_not_prologue`'s call; one that does not is a
+    kernel reading its pieces, as a cat of inputs is.
     """
     for group in groups:
         block = group.operation.block
-        for v in list(group.operands):
-            cat = defining_op(v)
-            if cat is None or cat.name != CAT or cat.block != block or why_not_static_cat(cat.opview) is not None:
+        for i, v in enumerate(list(group.operands)):
+            owner = defining_op(v)
+            if owner is None or owner.block != block or not _is_cat_of_inputs(owner):
                 continue
             if any(u.owner.operation.name != "fusion.group" or group_kind(u.owner) != GroupKind.MATMUL for u in v.uses):
                 continue
-            items = cat_list(cat.opview)
-            views = [op for piece in items.operands for op in walk_views(piece, block)[1]]
-            rewriter.wrap(unique_ops([*views, items.opview, cat.opview]), GroupKind.POINTWISE)
+            shared = any(u.owner.operation != group.operation for u in v.uses)
+            if owner.name == CAT:
+                items = cat_list(owner.opview).operation
+                if shared:
+                    items, owner = rewriter.clone_before(items, group), rewriter.clone_before(owner, group)
+                    rewriter.set_operand(owner, 0, items.results[0])
+                    rewriter.set_operand(group, i, owner.results[0])
+                views = [op for piece in items.operands for op in walk_views(piece, block)[1]]
+                rewriter.wrap(unique_ops([*views, items.opview, owner.opview]), GroupKind.POINTWISE)
+            elif shared:
+                rewriter.set_operand(group, i, rewriter.clone_before(owner, group).results[0])
+
+
+def _is_cat_of_inputs(op) -> bool:
+    """A static cat outside groups, or a pointwise group whose one result is a cat of its inputs (views aside)."""
+    if op.name == CAT:
+        return why_not_static_cat(op.opview) is None
+    if op.name != "fusion.group" or group_kind(op.opview) != GroupKind.POINTWISE or len(op.results) != 1:
+        return False
+    ops, _ = body_ops(op.opview)
+    names = [o.operation.name for o in ops if not o.operation.name.startswith("torch.constant.")]
+    return names.count(CAT) == 1 and all(n in VIEW_OPS or n in (CAT, "torch.prim.ListConstruct") for n in names)
 
 
 def _wrap(op, rewriter: FusionRewriter):

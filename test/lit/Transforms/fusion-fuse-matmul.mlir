@@ -419,3 +419,29 @@ func.func @fuse_ksplit_ops_on_the_cat(%x: !torch.vtensor<[4,16],f32>, %h: !torch
   %2 = torch.aten.linear %m, %w, %none : !torch.vtensor<[4,48],f32>, !torch.vtensor<[64,48],f32>, !torch.none -> !torch.vtensor<[4,64],f32>
   return %2 : !torch.vtensor<[4,64],f32>
 }
+
+// -----
+
+// One cat read by two GEMMs over different result shapes (two kernels):
+// each GEMM group gets a copy of the cat (it computes nothing) and reads
+// the pieces; no cat is stored.
+
+// CHECK-LABEL: func.func @fuse_ksplit_cat_read_by_two_gemms
+// CHECK:         %[[G1:.+]] = "fusion.group"(%arg0, %arg1, %arg2) ({
+// CHECK:           torch.aten.cat
+// CHECK:           torch.aten.linear
+// CHECK:         }) {kind = "matmul"}
+// CHECK:         %[[G2:.+]] = "fusion.group"(%arg0, %arg1, %arg3) ({
+// CHECK:           torch.aten.cat
+// CHECK:           torch.aten.linear
+// CHECK:         }) {kind = "matmul"}
+// CHECK-NEXT:    return %[[G1]], %[[G2]]
+func.func @fuse_ksplit_cat_read_by_two_gemms(%x: !torch.vtensor<[4,16],f32>, %h: !torch.vtensor<[4,32],f32>, %w1: !torch.vtensor<[64,48],f32>, %w2: !torch.vtensor<[8,48],f32>) -> (!torch.vtensor<[4,64],f32>, !torch.vtensor<[4,8],f32>) {
+  %none = torch.constant.none
+  %int-1 = torch.constant.int -1
+  %0 = torch.prim.ListConstruct %x, %h : (!torch.vtensor<[4,16],f32>, !torch.vtensor<[4,32],f32>) -> !torch.list<vtensor>
+  %1 = torch.aten.cat %0, %int-1 : !torch.list<vtensor>, !torch.int -> !torch.vtensor<[4,48],f32>
+  %2 = torch.aten.linear %1, %w1, %none : !torch.vtensor<[4,48],f32>, !torch.vtensor<[64,48],f32>, !torch.none -> !torch.vtensor<[4,64],f32>
+  %3 = torch.aten.linear %1, %w2, %none : !torch.vtensor<[4,48],f32>, !torch.vtensor<[8,48],f32>, !torch.none -> !torch.vtensor<[4,8],f32>
+  return %2, %3 : !torch.vtensor<[4,64],f32>, !torch.vtensor<[4,8],f32>
+}
