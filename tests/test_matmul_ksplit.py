@@ -161,6 +161,14 @@ def test_a_cat_read_by_several_gemms_is_read_by_each():
     cm = _compiled(f, (_rand(4, 7), _rand(4, 9), _rand(11, 16), _rand(5, 16), _rand(3, 16)))
     assert cm.stats["launches"] == 3 and cm.stats["unfused_ops"] == 0, cm.stats
 
+    # Along rows no GEMM reads it piece by piece: one cat kernel both GEMMs read, not a copy each.
+    def rows(x, h, w1, w2):
+        c = torch.cat([x, h], 0)
+        return F.linear(c, w1), F.linear(c, w2)
+
+    cm = _compiled(rows, (_rand(4, 16), _rand(3, 16), _rand(11, 16), _rand(5, 16)))
+    assert cm.stats["launches"] == 3, cm.stats
+
 
 def test_limits_stay_two_kernels_with_the_reason():
     # The cat also returned: stored once by its own kernel, which the GEMM reads.

@@ -39,7 +39,7 @@ from mlirfuse.ops.views import CAT, VIEW_OPS, view_chain, walk_views
 from mlirfuse.passes.base import ModulePass, body_ops, function_ops, unique_ops
 from mlirfuse.passes.legality import FUSION_ANALYSES, fusion_rewriter, why_not_merge
 from mlirfuse.passes.legality_cat import cat_list, why_not_static_cat
-from mlirfuse.passes.legality_matmul import group_gemm, why_not_epilogue, why_not_prologue
+from mlirfuse.passes.legality_matmul import group_gemm, why_not_epilogue, why_not_ksplit, why_not_prologue
 from mlirfuse.passes.options import Limits, option, option_group
 from mlirfuse.passes.rewriter import FusionRewriter
 
@@ -232,16 +232,13 @@ def _wrap_operand_cats(groups: list, rewriter: FusionRewriter) -> None:
                 continue
             if any(u.owner.operation.name != "fusion.group" or group_kind(u.owner) != GroupKind.MATMUL for u in v.uses):
                 continue
-            shared = any(u.owner.operation != group.operation for u in v.uses)
             if owner.name == CAT:
-                items = cat_list(owner.opview).operation
-                if shared:
-                    items, owner = rewriter.clone_before(items, group), rewriter.clone_before(owner, group)
-                    rewriter.set_operand(owner, 0, items.results[0])
-                    rewriter.set_operand(group, i, owner.results[0])
+                items = cat_list(owner.opview)
                 views = [op for piece in items.operands for op in walk_views(piece, block)[1]]
-                rewriter.wrap(unique_ops([*views, items.opview, owner.opview]), GroupKind.POINTWISE)
-            elif shared:
+                owner = rewriter.wrap(unique_ops([*views, items.opview, owner.opview]), GroupKind.POINTWISE).operation
+            readers = [u.owner for u in owner.results[0].uses]
+            # Copied only where every reader would read it piece by piece (a cat along rows stays one kernel).
+            if len(readers) > 1 and all(why_not_ksplit(owner.opview, reader) is None for reader in readers):
                 rewriter.set_operand(group, i, rewriter.clone_before(owner, group).results[0])
 
 
