@@ -26,6 +26,7 @@ CHEAP = frozenset({
     "torch.aten.mul.Tensor", "torch.aten.mul.Scalar", "torch.aten.add.Tensor", "torch.aten.add.Scalar",
     "torch.aten.sub.Tensor", "torch.aten.sub.Scalar", "torch.aten.div.Tensor", "torch.aten.div.Scalar",
     "torch.aten.neg", "torch.aten.to.dtype", "torch.aten._to_copy", "torch.prims.convert_element_type",
+    "torch.aten.cat",  # a K-split operand: read piece by piece, nothing computed
 })
 
 

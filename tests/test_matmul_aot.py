@@ -36,6 +36,12 @@ def _lstm_step(x, h, c, w_ih, w_hh, b):
     return torch.sigmoid(o) * torch.tanh(c), c
 
 
+def _lstm_cat_step(x, h, c, w, b):
+    i, f, g, o = torch.nn.functional.linear(torch.cat([x, h], 1), w, b).chunk(4, 1)
+    c = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(g)
+    return torch.sigmoid(o) * torch.tanh(c), c
+
+
 @pytest.fixture(scope="module")
 def template_kernels():
     """The GEMM kernels of the models below, compiled once for the module (the tests only read them)."""
@@ -58,6 +64,10 @@ def template_kernels():
     # Batch 1 in f32 (bench/compile_time.py's LSTM): a 16-row tile on few warps, where tf32x3 spilled on sm_90.
     shapes = ((1, 128), (1, 128), (1, 128), (512, 128), (512, 128), (512,))
     models.append((Lambda(_lstm_step), tuple(torch.randn(s) for s in shapes)))
+    # The same step over cat([x, h]) (K-split: one K loop per piece, four GEMMs), f32 and bf16, and batch 1 in f32.
+    for dtype, batch in ((torch.float32, 128), (torch.bfloat16, 128), (torch.float32, 1)):
+        shapes = ((batch, 256), (batch, 256), (batch, 256), (1024, 512), (1024,))
+        models.append((Lambda(_lstm_cat_step), tuple(torch.randn(s).to(dtype) for s in shapes)))
     # Back-to-back GEMMs (matmul-chain) at each dtype's largest hidden: f32 128 (tf32x3), bf16 256, f16 200.
     for dim, hidden, dtype, rows in ((1024, 128, torch.float32, 4096), (1024, 256, torch.bfloat16, 512), (64, 200, torch.float16, 1000)):
         models.append((_MLP(dim, hidden).to(dtype), (torch.randn(rows, dim).to(dtype),)))
@@ -75,7 +85,7 @@ def template_kernels():
 @pytest.mark.parametrize("arch", [80, 90])
 def test_gemm_kernels_compile_without_spills(template_kernels, arch):
     kernels = template_kernels
-    assert len(kernels) == 11 and sum(k.kind == "matmul-chain" for k in kernels) == 4, [k.name for k in kernels]
+    assert len(kernels) == 14 and sum(k.kind == "matmul-chain" for k in kernels) == 4, [k.name for k in kernels]
     for compiled in compile_kernels(kernels, arch=arch):
         usage = compiled.resources()
         # ptxas spills to the stack frame: none at all means no spill stores or loads.

@@ -10,6 +10,7 @@ one BLOCK_M x BLOCK_N tile of the result, for one batch index
     pid -> (pid_m, pid_n), grouped GROUP_M rows at a time for L2 reuse
     -> row / column / batch coordinates
     -> loop over K: load A and B tiles (prologue ops on the tiles), acc += tl.dot
+       (an operand that is a cat along K: one loop per piece, see _MatmulEmitter)
     -> epilogue: one line per op on [BLOCK_M, BLOCK_N] tiles -> masked stores
 
 f32 accumulation always; f32 operands multiply in IEEE f32 (no TF32, as
@@ -31,7 +32,7 @@ import math
 from dataclasses import dataclass
 
 from mlirfuse.dialect import GroupKind
-from mlirfuse.ir import block_ops, tensor_type
+from mlirfuse.ir import block_ops, constant_value, op_id, tensor_type
 from mlirfuse.lowering.emitter import (
     KernelEmitter,
     LoweringError,
@@ -46,7 +47,8 @@ from mlirfuse.lowering.emitter import (
     stored_value,
 )
 from mlirfuse.ops.dtypes import TRITON_DTYPES
-from mlirfuse.ops.matmul import MATMUL_OPS, Gemm, gemm
+from mlirfuse.ops.elementwise import compute_dtype
+from mlirfuse.ops.matmul import MATMUL_OPS, Gemm, gemm, k_split
 from mlirfuse.ops.views import VIEW_OPS
 
 
@@ -147,6 +149,14 @@ class _MatmulEmitter(KernelEmitter):
     distinct A operand is one region ("a", "a1", ...) with its own K loop
     (bound "K", "K1", ...): its tile is loaded once per step and multiplied
     with the B tile of every GEMM reading it, one accumulator per GEMM.
+
+    K-split: an operand that is a cat along its K dim (`cat([x, h], -1)` as
+    A, a cat of weights along K as B) is never stored. Each piece is a
+    region of its own ("ak0", "ak1", ...: the piece's space, K coordinate
+    `rk - start`), and the K loop is cut where any operand's piece ends:
+    one loop per stretch of K over which each operand is one piece, all
+    adding into the same accumulator. A stretch's loads are masked at its
+    end, so pieces of any width work and none is read past its edge.
     """
 
     def __init__(self, name: str, block, mms: list, gemms: list[Gemm]):
@@ -178,23 +188,81 @@ class _MatmulEmitter(KernelEmitter):
             self.spaces[breg] = gi.b_space()
         self.ksizes = ["K"] + [f"K{j}" for j in range(1, len(avalues))]
         self.sizes = ["M", "N", *self.ksizes] + [f"s{d}" for d in range(rank)]
+        # What each region multiplies, and (K-split) the pieces of a cat operand: regions of their own.
+        self.operand = dict(zip(self.aregs, avalues)) | {
+            breg: mi.operands[gi.b] for breg, mi, gi in zip(self.bregs, mms, gemms)
+        }
+        self.split_cats, self.segments = [], []
+        self.in_place_of_cat = {}  # piece region -> (the cat's result, the piece evaluated in its place)
+        pieces = {areg: self._k_pieces(areg, mms[self.a_of.index(j)], gemms[self.a_of.index(j)].a)
+                  for j, areg in enumerate(self.aregs)}
+        pieces |= {breg: self._k_pieces(breg, mi, gi.b) for breg, mi, gi in zip(self.bregs, mms, gemms)}
+        self.pieces = {region: [name for _, name in found] for region, found in pieces.items()}
+        for j, (areg, k) in enumerate(zip(self.aregs, self.kvalues)):
+            members = [self.bregs[i] for i, a in enumerate(self.a_of) if a == j]
+            cuts = sorted({0, k} | {start for region in [areg, *members] for start, _ in pieces[region]})
+            self.segments.append([
+                (start, end, [self._covering(pieces[region], region, start) for region in [areg, *members]])
+                for start, end in zip(cuts, cuts[1:])
+            ])
+
+    def _k_pieces(self, region: str, mm, operand: int) -> list[tuple[int, str]]:
+        """(start along K, region) of each piece of `region`'s operand where it is a cat along its K dim; [] otherwise.
+
+        Each piece becomes a region of its own: its space is the operand's
+        with K narrowed to the piece, its K coordinate `rk - start`.
+        """
+        value = self.operand[region]
+        split = k_split(value, gemm(mm).k_dim(operand, len(tensor_type(value.type).shape)))
+        if split is None:
+            return []
+        if isinstance(split, str) or any(u.owner.operation.name not in MATMUL_OPS for u in value.uses):
+            raise LoweringError(f"kernel @{self.name}: a cat in a GEMM kernel must be a GEMM operand only, along its K dim "
+                                f"({split if isinstance(split, str) else 'read by more than GEMMs'})")
+        cat = split.cat
+        self.split_cats.append(cat)
+        rank = len(tensor_type(cat.results[0].type).shape)
+        k_dim = constant_value(cat.operands[1]) % rank
+        # The region's K coordinate (rk[None, :] in A, rk[:, None] in B) and its mask.
+        d = next(d for d, (expr, _) in enumerate(self.coords[region]) if expr.startswith("rk["))
+        rk, kmask = self.coords[region][d]
+        found, start = [], 0
+        for p, piece in enumerate(cat.operands[0].owner.operands):
+            name = f"{region}k{p}"
+            coords, space = list(self.coords[region]), list(self.spaces[region])
+            coords[d], space[d] = (f"({rk} - {start})" if start else rk, kmask), tensor_type(piece.type).shape[k_dim]
+            self.operand[name], self.coords[name], self.spaces[name] = piece, coords, tuple(space)
+            if split.ops:  # the ops after the cat, evaluated on this piece in place of the cat
+                self.operand[name], self.in_place_of_cat[name] = value, (cat.results[0], piece)
+            if space[d]:  # (an empty piece covers no K)
+                found.append((start, name))
+            start += space[d]
+        return found
+
+    @staticmethod
+    def _covering(pieces: list[tuple[int, str]], region: str, start: int) -> str:
+        """The region holding K position `start` of `region`'s operand: the piece covering it, or the whole operand."""
+        return next((name for first, name in reversed(pieces) if first <= start), region)
 
     def lower(self, ops, terminator, inputs, outputs) -> TritonKernel:
         g, mms = self.g, self.mms
-        sites = load_sites(self.name, self.block)
+        sites = load_sites(self.name, self.block, cat_of_inputs=False)
         producer = {r: op for op in ops for r in op.results}
-        operand = dict(zip(self.aregs, self.avalues)) | {
-            breg: mi.operands[gi.b] for breg, mi, gi in zip(self.bregs, mms, self.gemms)
-        }
+        operand = self.operand
         biases = [mi.operands[gi.bias] for mi, gi in zip(mms, self.gemms) if gi.bias is not None]
-        regions = [*self.aregs, *self.bregs]
-        cones = {region: self._cone(v, producer, sites) for region, v in operand.items()}
+        used = {r for segments in self.segments for _, _, regions in segments for r in regions}
+        regions = [r for whole in [*self.aregs, *self.bregs] for r in self.pieces[whole] or [whole] if r in used]
+        cones = {region: self._cone(operand[region], producer, sites, self.in_place_of_cat.get(region)) for region in regions}
         computing = [
             op for op in ops
             if op.operation.name not in VIEW_OPS and op.operation.name != "torch.prim.ListConstruct"
             and not op.operation.name.startswith("torch.constant.")
         ]
-        epilogue = [op for op in computing if not any(op is m for m in mms) and not any(op in c for c in cones.values())]
+        split = {op_id(cat.operation) for cat in self.split_cats}  # read piece by piece, never computed
+        epilogue = [
+            op for op in computing
+            if not any(op is m for m in mms) and op_id(op.operation) not in split and not any(op in c for c in cones.values())
+        ]
         readers = {region: cones[region] for region in regions} | {"out": epilogue + [terminator]}
 
         # Sites: one pointer parameter per (site, region reading it).
@@ -202,7 +270,8 @@ class _MatmulEmitter(KernelEmitter):
         for value, site in sites.items():
             for region in regions + ["out"]:
                 direct = region != "out" and value == operand[region]
-                read = direct or any(value in list(op.operands) for op in readers[region])
+                in_place = region in self.in_place_of_cat and value == self.in_place_of_cat[region][1]
+                read = direct or in_place or any(value in list(op.operands) for op in readers[region])
                 read = read or (region == "out" and any(value == b for b in biases))
                 if not read:
                     continue
@@ -214,29 +283,36 @@ class _MatmulEmitter(KernelEmitter):
                 loads[region].append((value, kname, site, raw))
 
         head = self._head()
-        # One K loop per A: operand tiles, their prologue, the dots.
+        # One K loop per A, or (K-split) per stretch of K where each operand is one piece: tiles, prologue, dots.
         env_out = self.env
         loops = []
-        for j, areg in enumerate(self.aregs):
-            loop = []
-            self.out = loop
+        for j, segments in enumerate(self.segments):
             members = [i for i, a in enumerate(self.a_of) if a == j]
-            tiles = {}
-            for region in [areg] + [self.bregs[i] for i in members]:
-                self.env = {}
-                for value, kname, site, raw in loads[region]:
-                    self.env[value] = self._load(region, value, kname, site, raw)
-                for op in ops:
-                    if op in cones[region]:
-                        self.emit_body_op(op)
-                tile = cast(self._value(operand[region]), g.dtype)
-                # K lanes past the end: -0.0 in A and 0.0 in B make each padded product -0.0, the identity
-                # of the sum (eager's sign of zero), whatever a prologue made of the masked loads (log(0) = -inf).
-                kmask, fill = ("kmask[None, :]", "-0.0") if region == areg else ("kmask[:, None]", "0.0")
-                tiles[region] = self.tmp(f"tl.where({kmask}, {tile}, {fill})", g.dtype, "K past its end").text
-            for i in members:
-                loop += _dot(_acc(i), tiles[areg], tiles[self.bregs[i]], g.dtype, mms[i].operation.name, g.m)
-            loops.append(loop)
+            for start, end, (areg, *bregs) in segments:
+                loop = []
+                self.out = loop
+                tiles = {}
+                for region in [areg, *bregs]:
+                    self.env = {}
+                    for value, kname, site, raw in loads[region]:
+                        self.env[value] = self._load(region, value, kname, site, raw)
+                    cat, piece = self.in_place_of_cat.get(region, (None, None))
+                    for op in ops:
+                        if op in cones[region]:
+                            self.emit_body_op(op)
+                        elif cat is not None and op.results and op.results[0] == cat:
+                            dtype, value = compute_dtype(tensor_type(cat.type).dtype), self._value(piece)  # the cat promotes
+                            self.env[cat] = value if value.dtype == dtype else self.tmp(cast(value, dtype), dtype, "the cat's piece")
+                    tile = cast(self._value(operand[region]), g.dtype)
+                    # K lanes past the end: -0.0 in A and 0.0 in B make each padded product -0.0, the identity
+                    # of the sum (eager's sign of zero), whatever a prologue made of the masked loads (log(0) = -inf).
+                    kmask, fill = ("kmask[None, :]", "-0.0") if region == areg else ("kmask[:, None]", "0.0")
+                    tiles[region] = self.tmp(f"tl.where({kmask}, {tile}, {fill})", g.dtype, "K past its end").text
+                for i, breg in zip(members, bregs):
+                    loop += _dot(_acc(i), tiles[areg], tiles[breg], g.dtype, mms[i].operation.name, g.m)
+                whole = len(segments) == 1
+                bounds = ("0", self.ksizes[j]) if whole else (str(start), str(end))
+                loops.append((bounds, loop))
 
         # The epilogue, on [BLOCK_M, BLOCK_N] tiles.
         self.out = self.body
@@ -265,9 +341,9 @@ class _MatmulEmitter(KernelEmitter):
         # The sum starts at -0.0, its identity: all-(-0.0) products give -0.0 as in eager (K = 0: eager's 0.0).
         zero = "-0.0" if g.k else "0.0"
         lines = head + [f"{_acc(i)} = tl.full([BLOCK_M, BLOCK_N], {zero}, dtype=tl.float32)" for i in range(len(mms))]
-        for ksize, loop in zip(self.ksizes, loops):
-            lines += [f"for k in range(0, {ksize}, BLOCK_K):"]
-            lines += ["    rk = k + tl.arange(0, BLOCK_K)", f"    kmask = rk < {ksize}"] + ["    " + line for line in loop]
+        for (first, end), loop in loops:
+            lines += [f"for k in range({first}, {end}, BLOCK_K):"]
+            lines += ["    rk = k + tl.arange(0, BLOCK_K)", f"    kmask = rk < {end}"] + ["    " + line for line in loop]
         lines += self.body
         shapes = " x ".join(str(list(s)) for s in (g.a_space(), g.b_space()))
         header = [
@@ -279,6 +355,10 @@ class _MatmulEmitter(KernelEmitter):
         elif len(mms) > 1:
             ks = ", ".join(f"{name} = {k}" for name, k in zip(self.ksizes, self.kvalues))
             header.append(f"Grouped: {len(mms)} GEMMs over {len(self.aregs)} A operands (one K loop each: {ks}), one accumulator each.")
+        for segments in self.segments:
+            if len(segments) > 1:
+                stretches = ", ".join(f"[{start}, {end})" for start, end, _ in segments)
+                header.append(f"K-split: a cat operand is read piece by piece, one K loop each: {stretches}.")
         source = self.render(header, params, blocks, lines)
         return TritonKernel(
             self.name, source, tuple(inputs), tuple(outputs), tuple(self.scalars), tuple(params),
@@ -348,11 +428,13 @@ class _MatmulEmitter(KernelEmitter):
         return value
 
     @staticmethod
-    def _cone(value, producer: dict, sites: dict) -> list:
-        """The ops computing `value` from load sites, in no particular order."""
+    def _cone(value, producer: dict, sites: dict, in_place=None) -> list:
+        """The ops computing `value` from load sites, in no particular order (`in_place`: (a cat's result, the piece read instead))."""
         found, stack = [], [value]
         while stack:
             v = stack.pop()
+            if in_place is not None and v == in_place[0]:
+                v = in_place[1]
             op = producer.get(v)
             if v in sites or op is None or op in found:
                 continue

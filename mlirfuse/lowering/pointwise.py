@@ -38,9 +38,7 @@ from mlirfuse.lowering.indexing import IndexingEmitter, kernel_device
 from mlirfuse.ops.dtypes import TRITON_DTYPES
 from mlirfuse.ops.elementwise import compute_dtype
 from mlirfuse.ops.indexing import INDEXING_OPS, scatter, scatter_op
-from mlirfuse.ops.views import PADS, VIEW_OPS, pad_args
-
-CAT = "torch.aten.cat"
+from mlirfuse.ops.views import CAT, PADS, VIEW_OPS, pad_args
 
 
 @dataclass(frozen=True)

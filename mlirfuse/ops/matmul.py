@@ -24,9 +24,11 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from mlirfuse.ir import NO_CONSTANT, constant_value, ir, tensor_type
+from mlirfuse.ir import NO_CONSTANT, constant_value, ir, is_constant_like, tensor_type, torch_name
 from mlirfuse.ops.dtypes import itemsize
+from mlirfuse.ops.elementwise import RULES
 from mlirfuse.ops.family import Family
+from mlirfuse.ops.views import CAT
 
 MATMUL_OPS = frozenset(
     ("torch.aten.mm", "torch.aten.bmm", "torch.aten.matmul", "torch.aten.linear", "torch.aten.addmm", "torch.aten.baddbmm")
@@ -91,6 +93,13 @@ class Gemm:
     @property
     def batch_count(self) -> int:
         return math.prod(self.out[: self.batch])
+
+    def k_dim(self, operand: int, rank: int) -> int | None:
+        """The K dim of operand position `operand` (a value of `rank` dims): A's last, B's second to last
+        (linear's `[N, K]` weight: its last); None for the bias."""
+        if operand == self.a or (operand == self.b and self.b_transposed):
+            return rank - 1
+        return rank - 2 if operand == self.b else None
 
     def a_space(self) -> tuple[int, ...]:
         return self.out[:-1] + (self.k,)
@@ -165,6 +174,63 @@ def _broadcasts_into(shape, target) -> bool:
     return all(d in (1, t) for d, t in zip(reversed(shape), reversed(target)))
 
 
+@dataclass(frozen=True)
+class KSplit:
+    """A GEMM operand read piece by piece along K: the cat, and the elementwise ops from it to the operand (first first)."""
+
+    cat: object  # the torch.aten.cat op
+    ops: tuple = ()  # evaluated on each piece's tiles in place of the cat's (relu(cat([x, h])) as relu(x), relu(h))
+
+
+def k_split(value: ir.Value, k_dim: int) -> KSplit | str | None:
+    """How GEMM operand `value` (K along its dim `k_dim`) is read by K-split; None where no cat computes it, a str why not.
+
+    The operand is a cat along K, or elementwise ops on one (a cast, an
+    activation): those are evaluated on each piece instead of on the cat,
+    so each reads exactly one value computed from the cat (read by nothing
+    else), and otherwise constants or values the same all along K (size 1
+    there, or too few dims to reach it).
+    """
+    k_from_end = k_dim - len(tensor_type(value.type).shape)
+    chain, v = [], value
+    while True:
+        op = v.owner
+        if not isinstance(op, ir.OpView) or not computed_from_cat(v):
+            return None
+        if op.operation.name == CAT:
+            rank = len(tensor_type(v.type).shape)
+            dim = constant_value(op.operands[1])
+            if not isinstance(dim, int) or dim % rank - rank != k_from_end:
+                return f"cat along dim {dim % rank if isinstance(dim, int) else dim}, not the GEMM operand's K dim (only a K dim is read by K-split)"
+            return KSplit(op, tuple(reversed(chain)))
+        if torch_name(op) not in RULES:
+            return f"'{op.operation.name}' computes on the cat (only elementwise ops are evaluated per piece)"
+        carried = list(dict.fromkeys(u for u in op.operands if not is_constant_like(u) and computed_from_cat(u)))
+        if len(carried) != 1 or any(use.owner != op for use in carried[0].uses):
+            return "the cat is computed on further, or read elsewhere (only a cat that is a GEMM operand is read by K-split)"
+        for u in op.operands:
+            shape = tensor_type(u.type).shape if tensor_type(u.type) is not None else ()
+            if u != carried[0] and len(shape) >= -k_from_end and shape[k_from_end] != 1:
+                return "an op on the cat reads a value that varies along K (only values the same along K are read per piece)"
+        chain.append(op)
+        v = carried[0]
+
+
+def computed_from_cat(value: ir.Value) -> bool:
+    """Is a cat among the ops computing `value` (within its block)?"""
+    stack, seen = [value], set()
+    while stack:
+        v = stack.pop()
+        op = v.owner
+        if not isinstance(op, ir.OpView) or v in seen:
+            continue
+        seen.add(v)
+        if op.operation.name == CAT:
+            return True
+        stack.extend(op.operands)
+    return False
+
+
 def why_not_fusible(op) -> str | None:
     """None if `op` is a GEMM the template computes (fusion-fuse-matmul); otherwise why it stays an ATen call."""
     plan = gemm(op)
@@ -177,4 +243,7 @@ FAMILY = Family(
     f"a batch of {MAX_BATCH} at most",
 )
 
-__all__ = ["CHAIN_MAX_HIDDEN", "FAMILY", "GEMM_DTYPES", "Gemm", "MATMUL_OPS", "chain_max_hidden", "gemm", "hidden_block", "why_not_fusible"]
+__all__ = [
+    "CHAIN_MAX_HIDDEN", "FAMILY", "GEMM_DTYPES", "Gemm", "KSplit", "MATMUL_OPS", "chain_max_hidden", "computed_from_cat", "gemm",
+    "hidden_block", "k_split", "why_not_fusible",
+]

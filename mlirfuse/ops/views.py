@@ -58,6 +58,8 @@ _PAD_MODES = {
     **{f"torch.aten.replication_pad{n}d": "replicate" for n in (1, 2, 3)},
 }
 PADS = frozenset({"torch.aten.pad", *_PAD_MODES})
+# Read by index arithmetic too: each piece at its own coordinates (a pointwise kernel), or one per K loop (a GEMM).
+CAT = "torch.aten.cat"
 
 
 def pad_args(op) -> tuple[str, tuple[tuple[int, int], ...], float] | None:

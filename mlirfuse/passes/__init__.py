@@ -93,7 +93,9 @@ STAGES = (
           _BOTH, makes_groups=True),
     Stage("fusion-fuse-horizontal", "merge independent groups reading the same tensor",
           _BOTH, makes_groups=True, switch="horizontal"),
-    Stage("fusion-fuse-concat", "a cat of group results becomes the exit of one concat group", _BOTH, makes_groups=True),
+    # Without Triton GEMMs nothing reads a cat piece by piece: it is a concat exit.
+    Stage("fusion-fuse-concat", "a cat of group results becomes the exit of one concat group", _BOTH, makes_groups=True,
+          aten_matmul={"ksplit": False}),
     Stage("fusion-sink-exit-reshapes", "reshapes of group results are stored by the group", _BOTH, makes_groups=True),
     Stage("fusion-fuse-matmul", "matmuls as Triton GEMM groups with their prologue and epilogue",
           makes_groups=True, aten_matmul=None),

@@ -23,7 +23,7 @@ from mlirfuse.ops.views import PADS, VIEW_OPS, pad_args, view_args
 from mlirfuse.passes.base import ModulePass
 from mlirfuse.passes.legality import FUSION_ANALYSES, why_not_concat, why_not_merge, why_not_sink_reshape
 from mlirfuse.passes.legality_cat import CAT
-from mlirfuse.passes.legality_matmul import why_not_template
+from mlirfuse.passes.legality_matmul import left_to_gemm, why_not_template
 from mlirfuse.passes.options import Limits, option_group
 
 
@@ -51,7 +51,7 @@ def why_outside(op, group, role: str, dep: DependenceAnalysis, limits: Limits) -
     if op.name in MATMUL_OPS and isinstance(gemm(op.opview), str):
         return f"not a GEMM the template takes: {gemm(op.opview)}"
     if op.name == CAT:
-        return why_not_concat(op.opview, dep, limits) or "not merged"
+        return why_not_concat(op.opview, dep, limits) or left_to_gemm(op.opview) or "not merged"
     if op.name in VIEW_OPS:
         if view_args(op) is None:
             return "view with non-constant arguments"

@@ -17,15 +17,23 @@ from mlirfuse.log import FusionDecisions
 from mlirfuse.passes.base import ModulePass, function_ops
 from mlirfuse.passes.legality import FUSION_ANALYSES, fusion_rewriter, why_not_concat
 from mlirfuse.passes.legality_cat import CAT, cat_list, piece_groups
-from mlirfuse.passes.options import Limits, option_of
+from mlirfuse.passes.legality_matmul import left_to_gemm
+from mlirfuse.passes.options import Limits, option, option_of
 
 
 @dataclasses.dataclass(frozen=True)
 class FuseConcat(ModulePass):
-    """Make a cat of pointwise group results the exit of one `concat` group that writes every piece into its slice. Option: max-args."""
+    """Make a cat of pointwise group results the exit of one `concat` group that writes every piece into its slice.
+
+    A cat that only GEMMs read, along their K dim (an LSTM's `cat([x_t, h])`
+    before its Linear), is left to fusion-fuse-matmul, which reads it piece
+    by piece and never stores it (option ksplit, off where matmuls stay ATen
+    calls). Options: ksplit, max-args.
+    """
 
     name = "fusion-fuse-concat"
 
+    ksplit: bool = option(True, "leave a cat that GEMMs read along their K dim to fusion-fuse-matmul (read piece by piece)")
     max_args: int = option_of(Limits, "max_args")
 
     preserves = FUSION_ANALYSES
@@ -38,7 +46,7 @@ class FuseConcat(ModulePass):
             for op in ops:
                 if op.operation.name != CAT:
                     continue
-                reason = why_not_concat(op, dep, limits)
+                reason = why_not_concat(op, dep, limits) or (left_to_gemm(op) if self.ksplit else None)
                 if reason is not None:
                     decisions.refused(op, None, reason, how="with its pieces")
                     continue

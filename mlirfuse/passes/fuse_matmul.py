@@ -9,7 +9,10 @@ Runs after the elementwise fusion stages, on what they left:
 2. prologue: a pointwise group whose results only this GEMM reads, over
    the operand's own shape and at most `max-prologue-ops` ops (a cast, a
    scale), merges in; the template recomputes it on every tile it loads,
-   so nothing bigger and never a reduction;
+   so nothing bigger and never a reduction. A cat along an operand's K dim
+   (an LSTM's `cat([x_t, h])`, of inputs or of pointwise pieces) merges in
+   the same way and is never stored: the template reads it piece by piece
+   (K-split, `why_not_ksplit`);
 3. epilogue: a pointwise group reading the GEMM's result over the result's
    shape (bias add, activation, residual add, scale, cast) merges in; a
    result also read elsewhere (the pre-activation value) stays a result.
@@ -33,14 +36,15 @@ from __future__ import annotations
 import dataclasses
 
 from mlirfuse.analysis import AnalysisManager
-from mlirfuse.dialect import GroupKind
+from mlirfuse.dialect import GroupKind, group_kind
 from mlirfuse.ir import defining_op, ir, op_id
 from mlirfuse.ops.matmul import MATMUL_OPS, Gemm, gemm
-from mlirfuse.ops.views import view_chain, walk_views
+from mlirfuse.ops.views import CAT, VIEW_OPS, view_chain, walk_views
 from mlirfuse.passes.base import ModulePass, body_ops, function_ops, unique_ops
 from mlirfuse.passes.legality import FUSION_ANALYSES, fusion_rewriter, why_not_merge
+from mlirfuse.passes.legality_cat import cat_list, why_not_static_cat
 from mlirfuse.passes.legality_chain import why_not_chain
-from mlirfuse.passes.legality_matmul import group_gemm, why_not_epilogue, why_not_prologue
+from mlirfuse.passes.legality_matmul import group_gemm, why_not_epilogue, why_not_ksplit, why_not_prologue
 from mlirfuse.passes.options import Limits, option, option_group
 from mlirfuse.passes.rewriter import FusionRewriter
 
@@ -89,6 +93,7 @@ class FuseMatmul(ModulePass):
                 groups = _merge_siblings(groups, rewriter, dep, limits, self.max_grouped)
                 if self.epilogue:
                     groups = _merge_for_epilogue(groups, rewriter, dep, limits, self.max_grouped)
+            _wrap_operand_cats(groups, rewriter)
             finished = []
             for group in groups:
                 if self.prologue:
@@ -235,6 +240,46 @@ def _merge_chains(groups: list, rewriter: FusionRewriter, dep, limits: Limits) -
             continue
         del live[key], live[op_id(second)]  # before the merge erases them; a chain takes no third GEMM
         rewriter.merge(group, second, dep, kind=GroupKind.MATMUL_CHAIN)
+
+
+def _wrap_operand_cats(groups: list, rewriter: FusionRewriter) -> None:
+    """Give each GEMM group reading a cat its own prologue candidate: a pointwise group holding the cat (and its pieces' views).
+
+    fusion-fuse-concat leaves a cat of computed pieces that only GEMMs read
+    alone (the pieces may be another GEMM's epilogue: an unrolled LSTM's
+    h): it is wrapped here. A cat (bare, or a group holding only a cat of
+    its inputs) read by several GEMM groups is copied, one per group: each
+    reads the pieces (a copy recomputes nothing), no cat is stored. Whether
+    a copy merges is `why_not_prologue`'s call; one that does not is a
+    kernel reading its pieces, as a cat of inputs is.
+    """
+    for group in groups:
+        block = group.operation.block
+        for i, v in enumerate(list(group.operands)):
+            owner = defining_op(v)
+            if owner is None or owner.block != block or not _is_cat_of_inputs(owner):
+                continue
+            if any(u.owner.operation.name != "fusion.group" or group_kind(u.owner) != GroupKind.MATMUL for u in v.uses):
+                continue
+            if owner.name == CAT:
+                items = cat_list(owner.opview)
+                views = [op for piece in items.operands for op in walk_views(piece, block)[1]]
+                owner = rewriter.wrap(unique_ops([*views, items.opview, owner.opview]), GroupKind.POINTWISE).operation
+            readers = [u.owner for u in owner.results[0].uses]
+            # Copied only where every reader would read it piece by piece (a cat along rows stays one kernel).
+            if len(readers) > 1 and all(why_not_ksplit(owner.opview, reader) is None for reader in readers):
+                rewriter.set_operand(group, i, rewriter.clone_before(owner, group).results[0])
+
+
+def _is_cat_of_inputs(op) -> bool:
+    """A static cat outside groups, or a pointwise group whose one result is a cat of its inputs (views aside)."""
+    if op.name == CAT:
+        return why_not_static_cat(op.opview) is None
+    if op.name != "fusion.group" or group_kind(op.opview) != GroupKind.POINTWISE or len(op.results) != 1:
+        return False
+    ops, _ = body_ops(op.opview)
+    names = [o.operation.name for o in ops if not o.operation.name.startswith("torch.constant.")]
+    return names.count(CAT) == 1 and all(n in VIEW_OPS or n in (CAT, "torch.prim.ListConstruct") for n in names)
 
 
 def _wrap(op, rewriter: FusionRewriter):

@@ -15,11 +15,9 @@ from mlirfuse.ir import block_ops, constant_value, defining_op, ir, is_constant_
 from mlirfuse.ops.elementwise import RULES, fusible
 from mlirfuse.ops.indexing import INDEXING_OPS
 from mlirfuse.ops.reductions import REDUCTIONS
-from mlirfuse.ops.views import PADS, VIEW_OPS
+from mlirfuse.ops.views import CAT, PADS, VIEW_OPS
 from mlirfuse.passes.base import body_ops
 from mlirfuse.passes.rewriter import defined_by
-
-CAT = "torch.aten.cat"
 
 
 def cat_list(cat):

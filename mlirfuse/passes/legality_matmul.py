@@ -3,19 +3,22 @@
 Each `why_not_*` returns None when the merge is legal, otherwise the reason
 in words, as in `legality`: a prologue is recomputed on every operand tile
 (pointwise, small, read by this GEMM alone), an epilogue runs on the
-result tile (pointwise over the GEMM's result shape).
+result tile (pointwise over the GEMM's result shape). A cat along a GEMM
+operand's K dim is a prologue too (`why_not_ksplit`): the template reads
+it piece by piece, one K loop per piece, and nothing is copied.
 """
 
 from __future__ import annotations
 
 from mlirfuse.analysis.dependence import DependenceAnalysis
 from mlirfuse.dialect import GroupKind, group_kind
-from mlirfuse.ir import defining_op, tensor_type
+from mlirfuse.ir import defining_op, op_id, tensor_type
 from mlirfuse.ops.indexing import INDEXING_OPS
-from mlirfuse.ops.matmul import MATMUL_OPS, Gemm, gemm
-from mlirfuse.ops.views import PADS, VIEW_OPS
+from mlirfuse.ops.matmul import MATMUL_OPS, Gemm, KSplit, computed_from_cat, gemm, k_split
+from mlirfuse.ops.views import CAT, PADS, VIEW_OPS
 from mlirfuse.passes.base import body_ops
 from mlirfuse.passes.legality import computing_ops, why_not_merge
+from mlirfuse.passes.legality_cat import cat_list, why_not_static_cat
 from mlirfuse.passes.legality_chain import why_not_chain
 from mlirfuse.passes.options import Limits
 
@@ -29,20 +32,80 @@ def group_gemm(group) -> Gemm | None:
     return None
 
 
-def _tile_only(group) -> str | None:
-    """Why `group`'s body cannot be emitted on a GEMM's tiles (indexing, creation, pads, cats), or None."""
+def _tile_only(group, cats: bool = False) -> str | None:
+    """Why `group`'s body cannot be emitted on a GEMM's tiles (indexing, creation, pads, cats unless `cats`), or None."""
     ops, _ = body_ops(group)
-    name = next((op.operation.name for op in ops if op.operation.name in INDEXING_OPS | PADS | {"torch.aten.cat"}), None)
+    refused = INDEXING_OPS | PADS | (set() if cats else {CAT})
+    name = next((op.operation.name for op in ops if op.operation.name in refused), None)
     return f"holds '{name}' (indexing, creation, pads and cats are not emitted on GEMM tiles)" if name else None
 
 
-def _why_not_on_tiles(group, role: str, pointwise_only: str) -> str | None:
-    """Why `group` (the GEMM's `role`) cannot be computed on a GEMM's tiles: not pointwise, or a tile-only op."""
+def _why_not_on_tiles(group, role: str, pointwise_only: str, cats: bool = False) -> str | None:
+    """Why `group` (the GEMM's `role`) cannot be computed on a GEMM's tiles: not pointwise, or a tile-only op.
+
+    `cats`: the group's cats are K-split operands (`why_not_ksplit`); a concat group's exit cat is one.
+    """
     kind = group_kind(group)
-    if kind != GroupKind.POINTWISE:
+    if kind != GroupKind.POINTWISE and not (cats and kind == GroupKind.CONCAT):
         return f"{role} is a {kind} group ({pointwise_only})"
-    why = _tile_only(group)
+    why = _tile_only(group, cats)
     return f"{role} {why}" if why else None
+
+
+def why_not_ksplit(producer, mm) -> str | None:
+    """None if every cat of `producer` may be read by `mm`'s GEMMs piece by piece along K; otherwise why not.
+
+    `cat([x, h], -1) @ W` is no copy: the template runs one K loop per piece,
+    each reading its piece (and the matching rows of W) through the piece's
+    own pointer. So a cat may join a GEMM when, with the elementwise ops
+    after it (a cast, an activation: evaluated per piece, `k_split`), it
+    is the whole of an operand, along that operand's K dim (A's last, B's
+    K), read by the GEMMs as nothing else; its pieces are inputs or
+    pointwise values of them, computed on the pieces' tiles as any
+    prologue is.
+    """
+    ops, terminator = body_ops(producer)
+    block = mm.regions[0].blocks[0]
+    split = set()
+    for result, v in zip(producer.results, terminator.operands):
+        if not computed_from_cat(v):
+            continue  # an ordinary prologue value (a cast of the weight)
+        for arg, operand in zip(block.arguments, mm.operands):
+            if operand == result:
+                why, cats = _why_not_k_operand(arg, v)
+                if why:
+                    return why
+                split.update(op_id(cat.operation) for cat in cats)
+    for cat in (op for op in ops if op.operation.name == CAT):
+        if op_id(cat.operation) not in split:
+            return "the cat is computed on further inside its group (only a cat that is a GEMM operand is read by K-split)"
+        if why := why_not_static_cat(cat):
+            return why
+    return None
+
+
+def left_to_gemm(cat) -> str | None:
+    """Why `cat` (outside groups) is no concat exit: GEMMs the template takes read it, as an operand along
+    their K dim, and fusion-fuse-matmul reads it piece by piece; None if it is not such a cat."""
+    if why_not_static_cat(cat) or _why_not_k_operand(cat.results[0], cat.results[0])[0]:
+        return None
+    return "GEMMs read the cat along K: fusion-fuse-matmul reads it piece by piece (K-split), it is never stored"
+
+
+def _why_not_k_operand(read, value) -> tuple[str | None, list]:
+    """(Why not, None if so; the cats) for `read` (`value`, computed from a cat, or a block argument standing for it)
+    being read only as GEMM operands along their K dim, through `k_split`."""
+    cats = []
+    rank = len(tensor_type(value.type).shape)
+    for use in read.uses:
+        user = use.owner
+        g = gemm(user) if user.operation.name in MATMUL_OPS else None
+        k = g.k_dim(use.operand_number, rank) if isinstance(g, Gemm) else None
+        found = k_split(value, k) if k is not None else None
+        if not isinstance(found, KSplit):
+            return found or "the cat is read by more than a GEMM's operand (only an operand is read by K-split)", []
+        cats.append(found.cat)
+    return None, cats
 
 
 def why_not_epilogue(mm, consumer, dep: DependenceAnalysis, limits: Limits = Limits()) -> str | None:
@@ -58,17 +121,43 @@ def why_not_epilogue(mm, consumer, dep: DependenceAnalysis, limits: Limits = Lim
 
 def why_not_prologue(producer, mm, dep: DependenceAnalysis, limits: Limits = Limits(), max_ops: int = 4) -> str | None:
     """None if group `producer` may be recomputed on `mm`'s operand tiles; otherwise why not."""
-    why = _why_not_on_tiles(producer, "producer", "a prologue is recomputed per tile: pointwise only")
+    cats = any(op.operation.name == CAT for op in body_ops(producer)[0])
+    why = _why_not_on_tiles(producer, "producer", "a prologue is recomputed per tile: pointwise only", cats)
     if why:
         return why
     if any(u.owner.operation != mm.operation for r in producer.results for u in r.uses):
         return "producer's result is also read elsewhere"
+    if cats and (why := why_not_ksplit(producer, mm)):
+        return why
     _, terminator = body_ops(producer)
     if any(defining_op(v) is not None and defining_op(v).name in VIEW_OPS for v in terminator.operands):
         return "producer stores a reshape of a computed value (a copy, not recomputed per tile)"
-    if computing_ops(producer) > max_ops:
-        return f"prologue of {computing_ops(producer)} ops > {max_ops} (recomputed on every tile)"
+    if (count := _ops_per_tile(producer)) > max_ops:
+        return f"prologue of {count} ops > {max_ops} (recomputed on every tile)"
     return why_not_merge(producer, mm, dep, limits)
+
+
+def _ops_per_tile(producer) -> int:
+    """The computing ops of `producer` a GEMM tile evaluates: of a cat (K-split), only the ops of its widest-computed
+    piece (each K loop evaluates its own piece) and not the cat itself (it computes nothing)."""
+    count = computing_ops(producer)
+    for cat in (op for op in body_ops(producer)[0] if op.operation.name == CAT):
+        cones = [_cone_ops(piece) for piece in cat_list(cat).operands]
+        count -= 1 + len(set().union(*cones)) - max(map(len, cones), default=0)
+    return count
+
+
+def _cone_ops(value) -> set:
+    """The ids of the computing ops (views and constants do not count) computing `value` within its block."""
+    found, stack = set(), [value]
+    while stack:
+        op = defining_op(stack.pop())
+        if op is None or op_id(op) in found:
+            continue
+        if op.name.startswith(("torch.aten.", "torch.prims.")) and op.name not in VIEW_OPS:
+            found.add(op_id(op))
+        stack.extend(op.operands)
+    return found
 
 
 def why_not_template(producer, consumer, dep: DependenceAnalysis, limits: Limits = Limits()) -> str | None:

@@ -34,6 +34,7 @@ from typing import Callable
 from mlirfuse.analysis.cost import kernel_cost, sum_sizes, value_bytes
 from mlirfuse.dialect import GroupKind, group_kind
 from mlirfuse.ir import computes
+from mlirfuse.ops.views import CAT
 
 
 @dataclass(frozen=True)
@@ -42,6 +43,7 @@ class Candidate:
 
     # "vertical" (consumer reads producer), "horizontal" (independent siblings), "prologue", "epilogue",
     # "chain" (a GEMM's result kept on chip as the next GEMM's A: one matmul-chain kernel)
+    # "ksplit" (a prologue holding a cat along the GEMM operand's K dim, read piece by piece: the cat is never stored)
     kind: str
     producer_kind: str  # the groups' kinds (GroupKind values: "pointwise", "reduction", "matmul", ...)
     consumer_kind: str
@@ -111,6 +113,8 @@ def candidate(producer, consumer) -> Candidate:
         kind = ("prologue" if c_kind == GroupKind.MATMUL and p_kind != GroupKind.MATMUL
                 else "epilogue" if p_kind == GroupKind.MATMUL and c_kind != GroupKind.MATMUL
                 else "chain" if p_kind == c_kind == GroupKind.MATMUL else "vertical")
+        if kind == "prologue" and CAT in _ops(producer):
+            kind = "ksplit"
         # The results only the consumer reads: stored once and loaded once each, saved by the merge.
         moved = sum_sizes(value_bytes(r) for r in producer.results
                           if _reads(consumer, r) and all(u.owner.operation == consumer.operation for u in r.uses))
@@ -121,7 +125,7 @@ def candidate(producer, consumer) -> Candidate:
     cost = kernel_cost(producer)
     return Candidate(
         kind, str(p_kind), str(c_kind), _ops(producer), _ops(consumer), saved, None if cost is None else cost.flops,
-        kind == "prologue", producer, consumer,
+        kind in ("prologue", "ksplit"), producer, consumer,
     )
 
 

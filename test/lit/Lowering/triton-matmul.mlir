@@ -98,3 +98,35 @@ func.func @fuse_b_prologue_of_a_0d_tensor(%q: !torch.vtensor<[8,16],f32>, %k: !t
   %2 = torch.aten.matmul %q, %1 : !torch.vtensor<[8,16],f32>, !torch.vtensor<[16,32],f32> -> !torch.vtensor<[8,32],f32>
   return %2 : !torch.vtensor<[8,32],f32>
 }
+
+// -----
+
+// K-split: A is cat([x, h], 1) (widths 5 and 20, neither a multiple of any
+// block). The cat is never stored: the K loop is cut at 5, each loop reads
+// its piece through its own pointer at `rk - start` (masked at the loop's
+// end) and the matching rows of B, both adding into one accumulator.
+
+// CHECK:      # K-split: a cat operand is read piece by piece, one K loop each: [0, 5), [5, 25).
+// CHECK-LABEL: def fused_cat_mm_0(in0_ak0, in1_ak1, in2_b, out0,
+// CHECK:          acc = tl.full([BLOCK_M, BLOCK_N], -0.0, dtype=tl.float32)
+// CHECK-NEXT:     for k in range(0, 5, BLOCK_K):
+// CHECK-NEXT:         rk = k + tl.arange(0, BLOCK_K)
+// CHECK-NEXT:         kmask = rk < 5
+// CHECK-NEXT:         tmp0 = tl.load(in0_ak0 + (m0[:, None] * in0_ak0_st0 + rk[None, :] * in0_ak0_st1), mask=mmask[:, None] & kmask[None, :], other=0.0)  # load %arg0
+// CHECK:              tmp2 = tl.load(in2_b + (rk[:, None] * in2_b_st0 + rn[None, :] * in2_b_st1), mask=kmask[:, None] & nmask[None, :], other=0.0)  # load %arg2
+// CHECK:              acc += tl.dot(tmp1, tmp3, input_precision="ieee")  # torch.aten.mm
+// CHECK-NEXT:     for k in range(5, 25, BLOCK_K):
+// CHECK-NEXT:         rk = k + tl.arange(0, BLOCK_K)
+// CHECK-NEXT:         kmask = rk < 25
+// CHECK-NEXT:         tmp4 = tl.load(in1_ak1 + (m0[:, None] * in1_ak1_st0 + (rk[None, :] - 5) * in1_ak1_st1), mask=mmask[:, None] & kmask[None, :], other=0.0)  # load %arg1
+// CHECK:              tmp6 = tl.load(in2_b + (rk[:, None] * in2_b_st0 + rn[None, :] * in2_b_st1), mask=kmask[:, None] & nmask[None, :], other=0.0)  # load %arg2
+// CHECK:              acc += tl.dot(tmp5, tmp7, input_precision="ieee")  # torch.aten.mm
+// CHECK-NEXT:     mask = mmask[:, None] & nmask[None, :]
+// CHECK-NEXT:     tl.store(out0 + (rm[:, None] * N + rn[None, :]), acc, mask=mask)
+func.func @ksplit(%x: !torch.vtensor<[3,5],f32>, %h: !torch.vtensor<[3,20],f32>, %w: !torch.vtensor<[25,9],f32>) -> !torch.vtensor<[3,9],f32> {
+  %int1 = torch.constant.int 1
+  %0 = torch.prim.ListConstruct %x, %h : (!torch.vtensor<[3,5],f32>, !torch.vtensor<[3,20],f32>) -> !torch.list<vtensor>
+  %1 = torch.aten.cat %0, %int1 : !torch.list<vtensor>, !torch.int -> !torch.vtensor<[3,25],f32>
+  %2 = torch.aten.mm %1, %w : !torch.vtensor<[3,25],f32>, !torch.vtensor<[25,9],f32> -> !torch.vtensor<[3,9],f32>
+  return %2 : !torch.vtensor<[3,9],f32>
+}

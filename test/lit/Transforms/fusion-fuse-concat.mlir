@@ -173,3 +173,23 @@ func.func @no_fuse_concat_of_an_empty_piece(%x: !torch.vtensor<[0,4],f32>, %y: !
   %2 = torch.aten.cat %1, %int0 : !torch.list<vtensor>, !torch.int -> !torch.vtensor<[3,4],f32>
   return %2 : !torch.vtensor<[3,4],f32>
 }
+
+// -----
+
+// A cat only a GEMM reads, along its K dim (an LSTM's cat([x, tanh(h)])
+// before its Linear): no concat group; fusion-fuse-matmul reads it piece by
+// piece (see Transforms/fusion-fuse-matmul.mlir, @fuse_ksplit_computed_piece).
+
+// CHECK-LABEL: func.func @no_fuse_concat_read_by_a_gemm_along_k
+// CHECK:         fusion.explain = ["consumer torch.aten.cat: GEMMs read the cat along K: fusion-fuse-matmul reads it piece by piece (K-split), it is never stored"], kind = "pointwise"
+// CHECK-NOT:     kind = "concat"
+// CHECK:         torch.aten.cat
+func.func @no_fuse_concat_read_by_a_gemm_along_k(%x: !torch.vtensor<[4,16],f32>, %h: !torch.vtensor<[4,32],f32>, %w: !torch.vtensor<[64,48],f32>) -> !torch.vtensor<[4,64],f32> {
+  %none = torch.constant.none
+  %int1 = torch.constant.int 1
+  %t = torch.aten.tanh %h : !torch.vtensor<[4,32],f32> -> !torch.vtensor<[4,32],f32>
+  %0 = torch.prim.ListConstruct %x, %t : (!torch.vtensor<[4,16],f32>, !torch.vtensor<[4,32],f32>) -> !torch.list<vtensor>
+  %1 = torch.aten.cat %0, %int1 : !torch.list<vtensor>, !torch.int -> !torch.vtensor<[4,48],f32>
+  %2 = torch.aten.linear %1, %w, %none : !torch.vtensor<[4,48],f32>, !torch.vtensor<[64,48],f32>, !torch.none -> !torch.vtensor<[4,64],f32>
+  return %2 : !torch.vtensor<[4,64],f32>
+}

@@ -372,3 +372,177 @@ func.func @no_fuse_chain_batch_dims_differ(%x: !torch.vtensor<[2,9,16],f32>, %w1
   %2 = torch.aten.bmm %1, %w2 : !torch.vtensor<[2,9,24],f32>, !torch.vtensor<[2,24,8],f32> -> !torch.vtensor<[2,9,8],f32>
   return %2 : !torch.vtensor<[2,9,8],f32>
 }
+
+// -----
+
+// K-split (issue 22): an LSTM's Linear over cat([x, h], -1). The cat runs
+// along A's K dim, so it joins the GEMM group as a prologue and is never
+// stored: the template reads x and h by a K loop each (Lowering/triton-matmul.mlir).
+
+// CHECK-LABEL: func.func @fuse_ksplit_cat_of_inputs
+// CHECK:         %[[G:.+]] = "fusion.group"(%arg0, %arg1, %arg2) ({
+// CHECK-NEXT:    ^bb0(%[[X:.+]]: !torch.vtensor<[4,16],f32>, %[[H:.+]]: !torch.vtensor<[4,32],f32>, %[[W:.+]]: !torch.vtensor<[64,48],f32>):
+// CHECK:           %[[L:.+]] = torch.prim.ListConstruct %[[X]], %[[H]]
+// CHECK-NEXT:      %[[CAT:.+]] = torch.aten.cat %[[L]]
+// CHECK:           %[[MM:.+]] = torch.aten.linear %[[CAT]], %[[W]]
+// CHECK-NEXT:      %[[S:.+]] = torch.aten.sigmoid %[[MM]]
+// CHECK-NEXT:      "fusion.yield"(%[[S]])
+// CHECK-NEXT:    }) {kind = "matmul"}
+// CHECK-NEXT:    return %[[G]]
+func.func @fuse_ksplit_cat_of_inputs(%x: !torch.vtensor<[4,16],f32>, %h: !torch.vtensor<[4,32],f32>, %w: !torch.vtensor<[64,48],f32>) -> !torch.vtensor<[4,64],f32> {
+  %none = torch.constant.none
+  %int-1 = torch.constant.int -1
+  %0 = torch.prim.ListConstruct %x, %h : (!torch.vtensor<[4,16],f32>, !torch.vtensor<[4,32],f32>) -> !torch.list<vtensor>
+  %1 = torch.aten.cat %0, %int-1 : !torch.list<vtensor>, !torch.int -> !torch.vtensor<[4,48],f32>
+  %2 = torch.aten.linear %1, %w, %none : !torch.vtensor<[4,48],f32>, !torch.vtensor<[64,48],f32>, !torch.none -> !torch.vtensor<[4,64],f32>
+  %3 = torch.aten.sigmoid %2 : !torch.vtensor<[4,64],f32> -> !torch.vtensor<[4,64],f32>
+  return %3 : !torch.vtensor<[4,64],f32>
+}
+
+// -----
+
+// A computed piece: fusion-fuse-concat leaves the cat to this pass (no
+// concat group), which takes it with the tanh computing its piece; the
+// tanh is evaluated on h's tiles in the piece's K loop.
+
+// CHECK-LABEL: func.func @fuse_ksplit_computed_piece
+// CHECK:         %[[G:.+]] = "fusion.group"(%arg1, %arg0, %arg2) ({
+// CHECK-NEXT:    ^bb0(%[[H:.+]]: !torch.vtensor<[4,32],f32>, %[[X:.+]]: !torch.vtensor<[4,16],f32>, %[[W:.+]]: !torch.vtensor<[64,48],f32>):
+// CHECK-NEXT:      %[[T:.+]] = torch.aten.tanh %[[H]]
+// CHECK:           %[[L:.+]] = torch.prim.ListConstruct %[[X]], %[[T]]
+// CHECK-NEXT:      %[[CAT:.+]] = torch.aten.cat %[[L]]
+// CHECK:           %[[MM:.+]] = torch.aten.linear %[[CAT]], %[[W]]
+// CHECK-NEXT:      "fusion.yield"(%[[MM]])
+// CHECK-NEXT:    }) {kind = "matmul"}
+// CHECK-NEXT:    return %[[G]]
+func.func @fuse_ksplit_computed_piece(%x: !torch.vtensor<[4,16],f32>, %h: !torch.vtensor<[4,32],f32>, %w: !torch.vtensor<[64,48],f32>) -> !torch.vtensor<[4,64],f32> {
+  %none = torch.constant.none
+  %int1 = torch.constant.int 1
+  %t = torch.aten.tanh %h : !torch.vtensor<[4,32],f32> -> !torch.vtensor<[4,32],f32>
+  %0 = torch.prim.ListConstruct %x, %t : (!torch.vtensor<[4,16],f32>, !torch.vtensor<[4,32],f32>) -> !torch.list<vtensor>
+  %1 = torch.aten.cat %0, %int1 : !torch.list<vtensor>, !torch.int -> !torch.vtensor<[4,48],f32>
+  %2 = torch.aten.linear %1, %w, %none : !torch.vtensor<[4,48],f32>, !torch.vtensor<[64,48],f32>, !torch.none -> !torch.vtensor<[4,64],f32>
+  return %2 : !torch.vtensor<[4,64],f32>
+}
+
+// -----
+
+// Limits of K-split, each a kernel of its own for the cat, with the reason:
+// a cat along rows (the GEMM's M, not K), a cat also returned (stored for
+// its other reader anyway), an op on the cat reading a value that varies
+// along K.
+
+// CHECK-LABEL: func.func @no_fuse_ksplit_cat_along_rows
+// CHECK:         %[[C:.+]] = "fusion.group"(%arg0, %arg1) ({
+// CHECK:           torch.aten.cat
+// CHECK:         }) {kind = "pointwise"}
+// CHECK:         "fusion.group"(%[[C]], %arg2) ({
+// CHECK-NOT:       torch.aten.cat
+// CHECK:         }) {kind = "matmul"}
+// EXPLAIN-LABEL: func.func @no_fuse_ksplit_cat_along_rows
+// EXPLAIN:         {fusion.explain = ["consumer fusion.group: cat along dim 0, not the GEMM operand's K dim (only a K dim is read by K-split)"], kind = "pointwise"}
+func.func @no_fuse_ksplit_cat_along_rows(%x: !torch.vtensor<[4,48],f32>, %h: !torch.vtensor<[2,48],f32>, %w: !torch.vtensor<[64,48],f32>) -> !torch.vtensor<[6,64],f32> {
+  %none = torch.constant.none
+  %int0 = torch.constant.int 0
+  %0 = torch.prim.ListConstruct %x, %h : (!torch.vtensor<[4,48],f32>, !torch.vtensor<[2,48],f32>) -> !torch.list<vtensor>
+  %1 = torch.aten.cat %0, %int0 : !torch.list<vtensor>, !torch.int -> !torch.vtensor<[6,48],f32>
+  %2 = torch.aten.linear %1, %w, %none : !torch.vtensor<[6,48],f32>, !torch.vtensor<[64,48],f32>, !torch.none -> !torch.vtensor<[6,64],f32>
+  return %2 : !torch.vtensor<[6,64],f32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @no_fuse_ksplit_cat_also_returned
+// CHECK:         %[[C:.+]] = "fusion.group"(%arg0, %arg1) ({
+// CHECK:           torch.aten.cat
+// CHECK:         }) {kind = "pointwise"}
+// CHECK:         %[[G:.+]] = "fusion.group"(%[[C]], %arg2) ({
+// CHECK-NOT:       torch.aten.cat
+// CHECK:         }) {kind = "matmul"}
+// CHECK:         return %[[G]], %[[C]]
+// EXPLAIN-LABEL: func.func @no_fuse_ksplit_cat_also_returned
+// EXPLAIN:         {fusion.explain = ["consumer fusion.group: producer's result is also read elsewhere"], kind = "pointwise"}
+func.func @no_fuse_ksplit_cat_also_returned(%x: !torch.vtensor<[4,16],f32>, %h: !torch.vtensor<[4,32],f32>, %w: !torch.vtensor<[64,48],f32>) -> (!torch.vtensor<[4,64],f32>, !torch.vtensor<[4,48],f32>) {
+  %none = torch.constant.none
+  %int-1 = torch.constant.int -1
+  %0 = torch.prim.ListConstruct %x, %h : (!torch.vtensor<[4,16],f32>, !torch.vtensor<[4,32],f32>) -> !torch.list<vtensor>
+  %1 = torch.aten.cat %0, %int-1 : !torch.list<vtensor>, !torch.int -> !torch.vtensor<[4,48],f32>
+  %2 = torch.aten.linear %1, %w, %none : !torch.vtensor<[4,48],f32>, !torch.vtensor<[64,48],f32>, !torch.none -> !torch.vtensor<[4,64],f32>
+  return %2, %1 : !torch.vtensor<[4,64],f32>, !torch.vtensor<[4,48],f32>
+}
+
+// -----
+
+// An op on the cat reading a value that varies along K (`* y`, y [4, 48]):
+// each piece's loop would need y at the cat's coordinates, not the piece's.
+
+// CHECK-LABEL: func.func @no_fuse_ksplit_cat_times_a_full_width_value
+// CHECK:         %[[C:.+]] = "fusion.group"(%arg0, %arg1, %arg2) ({
+// CHECK:           torch.aten.cat
+// CHECK:           torch.aten.mul.Tensor
+// CHECK:         }) {kind = "pointwise"}
+// CHECK:         "fusion.group"(%[[C]], %arg3) ({
+// CHECK-NOT:       torch.aten.cat
+// CHECK:         }) {kind = "matmul"}
+// EXPLAIN-LABEL: func.func @no_fuse_ksplit_cat_times_a_full_width_value
+// EXPLAIN:         {fusion.explain = ["consumer fusion.group: an op on the cat reads a value that varies along K (only values the same along K are read per piece)"], kind = "pointwise"}
+func.func @no_fuse_ksplit_cat_times_a_full_width_value(%x: !torch.vtensor<[4,16],f32>, %h: !torch.vtensor<[4,32],f32>, %y: !torch.vtensor<[4,48],f32>, %w: !torch.vtensor<[64,48],f32>) -> !torch.vtensor<[4,64],f32> {
+  %none = torch.constant.none
+  %int-1 = torch.constant.int -1
+  %0 = torch.prim.ListConstruct %x, %h : (!torch.vtensor<[4,16],f32>, !torch.vtensor<[4,32],f32>) -> !torch.list<vtensor>
+  %1 = torch.aten.cat %0, %int-1 : !torch.list<vtensor>, !torch.int -> !torch.vtensor<[4,48],f32>
+  %r = torch.aten.mul.Tensor %1, %y : !torch.vtensor<[4,48],f32>, !torch.vtensor<[4,48],f32> -> !torch.vtensor<[4,48],f32>
+  %2 = torch.aten.linear %r, %w, %none : !torch.vtensor<[4,48],f32>, !torch.vtensor<[64,48],f32>, !torch.none -> !torch.vtensor<[4,64],f32>
+  return %2 : !torch.vtensor<[4,64],f32>
+}
+
+// -----
+
+// Elementwise ops on the cat whose other operands are the same along K (a
+// relu, a scale per row, a cast) join with it: each piece's loop evaluates
+// them on the piece in place of the cat.
+
+// CHECK-LABEL: func.func @fuse_ksplit_ops_on_the_cat
+// CHECK:         %[[G:.+]] = "fusion.group"(%arg0, %arg1, %arg2, %arg3) ({
+// CHECK:           %[[CAT:.+]] = torch.aten.cat
+// CHECK-NEXT:      %[[R:.+]] = torch.aten.relu %[[CAT]]
+// CHECK-NEXT:      %[[S:.+]] = torch.aten.mul.Tensor %[[R]]
+// CHECK:           torch.aten.linear %[[S]]
+// CHECK:         }) {kind = "matmul"}
+// CHECK-NEXT:    return %[[G]]
+func.func @fuse_ksplit_ops_on_the_cat(%x: !torch.vtensor<[4,16],f32>, %h: !torch.vtensor<[4,32],f32>, %s: !torch.vtensor<[4,1],f32>, %w: !torch.vtensor<[64,48],f32>) -> !torch.vtensor<[4,64],f32> {
+  %none = torch.constant.none
+  %int-1 = torch.constant.int -1
+  %0 = torch.prim.ListConstruct %x, %h : (!torch.vtensor<[4,16],f32>, !torch.vtensor<[4,32],f32>) -> !torch.list<vtensor>
+  %1 = torch.aten.cat %0, %int-1 : !torch.list<vtensor>, !torch.int -> !torch.vtensor<[4,48],f32>
+  %r = torch.aten.relu %1 : !torch.vtensor<[4,48],f32> -> !torch.vtensor<[4,48],f32>
+  %m = torch.aten.mul.Tensor %r, %s : !torch.vtensor<[4,48],f32>, !torch.vtensor<[4,1],f32> -> !torch.vtensor<[4,48],f32>
+  %2 = torch.aten.linear %m, %w, %none : !torch.vtensor<[4,48],f32>, !torch.vtensor<[64,48],f32>, !torch.none -> !torch.vtensor<[4,64],f32>
+  return %2 : !torch.vtensor<[4,64],f32>
+}
+
+// -----
+
+// One cat read by two GEMMs over different result shapes (two kernels):
+// each GEMM group gets a copy of the cat (it computes nothing) and reads
+// the pieces; no cat is stored.
+
+// CHECK-LABEL: func.func @fuse_ksplit_cat_read_by_two_gemms
+// CHECK:         %[[G1:.+]] = "fusion.group"(%arg0, %arg1, %arg2) ({
+// CHECK:           torch.aten.cat
+// CHECK:           torch.aten.linear
+// CHECK:         }) {kind = "matmul"}
+// CHECK:         %[[G2:.+]] = "fusion.group"(%arg0, %arg1, %arg3) ({
+// CHECK:           torch.aten.cat
+// CHECK:           torch.aten.linear
+// CHECK:         }) {kind = "matmul"}
+// CHECK-NEXT:    return %[[G1]], %[[G2]]
+func.func @fuse_ksplit_cat_read_by_two_gemms(%x: !torch.vtensor<[4,16],f32>, %h: !torch.vtensor<[4,32],f32>, %w1: !torch.vtensor<[64,48],f32>, %w2: !torch.vtensor<[8,48],f32>) -> (!torch.vtensor<[4,64],f32>, !torch.vtensor<[4,8],f32>) {
+  %none = torch.constant.none
+  %int-1 = torch.constant.int -1
+  %0 = torch.prim.ListConstruct %x, %h : (!torch.vtensor<[4,16],f32>, !torch.vtensor<[4,32],f32>) -> !torch.list<vtensor>
+  %1 = torch.aten.cat %0, %int-1 : !torch.list<vtensor>, !torch.int -> !torch.vtensor<[4,48],f32>
+  %2 = torch.aten.linear %1, %w1, %none : !torch.vtensor<[4,48],f32>, !torch.vtensor<[64,48],f32>, !torch.none -> !torch.vtensor<[4,64],f32>
+  %3 = torch.aten.linear %1, %w2, %none : !torch.vtensor<[4,48],f32>, !torch.vtensor<[8,48],f32>, !torch.none -> !torch.vtensor<[4,8],f32>
+  return %2, %3 : !torch.vtensor<[4,64],f32>, !torch.vtensor<[4,8],f32>
+}
