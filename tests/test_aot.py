@@ -58,7 +58,7 @@ def kernels():
     return kernels + wide_kernels()
 
 
-# Kernels over 2^31 + 65536 elements, lowered from IR (no tensor that large is made): their offsets are int64.
+# Kernels over more than 2^31 - 1 elements, lowered from IR (no tensor that large is made): their offsets are int64.
 WIDE = """
 func.func @wide_exp(%x: !torch.vtensor<[65536,32769],f32>) -> !torch.vtensor<[65536,32769],f32> {
   %0 = torch.aten.exp %x : !torch.vtensor<[65536,32769],f32> -> !torch.vtensor<[65536,32769],f32>
@@ -71,6 +71,19 @@ func.func @wide_sum(%x: !torch.vtensor<[65536,32769],f32>) -> !torch.vtensor<[65
   %none = torch.constant.none
   %1 = torch.aten.sum.dim_IntList %x, %0, %true, %none : !torch.vtensor<[65536,32769],f32>, !torch.list<int>, !torch.bool, !torch.none -> !torch.vtensor<[65536,1],f32>
   return %1 : !torch.vtensor<[65536,1],f32>
+}
+func.func @wide_linear(%x: !torch.vtensor<[65536,64],bf16>, %w: !torch.vtensor<[32768,64],bf16>) -> !torch.vtensor<[65536,32768],bf16> {
+  %none = torch.constant.none
+  %0 = torch.aten.linear %x, %w, %none : !torch.vtensor<[65536,64],bf16>, !torch.vtensor<[32768,64],bf16>, !torch.none -> !torch.vtensor<[65536,32768],bf16>
+  return %0 : !torch.vtensor<[65536,32768],bf16>
+}
+func.func @wide_attention(%q: !torch.vtensor<[64,32,8192,128],bf16>, %k: !torch.vtensor<[64,32,8192,128],bf16>, %v: !torch.vtensor<[64,32,8192,128],bf16>) -> !torch.vtensor<[64,32,8192,128],bf16> {
+  %none = torch.constant.none
+  %float0 = torch.constant.float 0.000000e+00
+  %true = torch.constant.bool true
+  %false = torch.constant.bool false
+  %0 = torch.aten.scaled_dot_product_attention %q, %k, %v, %none, %float0, %true, %none, %false : !torch.vtensor<[64,32,8192,128],bf16>, !torch.vtensor<[64,32,8192,128],bf16>, !torch.vtensor<[64,32,8192,128],bf16>, !torch.none, !torch.float, !torch.bool, !torch.none, !torch.bool -> !torch.vtensor<[64,32,8192,128],bf16>
+  return %0 : !torch.vtensor<[64,32,8192,128],bf16>
 }
 """
 
@@ -87,8 +100,18 @@ def wide_kernels() -> list:
         module = ir.Module.parse(WIDE)
         run_pipeline(module, context)
         kernels = [lower_kernel(op) for op in module.body.operations if op.operation.name == "fusion.kernel"]
-    assert len(kernels) == 2 and all("tl.program_id(0).to(tl.int64)" in k.source for k in kernels)
+    assert len(kernels) == 4 and all("tl.int64" in k.source for k in kernels)
     return kernels
+
+
+@pytest.mark.parametrize("arch", [80, 90])
+def test_int64_templates_compile_without_spills(arch):
+    # A GEMM and an attention kernel past 2^31 - 1 elements index in int64: still no spill at real sizes.
+    templates = [k for k in wide_kernels() if k.kind in ("matmul", "attention")]
+    assert len(templates) == 2
+    for compiled in compile_kernels(templates, arch=arch):
+        usage = compiled.resources()
+        assert usage["stack"] == 0 and usage["local"] == 0, (compiled.name, usage)
 
 
 @pytest.mark.parametrize("arch", [80, 90])

@@ -178,3 +178,32 @@ def test_compiled_mode_launches_skip_the_swap_unless_an_interpreted_launch_leake
     env["PYTHONPATH"] = str(Path(__file__).resolve().parents[1])
     out = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=300)
     assert out.stdout.strip() == "ok", out.stderr[-3000:]
+
+
+# 64-bit indices in the templates (issue 21 item 5): a GEMM, a back-to-back GEMM pair and attention over
+# tensors past 2^31 - 1 elements index in int64 (lit: Lowering/triton-int64-offsets.mlir). Such tensors do not
+# fit this machine's interpreter, so the threshold is lowered: small problems then take the int64 form, which
+# must still equal eager; before, the GEMM template had no int64 form (it refused the GEMM) and attention
+# indexed in int32 at any size.
+class _Wide(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.up, self.down = torch.nn.Linear(16, 32), torch.nn.Linear(32, 16)
+
+    def forward(self, x, q, k, v):
+        a = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
+        return self.down(torch.relu(self.up(x))) + 1.0, torch.bmm(x.unsqueeze(0), self.up.weight.t().unsqueeze(0)), a * 2.0
+
+
+def test_templates_index_in_int64_past_int32(monkeypatch):
+    from mlirfuse.lowering import emitter
+
+    monkeypatch.setattr(emitter, "INT32_MAX", 100)
+    torch.manual_seed(0)
+    model = _Wide().eval()
+    inputs = (torch.randn(24, 16), torch.randn(2, 2, 12, 8), torch.randn(2, 2, 12, 8), torch.randn(2, 2, 12, 8))
+    cm = mlirfuse.compile(model, inputs)
+    kinds = {k.kind for k in cm.kernels.values() if "to(tl.int64)" in k.source}
+    assert {"matmul", "matmul-chain", "attention"} <= kinds, {k.name: k.kind for k in cm.kernels.values()}
+    for actual, expected in zip(cm(*inputs), model(*inputs)):
+        torch.testing.assert_close(actual, expected, rtol=1e-4, atol=1e-5)

@@ -55,7 +55,9 @@ from mlirfuse.lowering.emitter import (
     Value,
     cast,
     coords,
+    index,
     kernel_params,
+    needs_64bit,
     static_signature,
 )
 from mlirfuse.ops.attention import SDPA, Attention, Operand, match
@@ -201,6 +203,7 @@ def lower_attention(kernel) -> AttentionKernel:
     block = kernel.regions[0].blocks[0]
     ops, terminator = block_ops(block)
     inputs, outputs = static_signature(name, block, terminator)
+    wide = needs_64bit(inputs + outputs)  # 64-bit batch, query and key indices
     if len(outputs) != 1 or not isinstance(terminator.operands[0].owner, ir.OpView):
         raise LoweringError(f"kernel @{name}: an attention kernel yields the attention output only")
     att = match(terminator.operands[0].owner, block, kernel=True)
@@ -232,9 +235,9 @@ def lower_attention(kernel) -> AttentionKernel:
 
     head = [
         "pid_m = tl.program_id(0)",
-        "pid_b = tl.program_id(1)",
+        f"pid_b = {index('tl.program_id(1)', wide)}",
         *coords("pid_b", list(range(nb)), "b"),
-        "offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)[:, None]",
+        f"offs_m = {index('pid_m * BLOCK_M + tl.arange(0, BLOCK_M)[:, None]', wide)}",
         "mmask = offs_m < lq",
         "offs_d = tl.arange(0, BLOCK_D)[None, :]",
         "offs_dk = tl.arange(0, BLOCK_D)[:, None]",
@@ -264,8 +267,8 @@ def lower_attention(kernel) -> AttentionKernel:
         ]
     em.out = []
     em.out += [
-        "offs_n = start_n + tl.arange(0, BLOCK_N)[None, :]",
-        "offs_nk = start_n + tl.arange(0, BLOCK_N)[:, None]",
+        f"offs_n = {index('start_n + tl.arange(0, BLOCK_N)[None, :]', wide)}",
+        f"offs_nk = {index('start_n + tl.arange(0, BLOCK_N)[:, None]', wide)}",
         "nmask = offs_n < hi",  # keys past hi are not visited: no 0 * v of theirs
     ]
     # kᵀ [D, S] is read as it is; sdpa's k [S, D] through swapped strides.

@@ -393,18 +393,30 @@ def stored_value(v: ir.Value, sites: dict) -> ir.Value:
 INT32_MAX = 2**31 - 1
 
 
-def program_offset(types: Sequence[TensorType], space: Sequence[int | None]) -> str:
-    """The first element of this program's block, `tl.program_id(0) * XBLOCK`.
+def needs_64bit(types: Sequence[TensorType], space: Sequence[int | None] = ()) -> bool:
+    """Does a tensor the kernel reads or writes, or its iteration space, hold more than 2^31 - 1 elements?
 
-    In 64 bits where a tensor the kernel reads or writes, or its iteration space, holds more than
-    2^31 - 1 elements: every index and offset derived from it is then int64, where int32 would wrap
-    (a 32k-vocabulary logits tensor at 16 x 4096 tokens is 2.1 G elements). Elsewhere 32 bits, the
-    fast path. Sizes known only at call time keep 32 bits.
+    Then its indices and offsets must be int64, where int32 would wrap (a 32k-vocabulary logits tensor
+    at 16 x 4096 tokens is 2.1 G elements). Elsewhere 32 bits, the fast path. Sizes known only at call
+    time count as small.
     """
     sizes = [t.numel for t in types if t.is_static]
-    if all(d is not None for d in space):
+    if space and all(d is not None for d in space):
         sizes.append(math.prod(space))
-    return "tl.program_id(0).to(tl.int64) * XBLOCK" if max(sizes, default=0) > INT32_MAX else "tl.program_id(0) * XBLOCK"
+    return max(sizes, default=0) > INT32_MAX
+
+
+def index(expr: str, wide: bool) -> str:
+    """`expr` (an index: program ids, aranges) as int64 where the kernel `needs_64bit`, else as it is."""
+    return f"({expr}).to(tl.int64)" if wide else expr
+
+
+def program_offset(types: Sequence[TensorType], space: Sequence[int | None]) -> str:
+    """The first element of this program's block, `tl.program_id(0) * XBLOCK`: in 64 bits where the kernel
+    `needs_64bit` (every index and offset derived from it is then int64)."""
+    if needs_64bit(types, space):
+        return "tl.program_id(0).to(tl.int64) * XBLOCK"
+    return "tl.program_id(0) * XBLOCK"
 
 
 def static_signature(name: str, block: ir.Block, terminator, dynamic: bool = False) -> tuple[list[TensorType], list[TensorType]]:

@@ -41,8 +41,10 @@ from mlirfuse.lowering.emitter import (
     Value,
     cast,
     coords,
+    index,
     kernel_params,
     load_sites,
+    needs_64bit,
     static_signature,
     stored_value,
 )
@@ -110,6 +112,10 @@ def matmul_config(g: Gemm, target: str) -> MatmulConfig:
     bm, bn, bk, warps, stages = CONFIG_TABLE[(target, "f32" if g.dtype == "float32" else "f16")]
     # A grouped GEMM keeps one accumulator per sibling: narrower tiles, the same registers.
     bn = max(16, bn // (1 << (g.siblings - 1).bit_length()))
+    # 64-bit indices take twice the registers for every offset tile: half the columns (a 128 x 128 bf16
+    # tile spilled 216 bytes on sm_80 with them).
+    if g.wide and target != "interpreter":
+        bn = max(16, bn // 2)
     block_m, block_n, block_k = _fit(g.m, bm), _fit(g.n, bn), _fit(max((g.k, *g.k_extra)), bk)
     # A quarter of the tile or less needs fewer warps (each warp holds part of the accumulator).
     if block_m * block_n * 4 <= bm * bn:
@@ -246,6 +252,7 @@ class _MatmulEmitter(KernelEmitter):
 
     def lower(self, ops, terminator, inputs, outputs) -> TritonKernel:
         g, mms = self.g, self.mms
+        self.wide = needs_64bit(inputs + outputs, g.out)  # 64-bit rows, columns, K and batch indices
         sites = load_sites(self.name, self.block, cat_of_inputs=False)
         producer = {r: op for op in ops for r in op.results}
         operand = self.operand
@@ -343,7 +350,8 @@ class _MatmulEmitter(KernelEmitter):
         lines = head + [f"{_acc(i)} = tl.full([BLOCK_M, BLOCK_N], {zero}, dtype=tl.float32)" for i in range(len(mms))]
         for (first, end), loop in loops:
             lines += [f"for k in range({first}, {end}, BLOCK_K):"]
-            lines += ["    rk = k + tl.arange(0, BLOCK_K)", f"    kmask = rk < {end}"] + ["    " + line for line in loop]
+            lines += [f"    rk = {index('k + tl.arange(0, BLOCK_K)', self.wide)}", f"    kmask = rk < {end}"]
+            lines += ["    " + line for line in loop]
         lines += self.body
         shapes = " x ".join(str(list(s)) for s in (g.a_space(), g.b_space()))
         header = [
@@ -363,7 +371,7 @@ class _MatmulEmitter(KernelEmitter):
         return TritonKernel(
             self.name, source, tuple(inputs), tuple(outputs), tuple(self.scalars), tuple(params),
             kind=GroupKind.MATMUL, sites=tuple(kernel_sites), space=g.out, site_spaces=tuple(site_spaces),
-            template=dataclasses.replace(g, siblings=len(mms), k_extra=tuple(self.kvalues[1:])),
+            template=dataclasses.replace(g, siblings=len(mms), k_extra=tuple(self.kvalues[1:]), wide=self.wide),
         )
 
     def _head(self) -> list[str]:
@@ -376,13 +384,13 @@ class _MatmulEmitter(KernelEmitter):
             "group_m = tl.where(grid_m - first_m < GROUP_M, grid_m - first_m, GROUP_M)",
             "pid_m = first_m + (pid % width) % group_m",
             "pid_n = (pid % width) // group_m",
-            "rm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)",
-            "rn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)",
+            f"rm = {index('pid_m * BLOCK_M + tl.arange(0, BLOCK_M)', self.wide)}",
+            f"rn = {index('pid_n * BLOCK_N + tl.arange(0, BLOCK_N)', self.wide)}",
             "mmask = rm < M",
             "nmask = rn < N",
         ]
         if self.batch:
-            lines.append("bid = tl.program_id(1)")
+            lines.append(f"bid = {index('tl.program_id(1)', self.wide)}")
             lines += coords("bid", self.batch, "b")
         return lines + coords("rm", self.rows, "m")
 

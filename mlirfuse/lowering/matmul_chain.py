@@ -45,8 +45,10 @@ from mlirfuse.lowering.emitter import (
     TritonKernel,
     cast,
     coords,
+    index,
     kernel_params,
     load_sites,
+    needs_64bit,
     static_signature,
     stored_value,
 )
@@ -233,22 +235,23 @@ class _ChainEmitter(GemmEmitter):
                 raise LoweringError(f"kernel @{self.name}: result #{j} is not computed by the second epilogue")
             self.store(f"out{j}", offset, value, t.dtype, "mask")
 
+        wide = needs_64bit(inputs + outputs, g2.out)  # 64-bit row, K, column and batch indices
         lines = [
             "pid = tl.program_id(0)",
-            "rm = pid * BLOCK_M + tl.arange(0, BLOCK_M)",
+            f"rm = {index('pid * BLOCK_M + tl.arange(0, BLOCK_M)', wide)}",
             "mmask = rm < M",
-            *(["bid = tl.program_id(1)", *coords("bid", list(range(g1.batch)), "b")] if g1.batch else []),
+            *([f"bid = {index('tl.program_id(1)', wide)}", *coords("bid", list(range(g1.batch)), "b")] if g1.batch else []),
             *coords("rm", list(g1.rows), "m"),
             "rh = tl.arange(0, BLOCK_H)",
             "hmask = rh < H",
             "acc = tl.full([BLOCK_M, BLOCK_H], -0.0, dtype=tl.float32)",
             "for k in range(0, K, BLOCK_K):",
-            "    rk = k + tl.arange(0, BLOCK_K)",
+            f"    rk = {index('k + tl.arange(0, BLOCK_K)', wide)}",
             "    kmask = rk < K",
             *("    " + line for line in loop),
             *self.body,
             "for n in range(0, N, BLOCK_N):",
-            "    rn = n + tl.arange(0, BLOCK_N)",
+            f"    rn = {index('n + tl.arange(0, BLOCK_N)', wide)}",
             "    nmask = rn < N",
             *("    " + line for line in cols),
         ]

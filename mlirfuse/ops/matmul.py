@@ -34,8 +34,7 @@ MATMUL_OPS = frozenset(
     ("torch.aten.mm", "torch.aten.bmm", "torch.aten.matmul", "torch.aten.linear", "torch.aten.addmm", "torch.aten.baddbmm")
 )
 GEMM_DTYPES = ("float32", "float16", "bfloat16")
-# Offsets are 32-bit in the template; CUDA's grid y (the batch) is 65535 at most.
-MAX_NUMEL = 2**31 - 1
+# CUDA's grid y (the batch) is 65535 at most. (Offsets are 64-bit where a tensor passes 2^31 - 1 elements.)
 MAX_BATCH = 65535
 # Back-to-back GEMMs in one kernel (kind "matmul-chain", lowering/matmul_chain.py) keep the first GEMM's
 # rows on chip: its f32 accumulator [BLOCK_M, H] and the same tile as the second GEMM's A operand, H the
@@ -76,6 +75,8 @@ class Gemm:
     siblings: int = 1
     # K of each further A operand of the kernel (one K loop per distinct A: x @ W_ih and h @ W_hh).
     k_extra: tuple[int, ...] = ()
+    # Lowering: the kernel indexes in int64 (a tensor past 2^31 - 1 elements); its tiles are narrower.
+    wide: bool = False
 
     @property
     def rows(self) -> tuple[int, ...]:
@@ -163,8 +164,6 @@ def gemm(op) -> Gemm | str:
         return "an empty dimension"
     if g.batch_count > MAX_BATCH:
         return f"batch {g.batch_count} > {MAX_BATCH}"
-    if max(t.numel for t in (ta, tb, out)) > MAX_NUMEL:
-        return "a tensor needs 64-bit offsets"
     return g
 
 
@@ -239,7 +238,7 @@ def why_not_fusible(op) -> str | None:
 
 FAMILY = Family(
     __name__, MATMUL_OPS, why_not_fusible, lowering="mlirfuse/lowering/matmul.py",
-    limits="f32, f16 or bf16 operands and result alike, statically shaped, 2-d or more; 32-bit offsets; "
+    limits="f32, f16 or bf16 operands and result alike, statically shaped, 2-d or more; 64-bit offsets past 2^31 - 1 elements; "
     f"a batch of {MAX_BATCH} at most",
 )
 
