@@ -24,6 +24,7 @@ class GroupKind(StrEnum):
     ATTENTION = "attention"  # flash-attention template
     MATMUL = "matmul"  # tiled GEMM template hosting a prologue and an epilogue
     SCATTER = "scatter"  # pointwise, writing into a copy of its input
+    SCAN = "scan"  # cumsum/cumprod along one dim with a pointwise prologue and epilogue, [XBLOCK, RBLOCK] tiles
 
 
 # Every kind, in the order the verifier lists them.
@@ -34,7 +35,7 @@ REDUCTION_KINDS = (GroupKind.REDUCTION, GroupKind.PERSISTENT_REDUCTION)
 # Kinds whose bodies are templates the lowering reads as they are (attention's softmax stays whole).
 TEMPLATE_KINDS = (GroupKind.ATTENTION, GroupKind.MATMUL)
 # Kinds the fusion passes grow; the others are finished.
-FUSIBLE_KINDS = (GroupKind.POINTWISE, GroupKind.REDUCTION)
+FUSIBLE_KINDS = (GroupKind.POINTWISE, GroupKind.REDUCTION, GroupKind.SCAN)
 
 
 def kind_attribute(op) -> str | None:

@@ -4,6 +4,7 @@ One small class per schedule; `kernel_kind(kind)` picks it for a `GroupKind`:
 
     PointwiseKind   pointwise, concat, scatter      one flat [XBLOCK] block per program
     ReductionKind   reduction, persistent-reduction [XBLOCK, RBLOCK] tiles, a row per program row
+    ScanKind        scan                            the same tiles, one pass carrying a running total
     AttentionKind   attention                       flash attention, a program per query block
     MatmulKind      matmul                          tiled GEMM, a program per output tile
 
@@ -27,6 +28,7 @@ from mlirfuse.lowering.matmul import MODE_DEPENDENT, lower_matmul, matmul_config
 from mlirfuse.lowering.matmul import grid as matmul_grid
 from mlirfuse.lowering.pointwise import lower_pointwise
 from mlirfuse.lowering.reduction import lower_reduction
+from mlirfuse.lowering.scan import lower_scan
 
 
 @dataclass(frozen=True)
@@ -142,6 +144,23 @@ class ReductionKind(KernelKind):
         return {"XBLOCK": 1, "RBLOCK": block}, {"enable_fp_fusion": True}
 
 
+class ScanKind(ReductionKind):
+    """Reduction-shaped tiles, one loop per row: a tile is no longer than the row, and rows share a program."""
+
+    kinds = (GroupKind.SCAN,)
+
+    def lower(self, kernel, kind: GroupKind) -> TritonKernel:
+        return lower_scan(kernel)
+
+    def empty(self, launch: Launch) -> bool:
+        return launch.numel == 0
+
+    def blocks(self, kernel: TritonKernel, launch: Launch) -> dict:
+        rblock = max(2, min(2048 if launch.interpret else 1024, _pow2_at_least(launch.rnumel)))
+        budget = 16384 if launch.interpret else 4096  # elements per program
+        return {"XBLOCK": max(1, min(_pow2_at_least(launch.xnumel), budget // rblock)), "RBLOCK": rblock}
+
+
 class AttentionKind(KernelKind):
     kinds = (GroupKind.ATTENTION,)
 
@@ -200,7 +219,7 @@ class MatmulKind(KernelKind):
 
 
 KERNEL_KINDS: dict[GroupKind, KernelKind] = {
-    kind: schedule for schedule in (PointwiseKind(), ReductionKind(), AttentionKind(), MatmulKind()) for kind in schedule.kinds
+    kind: schedule for schedule in (PointwiseKind(), ReductionKind(), ScanKind(), AttentionKind(), MatmulKind()) for kind in schedule.kinds
 }
 
 
@@ -209,4 +228,4 @@ def kernel_kind(kind: GroupKind) -> KernelKind | None:
     return KERNEL_KINDS.get(kind)
 
 
-__all__ = ["KERNEL_KINDS", "AttentionKind", "KernelKind", "Launch", "MatmulKind", "PointwiseKind", "ReductionKind", "kernel_kind"]
+__all__ = ["KERNEL_KINDS", "AttentionKind", "KernelKind", "Launch", "MatmulKind", "PointwiseKind", "ReductionKind", "ScanKind", "kernel_kind"]
