@@ -194,3 +194,12 @@ def test_fusion_report_names_the_scan_kernel_and_why_a_sum_stays_apart():
     report = fusion_report(cm)
     assert "cumsum" in report and "unfused: none" in report, report
     assert "a scan and a reduction (a scan kernel computes no reduction)" in report, report
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=str)
+def test_precision_eager_rounds_the_scan_result_before_its_epilogue(dtype):
+    # Eager rounds the cumsum to the dtype before `* 1.7 + x`; precision="eager" does too (the default keeps it in f32).
+    x = torch.randn(8, 65, generator=torch.Generator().manual_seed(4)).to(dtype)
+    fn = lambda a: a.cumsum(1) * 1.7 + a  # noqa: E731
+    cm = mlirfuse.compile(Lambda(fn), (x,), options={"precision": "eager"})
+    assert cm.stats["launches"] == 1 and torch.equal(cm(x), fn(x))

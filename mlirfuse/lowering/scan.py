@@ -79,8 +79,11 @@ class ScanEmitter(ReductionEmitter):
         lanes = self.tmp(f"tl.where(xmask & rmask, {cast(x, acc)}, {identity})", acc, "scanned lanes (identity outside the row)")
         result = self.tmp(f"{carry} {join} {scanned.format(x=lanes.text)}", acc, op.operation.name)
         self.out.append(f"{carry} = {carry} {join} {total.format(x=lanes.text)}")
-        if acc != compute_dtype(plan.dtype):  # an f32 result of an f64 total: rounded as eager stores it
-            result = self.tmp(cast(result, compute_dtype(plan.dtype)), compute_dtype(plan.dtype), "round to the result's dtype")
+        wide = compute_dtype(plan.dtype)
+        if acc != wide:  # an f32 result of an f64 total: rounded as eager stores it
+            result = self.tmp(cast(result, wide), wide, "round to the result's dtype")
+        elif self.eager_precision and plan.dtype != wide:  # fusion-outline{precision=eager}: f16/bf16 as eager stores them
+            result = self.tmp(f"{cast(result, plan.dtype)}.to({TRITON_DTYPES[wide]})", wide, "round to the result's dtype")
         return result
 
 
