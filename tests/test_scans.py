@@ -164,13 +164,16 @@ def test_logcumsumexp_runs_through_aten():
 
 @pytest.mark.parametrize("arch", [80, 90])
 def test_scan_kernels_compile_for_gpu_without_spills(arch):
+    # Compiled with the blocks a GPU launch takes for their shapes (ScanKind.aot_constants): short rows
+    # many to a program ([1024, 16], [512, 2]), long rows a tile of 1024 at a time ([8, 5000]); int64 and f64 totals.
     torch.manual_seed(0)
-    mask = torch.ones(2, 16, dtype=torch.long)
-    x = torch.randn(4, 16)
     models = [
-        (Positions(), (mask,)),
-        (Lambda(lambda a: (a * 0.1 + 1).cumprod(0).to(torch.bfloat16)), (x,)),
-        (Lambda(lambda a: a.to(torch.bfloat16).cumsum(1, dtype=torch.float32).cumsum(1)), (x,)),
+        (Positions(), (torch.ones(1024, 16, dtype=torch.long),)),
+        (Positions(), (torch.ones(8, 5000, dtype=torch.long),)),
+        (Lambda(lambda a: (a * 0.1 + 1).cumprod(0).to(torch.bfloat16) * a), (torch.randn(16, 64),)),
+        (Lambda(lambda a: (a * 0.1 + 1).cumprod(1) * a), (torch.randn(8, 3000),)),
+        (Lambda(lambda a: (a * 0.1 + 1).cumprod(1) - a), (torch.randn(512, 2),)),
+        (Lambda(lambda a: a.to(torch.bfloat16).cumsum(1, dtype=torch.float32).cumsum(1)), (torch.randn(2, 5000),)),
     ]
     kernels = [k for model, inputs in models for k in mlirfuse.compile(model, inputs).kernels.values()]
     assert {k.kind for k in kernels} == {"scan"}
