@@ -1,6 +1,6 @@
-"""Reductions against eager PyTorch on PyTorch's own OpInfo sample inputs.
+"""Reductions and scans against eager PyTorch on PyTorch's own OpInfo sample inputs.
 
-Every entry of `mlirfuse.ops.reductions.OPINFO_SUPPORTED` ("name" or
+Every entry of `mlirfuse.ops.reductions.OPINFO_SUPPORTED` and `mlirfuse.ops.scans.OPINFO_SUPPORTED` ("name" or
 "name.variant") is looked up in `op_db`; each of its sample inputs is wrapped
 in a module whose forward calls `opinfo.op` (tensors as forward inputs, the
 rest captured as constants), compiled with mlirfuse, run, and compared with
@@ -28,12 +28,14 @@ import pytest
 import torch
 
 import mlirfuse
-from mlirfuse.ops.reductions import OPINFO_SUPPORTED
+from mlirfuse.ops import reductions, scans
 from helpers import unfused_ops
 from opinfo.harness import OpCall, describe_sample, opinfos, spread
 
+# Reductions and scans mlirfuse fuses (scan kernels: lowering/scan.py).
+OPINFO_SUPPORTED = reductions.OPINFO_SUPPORTED + scans.OPINFO_SUPPORTED
 # Reductions mlirfuse does not fuse: they must still run (through ATen) and match.
-UNSUPPORTED = ("cumsum",)
+UNSUPPORTED = ("logcumsumexp",)
 # Reductions the frontend decomposes with Inductor's table (frontend/decompositions.py) into ops that fuse.
 DECOMPOSED = ("norm",)
 DTYPES = (torch.float32, torch.bfloat16)
@@ -136,7 +138,7 @@ def test_print_supported_ops(capsys):
     unknown = [name for name in OPINFO_SUPPORTED + UNSUPPORTED + DECOMPOSED if name not in OPINFOS]
     assert not unknown, f"not in op_db: {unknown}"
     assert not set(UNSUPPORTED) & set(OPINFO_SUPPORTED), "an 'unsupported' op is now in OPINFO_SUPPORTED"
-    text = "mlirfuse.ops.reductions.OPINFO_SUPPORTED: " + ", ".join(OPINFO_SUPPORTED)
+    text = "mlirfuse.ops.reductions and .scans OPINFO_SUPPORTED: " + ", ".join(OPINFO_SUPPORTED)
     print(text)
     with capsys.disabled():
         sys.stderr.write(f"\n{text}\n")

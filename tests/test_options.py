@@ -27,7 +27,7 @@ def test_options_are_the_pipeline_options():
 
 
 def test_snake_case_and_switches():
-    cm = mlirfuse.compile(Lambda(lambda x: torch.cumsum(torch.exp(x), 0) + 1), (X,), options={"max_args": 64, "explain": True})
+    cm = mlirfuse.compile(Lambda(lambda x: torch.logcumsumexp(torch.exp(x), 0) + 1), (X,), options={"max_args": 64, "explain": True})
     assert cm.explain(), cm.mlir  # explain=true ran fusion-explain-unfused
 
 

@@ -243,3 +243,10 @@ def test_cat_of_empty_pieces_read_in_a_kernel():
     x, y = torch.randn(2, 0), torch.randn(2, 0)
     cm = compile_and_compare(lambda x, y: torch.cat([x, y], 1) * 2, (x, y))
     assert cm(x, y).shape == (2, 0)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16])
+def test_acosh_below_one_is_nan_far_from_it_too(dtype):
+    """acosh(-1.2e7) was 0 and acosh(-1e20) inf (the log1p form cancels, the large-x branch took -1e20): eager gives NaN (fuzz seed 2210162)."""
+    x = torch.tensor([-1.2326e7, -1e20, -5.0, -1.0, 0.5, 1.0, 1.5, 3e38, float("-inf"), float("inf"), float("nan")]).to(dtype)
+    compile_and_compare(torch.acosh, (x,), equal_nan=True)

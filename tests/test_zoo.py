@@ -19,6 +19,7 @@ import pytest
 import torch
 
 import mlirfuse
+from helpers import unfused_ops
 
 transformers = pytest.importorskip("transformers")
 
@@ -135,6 +136,23 @@ def test_zoo_matches_eager(name, attn):
             expected = model(*args, **kwargs)
         torch.testing.assert_close(got.last_hidden_state, expected.last_hidden_state, **TOL)
     assert cm.stats["launches"] > 0
+
+
+@pytest.mark.parametrize("name", ["opt", "roberta"])
+def test_position_ids_cumsum_runs_in_a_scan_kernel(name):
+    """Issue 22: the cumsum of OPT's position ids (from the mask) and RoBERTa's (from the ids) was an ATen call.
+
+    It is now a scan kernel with its epilogue: OPT 20 -> 19 device calls, RoBERTa 23 -> 21.
+    """
+    model = build(name, "sdpa")
+    args, kwargs = example(name)
+    cm = mlirfuse.compile(model, args, kwargs)
+    assert not [op for op in unfused_ops(cm) if "cumsum" in op], unfused_ops(cm)
+    assert any(k.kind == "scan" and "tl.cumsum" in k.source for k in cm.kernels.values())
+    for args, kwargs in [(args, kwargs), example(name, row=1, padding=5)]:
+        with torch.no_grad():
+            expected = model(*args, **kwargs)
+        torch.testing.assert_close(cm(*args, **kwargs).last_hidden_state, expected.last_hidden_state, **TOL)
 
 
 FRESH_PROCESS = """

@@ -13,7 +13,8 @@ kernel:
   memory once, which a good schedule approaches.
 - **bytes written**: each result once.
 - **FLOPs**: 2·M·N·K per matmul (and per attention product), one per result
-  element for every other computing op (a reduction: one per input element);
+  element for every other computing op (a scan too: one combine per element;
+  a reduction: one per input element);
   views and constants none. Matmul FLOPs run on the tensor cores at the peak
   of their operands' dtype (f32 GEMMs as tf32x3 in a Triton kernel, IEEE f32
   in an ATen call), the rest at the f32 CUDA-core peak.

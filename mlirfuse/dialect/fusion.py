@@ -27,6 +27,7 @@ from mlirfuse.ops.attention import MATMULS, SDPA, SOFTMAXES
 from mlirfuse.ops.indexing import scatter_op
 from mlirfuse.ops.matmul import MATMUL_OPS, Gemm, gemm
 from mlirfuse.ops.reductions import REDUCTIONS, Reduction, reduction
+from mlirfuse.ops.scans import SCANS, Scan, scan
 
 
 class _Failed(Exception):
@@ -86,7 +87,7 @@ def _kind(op) -> GroupKind:
 
 
 def _verify_kind_matches_body(op, kind: GroupKind, ops: list) -> None:
-    """A reduction group computes a reduction mlirfuse fuses; a concat group ends in one cat; a matmul group holds GEMMs.
+    """A reduction (scan) group computes a reduction (scan) mlirfuse fuses; a concat group ends in one cat; a matmul group holds GEMMs.
 
     `ops`: the body's. Passes and the Triton lowering read the kind and rely on the body to match.
     """
@@ -100,6 +101,16 @@ def _verify_kind_matches_body(op, kind: GroupKind, ops: list) -> None:
                 _error(op, f"of kind \"{kind}\" holds a '{r.operation.name}' that is not fused: {why}")
     elif kind in (GroupKind.POINTWISE, GroupKind.CONCAT, GroupKind.ATTENTION) and reductions:
         _error(op, f"of kind \"{kind}\" holds a reduction '{reductions[0].operation.name}'")
+    scans = [o for o in ops if o.operation.name in SCANS]
+    if kind == GroupKind.SCAN:
+        if not scans or reductions:
+            _error(op, "of kind \"scan\" must hold a scan and no reduction")
+        for s in scans:
+            why = scan(s)
+            if not isinstance(why, Scan):
+                _error(op, f"of kind \"scan\" holds a '{s.operation.name}' that is not fused: {why}")
+    elif scans and kind in (GroupKind.POINTWISE, GroupKind.CONCAT, *REDUCTION_KINDS):
+        _error(op, f"of kind \"{kind}\" holds a scan '{scans[0].operation.name}'")
     if kind == GroupKind.ATTENTION:
         names = [o.operation.name for o in ops]
         explicit = sum(n in SOFTMAXES for n in names) == 1 and sum(n in MATMULS for n in names) == 2

@@ -25,6 +25,7 @@ class GroupKind(StrEnum):
     MATMUL = "matmul"  # tiled GEMM template hosting a prologue and an epilogue
     MATMUL_CHAIN = "matmul-chain"  # two GEMMs back to back, the first's result rows kept on chip as the second's A
     SCATTER = "scatter"  # pointwise, writing into a copy of its input
+    SCAN = "scan"  # cumsum/cumprod along one dim with a pointwise prologue and epilogue, [XBLOCK, RBLOCK] tiles
 
 
 # Every kind, in the order the verifier lists them.
@@ -35,7 +36,7 @@ REDUCTION_KINDS = (GroupKind.REDUCTION, GroupKind.PERSISTENT_REDUCTION)
 # Kinds whose bodies are templates the lowering reads as they are (attention's softmax stays whole).
 TEMPLATE_KINDS = (GroupKind.ATTENTION, GroupKind.MATMUL, GroupKind.MATMUL_CHAIN)
 # Kinds the fusion passes grow; the others are finished.
-FUSIBLE_KINDS = (GroupKind.POINTWISE, GroupKind.REDUCTION)
+FUSIBLE_KINDS = (GroupKind.POINTWISE, GroupKind.REDUCTION, GroupKind.SCAN)
 
 
 def kind_attribute(op) -> str | None:

@@ -4,6 +4,7 @@ One small class per schedule; `kernel_kind(kind)` picks it for a `GroupKind`:
 
     PointwiseKind   pointwise, concat, scatter      one flat [XBLOCK] block per program
     ReductionKind   reduction, persistent-reduction [XBLOCK, RBLOCK] tiles, a row per program row
+    ScanKind        scan                            the same tiles, one pass carrying a running total
     AttentionKind   attention                       flash attention, a program per query block
     MatmulKind      matmul                          tiled GEMM, a program per output tile
     MatmulChainKind matmul-chain                    two GEMMs back to back, a program per block of rows
@@ -29,6 +30,7 @@ from mlirfuse.lowering.matmul import grid as matmul_grid
 from mlirfuse.lowering.matmul_chain import chain_config, chain_launch, lower_matmul_chain, mode_constants
 from mlirfuse.lowering.pointwise import lower_pointwise
 from mlirfuse.lowering.reduction import lower_reduction
+from mlirfuse.lowering.scan import lower_scan
 
 
 @dataclass(frozen=True)
@@ -144,6 +146,35 @@ class ReductionKind(KernelKind):
         return {"XBLOCK": 1, "RBLOCK": block}, {"enable_fp_fusion": True}
 
 
+class ScanKind(ReductionKind):
+    """Reduction-shaped tiles, one loop per row: a tile is no longer than the row, and rows share a program."""
+
+    kinds = (GroupKind.SCAN,)
+
+    def lower(self, kernel, kind: GroupKind) -> TritonKernel:
+        return lower_scan(kernel)
+
+    def empty(self, launch: Launch) -> bool:
+        return launch.numel == 0
+
+    def blocks(self, kernel: TritonKernel, launch: Launch) -> dict:
+        return self._blocks(launch.xnumel, launch.rnumel, launch.interpret)
+
+    @staticmethod
+    def _blocks(xnumel: int, rnumel: int, interpret: bool) -> dict:
+        rblock = max(2, min(2048 if interpret else 1024, _pow2_at_least(rnumel)))
+        # Elements per program. On a GPU 1024: int64/f64 totals and tiles take two registers per element,
+        # and [XBLOCK, RBLOCK] tiles of 4096 spill on sm_80/sm_90 with an epilogue of a few ops.
+        budget = 16384 if interpret else 1024
+        return {"XBLOCK": max(1, min(_pow2_at_least(xnumel), budget // rblock)), "RBLOCK": rblock}
+
+    def aot_constants(self, kernel: TritonKernel, arch: int, block: int) -> tuple[dict, dict]:
+        # Scan kernels are static: compiled ahead of time with the blocks a launch on a GPU will take.
+        rnumel = math.prod(kernel.space[d] for d in kernel.reduced)
+        xnumel = math.prod(n for d, n in enumerate(kernel.space) if d not in kernel.reduced)
+        return self._blocks(xnumel, rnumel, interpret=False), {"enable_fp_fusion": True}
+
+
 class AttentionKind(KernelKind):
     kinds = (GroupKind.ATTENTION,)
 
@@ -227,7 +258,7 @@ def gemm_target(launch: Launch) -> str:
 
 KERNEL_KINDS: dict[GroupKind, KernelKind] = {
     kind: schedule
-    for schedule in (PointwiseKind(), ReductionKind(), AttentionKind(), MatmulKind(), MatmulChainKind())
+    for schedule in (PointwiseKind(), ReductionKind(), ScanKind(), AttentionKind(), MatmulKind(), MatmulChainKind())
     for kind in schedule.kinds
 }
 
@@ -237,4 +268,7 @@ def kernel_kind(kind: GroupKind) -> KernelKind | None:
     return KERNEL_KINDS.get(kind)
 
 
-__all__ = ["KERNEL_KINDS", "AttentionKind", "KernelKind", "Launch", "MatmulChainKind", "MatmulKind", "PointwiseKind", "ReductionKind", "kernel_kind"]
+__all__ = [
+    "KERNEL_KINDS", "AttentionKind", "KernelKind", "Launch", "MatmulChainKind", "MatmulKind", "PointwiseKind", "ReductionKind",
+    "ScanKind", "kernel_kind",
+]

@@ -53,7 +53,7 @@ _COMBINE = {"prod": "multiply", "max": "maximum", "min": "minimum"}
 _INDEXED = ("argmax", "argmin")
 
 
-class _ReductionEmitter(IndexingEmitter):
+class ReductionEmitter(IndexingEmitter):
     """The reduction schedule: which values are row-space or full-space, and which loop computes them."""
 
     def __init__(self, name: str, block: ir.Block, red: Reduction, persistent: bool):
@@ -208,6 +208,16 @@ class _ReductionEmitter(IndexingEmitter):
         head = ["rindex = roffset + rbase", "rmask = rindex < rnumel"] + coords("rindex", list(self.red.dims), "r")
         return ["for roffset in range(0, rnumel, RBLOCK):"] + ["    " + line for line in head + inner]
 
+    def tile_head(self, offset: str) -> list[str]:
+        """The lines before the body: this program's rows (`xindex`, their coordinates) and the column base."""
+        return [
+            f"xoffset = {offset}",
+            "xindex = xoffset + tl.arange(0, XBLOCK)[:, None]",
+            "xmask = xindex < xnumel",
+            *coords("xindex", self.kept, "x"),
+            "rbase = tl.arange(0, RBLOCK)[None, :]" + (".to(tl.int64)" if "int64" in offset else ""),
+        ]
+
     def out_offset(self) -> str:
         """Flat offset of the tile position in a contiguous tensor of shape S (Horner form)."""
         if self.rank == 0:
@@ -238,7 +248,7 @@ def lower_reduction(kernel, persistent: bool) -> TritonKernel:
         raise LoweringError(f"kernel @{name}: reductions over different axes in one kernel")
     inputs, outputs = static_signature(name, block, terminator, dynamic=True)
 
-    em = _ReductionEmitter(name, block, red, persistent)
+    em = ReductionEmitter(name, block, red, persistent)
     rank = em.rank
     row_outputs, full_outputs, layouts = [], [], []
     static = all(n is not None for n in red.shape)
@@ -262,14 +272,7 @@ def lower_reduction(kernel, persistent: bool) -> TritonKernel:
         empty = f"max/min over dims {list(red.dims)}, empty at run time (an error in eager; kernel @{name})"
     dynamic = dynamic_sizes(name, red.shape, [tensor_type(v.type).shape for v in em.sites], layouts, empty)
 
-    offset = program_offset(inputs + outputs, red.shape)
-    head = [
-        f"xoffset = {offset}",
-        "xindex = xoffset + tl.arange(0, XBLOCK)[:, None]",
-        "xmask = xindex < xnumel",
-        *coords("xindex", em.kept, "x"),
-        "rbase = tl.arange(0, RBLOCK)[None, :]" + (".to(tl.int64)" if "int64" in offset else ""),
-    ]
+    head = em.tile_head(program_offset(inputs + outputs, red.shape))
     if persistent:
         head += ["rindex = rbase", "rmask = rindex < rnumel", *coords("rindex", list(red.dims), "r")]
 
@@ -303,4 +306,4 @@ def lower_reduction(kernel, persistent: bool) -> TritonKernel:
     )
 
 
-__all__ = ["lower_reduction"]
+__all__ = ["ReductionEmitter", "lower_reduction"]

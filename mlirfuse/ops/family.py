@@ -17,6 +17,16 @@ def _always(op) -> str | None:
     return None
 
 
+def refusal(plan: Callable[[object], object]) -> Callable[[object], str | None]:
+    """A family's `why_not` from its planner, which returns a plan or the reason (a string) it has none."""
+
+    def why_not(op) -> str | None:
+        found = plan(op)
+        return found if isinstance(found, str) else None
+
+    return why_not
+
+
 @dataclass(frozen=True)
 class Family:
     # The family module's `__name__` (mlirfuse.ops.matmul); `name` is its last part.
@@ -41,4 +51,4 @@ class Family:
         return self.module.rpartition(".")[2]
 
 
-__all__ = ["Family"]
+__all__ = ["Family", "refusal"]

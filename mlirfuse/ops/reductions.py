@@ -40,7 +40,7 @@ from dataclasses import dataclass  # noqa: E402
 
 from mlirfuse.ir import constant_int_list, constant_value, tensor_type  # noqa: E402
 from mlirfuse.ops.dtypes import FLOAT_DTYPES  # noqa: E402
-from mlirfuse.ops.family import Family  # noqa: E402
+from mlirfuse.ops.family import Family, refusal  # noqa: E402
 
 # op name -> (combine, dims operand or None for "all", keepdim operand or None for False)
 REDUCTIONS = {
@@ -139,10 +139,8 @@ def reduction(op) -> Reduction | str:
     return Reduction(combine, x.shape, tuple(dims), keepdim, out.dtype)
 
 
-def why_not_fusible(op) -> str | None:
-    """None if the reduction `op` can start a reduction group; otherwise the reason."""
-    plan = reduction(op)
-    return plan if isinstance(plan, str) else None
+# None if the reduction `op` can start a reduction group; otherwise the reason.
+why_not_fusible = refusal(reduction)
 
 
 FAMILY = Family(

@@ -44,6 +44,7 @@ from mlirfuse.ir import (
     rewrite,
 )
 from mlirfuse.ops.reductions import REDUCTIONS
+from mlirfuse.ops.scans import SCANS
 from mlirfuse.passes.base import ModulePass, body_ops, pattern
 from mlirfuse.passes.rewriter import FusionRewriter
 
@@ -121,12 +122,12 @@ def _merge_duplicate_results(group, rewriter: FusionRewriter) -> bool:
 
 
 def _refresh_kind(group) -> bool:
-    """A reduction (concat) group whose reductions (cat) DCE erased, e.g. dead code fused beside live code, is pointwise now."""
+    """A reduction (concat, scan) group whose reductions (cat, scans) DCE erased, e.g. dead code fused beside live code, is pointwise now."""
     kind = group_kind(group)
     names = {op.operation.name for op in body_ops(group)[0]}
     if kind in REDUCTION_KINDS and not names & set(REDUCTIONS) or (
         kind == GroupKind.CONCAT and "torch.aten.cat" not in names
-    ):
+    ) or (kind == GroupKind.SCAN and not names & set(SCANS)):
         set_group_kind(group, GroupKind.POINTWISE)
         return True
     return False

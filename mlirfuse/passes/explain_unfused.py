@@ -1,7 +1,7 @@
 """fusion-explain-unfused: `fusion.explain` on each group, naming every neighbour left outside it and why.
 
 An annotator: it runs the same checks the fusion passes act on
-(`why_not_merge`, `why_not_concat`, the elementwise and reduction rules) and
+(`why_not_merge`, `why_not_concat`, the elementwise, reduction and scan rules) and
 writes their answers as a string array attribute, so lit can check why two
 ops were not fused. Run it after the fusion passes, with their limits.
 """
@@ -18,7 +18,9 @@ from mlirfuse.ops.elementwise import why_not_fusible
 from mlirfuse.ops.indexing import INDEXING_OPS
 from mlirfuse.ops.indexing import why_not_fusible as why_not_indexing
 from mlirfuse.ops.matmul import MATMUL_OPS, gemm
-from mlirfuse.ops.reductions import REDUCTIONS, reduction
+from mlirfuse.ops.reductions import REDUCTIONS
+from mlirfuse.ops.registry import FUSED
+from mlirfuse.ops.scans import SCANS
 from mlirfuse.ops.views import PADS, VIEW_OPS, pad_args, view_args
 from mlirfuse.passes.base import ModulePass
 from mlirfuse.passes.legality import FUSION_ANALYSES, why_not_concat, why_not_merge, why_not_sink_reshape
@@ -60,9 +62,8 @@ def why_outside(op, group, role: str, dep: DependenceAnalysis, limits: Limits) -
         if role == "consumer":
             return why_not_sink_reshape(op) or "not merged"
         return "view of a computed value (only reshapes of results are stored)"
-    if op.name in REDUCTIONS:
-        red = reduction(op.opview)
-        return red if isinstance(red, str) else "not merged"
+    if op.name in REDUCTIONS or op.name in SCANS:
+        return FUSED[op.name].why_not(op.opview) or "not merged"
     if op.name in PADS:
         return "pad by non-constant or dynamic sizes" if pad_args(op) is None else "not merged"
     if op.name in INDEXING_OPS:

@@ -26,7 +26,7 @@ from mlirfuse.analysis.dependence import DependenceAnalysis
 from mlirfuse.dialect import FUSIBLE_KINDS, GroupKind, group_kind
 from mlirfuse.ir import defining_op, ir, parent_name, result_index, rewrite
 from mlirfuse.log import FusionDecisions
-from mlirfuse.ops import reductions
+from mlirfuse.ops import reductions, scans
 from mlirfuse.ops.indexing import INDEX_LISTS, SCATTERS
 from mlirfuse.ops.registry import FUSED, PURE_OPS, fusing_family
 from mlirfuse.passes.base import ModulePass, function_ops, pattern
@@ -102,7 +102,7 @@ class VerticalFuser:
                     self.rewriter.erase(op)
 
     def wrap(self, op) -> bool:
-        """A lone fusible op becomes a one-op group (pointwise or reduction)."""
+        """A lone fusible op becomes a one-op group (pointwise, reduction, scan or scatter)."""
         if parent_name(op) != "func.func":
             return False  # inside a group already, or in a nested region (prim.If/Loop): not fused
         if op.operation.name == CAT:  # a cat of group inputs: read piecewise by index arithmetic
@@ -113,7 +113,7 @@ class VerticalFuser:
         family = fusing_family(op)
         if family is None or family.why_not(op) is not None:
             return False
-        kind = (GroupKind.REDUCTION if family is reductions.FAMILY
+        kind = (GroupKind.REDUCTION if family is reductions.FAMILY else GroupKind.SCAN if family is scans.FAMILY
                 else GroupKind.SCATTER if op.operation.name in SCATTERS else GroupKind.POINTWISE)
         self.decisions.wrapped(op, kind)
         if op.operation.name in INDEX_LISTS:  # the list of index tensors goes in with it (its items become inputs)
@@ -200,7 +200,7 @@ class FuseVertical(ModulePass):
     Unary and binary math (with broadcasting and scalar operands), casts,
     comparisons, where/masked_fill, clamp and activations (relu, gelu, silu, ...);
     sum/mean/amax/amin/prod/argmax/argmin with their pointwise prologue and
-    epilogue. Views of group inputs join the group (read by index
+    epilogue; cumsum/cumprod likewise, in `scan` groups. Views of group inputs join the group (read by index
     arithmetic). Gathers (embedding, index_select, gather, index) and
     creation ops (arange, full, zeros, ones, eye, tril/triu ...) join
     pointwise and reduction groups; scatters (scatter, scatter_add,

@@ -8,6 +8,8 @@ in words; the fusion passes act on None, `fusion-explain-unfused` attaches the w
   axes of the same shape S; every pointwise op's shape broadcasts into S
   (prologue: full shape; epilogue on reduced values: the keepdim shape);
   a reduction's result without keepdim may only leave the group;
+- with a scan: one scan dim of one shape S, pointwise ops broadcasting
+  into S, every stored value shaped S, no reduction (`_why_not_scan`);
 - never when another path runs from the producer to the consumer through an
   op outside both (the merged group would feed and read it: a cycle).
 
@@ -26,6 +28,7 @@ from mlirfuse.dialect import FUSIBLE_KINDS, GroupKind, group_kind
 from mlirfuse.ir import defining_op, ir, op_id, result_index, tensor_type
 from mlirfuse.ops.pooling import WINDOWED
 from mlirfuse.ops.reductions import REDUCTIONS, Reduction, reduction
+from mlirfuse.ops.scans import SCANS, scan
 from mlirfuse.ops.views import RESHAPES, VIEW_OPS, is_view, view_args
 from mlirfuse.passes.base import body_ops
 from mlirfuse.passes.legality_cat import (
@@ -114,16 +117,43 @@ def computing_ops(group) -> int:
     return _body_facts(group)[0]
 
 
-def _body_facts(group) -> tuple[int, object]:
-    """(`computing_ops`, the first reduction op or None) of `group`, in one pass over its body."""
-    count, first_reduction = 0, None
+def _body_facts(group) -> tuple[int, object, object]:
+    """(`computing_ops`, the first reduction op or None, the first scan op or None) of `group`, in one pass over its body."""
+    count, first_reduction, first_scan = 0, None, None
     for op in group.regions[0].blocks[0].operations:
         name = op.operation.name
         if name.startswith(("torch.aten.", "torch.prims.")) and name not in VIEW_OPS:
             count += 1
         if first_reduction is None and name in REDUCTIONS:
             first_reduction = op
-    return count, first_reduction
+        if first_scan is None and name in SCANS:
+            first_scan = op
+    return count, first_reduction, first_scan
+
+
+def _why_not_scan(producer, consumer, p_op, c_op, red: Reduction | None, exported) -> str | None:
+    """A merge with a scan group: one kernel scans one dim of one shape S (see lowering/scan.py).
+
+    Every other op is a pointwise prologue or epilogue broadcasting into S,
+    and every value the kernel stores has shape S (there is no place for
+    anything else); a reduction needs a kernel of its own.
+    """
+    if red is not None:
+        return "a scan and a reduction (a scan kernel computes no reduction)"
+    if has_pad(producer) or has_pad(consumer):
+        return "pad or cat in a scan group (read by pointwise kernels only)"
+    if any(op.operation.name in WINDOWED for g in (producer, consumer) for op in g.regions[0].blocks[0].operations):
+        return "pool or upsampling in a scan group (windows are read by pointwise kernels only)"
+    p_scan, c_scan = (scan(op) if op is not None else None for op in (p_op, c_op))
+    if p_scan is not None and c_scan is not None and (p_scan.shape, p_scan.dim) != (c_scan.shape, c_scan.dim):
+        return "scans over different axes"
+    space = (p_scan or c_scan).shape
+    pointwise = consumer if c_scan is None else producer if p_scan is None else None
+    if pointwise is not None and any(not _broadcasts_into(tensor_type(r.type).shape, space) for r in pointwise.results):
+        return "different iteration space"
+    if any(tensor_type(r.type).shape != space for r in [*exported, *consumer.results]):
+        return "different iteration space (a scan kernel stores values of the scanned shape only)"
+    return None
 
 
 def why_not_merge(producer, consumer, dep: DependenceAnalysis, limits: Limits = Limits()) -> str | None:
@@ -148,8 +178,8 @@ def _why_not_by_rule(producer, consumer, dep: DependenceAnalysis, limits: Limits
         return "a scatter's result is complete only after its launch"
     if group_kind(consumer) == GroupKind.SCATTER:
         return why_not_scatter(producer, consumer)
-    # Each body is looked at once here: its size and its reduction.
-    (p_ops, p_first), (c_ops, c_first) = _body_facts(producer), _body_facts(consumer)
+    # Each body is looked at once here: its size, its reduction and its scan.
+    (p_ops, p_first, p_scan), (c_ops, c_first, c_scan) = _body_facts(producer), _body_facts(consumer)
     exported = exported_results(producer, consumer)
     args = len(merged_inputs(producer, consumer)) + len(consumer.results) + len(exported)
     if args > limits.max_args:
@@ -158,6 +188,8 @@ def _why_not_by_rule(producer, consumer, dep: DependenceAnalysis, limits: Limits
         return f"group size limit ({p_ops + c_ops} > {limits.max_group_size})"
     p_red = reduction(p_first) if p_first is not None else None
     c_red = reduction(c_first) if c_first is not None else None
+    if p_scan is not None or c_scan is not None:
+        return _why_not_scan(producer, consumer, p_scan, c_scan, p_red or c_red, exported)
     if p_red is None and c_red is None:
         iteration = tensor_type(consumer.results[0].type).shape
         if any(tensor_type(r.type).shape != iteration for r in exported):

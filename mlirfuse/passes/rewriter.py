@@ -124,7 +124,7 @@ class FusionRewriter:
     def merge(self, producer, consumer, dep: DependenceAnalysis, kind: GroupKind | None = None):
         """One group doing `producer` then `consumer`, where the consumer was.
 
-        `kind` (default: reduction if either is one, else pointwise) names a template's group.
+        `kind` (default: reduction or scan if either is one, else pointwise) names a template's group.
 
         A producer result read outside the consumer becomes an extra result.
         The ops between the two that read the producer (found with `dep`)
@@ -138,7 +138,8 @@ class FusionRewriter:
             kinds = (group_kind(producer), group_kind(consumer))
             kind = (
                 GroupKind.SCATTER if GroupKind.SCATTER in kinds
-                else GroupKind.REDUCTION if GroupKind.REDUCTION in kinds else GroupKind.POINTWISE
+                else GroupKind.REDUCTION if GroupKind.REDUCTION in kinds
+                else GroupKind.SCAN if GroupKind.SCAN in kinds else GroupKind.POINTWISE
             )
         group = build_group(inputs, result_types, kind=kind, loc=consumer.location)
         block = group.regions[0].blocks[0]

@@ -30,6 +30,7 @@ KIND_COLOURS = {
     GroupKind.REDUCTION: ("#dcfce7", "#16a34a"),
     GroupKind.PERSISTENT_REDUCTION: ("#fef3c7", "#d97706"),
     GroupKind.CONCAT: ("#f3e8ff", "#9333ea"),
+    GroupKind.SCAN: ("#ccfbf1", "#0d9488"),
 }
 OTHER_KIND = ("#f1f5f9", "#475569")
 # The border of the launch during which the planned peak of live intermediates falls.

@@ -22,7 +22,8 @@ duplicated, negative where the op takes them), GEMMs with epilogues
 attention (explicit softmax(q @ k^T * s + mask) @ v with causal or given
 masks, F.scaled_dot_product_attention with is_causal, attn_mask,
 enable_gqa), and slices that are empty (start = end, start past the end)
-as cat pieces (issue 21). Sizes stay tiny: Triton runs in its CPU interpreter.
+as cat pieces (issue 21), cumsum/cumprod along any dim with dtype= and the
+mask/position chain around one (issue 22). Sizes stay tiny: Triton runs in its CPU interpreter.
 """
 
 from __future__ import annotations
@@ -351,6 +352,24 @@ def _gen_reduce(b: _Builder):
     d, d2 = _dim(b.rng, t), _dim(b.rng, t)
     expr = b.rng.choice(REDUCE).format(d=d, d2=d2, k=b.rng.choice((True, False)))
     return b.try_node(expr, [a], "reduce:" + expr.split("(")[0].split(".")[-1])
+
+
+SCAN = (
+    "torch.cumsum($0, {d})", "$0.cumsum({d}) * 2", "torch.cumprod($0, {d})", "torch.cumsum($0, {d}, dtype=torch.{t})",
+    "torch.cumprod($0, {d}, dtype=torch.{t})",
+    # a decoder's position ids from its mask
+    "(($0 > 0).long().cumsum({d}) - 1).masked_fill($0 <= 0, 1)",
+)
+
+
+def _gen_scan(b: _Builder):
+    """cumsum/cumprod along any dim (a dtype= argument sometimes), and the mask/position chain around one."""
+    a = b.pick(lambda t: t.dim() >= 1)
+    if a is None:
+        return False
+    t = b.env[a]
+    expr = b.rng.choice(SCAN).format(d=_dim(b.rng, t), t=b.rng.choice(("int32", "int64", "float32", "float64", "bfloat16")))
+    return b.try_node(expr, [a], "scan:" + ("cumprod" if "cumprod" in expr else "cumsum"))
 
 
 def _gen_norm(b: _Builder):
@@ -819,7 +838,7 @@ GENERATORS = (
     (_gen_unary, 5), (_gen_cast, 2), (_gen_binary, 6), (_gen_scalar, 3), (_gen_where, 1), (_gen_reduce, 3),
     (_gen_norm, 2), (_gen_view, 3), (_gen_split, 1.5), (_gen_cat, 1.5), (_gen_matmul, 1),
     (_gen_elementwise_more, 5), (_gen_pad, 1.5), (_gen_cat_computed, 1), (_gen_pool, 1.5), (_gen_index, 3),
-    (_gen_gemm, 2), (_gen_attention, 1.5), (_gen_empty_piece, 0.5),
+    (_gen_gemm, 2), (_gen_attention, 1.5), (_gen_empty_piece, 0.5), (_gen_scan, 1),
 )
 
 

@@ -70,7 +70,7 @@ func.func @f(%arg0: !torch.vtensor<[4,8],f32>) -> !torch.vtensor<[4,1],f32> {
   %none = torch.constant.none
   %0 = torch.prim.ListConstruct %int1 : (!torch.int) -> !torch.list<int>
   %1 = torch.aten.exp %arg0 : !torch.vtensor<[4,8],f32> -> !torch.vtensor<[4,8],f32>
-  %2 = torch.aten.cumsum %1, %int1, %none : !torch.vtensor<[4,8],f32>, !torch.int, !torch.none -> !torch.vtensor<[4,8],f32>
+  %2 = torch.aten.logcumsumexp %1, %int1 : !torch.vtensor<[4,8],f32>, !torch.int -> !torch.vtensor<[4,8],f32>
   %3 = torch.aten.sum.dim_IntList %2, %0, %true, %none : !torch.vtensor<[4,8],f32>, !torch.list<int>, !torch.bool, !torch.none -> !torch.vtensor<[4,1],f32>
   return %3 : !torch.vtensor<[4,1],f32>
 }
@@ -82,8 +82,8 @@ with ctx:
     pm.run(module.operation)
 for op, reasons in embed.explanations(module):
     print(op.name, reasons)
-# CHECK: fusion.launch ['consumer torch.aten.cumsum: unsupported op']
-# CHECK: fusion.launch ['producer torch.aten.cumsum: unsupported op']
+# CHECK: fusion.launch ['consumer torch.aten.logcumsumexp: unsupported op']
+# CHECK: fusion.launch ['producer torch.aten.logcumsumexp: unsupported op']
 
 # The analyses, asked by the embedding compiler.
 with ctx:
