@@ -32,6 +32,7 @@ os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
 
 import argparse  # noqa: E402
 import sys  # noqa: E402
+from pathlib import Path  # noqa: E402
 
 import torch  # noqa: E402
 from allocator import allocation_peaks, backward_range  # noqa: E402
@@ -130,6 +131,40 @@ def train_row(layers: int, inductor: bool) -> list[str]:
     return row
 
 
+PLOT = Path(__file__).resolve().parent / "memory.png"
+
+
+def plot(depth_rows: list[tuple[int, list[str]]], path: Path = PLOT) -> bool:
+    """Peak live intermediates against depth (the GPT2Model rows): eager, mlirfuse planned and measured, Inductor.
+
+    False (no plot) without matplotlib (`pip install -e '.[bench]'`).
+    """
+    try:
+        import matplotlib
+    except ImportError:
+        return False
+    matplotlib.use("Agg")
+    from matplotlib import pyplot as plt
+
+    layers = [n for n, _ in depth_rows]
+    fig, ax = plt.subplots(figsize=(6.5, 4))
+    for column, label, style in ((1, "eager", "s-"), (2, "mlirfuse (planned)", "o-"), (3, "mlirfuse (measured)", "x--"),
+                                 (4, "Inductor", "^-")):
+        values = [row[column] for _, row in depth_rows]
+        if all(v.replace(".", "", 1).isdigit() for v in values):
+            ax.plot(layers, [float(v) for v in values], style, label=label)
+    ax.set_xlabel("GPT2Model layers (d=256, input [4,128])")
+    ax.set_ylabel("peak live intermediates, MB")
+    ax.set_title("Peak memory of one inference call against depth")
+    ax.set_ylim(bottom=0)
+    ax.grid(True, alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return True
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--layers", type=int, nargs="+", default=[2, 12, 32])
@@ -142,6 +177,7 @@ def main() -> None:
     for layers in args.layers:
         model, inputs = gpt2(layers)
         rows.append(measure(f"GPT2Model {layers} layers d=256 [4,128]", model, inputs, not args.no_inductor))
+    plotted = not args.no_write and plot(list(zip(args.layers, rows)))
     if not args.no_bench_models:
         from reductions import MODELS
 
@@ -158,6 +194,7 @@ def main() -> None:
         "",
         markdown_table(COLUMNS, rows),
         "",
+        *([f"Peak against depth: `bench/{PLOT.name}`.", ""] if plotted else []),
         *(["Training (`torch.compile`, mlirfuse's backend vs eager and Inductor): peak bytes allocated above "
            "the level at the start of one training step (the second step; the gradients included; `.grad` is "
            "reset to None before it), over the whole step (forward, loss and backward) / during the backward "
