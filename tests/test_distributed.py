@@ -1,8 +1,8 @@
-"""Tensor-parallel graphs through `torch.compile(backend=...)` on a real 2-process `gloo` group (issue 23).
+"""Tensor-parallel graphs through `torch.compile(backend=...)` on real 2- and 4-process `gloo` groups (issue 23).
 
 DTensor's tensor parallelism (`parallelize_module` with `ColwiseParallel` / `RowwiseParallel`) hands the
 backend graphs holding the device mesh's process groups as script-object inputs and the functional
-collectives (`_c10d_functional.all_reduce`, `wait_tensor`) as ops. Each test spawns two CPU processes
+collectives (`_c10d_functional.all_reduce`, `wait_tensor`) as ops. Each test spawns two (one: four) CPU processes
 (torch.multiprocessing, gloo: no GPU, no mock process group) on a port of its own; each compiles the
 sharded model, runs a training step, and checks against the unsharded eager model on the same inputs:
 outputs, the input's gradient and every parameter's (gathered) gradient, no graph falling back to
@@ -67,10 +67,10 @@ def _worker(rank: int, world: int, port: int, name: str, out_dir: str) -> None:
         dist.destroy_process_group()
 
 
-@pytest.mark.parametrize("name", list(PLANS))
-def test_tensor_parallel_training_step_compiles_with_its_collectives(name, tmp_path):
-    mp.spawn(_worker, args=(2, free_port(), name, str(tmp_path)), nprocs=2)
-    for rank in range(2):
+@pytest.mark.parametrize("name, world", [*((name, 2) for name in PLANS), ("mlp", 4)])
+def test_tensor_parallel_training_step_compiles_with_its_collectives(name, world, tmp_path):
+    mp.spawn(_worker, args=(world, free_port(), name, str(tmp_path)), nprocs=world)
+    for rank in range(world):
         result = json.loads((tmp_path / f"rank{rank}.json").read_text())
         assert result["output"] < 1e-4 and result["input_grad"] < 1e-4 and result["param_grads"] < 1e-4, result
         graphs = result["graphs"]

@@ -60,11 +60,46 @@ def schedule(block: ir.Block) -> int:
         position = min(limits, default=len(order))
         order.insert(position, op)
         following = op
+    _pull_independent_work(order, block, set(issues) | set(waits))
     if order == before:
         return 0
     for op in order:
         op.move_before(terminator)
     return sum(1 for a, b in zip(order, before) if a != b and (a in issues or a in waits))
+
+
+def _pull_independent_work(order: list, block, collectives: set) -> None:
+    """Move the ops after each wait that do not read its result (directly or through each other) in front of it.
+
+    Only ops up to the next collective move (collectives keep their places among the rest): the first reader
+    of a wait's result and everything computed from it stay after the wait, the rest now overlaps the collective.
+    """
+    for wait in [op for op in order if op in collectives and torch_name(op) == WAIT]:
+        start = order.index(wait) + 1
+        end = start
+        while end < len(order) and order[end] not in collectives:
+            end += 1
+        dependent = {wait}
+        independent, after = [], []
+        for op in order[start:end]:
+            reads = {_in_block(v.owner, block) for v in _operands(op) if isinstance(v.owner, (ir.Operation, ir.OpView))}
+            if reads & dependent:
+                dependent.add(op)
+                after.append(op)
+            else:
+                independent.append(op)
+        if independent:
+            order[start - 1:end] = [*independent, wait, *after]
+
+
+def _operands(op) -> list:
+    """The values `op` reads, inside its regions too (a group's body may read values defined outside it)."""
+    values = list(op.operands)
+    for region in op.regions:
+        for inner_block in region.blocks:
+            for inner in inner_block.operations:
+                values.extend(_operands(inner.operation))
+    return values
 
 
 @dataclasses.dataclass(frozen=True)

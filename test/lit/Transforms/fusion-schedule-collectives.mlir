@@ -1,4 +1,5 @@
 // RUN: mlirfuse-opt %s --split-input-file --fusion-schedule-collectives | filecheck %s
+// RUN: mlirfuse-opt %s --split-input-file --pass-pipeline='builtin.module(mlirfuse-pipeline)' | filecheck %s --check-prefix=PIPE
 
 // A row-parallel linear's all_reduce, as the FX importer spells Dynamo's tensor-parallel graph: issued
 // right after the GEMM it reduces, waited right before the add reading it; the relu of %x, which needs
@@ -43,4 +44,32 @@ func.func @order(%x: !torch.vtensor<[4],f32>, %y: !torch.vtensor<[4],f32>) -> (!
   %3 = torch.operator "torch._c10d_functional.wait_tensor"(%2) : (!torch.vtensor<[4],f32>) -> !torch.vtensor<[4],f32>
   %4 = torch.aten.relu %x : !torch.vtensor<[4],f32> -> !torch.vtensor<[4],f32>
   return %1, %3, %4 : !torch.vtensor<[4],f32>, !torch.vtensor<[4],f32>, !torch.vtensor<[4],f32>
+}
+
+// -----
+
+// In the pipeline (its last stage): the collectives stay ATen calls outside every kernel, and the softmax
+// kernel, which needs neither the GEMM's reduced result nor anything computed from it, moves in front of the
+// wait: it runs while the all_reduce is in flight. The mul reading the result stays after the wait.
+// CHECK-LABEL: func.func @overlap_kernels
+// PIPE-LABEL: func.func @overlap_kernels
+// PIPE:      %[[MM:.*]] = "fusion.launch"(%arg0, %arg1) {kernel = @fused_mm_0}
+// PIPE-NEXT: %[[AR:.*]] = torch.operator "torch._c10d_functional.all_reduce"(%[[MM]]
+// PIPE-NEXT: %[[SM:.*]] = "fusion.launch"(%arg0) {kernel = @fused_exp_amax_sub_sum_div_2}
+// PIPE-NEXT: %[[W:.*]] = torch.operator "torch._c10d_functional.wait_tensor"(%[[AR]])
+// PIPE-NEXT: %[[MUL:.*]] = "fusion.launch"(%[[W]]) {kernel = @fused_mul_1}
+// PIPE-NEXT: return %[[MUL]], %[[SM]]
+func.func @overlap_kernels(%x: !torch.vtensor<[4,8],f32>, %w: !torch.vtensor<[8,8],f32>) -> (!torch.vtensor<[4,8],f32>, !torch.vtensor<[4,8],f32>) {
+  %str = torch.constant.str "sum"
+  %str_0 = torch.constant.str "0"
+  %int1 = torch.constant.int 1
+  %float2 = torch.constant.float 2.000000e+00
+  %none = torch.constant.none
+  %0 = torch.aten.mm %x, %w : !torch.vtensor<[4,8],f32>, !torch.vtensor<[8,8],f32> -> !torch.vtensor<[4,8],f32>
+  %1 = torch.operator "torch._c10d_functional.all_reduce"(%0, %str, %str_0) : (!torch.vtensor<[4,8],f32>, !torch.str, !torch.str) -> !torch.vtensor<[4,8],f32>
+  %2 = torch.operator "torch._c10d_functional.wait_tensor"(%1) : (!torch.vtensor<[4,8],f32>) -> !torch.vtensor<[4,8],f32>
+  %3 = torch.aten.mul.Scalar %2, %float2 : !torch.vtensor<[4,8],f32>, !torch.float -> !torch.vtensor<[4,8],f32>
+  %4 = torch.aten.exp %x : !torch.vtensor<[4,8],f32> -> !torch.vtensor<[4,8],f32>
+  %5 = torch.aten.softmax.int %4, %int1, %none : !torch.vtensor<[4,8],f32>, !torch.int, !torch.none -> !torch.vtensor<[4,8],f32>
+  return %3, %5 : !torch.vtensor<[4,8],f32>, !torch.vtensor<[4,8],f32>
 }
