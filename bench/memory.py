@@ -158,7 +158,7 @@ def plot(depth_rows: list[tuple[int, list[str]]], path: Path = PLOT) -> bool:
     ax.set_title("Peak memory of one inference call against depth")
     ax.set_ylim(bottom=0)
     ax.grid(True, alpha=0.3)
-    ax.legend()
+    ax.legend(loc="center right")
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
