@@ -133,3 +133,17 @@ def test_signature_matches_kernel_parameters(kernels):
     params = [p.split(":")[0].strip() for p in header.split(",")]
     assert list(sig) == params
     assert sig["in0"] == "*fp32" and sig["XBLOCK"] == "constexpr"
+
+
+def test_dynamic_kernels_compile_with_their_wide_flag():
+    # A kernel over `?` sizes takes `WIDE` (64-bit offsets per launch); ahead of time its sizes may be any: WIDE=True.
+    class Model(torch.nn.Module):
+        def forward(self, x, w):
+            return torch.nn.functional.gelu(x + w).softmax(-1)
+
+    batch = torch.export.Dim("batch", min=2, max=64)
+    cm = mlirfuse.compile(Model(), (torch.randn(8, 16), torch.randn(16)), dynamic_shapes=({0: batch}, None))
+    kernels = list(cm.kernels.values())
+    assert kernels and all(k.wide_flag for k in kernels)
+    for c in compile_kernels(kernels, arch=90):
+        assert c.cubin[:4] == b"\x7fELF", c.name

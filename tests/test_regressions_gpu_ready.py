@@ -207,3 +207,29 @@ def test_templates_index_in_int64_past_int32(monkeypatch):
     assert {"matmul", "matmul-chain", "attention"} <= kinds, {k.name: k.kind for k in cm.kernels.values()}
     for actual, expected in zip(cm(*inputs), model(*inputs)):
         torch.testing.assert_close(actual, expected, rtol=1e-4, atol=1e-5)
+
+
+def test_a_dynamic_kernel_picks_64_bit_offsets_per_launch(monkeypatch):
+    # Kernels over `?` sizes indexed in int32 whatever the sizes at run time (issue 21 item 5); now their
+    # `WIDE` constexpr is set per launch from the tensors it touches.
+    from mlirfuse.lowering import emitter
+    from mlirfuse.runtime.kernels import needs_wide
+
+    meta = torch.empty(2**31, device="meta")
+    assert not needs_wide(1024, [torch.empty(4, 4, device="meta")])
+    assert needs_wide(1024, [meta]) and needs_wide(2**31, [])
+    assert needs_wide(16, [meta.as_strided((2, 2), (2**31 - 1, 1))])  # few elements, far apart
+    assert not needs_wide(16, [meta[:10].expand(4, 10)]) and not needs_wide(0, [meta[:0]])
+
+    batch = torch.export.Dim("batch", min=2, max=64)
+    class Model(torch.nn.Module):
+        def forward(self, x, w):
+            return torch.nn.functional.gelu(x + w).softmax(-1)
+
+    model, w = Model(), torch.randn(16)
+    cm = mlirfuse.compile(model, (torch.randn(8, 16), w), dynamic_shapes=({0: batch}, None))
+    assert all("WIDE: tl.constexpr" in k.source for k in cm.kernels.values())
+    monkeypatch.setattr(emitter, "INT32_MAX", 100)  # 4 x 16 stays narrow, 24 x 16 takes the int64 form
+    for rows in (4, 24):
+        x = torch.randn(rows, 16)
+        torch.testing.assert_close(cm(x, w), model(x, w))

@@ -143,6 +143,8 @@ class TritonKernel:
     init: tuple = ()
     # A kernel over `?` sizes: how the launcher sizes it per call (lowering/dynamic.DynamicSizes).
     dynamic: object = None
+    # It takes the `WIDE` constexpr (64-bit offsets or not, per launch).
+    wide_flag: bool = False
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -411,11 +413,18 @@ def index(expr: str, wide: bool) -> str:
     return f"({expr}).to(tl.int64)" if wide else expr
 
 
+# The constexpr of a kernel over `?` sizes saying whether this launch needs 64-bit offsets (runtime/kernels.py
+# sets it from the launch's tensors): one compiled variant per answer, 32 bits wherever the sizes allow.
+WIDE = "WIDE"
+
+
 def program_offset(types: Sequence[TensorType], space: Sequence[int | None]) -> str:
     """The first element of this program's block, `tl.program_id(0) * XBLOCK`: in 64 bits where the kernel
-    `needs_64bit` (every index and offset derived from it is then int64)."""
+    `needs_64bit` (every index and offset derived from it is then int64); over `?` sizes, as `WIDE` says."""
     if needs_64bit(types, space):
         return "tl.program_id(0).to(tl.int64) * XBLOCK"
+    if any(not t.is_static for t in types) or any(d is None for d in space):
+        return f"(tl.program_id(0).to(tl.int64) if {WIDE} else tl.program_id(0)) * XBLOCK"
     return "tl.program_id(0) * XBLOCK"
 
 

@@ -24,7 +24,7 @@ from typing import Callable
 
 from mlirfuse.dialect import GroupKind
 from mlirfuse.lowering.attention import attention_blocks, lower_attention
-from mlirfuse.lowering.emitter import TritonKernel
+from mlirfuse.lowering.emitter import WIDE, TritonKernel
 from mlirfuse.lowering.matmul import MODE_DEPENDENT, lower_matmul, matmul_config
 from mlirfuse.lowering.matmul import grid as matmul_grid
 from mlirfuse.lowering.matmul_chain import chain_config, chain_launch, lower_matmul_chain, mode_constants
@@ -45,6 +45,11 @@ class Launch:
     arch: Callable[[], int]  # 10 * major + minor of the CUDA device (90 when interpreted)
     eager_math_sdpa: Callable[[], bool]  # would eager's sdpa take its math backend on these CPU tensors?
     cpu_vector_width: Callable[[], int]  # floats per ATen CPU vector
+
+
+def _wide_aot(kernel: TritonKernel) -> dict:
+    """A kernel over `?` sizes compiled ahead of time: its sizes may be any (the signature's are i64), so 64-bit offsets."""
+    return {WIDE: True} if kernel.wide_flag else {}
 
 
 def _programs(n: int, block: int) -> int:
@@ -113,7 +118,7 @@ class PointwiseKind(KernelKind):
         return [launch.numel, *launch.shape[1:]], (_programs(launch.numel, blocks["XBLOCK"]),), {}
 
     def aot_constants(self, kernel: TritonKernel, arch: int, block: int) -> tuple[dict, dict]:
-        return {"XBLOCK": block}, {"enable_fp_fusion": True}
+        return {"XBLOCK": block, **_wide_aot(kernel)}, {"enable_fp_fusion": True}
 
 
 class ReductionKind(KernelKind):
@@ -143,7 +148,7 @@ class ReductionKind(KernelKind):
         return [launch.xnumel, launch.rnumel, *launch.shape], (_programs(launch.xnumel, blocks["XBLOCK"]),), {}
 
     def aot_constants(self, kernel: TritonKernel, arch: int, block: int) -> tuple[dict, dict]:
-        return {"XBLOCK": 1, "RBLOCK": block}, {"enable_fp_fusion": True}
+        return {"XBLOCK": 1, "RBLOCK": block, **_wide_aot(kernel)}, {"enable_fp_fusion": True}
 
 
 class ScanKind(ReductionKind):

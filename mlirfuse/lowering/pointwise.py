@@ -20,6 +20,7 @@ from mlirfuse.dialect import GroupKind
 from mlirfuse.ir import TensorType, block_ops, constant_value, ir, is_constant_like, tensor_type
 from mlirfuse.lowering.dynamic import dynamic_sizes, format_shape
 from mlirfuse.lowering.emitter import (
+    WIDE,
     KernelEmitter,
     LoweringError,
     Site,
@@ -260,15 +261,16 @@ def lower_pointwise(kernel, kind: GroupKind) -> TritonKernel:
     all_sites = list(sites.values()) + list(em.indexing.values())
     dynamic = _dynamic_sizes(name, em, sites, shape, terminator, stored, outputs)
     params = em.params(all_sites, len(outputs), ["xnumel"] + [f"s{d}" for d in range(1, rank)], rank)
-    head = [f"xoffset = {program_offset(inputs + outputs, shape)}", "xindex = xoffset + tl.arange(0, XBLOCK)", "xmask = xindex < xnumel"]
+    offset = program_offset(inputs + outputs, shape)
+    head = [f"xoffset = {offset}", "xindex = xoffset + tl.arange(0, XBLOCK)", "xmask = xindex < xnumel"]
     source = em.render(
         [f"Iteration space {format_shape(shape)}; inputs are addressed through their strides in it."],
-        params, ["XBLOCK"], head + coords("xindex", list(range(rank)), "x") + em.body,
+        params, ["XBLOCK"] + ([WIDE] if WIDE in offset else []), head + coords("xindex", list(range(rank)), "x") + em.body,
     )
     return TritonKernel(
         name, source, tuple(inputs), tuple(outputs), tuple(em.scalars), tuple(params),
         kind=kind, sites=tuple(all_sites), space=shape, device="" if inputs else kernel_device(block), init=init,
-        dynamic=dynamic,
+        dynamic=dynamic, wide_flag=WIDE in offset,
     )
 
 

@@ -28,6 +28,7 @@ from mlirfuse.dialect import GroupKind
 from mlirfuse.ir import block_ops, ir, is_constant_like, tensor_type
 from mlirfuse.lowering.dynamic import dynamic_sizes, format_shape
 from mlirfuse.lowering.emitter import (
+    WIDE,
     LoweringError,
     Site,
     TritonKernel,
@@ -215,7 +216,7 @@ class ReductionEmitter(IndexingEmitter):
             "xindex = xoffset + tl.arange(0, XBLOCK)[:, None]",
             "xmask = xindex < xnumel",
             *coords("xindex", self.kept, "x"),
-            "rbase = tl.arange(0, RBLOCK)[None, :]" + (".to(tl.int64)" if "int64" in offset else ""),
+            _column_base(offset),
         ]
 
     def out_offset(self) -> str:
@@ -272,7 +273,8 @@ def lower_reduction(kernel, persistent: bool) -> TritonKernel:
         empty = f"max/min over dims {list(red.dims)}, empty at run time (an error in eager; kernel @{name})"
     dynamic = dynamic_sizes(name, red.shape, [tensor_type(v.type).shape for v in em.sites], layouts, empty)
 
-    head = em.tile_head(program_offset(inputs + outputs, red.shape))
+    offset = program_offset(inputs + outputs, red.shape)
+    head = em.tile_head(offset)
     if persistent:
         head += ["rindex = rbase", "rmask = rindex < rnumel", *coords("rindex", list(red.dims), "r")]
 
@@ -298,12 +300,20 @@ def lower_reduction(kernel, persistent: bool) -> TritonKernel:
     params = em.params(sites, len(outputs), ["xnumel", "rnumel"] + [f"s{d}" for d in range(rank)], rank)
     kind = GroupKind.PERSISTENT_REDUCTION if persistent else GroupKind.REDUCTION
     header = f"{kind} over dims {list(red.dims)} of {format_shape(red.shape)}: rows are the kept dims, columns the reduced dims."
-    source = em.render([header], params, ["XBLOCK", "RBLOCK"], head + em.body)
+    source = em.render([header], params, ["XBLOCK", "RBLOCK"] + ([WIDE] if WIDE in offset else []), head + em.body)
     return TritonKernel(
         name, source, tuple(inputs), tuple(outputs), tuple(em.scalars), tuple(params),
         kind=kind, sites=tuple(sites), space=red.shape, reduced=red.dims,
-        device="" if inputs else kernel_device(block), dynamic=dynamic,
+        device="" if inputs else kernel_device(block), dynamic=dynamic, wide_flag=WIDE in offset,
     )
+
+
+def _column_base(offset: str) -> str:
+    """`rbase`, the columns of a tile: int64 where the rows' offset is (or, over `?` sizes, where `WIDE` says)."""
+    base = "tl.arange(0, RBLOCK)[None, :]"
+    if WIDE in offset:
+        return f"rbase = {base}.to(tl.int64) if {WIDE} else {base}"
+    return f"rbase = {base}" + (".to(tl.int64)" if "int64" in offset else "")
 
 
 __all__ = ["ReductionEmitter", "lower_reduction"]

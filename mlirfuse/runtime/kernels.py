@@ -25,6 +25,7 @@ from pathlib import Path
 import torch
 
 from mlirfuse.dialect import GroupKind
+from mlirfuse.lowering import emitter
 from mlirfuse.lowering.attention import AttentionKernel
 from mlirfuse.lowering.emitter import Role
 from mlirfuse.lowering.kernel_kinds import Launch, kernel_kind
@@ -191,6 +192,18 @@ def in_place_pairs(kernel: TritonKernel, views) -> tuple[tuple[int, int], ...]:
     )
 
 
+def needs_wide(numel: int, tensors: list[torch.Tensor]) -> bool:
+    """Does a launch over `numel` elements reading or writing `tensors` need 64-bit offsets (the `WIDE` constexpr)?"""
+    return numel > emitter.INT32_MAX or any(_extent(t) > emitter.INT32_MAX for t in tensors)
+
+
+def _extent(t: torch.Tensor) -> int:
+    """How many elements from its first a kernel may address in `t`: one past its farthest element (0 if empty)."""
+    if t.numel() == 0:
+        return 0
+    return 1 + sum((n - 1) * abs(s) for n, s in zip(t.shape, t.stride()))
+
+
 def _reusable(t: torch.Tensor, shape, dtype: torch.dtype, device) -> torch.Tensor | None:
     """`t` as an output of `shape` when its buffer fits it exactly (checked per call: the plan assumed it)."""
     if t.dtype != dtype or t.device != device or not t.is_contiguous() or t.numel() != math.prod(shape):
@@ -282,6 +295,8 @@ class Launcher:
             # A gather's table is addressed through its own strides, every other site in its space.
             strides.extend(t.stride() if site.table_rank else strides_in(t, space))
         blocks = self.schedule.blocks(self.kernel, launch)
+        if self.kernel.wide_flag:  # a kernel over `?` sizes: 64-bit offsets only for a launch that needs them
+            blocks[emitter.WIDE] = needs_wide(self.numel, [*loaded, *outputs])
         args = self.schedule.launch_args(self.kernel, launch, blocks)
         if args is None:
             return outputs
