@@ -116,6 +116,10 @@ def matmul_config(g: Gemm, target: str) -> MatmulConfig:
     # tile spilled 216 bytes on sm_80 with them).
     if g.wide and target != "interpreter":
         bn = max(16, bn // 2)
+    # Three or more f16/bf16 accumulators on sm_80 (mma.sync): 8 warps got 128 registers and spilled 8 bytes
+    # (a Llama-7B-sized layer's q/k/v, 128 x 32 tiles); 64 rows on 4 warps take 142 and spill nothing.
+    if target == "sm_80" and g.siblings >= 3 and g.dtype != "float32":
+        bm, warps = min(bm, 64), min(warps, 4)
     block_m, block_n, block_k = _fit(g.m, bm), _fit(g.n, bn), _fit(max((g.k, *g.k_extra)), bk)
     # A quarter of the tile or less needs fewer warps (each warp holds part of the accumulator).
     if block_m * block_n * 4 <= bm * bn:
