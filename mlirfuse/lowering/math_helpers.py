@@ -141,7 +141,11 @@ def atanh(x):
     return tl.where(x == 0, x, r)
 """,
     # atan in f64 for any float input: a rough guess on [0, 1] refined by three
-    # Newton steps on sin(y) - t cos(y) = 0 (error 1e-3 -> 1e-6 -> 1e-12 -> ulps)
+    # Newton steps on sin(y) - t cos(y) = 0 (error 1e-3 -> 1e-6 -> 1e-12 -> ulps).
+    # y stays within [0, 0.9]: sin and cos are their Taylor polynomials to y^17 and
+    # y^18 there (remainders below 2e-18), not libdevice's f64 sin/cos, whose
+    # large-argument reduction keeps a 40-byte array on the stack (a "spill" in
+    # every kernel using atan on sm_80/sm_90: fuzz seed 2700450 with --aot).
     "atan_f64": """@triton.jit
 def atan_f64(x):
     x = x.to(tl.float64)
@@ -150,8 +154,11 @@ def atan_f64(x):
     t = tl.where(big, 1 / a, a)
     y = 0.7853981633974483 * t - t * (t - 1) * (0.2447 + 0.0663 * t)
     for _ in tl.static_range(3):
-        s = tl.sin(y)
-        c = tl.cos(y)
+        y2 = y * y
+        s = y * (1 + y2 * (-1 / 6 + y2 * (1 / 120 + y2 * (-1 / 5040 + y2 * (1 / 362880 + y2 * (-1 / 39916800 + y2 * (
+            1 / 6227020800 + y2 * (-1 / 1307674368000 + y2 * (1 / 355687428096000)))))))))
+        c = 1 + y2 * (-1 / 2 + y2 * (1 / 24 + y2 * (-1 / 720 + y2 * (1 / 40320 + y2 * (-1 / 3628800 + y2 * (
+            1 / 479001600 + y2 * (-1 / 87178291200 + y2 * (1 / 20922789888000 + y2 * (-1 / 6402373705728000)))))))))
         y = y - (s - t * c) / (c + t * s)
     y = tl.where(big, 1.5707963267948966 - y, y)
     y = tl.where(a != a, x, y)
