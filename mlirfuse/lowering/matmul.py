@@ -278,22 +278,11 @@ class _MatmulEmitter(KernelEmitter):
         ]
         readers = {region: cones[region] for region in regions} | {"out": epilogue + [terminator]}
 
-        # Sites: one pointer parameter per (site, region reading it).
-        kernel_sites, site_spaces, loads = [], [], {region: [] for region in regions + ["out"]}
-        for value, site in sites.items():
-            for region in regions + ["out"]:
-                direct = region != "out" and value == operand[region]
-                in_place = region in self.in_place_of_cat and value == self.in_place_of_cat[region][1]
-                read = direct or in_place or any(value in list(op.operands) for op in readers[region])
-                read = read or (region == "out" and any(value == b for b in biases))
-                if not read:
-                    continue
-                kname = site.name if region == "out" else f"{site.name}_{region}"
-                kernel_sites.append(Site(site.input, site.chain, kname))
-                site_spaces.append(self.spaces[region])
-                # An operand loaded only to be multiplied keeps its dtype (tensor cores read f16/bf16).
-                raw = direct and not any(value in list(op.operands) for op in readers[region])
-                loads[region].append((value, kname, site, raw))
+        def also_read(region, value) -> bool:  # a cat piece a region reads in place, or a bias in the epilogue
+            in_place = region in self.in_place_of_cat and value == self.in_place_of_cat[region][1]
+            return in_place or (region == "out" and any(value == b for b in biases))
+
+        kernel_sites, site_spaces, loads = self.site_params(sites, regions + ["out"], operand, readers, also_read)
 
         head = self._head()
         # One K loop per A, or (K-split) per stretch of K where each operand is one piece: tiles, prologue, dots.
@@ -379,6 +368,25 @@ class _MatmulEmitter(KernelEmitter):
             kind=GroupKind.MATMUL, sites=tuple(kernel_sites), space=g.out, site_spaces=tuple(site_spaces),
             template=dataclasses.replace(g, siblings=len(mms), k_extra=tuple(self.kvalues[1:]), wide=self.wide),
         )
+
+    def site_params(self, sites: dict, regions: list[str], operand: dict, readers: dict, also_read) -> tuple:
+        """One pointer parameter per (site, region reading it): the kernel's sites, each one's space, and per
+        region its loads (value, parameter name, site, raw). A region reads a site that is its operand, that
+        an op of `readers[region]` reads, or where `also_read(region, value)` says so."""
+        kernel_sites, site_spaces, loads = [], [], {region: [] for region in regions}
+        for value, site in sites.items():
+            for region in regions:
+                direct = region in operand and value == operand[region]
+                read = direct or also_read(region, value) or any(value in list(op.operands) for op in readers[region])
+                if not read:
+                    continue
+                kname = site.name if region == "out" else f"{site.name}_{region}"
+                kernel_sites.append(Site(site.input, site.chain, kname))
+                site_spaces.append(self.spaces[region])
+                # An operand loaded only to be multiplied keeps its dtype (tensor cores read f16/bf16).
+                raw = direct and not any(value in list(op.operands) for op in readers[region])
+                loads[region].append((value, kname, site, raw))
+        return kernel_sites, site_spaces, loads
 
     def _head(self) -> list[str]:
         lines = [

@@ -41,7 +41,6 @@ from mlirfuse.ir import block_ops
 from mlirfuse.lowering.emitter import (
     KernelEmitter,
     LoweringError,
-    Site,
     TritonKernel,
     cast,
     coords,
@@ -188,21 +187,9 @@ class _ChainEmitter(GemmEmitter):
         readers = {region: cones[region] for region in REGIONS}
         readers["out"] = readers["out"] + [terminator]
 
-        # Sites: one pointer parameter per (site, region reading it).
-        kernel_sites, site_spaces, loads = [], [], {region: [] for region in REGIONS}
-        for value, site in sites.items():
-            for region in REGIONS:
-                direct = region in operand and value == operand[region]
-                read = direct or (bias.get(region) is not None and value == bias[region])
-                read = read or any(value in list(op.operands) for op in readers[region])
-                if not read:
-                    continue
-                kname = site.name if region == "out" else f"{site.name}_{region}"
-                kernel_sites.append(Site(site.input, site.chain, kname))
-                site_spaces.append(self.spaces[region])
-                # An operand loaded only to be multiplied keeps its dtype (tensor cores read f16/bf16).
-                raw = direct and not any(value in list(op.operands) for op in readers[region])
-                loads[region].append((value, kname, site, raw))
+        kernel_sites, site_spaces, loads = self.site_params(
+            sites, list(REGIONS), operand, readers, lambda region, value: bias.get(region) is not None and value == bias[region]
+        )
 
         # The first GEMM: one K loop over the X and W1 tiles (their prologue ops on the tiles).
         loop = []
