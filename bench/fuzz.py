@@ -4,7 +4,7 @@
     python bench/fuzz.py --seed 1234 --cases 1 --shrink     # re-run and shrink one case
     python bench/fuzz.py --target /work/wt/other --minutes 8  # fuzz another checkout's mlirfuse
     python bench/fuzz.py --focus gemm,attention               # those families 10x as often
-    python bench/fuzz.py --aot --focus gemm,attention         # and their kernels compiled for sm_80/sm_90: spills
+    python bench/fuzz.py --aot --focus gemm,attention         # and every kernel compiled for sm_80/sm_90: spills
 
 Prints a table (cases, ok, accepted, mismatches, crashes, unsupported, op/dtype mix,
 one row per failure signature with its first seed) and writes it into
@@ -45,8 +45,8 @@ def main(argv=None) -> int:
     parser.add_argument("--target", type=Path, default=None,
                         help="root of the checkout whose mlirfuse is tested (default: this one); "
                              "shrunk cases are saved only without it")
-    parser.add_argument("--aot", action="store_true", help="also compile each passing case's GEMM and attention "
-                        "kernels for sm_80 and sm_90 and count spills (no GPU needed; slower)")
+    parser.add_argument("--aot", action="store_true", help="also compile every kernel of each passing case "
+                        "(every kind) for sm_80 and sm_90 and count spills (no GPU needed; slower)")
     parser.add_argument("--focus", default="", help="comma-separated op families drawn 10x as often "
                         "(gen.py generator names without _gen_: elementwise_more,pad,pool,index,gemm,attention,...)")
     args = parser.parse_args(argv)

@@ -1,14 +1,20 @@
-"""Every GEMM (single or back-to-back) and attention template kernel of bench/launches.py's models, compiled for sm_80 and sm_90: spills?
+"""Every kernel of bench/launches.py's models (and, with --real / --zoo, of real-size layers) compiled for sm_80 and sm_90: spills?
 
-    python bench/spills.py              # print the table, append it to bench/RESULTS.md
+    python bench/spills.py              # print the table, make it bench/RESULTS.md's spills section
     python bench/spills.py --no-write   # print only
-    python bench/spills.py --real       # also real-size layers: Llama-7B-sized bf16, GPT-2-medium f16, 512 tokens
+    python bench/spills.py --real       # also real-size layers: Llama-7B-sized bf16, GPT-2-medium f16, BERT-large f32
+    python bench/spills.py --zoo        # also every architecture of tests/test_zoo.py at a real size (d=1024, 512 tokens)
 
-Compiled ahead of time (no GPU needed, `mlirfuse.runtime.aot.compile_kernels`
-with the block sizes, warps and stages the runtime would launch them with);
-registers, stack frame (where ptxas spills) and local memory come from
-`cuobjdump -res-usage` on each cubin. Issue 10's bar: zero stack and local
-bytes for every kernel. (tests/test_matmul_aot.py and
+Every kernel kind (pointwise, reduction, scan, concat, pooling, GEMM,
+back-to-back GEMM, attention) is compiled ahead of time (no GPU needed,
+`mlirfuse.runtime.aot.compile_kernels` with the block sizes, warps and
+stages the runtime would launch it with); a kernel whose source another
+model already had is compiled once. Registers, stack frame (where ptxas
+spills) and local memory come from `cuobjdump -res-usage` on each cubin.
+Issue 21's bar: zero stack and local bytes, zero compile failures. One row
+per model (its distinct kernels by kind, the most registers any takes, spills,
+failures); each template kernel (GEMM, chain, attention) and each kernel that
+spills or fails gets a row of its own below. (tests/test_matmul_aot.py and
 tests/test_attention.py check representative kernels the same way in CI.)
 """
 
@@ -19,21 +25,26 @@ import os
 os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
 
 import argparse  # noqa: E402
+import collections  # noqa: E402
 import sys  # noqa: E402
+from pathlib import Path  # noqa: E402
 
 import torch  # noqa: E402
 from launches import MODELS, matmul_mode  # noqa: E402
 
 import mlirfuse  # noqa: E402
+from mlirfuse.errors import MlirfuseError  # noqa: E402
 from mlirfuse.runtime.aot import compile_kernels, resource_usage  # noqa: E402
 from report import header, markdown_table, publish  # noqa: E402
 
 ARCHS = (80, 90)
-COLUMNS = ("model", "kernel", "kind", *(f"sm_{a} reg / stack / local" for a in ARCHS), "spills")
+TEMPLATES = ("matmul", "matmul-chain", "attention")
+MODEL_COLUMNS = ("model", "kernels", "by kind", *(f"sm_{a} most reg" for a in ARCHS), "spills", "failures")
+KERNEL_COLUMNS = ("model", "kernel", "kind", *(f"sm_{a} reg / stack / local" for a in ARCHS), "spills")
 
 
 def _transformer_layer(kind: str, hidden: int, heads: int, ffn: int, dtype, tokens: int = 512):
-    """One decoder layer of a real size (a `transformers` model of 1 layer, random weights), `tokens` ids."""
+    """One layer of a real size (a `transformers` model of 1 layer, random weights), `tokens` ids."""
     import transformers
 
     if kind == "llama":
@@ -41,6 +52,11 @@ def _transformer_layer(kind: str, hidden: int, heads: int, ffn: int, dtype, toke
                                           num_key_value_heads=heads, intermediate_size=ffn, vocab_size=1024,
                                           max_position_embeddings=tokens, use_cache=False, attn_implementation="sdpa")
         model = transformers.LlamaModel(config)
+    elif kind == "bert":
+        config = transformers.BertConfig(num_hidden_layers=1, hidden_size=hidden, num_attention_heads=heads,
+                                         intermediate_size=ffn, vocab_size=1024, max_position_embeddings=tokens,
+                                         attn_implementation="sdpa")
+        model = transformers.BertModel(config, add_pooling_layer=False)
     else:
         config = transformers.GPT2Config(n_layer=1, n_embd=hidden, n_head=heads, n_positions=tokens, vocab_size=1024,
                                          use_cache=False, attn_implementation="sdpa")
@@ -53,6 +69,7 @@ REAL_MODELS = {
     "Llama-7B-sized layer bf16 d=4096 32 heads ffn 11008 [1,512]": lambda: _transformer_layer(
         "llama", 4096, 32, 11008, torch.bfloat16),
     "GPT-2-medium layer f16 d=1024 16 heads [1,512]": lambda: _transformer_layer("gpt2", 1024, 16, 4096, torch.float16),
+    "BERT-large layer f32 d=1024 16 heads ffn 4096 [1,512]": lambda: _transformer_layer("bert", 1024, 16, 4096, torch.float32),
     "GPT-2 block f32 d=768 12 heads [8,512]": lambda: _gpt2_block_f32(),
 }
 
@@ -63,27 +80,114 @@ def _gpt2_block_f32():
     return GPT2Block(768, 12, 512), (torch.randn(8, 512, 768),)
 
 
+# --zoo: tests/test_zoo.py's architectures with their sizes made real (one layer, d=1024, 16 heads of 64,
+# 4 key/value heads where the zoo has grouped-query attention, MLP 4096, 512 tokens), decoders in bf16,
+# encoder-decoders in f16, encoders in f32.
+ZOO_SIZES = {"hidden": 1024, "heads": 16, "kv_heads": 4, "ffn": 4096, "layers": 1, "tokens": 512}
+ZOO_DTYPES = {"t5": torch.float16, "bart": torch.float16, "bert": torch.float32, "roberta": torch.float32,
+              "distilbert": torch.float32, "vit": torch.float32}
+
+
+def _zoo_model(name: str):
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+    import test_zoo
+    import transformers
+
+    model_class, config_class, fields = test_zoo.ARCHITECTURES[name]
+    small = {test_zoo.HIDDEN: "hidden", test_zoo.HEADS: "heads", test_zoo.FFN: "ffn", test_zoo.LAYERS: "layers",
+             test_zoo.POSITIONS: "tokens"}
+    real = {}
+    for key, value in fields.items():
+        if key == "num_key_value_heads":
+            real[key] = ZOO_SIZES["kv_heads"]
+        elif key == "d_kv":
+            real[key] = ZOO_SIZES["hidden"] // ZOO_SIZES["heads"]
+        elif key in ("image_size", "patch_size"):
+            real[key] = {"image_size": 224, "patch_size": 16}[key]
+        elif isinstance(value, int) and value in small:
+            real[key] = ZOO_SIZES[small[value]]
+        else:
+            real[key] = value
+    config = getattr(transformers, config_class)(**real, vocab_size=1024, use_cache=False, attn_implementation="sdpa")
+    model = getattr(transformers, model_class)(config, **({"add_pooling_layer": False} if name == "vit" else {}))
+    if name == "vit":
+        inputs, kwargs = (torch.randn(1, 3, 224, 224),), {}
+    else:
+        inputs, kwargs = (torch.randint(2, 1024, (1, ZOO_SIZES["tokens"])),), {}
+        if name in test_zoo.ENCODER_DECODER:
+            kwargs["decoder_input_ids"] = torch.randint(2, 1024, (1, ZOO_SIZES["tokens"] // 2))
+    dtype = ZOO_DTYPES.get(name, torch.bfloat16)
+    if name == "vit":
+        inputs = (inputs[0].to(dtype),)
+    return model.to(dtype), inputs, kwargs
+
+
+def zoo_models() -> dict:
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+    import test_zoo
+
+    return {f"zoo {name} {str(ZOO_DTYPES.get(name, torch.bfloat16)).removeprefix('torch.')} d=1024 [1,512]":
+            (lambda name=name: _zoo_model(name)) for name in test_zoo.ARCHITECTURES}
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--no-write", action="store_true", help="do not append to bench/RESULTS.md")
+    parser.add_argument("--no-write", action="store_true", help="do not write bench/RESULTS.md")
     parser.add_argument("--real", action="store_true", help="also the real-size layers (a Llama-7B-sized one in bf16, ...)")
+    parser.add_argument("--zoo", action="store_true", help="also tests/test_zoo.py's architectures at a real size")
+    parser.add_argument("--jobs", type=int, default=None, help="parallel compiles (default: the CPU count)")
     args = parser.parse_args(argv)
-    rows, spilled = [], 0
-    for name, build in {**MODELS, **(REAL_MODELS if args.real else {})}.items():
+    models = {**MODELS, **(REAL_MODELS if args.real else {}), **(zoo_models() if args.zoo else {})}
+    done: dict[tuple[str, int], dict | str] = {}  # (source, arch) -> resource usage, or the compile error
+    model_rows, kernel_rows, total, spilled, failed, distinct = [], [], 0, 0, 0, set()
+    for name, build in models.items():
         torch.manual_seed(0)
-        model, inputs = build()
-        cm = mlirfuse.compile(model.eval(), inputs, **matmul_mode())
-        kernels = [k for k in cm.kernels.values() if k.kind in ("matmul", "matmul-chain", "attention")]
-        usage = {arch: [resource_usage(c.cubin) for c in compile_kernels(kernels, arch=arch)] for arch in ARCHS}
-        for i, kernel in enumerate(kernels):
-            cells = [f"{u['reg']} / {u['stack']} / {u['local']}" for u in (usage[a][i] for a in ARCHS)]
-            spills = any(usage[a][i]["stack"] or usage[a][i]["local"] for a in ARCHS)
-            spilled += spills
-            rows.append([name.split(" [")[0], kernel.name, kernel.kind, *cells, "yes" if spills else "no"])
-            print(" | ".join(rows[-1]), file=sys.stderr)
+        built = build()
+        model, inputs, kwargs = built if len(built) == 3 else (*built, {})
+        try:
+            cm = mlirfuse.compile(model.eval(), inputs, kwargs, **matmul_mode())
+        except MlirfuseError as e:
+            model_rows.append([name, "-", f"compile failed: {str(e).splitlines()[0][:80]}", "-", "-", "-", "1"])
+            failed += 1
+            continue
+        kernels = list(cm.kernels.values())
+        for arch in ARCHS:
+            todo = list({k.source: k for k in kernels if (k.source, arch) not in done}.values())
+            try:
+                compiled = compile_kernels(todo, arch=arch, jobs=args.jobs)
+                for kernel, c in zip(todo, compiled):
+                    done[kernel.source, arch] = resource_usage(c.cubin)
+            except MlirfuseError:  # one at a time: each failing kernel gets its own message
+                for kernel in todo:
+                    try:
+                        done[kernel.source, arch] = resource_usage(compile_kernels([kernel], arch=arch, jobs=1)[0].cubin)
+                    except MlirfuseError as e:
+                        done[kernel.source, arch] = str(e).splitlines()[0]
+        kinds = collections.Counter(k.kind for k in kernels)
+        most = {arch: max((u["reg"] for k in kernels if isinstance(u := done[k.source, arch], dict)), default=0) for arch in ARCHS}
+        spills = fails = 0
+        for kernel in kernels:
+            usage = [done[kernel.source, arch] for arch in ARCHS]
+            bad = any(isinstance(u, str) for u in usage)
+            spill = not bad and any(u["stack"] or u["local"] for u in usage)
+            spills += spill
+            fails += bad
+            if kernel.kind in TEMPLATES or spill or bad:
+                cells = [u if isinstance(u, str) else f"{u['reg']} / {u['stack']} / {u['local']}" for u in usage]
+                kernel_rows.append([name.split(" [")[0], kernel.name, kernel.kind, *cells,
+                                    "failed" if bad else "yes" if spill else "no"])
+        total += len(kernels)
+        distinct.update(k.source for k in kernels)
+        spilled += spills
+        failed += fails
+        model_rows.append([name, str(len(kernels)), ", ".join(f"{k} {n}" for k, n in sorted(kinds.items())),
+                           *(str(most[a]) for a in ARCHS), str(spills), str(fails)])
+        print(" | ".join(model_rows[-1]), file=sys.stderr)
     report = (
-        f"{header('spills.py')}\n\n{markdown_table(COLUMNS, rows, 3)}\n\n"
-        f"{len(rows)} template kernels, {spilled} with spills (stack or local bytes) on sm_80 or sm_90.\n"
+        f"{header('spills.py')}\n\n{markdown_table(MODEL_COLUMNS, model_rows, 3)}\n\n"
+        f"{total} kernels ({len(distinct)} distinct sources) of {len(models)} models: {spilled} with spills "
+        f"(stack or local bytes) on sm_80 or sm_90, {failed} compile failures.\n\n"
+        f"Template kernels (and any kernel that spilled or failed):\n\n{markdown_table(KERNEL_COLUMNS, kernel_rows, 3)}\n"
     )
     publish(report, write=not args.no_write)
     return 0

@@ -23,7 +23,12 @@ attention (explicit softmax(q @ k^T * s + mask) @ v with causal or given
 masks, F.scaled_dot_product_attention with is_causal, attn_mask,
 enable_gqa), and slices that are empty (start = end, start past the end)
 as cat pieces (issue 21), cumsum/cumprod along any dim with dtype= and the
-mask/position chain around one (issue 22). Sizes stay tiny: Triton runs in its CPU interpreter.
+mask/position chain around one (issue 22), and issue 21's edges: inputs with a
+zero-size dim (about one shape in twelve), stepped, negative and out-of-range
+slices, dilated and 3-d pools, GEMMs with a prologue on either operand (a 0-d
+scale, a broadcast row or column, a cast) and K, M or N = 0, and operands of
+mixed kinds (int, float, bool) in forward and backward ops. Sizes stay tiny:
+Triton runs in its CPU interpreter.
 """
 
 from __future__ import annotations
@@ -204,7 +209,10 @@ class _Builder:
 
     def random_shape(self) -> list[int]:
         rank = self.rng.choices((1, 2, 3, 4), weights=(1, 4, 3, 1))[0]
-        return [self.rng.choice((1, 2, 3, 4, 5, 8)) for _ in range(rank)]
+        shape = [self.rng.choice((1, 2, 3, 4, 5, 8)) for _ in range(rank)]
+        if self.rng.random() < 0.08:  # zero-size inputs (issue 21): every kernel must skip or mask them
+            shape[self.rng.randrange(rank)] = 0
+        return shape
 
     def pick(self, pred=lambda t: True) -> str | None:
         names = [n for n, t in self.env.items() if pred(t)]
@@ -613,15 +621,22 @@ def _gen_cat_computed(b: _Builder):
     return b.try_node(f"torch.cat([{f}, {g}, $0], {d})", [a, other], "cat:computed")
 
 
+def _value_and_dim(b: _Builder):
+    """(a value of rank >= 1, one of its dims, that dim's size), or None if there is none."""
+    a = b.pick(lambda t: t.dim() >= 1)
+    if a is None:
+        return None
+    d = b.rng.randrange(b.env[a].dim())
+    return a, d, b.env[a].shape[d]
+
+
 def _gen_empty_piece(b: _Builder):
     """A slice that is empty (start = end, or start past the end) as a piece of a cat beside a non-empty one (issue 21)."""
     rng = b.rng
-    a = b.pick(lambda t: t.dim() >= 1)
-    if a is None:
+    picked = _value_and_dim(b)
+    if picked is None:
         return False
-    t = b.env[a]
-    d = rng.randrange(t.dim())
-    n = t.shape[d]
+    a, d, n = picked
     start = rng.choice((0, n // 2, n, n + 1))
     stop = rng.choice(("", str(start))) if start >= n else str(start)
     piece = f"$0[{':, ' * d}{start}:{stop}]"
@@ -633,11 +648,12 @@ def _gen_empty_piece(b: _Builder):
 
 def _gen_pool(b: _Builder):
     rng = b.rng
-    kind = rng.choice(("avg_pool1d", "max_pool1d", "avg_pool2d", "max_pool2d", "adaptive_avg_pool2d", "adaptive_max_pool2d"))
-    rank = 3 if kind.endswith("1d") else 4
+    kind = rng.choice(("avg_pool1d", "max_pool1d", "avg_pool2d", "max_pool2d", "adaptive_avg_pool2d", "adaptive_max_pool2d",
+                       "avg_pool3d", "max_pool3d"))
+    rank = {"1d": 3, "2d": 4, "3d": 5}[kind[-2:]]
     a = b.pick(lambda t: t.dim() in (rank - 1, rank) and t.is_floating_point() and min(t.shape) >= 2)
     if a is None or rng.random() < 0.5:
-        shape = [rng.randint(1, 2), rng.randint(1, 3)] + [rng.randint(2, 7) for _ in range(rank - 2)]
+        shape = [rng.randint(1, 2), rng.randint(1, 3)] + [rng.randint(2, 7 if rank < 5 else 4) for _ in range(rank - 2)]
         a = b.new_input(shape, rng.choices(FLOATS, weights=(4, 1, 1))[0])
     if kind.startswith("adaptive"):
         out = rng.randint(1, 3)
@@ -646,7 +662,10 @@ def _gen_pool(b: _Builder):
     stride = rng.choice(("", f", stride={rng.randint(1, 3)}"))
     pad = rng.choice(("", f", padding={rng.randint(0, k // 2)}"))
     ceil = rng.choice(("", ", ceil_mode=True"))
-    extra = rng.choice(("", ", count_include_pad=False")) if kind.startswith("avg") else ""
+    if kind.startswith("avg"):
+        extra = rng.choice(("", ", count_include_pad=False"))
+    else:  # dilated windows: the window spans dilation * (k - 1) + 1 elements
+        extra = rng.choice(("", "", f", dilation={rng.randint(2, 3)}"))
     return b.try_node(f"F.{kind}($0, {k}{stride}{pad}{ceil}{extra})", [a], "pool:" + kind)
 
 
@@ -834,11 +853,83 @@ def _gen_attention(b: _Builder):
     return b.try_node("$0 @ $1", [p, v], "attn:explicit")
 
 
+def _gen_slice(b: _Builder):
+    """Stepped, negative and out-of-range slices (bounds past either end are clamped by eager; issue 21)."""
+    rng = b.rng
+    picked = _value_and_dim(b)
+    if picked is None:
+        return False
+    a, d, n = picked
+    bound = lambda: rng.choice(("", str(rng.randint(-n - 2, n + 2))))  # noqa: E731
+    step = rng.choice(("", "", ":2", ":3"))
+    piece = f"$0[{':, ' * d}{bound()}:{bound()}{step}]"
+    form = rng.choice(("{p}", "{p} * 2", "torch.exp({p})", "{p}.sum(-1)", "{p} + 1"))
+    return b.try_node(form.format(p=piece), [a], "slice")
+
+
+def _gen_gemm_prologue(b: _Builder):
+    """A GEMM whose A or B operand (or both) is computed: a scale by a 0-d tensor, a broadcast row/column, a cast (issue 21)."""
+    rng = b.rng
+    dt = rng.choices(FLOATS, weights=(4, 1, 1))[0]
+    # K = 0 (zeros, then the epilogue) and empty M or N now and then
+    m, k, n = rng.choice((0, 1, 2, 3, 5, 6)), rng.choice((0, 1, 2, 3, 4, 8)), rng.choice((0, 1, 2, 4, 6))
+    batch = [rng.randint(1, 2)] if rng.random() < 0.3 else []
+    x = b.new_input(batch + [m, k], dt)
+    w = b.new_input([n, k] if rng.random() < 0.5 else [k, n], dt, layout=rng.choice(("contiguous", "transposed")))
+    linear = b.env[w].shape == (n, k) and (n != k or rng.random() < 0.5)
+
+    def prologue(operand: str, shape: list[int], slot: int) -> tuple[str, list[str]]:
+        kind = rng.choice(("none", "scalar0d", "sqrt0d", "row", "col", "cast", "act"))
+        if kind == "none":
+            return operand, []
+        if kind in ("scalar0d", "sqrt0d"):
+            s = b.new_input([], dt, positive=kind == "sqrt0d")
+            return (f"({operand} * ${slot})" if kind == "scalar0d" else f"({operand} / torch.sqrt(${slot}))"), [s]
+        if kind == "row":
+            return f"({operand} + ${slot})", [b.new_input([shape[-1]], dt, layout="contiguous")]
+        if kind == "col":
+            return f"({operand} * ${slot})", [b.new_input([shape[-2], 1], dt, layout=rng.choice(("contiguous", "expanded")))]
+        if kind == "cast":
+            return f"{operand}.float().to(torch.{dt})", []
+        return f"F.silu({operand})", []
+
+    pa, extra_a = prologue("$0", b.env[x].shape, 2)
+    pb, extra_b = prologue("$1", list(b.env[w].shape), 2 + len(extra_a))
+    expr = f"F.linear({pa}, {pb})" if linear else f"torch.matmul({pa}, {pb})"
+    if rng.random() < 0.4:
+        expr = f"F.gelu({expr})" if rng.random() < 0.5 else f"({expr} + 1)"
+    return b.try_node(expr, [x, w] + extra_a + extra_b, "gemm:prologue")
+
+
+MIXED = (
+    "torch.ops.aten.threshold_backward($0, $1, 0)", "torch.ops.aten.threshold_backward($1, $0, 0.5)",
+    "torch.ops.aten.sigmoid_backward($0, $1)", "torch.ops.aten.tanh_backward($0, $1)",
+    "torch.ops.aten.gelu_backward($0, $1)", "torch.ops.aten.silu_backward($0, $1)",
+    "torch.ops.aten.hardtanh_backward($0, $1, -1.0, 1.0)", "torch.ops.aten.leaky_relu_backward($0, $1, 0.1, False)",
+    "$0 + $1", "$0 * $1", "$0 / $1", "torch.where($0 > 0, $0, $1)", "torch.maximum($0, $1)", "$0 - $1.float()",
+    "torch.add($0, $1, alpha=2)", "$0 ** $1", "torch.lerp($0.float(), $1.float(), 0.25)",
+)
+
+
+def _gen_mixed(b: _Builder):
+    """Operands of different kinds (int, float, bool) in forward and backward ops: eager's type promotion decides (issue 21)."""
+    rng = b.rng
+    a = b.pick()
+    t = b.env[a]
+    kinds = {"int": ("int32", "int64"), "float": FLOATS, "bool": ("bool",)}
+    mine = "bool" if t.dtype == b.torch.bool else "float" if t.is_floating_point() else "int"
+    other = rng.choice([k for k in kinds if k != mine])
+    partner = b.broadcast_partner(t, dtype=rng.choice(kinds[other]))
+    args = [a, partner] if rng.random() < 0.5 else [partner, a]
+    return b.try_node(rng.choice(MIXED), args, "mixed")
+
+
 GENERATORS = (
     (_gen_unary, 5), (_gen_cast, 2), (_gen_binary, 6), (_gen_scalar, 3), (_gen_where, 1), (_gen_reduce, 3),
     (_gen_norm, 2), (_gen_view, 3), (_gen_split, 1.5), (_gen_cat, 1.5), (_gen_matmul, 1),
     (_gen_elementwise_more, 5), (_gen_pad, 1.5), (_gen_cat_computed, 1), (_gen_pool, 1.5), (_gen_index, 3),
     (_gen_gemm, 2), (_gen_attention, 1.5), (_gen_empty_piece, 0.5), (_gen_scan, 1),
+    (_gen_slice, 1), (_gen_gemm_prologue, 1), (_gen_mixed, 1),
 )
 
 

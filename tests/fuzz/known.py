@@ -89,6 +89,14 @@ ACCEPTED = {
         "element of a zero-mean group without weight and bias: eager -0.0 * rstd + -(0.0 * rstd) = -0.0, "
         "the fused -0.0 * rstd + 0.0 = +0.0 (fuzz seed 9500051). Values are equal."
     ),
+    "int-from-float-rounding-point": (
+        "an integer or bool output computed from a float value that sits within an ulp of an integer or of a "
+        "comparison's edge, where the fused kernel's float op is correctly rounded and eager's is not: "
+        "cumprod(erf(x), dtype=int64) at x = -3.9263 (fuzz seed 2710265 with --focus slice,gemm_prologue,mixed,pool): "
+        "erf is -0.99999997 in float64, -1.0 correctly rounded to float32 (the kernel's; trunc gives -1), "
+        "-0.99999994 from eager's CPU erf (trunc gives 0). Accepted where the graph with every op computed in "
+        "float64 and rounded to eager's dtype (`correctly_rounded`) gives the kernel's value."
+    ),
 }
 
 
@@ -163,6 +171,46 @@ def half_intermediates_in_f32(model, inputs):
         return None
     return tuple(w.to(e.dtype) if isinstance(w, torch.Tensor) and isinstance(e, torch.Tensor) else w
                  for w, e in zip(wide, expected))
+
+
+def correctly_rounded(model, inputs):
+    """The graph run eagerly with every ATen op computed in float64 and its results rounded to the dtypes eager's op
+    gives: each op correctly rounded (as a kernel's libdevice-grade op may be, where eager's CPU one is an ulp off).
+    None where eager rejects it. An op float64 cannot run keeps eager's result.
+    """
+    import torch
+    from torch.utils._python_dispatch import TorchDispatchMode
+    from torch.utils._pytree import tree_map
+
+    narrow = (torch.float32, torch.float16, torch.bfloat16)
+
+    class Rounded(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            kwargs = kwargs or {}
+            out = func(*args, **kwargs)
+            up = lambda x: x.double() if isinstance(x, torch.Tensor) and x.dtype in narrow else x  # noqa: E731
+            try:
+                wide = func(*tree_map(up, args), **tree_map(up, kwargs))
+            except Exception:
+                return out
+            same = lambda o, w: isinstance(o, torch.Tensor) and isinstance(w, torch.Tensor) and o.shape == w.shape  # noqa: E731
+            if isinstance(out, torch.Tensor):
+                return wide.to(out.dtype) if same(out, wide) else out
+            if isinstance(out, (tuple, list)) and isinstance(wide, (tuple, list)) and len(out) == len(wide):
+                return type(out)(w.to(o.dtype) if same(o, w) else o for o, w in zip(out, wide))
+            return out
+
+    try:
+        with torch.no_grad():
+            expected = model(*inputs())
+            args = inputs()  # outside the mode: a generator drawn twice per op would give other inputs
+            with Rounded():
+                outs = model(*args)
+    except Exception:
+        return None
+    if not isinstance(outs, tuple) or len(outs) != len(expected):
+        return None
+    return outs
 
 
 def _dot_from_plus_zero(func, args, kwargs):
