@@ -284,3 +284,28 @@ def test_scatter_reduce_sum_with_and_without_self():
         (x, i, src), op="torch.aten.scatter_add",
     )
     assert cm.stats["launches"] == 4, cm.stats  # scatter of 0, then add (its epilogue: a kernel of its own); and i % 3 + add
+
+
+class _ComputedGather(torch.nn.Module):
+    def forward(self, x, i):
+        return torch.gather(x, 1, i + 2) * 2
+
+
+def test_computed_index_out_of_range_raises_like_eager_under_bounds_checking(monkeypatch):
+    # The index is computed in the kernel (i + 2), so no host check sees it: the kernel asserts its range on
+    # the device, live in checked launches (MLIRFUSE_CHECK_BOUNDS), and the launcher raises eager's exception.
+    x, i = torch.randn(3, 5), torch.randint(0, 3, (3, 4))
+    cm = mlirfuse.compile(_ComputedGather(), (x, i))
+    (kernel,) = cm.kernels.values()
+    assert "tl.device_assert(" in kernel.source
+    bad = i.clone()
+    bad[1, 2] = 4  # 6 in a dim of 5
+    with pytest.raises(RuntimeError):
+        _ComputedGather()(x, bad)
+    monkeypatch.setenv("MLIRFUSE_CHECK_BOUNDS", "1")
+    with pytest.raises(RuntimeError, match="out of bounds for dimension with size 5"):
+        cm(x, bad)
+    torch.testing.assert_close(cm(x, i), _ComputedGather()(x, i))
+    bad[1, 2] = -3  # -1: gather takes no negative index
+    with pytest.raises(RuntimeError, match="out of bounds"):
+        cm(x, bad)

@@ -45,6 +45,8 @@ from mlirfuse.ops.pooling import POOLS, WINDOWED, window_ops
 from mlirfuse.ops.views import view_chain
 
 UNSQUEEZE = ("torch.aten.unsqueeze", (-1,))
+# The message prefix of a computed index's range assert: the launcher turns the assert into eager's exception.
+INDEX_ASSERT = "mlirfuse index check: "
 
 
 def indexing_sites(name: str, block: ir.Block) -> dict[tuple[ir.Value, int], Site]:
@@ -190,10 +192,12 @@ class IndexingEmitter(KernelEmitter):
             return f"tl.zeros({self.block_shape()}, tl.int32)"
         return self.coordinate(len(self.space) - len(shape) + j)
 
-    def _address(self, result: ir.Value, plan, strides: list[str], operand_value) -> tuple[str, str]:
+    def _address(self, result: ir.Value, plan, strides: list[str], operand_value, op_name: str) -> tuple[str, str]:
         """(offset, mask) of the element `plan` addresses for each lane: indices along their dims, coordinates along the rest.
 
-        Masked off: lanes outside the value and lanes whose index is out of range.
+        Masked off: lanes outside the value and lanes whose index is out of range. An index computed in the
+        kernel is also asserted in range (`tl.device_assert`: compiled out unless the launch asks for debug,
+        which checked launches do; the launcher raises eager's exception for it).
         """
         shape = plan.shape
         table_shape = tensor_type(plan.table.type).shape
@@ -206,6 +210,13 @@ class IndexingEmitter(KernelEmitter):
             else:  # computed in the kernel, with the result's layout
                 index = operand_value(v)
             size = table_shape[d]
+            low = -size if plan.wrap else 0
+            if site is None:  # no host check can see it: a device-side assert, live under MLIRFUSE_CHECK_BOUNDS
+                self.out.append(
+                    f"tl.device_assert(({index.text} >= {low}) & ({index.text} < {size}), "
+                    f"\"{INDEX_ASSERT}{plan.error}: index out of bounds for dimension with size {size}\", "
+                    f"mask={masks[0]})  # {op_name}: a computed index"
+                )
             if plan.wrap:
                 index = self.tmp(f"tl.where({index.text} < 0, {index.text} + {size}, {index.text})", index.dtype, "negative index counts from the end")
             masks.append(f"({index.text} >= 0) & ({index.text} < {size})")
@@ -219,7 +230,7 @@ class IndexingEmitter(KernelEmitter):
         plan = gather(op)
         table = self.indexing[(op.results[0], -1)]
         strides = [f"{table.name}_st{d}" for d in range(table.table_rank)]
-        offset, mask = self._address(op.results[0], plan, strides, operand_value)
+        offset, mask = self._address(op.results[0], plan, strides, operand_value, op.operation.name)
         comment = f"{op.operation.name}: {table.comment()}"
         return self.load(f"{table.name} + ({offset})", tensor_type(plan.table.type).dtype, comment, mask, other="0")
 
@@ -228,7 +239,7 @@ class IndexingEmitter(KernelEmitter):
         plan = scatter(op)
         shape = tensor_type(op.results[0].type).shape
         strides = [str(math.prod(shape[d + 1 :])) for d in range(len(shape))]
-        offset, mask = self._address(op.results[0], plan.target, strides, self.env.__getitem__)
+        offset, mask = self._address(op.results[0], plan.target, strides, self.env.__getitem__, op.operation.name)
         if plan.source is None:
             dt = compute_dtype(dtype)
             value = Value(f"tl.full({self.block_shape()}, {self.scalar_text(plan.value)}, {TRITON_DTYPES[dt]})", dt)

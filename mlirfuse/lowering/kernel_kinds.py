@@ -65,6 +65,24 @@ def _block_size(numel: int, interpret: bool) -> int:
     return max(size, 16)
 
 
+# Elements per thread of a compiled pointwise or reduction launch: 8 int64 values a thread (a 1024 block on
+# 4 warps) spill 8 bytes on sm_90 under Triton 3.9's ptxas options (--regAllocOptLevel=2) even in a kernel
+# of three loads and a shift (fuzz seed 2720008 with --aot); 4 do not. Warps = elements / (32 * 4), 1 to 8.
+ELEMENTS_PER_THREAD = 4
+
+
+def _warps(elements: int) -> int:
+    return max(1, min(8, elements // (32 * ELEMENTS_PER_THREAD)))
+
+
+def _static_sizes(kernel: TritonKernel) -> tuple[float, float, float]:
+    """(numel, xnumel, rnumel) of a launch of `kernel`'s static space; 2^31 where a size is `?`."""
+    sizes = [2**31 if n is None else n for n in kernel.space]
+    rnumel = math.prod(sizes[d] for d in kernel.reduced) if kernel.reduced else 1
+    xnumel = math.prod(n for d, n in enumerate(sizes) if d not in kernel.reduced)
+    return min(math.prod(sizes), 2**31), min(xnumel, 2**31), min(rnumel, 2**31)
+
+
 def _pow2_at_least(n: int) -> int:
     size = 1
     while size < n:
@@ -115,10 +133,13 @@ class PointwiseKind(KernelKind):
         return {"XBLOCK": _block_size(math.inf if kernel.dynamic is not None else launch.numel, launch.interpret)}
 
     def launch_args(self, kernel: TritonKernel, launch: Launch, blocks: dict):
-        return [launch.numel, *launch.shape[1:]], (_programs(launch.numel, blocks["XBLOCK"]),), {}
+        options = {} if launch.interpret else {"num_warps": _warps(blocks["XBLOCK"])}
+        return [launch.numel, *launch.shape[1:]], (_programs(launch.numel, blocks["XBLOCK"]),), options
 
     def aot_constants(self, kernel: TritonKernel, arch: int, block: int) -> tuple[dict, dict]:
-        return {"XBLOCK": block, **_wide_aot(kernel)}, {"enable_fp_fusion": True}
+        # The blocks and warps a launch on a GPU takes (`?` sizes: the dynamic kernel's fixed block).
+        xblock = _block_size(_static_sizes(kernel)[0], interpret=False)
+        return {"XBLOCK": xblock, **_wide_aot(kernel)}, {"enable_fp_fusion": True, "num_warps": _warps(xblock)}
 
 
 class ReductionKind(KernelKind):
@@ -128,27 +149,36 @@ class ReductionKind(KernelKind):
         return lower_reduction(kernel, persistent=kind == GroupKind.PERSISTENT_REDUCTION)
 
     def blocks(self, kernel: TritonKernel, launch: Launch) -> dict:
+        return self._reduction_blocks(kernel, launch.xnumel, launch.rnumel, launch.interpret)
+
+    @staticmethod
+    def _reduction_blocks(kernel: TritonKernel, xnumel, rnumel, interpret: bool) -> dict:
         # A dynamic kernel's block sizes do not follow its sizes: a new size compiles no new variant.
         # The interpreter compiles nothing, and runs a custom-combine `tl.reduce` (NaN-aware max, argmax)
         # one block element at a time in Python: there a block is no bigger than the rows and columns.
-        sized = launch.interpret or kernel.dynamic is None
-        budget = 16384 if launch.interpret else 4096  # elements per program
+        sized = interpret or kernel.dynamic is None
+        budget = 16384 if interpret else 4096  # elements per program
         if kernel.kind == GroupKind.PERSISTENT_REDUCTION:
-            rblock = max(2, _pow2_at_least(launch.rnumel))
-        elif launch.interpret:
-            rblock = min(2048, max(2, _pow2_at_least(launch.rnumel)))  # still a loop (one pass up to 2048)
+            rblock = max(2, _pow2_at_least(rnumel))
+        elif interpret:
+            rblock = min(2048, max(2, _pow2_at_least(rnumel)))  # still a loop (one pass up to 2048)
         else:
             rblock = 1024
-        xblock = max(1, min(_pow2_at_least(launch.xnumel), budget // rblock) if sized else budget // rblock)
+        xblock = max(1, min(_pow2_at_least(xnumel), budget // rblock) if sized else budget // rblock)
         return {"XBLOCK": xblock, "RBLOCK": rblock}
 
     def launch_args(self, kernel: TritonKernel, launch: Launch, blocks: dict):
         if launch.xnumel == 0:
             return None
-        return [launch.xnumel, launch.rnumel, *launch.shape], (_programs(launch.xnumel, blocks["XBLOCK"]),), {}
+        options = {} if launch.interpret else {"num_warps": _warps(blocks["XBLOCK"] * blocks["RBLOCK"])}
+        return [launch.xnumel, launch.rnumel, *launch.shape], (_programs(launch.xnumel, blocks["XBLOCK"]),), options
 
     def aot_constants(self, kernel: TritonKernel, arch: int, block: int) -> tuple[dict, dict]:
-        return {"XBLOCK": 1, "RBLOCK": block, **_wide_aot(kernel)}, {"enable_fp_fusion": True}
+        # The blocks and warps a launch on a GPU takes (`?` sizes: the dynamic kernel's fixed blocks).
+        _, xnumel, rnumel = _static_sizes(kernel)
+        blocks = self._reduction_blocks(kernel, xnumel, rnumel, interpret=False)
+        warps = _warps(blocks["XBLOCK"] * blocks["RBLOCK"])
+        return {**blocks, **_wide_aot(kernel)}, {"enable_fp_fusion": True, "num_warps": warps}
 
 
 class ScanKind(ReductionKind):
@@ -175,9 +205,9 @@ class ScanKind(ReductionKind):
 
     def aot_constants(self, kernel: TritonKernel, arch: int, block: int) -> tuple[dict, dict]:
         # Scan kernels are static: compiled ahead of time with the blocks a launch on a GPU will take.
-        rnumel = math.prod(kernel.space[d] for d in kernel.reduced)
-        xnumel = math.prod(n for d, n in enumerate(kernel.space) if d not in kernel.reduced)
-        return self._blocks(xnumel, rnumel, interpret=False), {"enable_fp_fusion": True}
+        _, xnumel, rnumel = _static_sizes(kernel)
+        blocks = self._blocks(xnumel, rnumel, interpret=False)
+        return blocks, {"enable_fp_fusion": True, "num_warps": _warps(blocks["XBLOCK"] * blocks["RBLOCK"])}
 
 
 class AttentionKind(KernelKind):

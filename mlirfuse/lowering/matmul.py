@@ -121,11 +121,14 @@ def matmul_config(g: Gemm, target: str) -> MatmulConfig:
     if target == "sm_80" and g.siblings >= 3 and g.dtype != "float32":
         bm, warps = min(bm, 64), min(warps, 4)
     block_m, block_n, block_k = _fit(g.m, bm), _fit(g.n, bn), _fit(max((g.k, *g.k_extra)), bk)
-    # A quarter of the tile or less needs fewer warps (each warp holds part of the accumulator): one per 512
-    # accumulator elements (a 128 x 16 f32 tile on 8 warps got 80 registers and spilled 8 bytes on sm_80,
-    # fuzz seed 2700178 with --aot; on 4 warps 128 registers, no stack).
+    # A quarter of the tile or less needs fewer warps (each warp holds part of the accumulator): 1 up to 256
+    # accumulator elements, 2 up to 512, else 4. Measured with ptxas's spill report (Triton 3.9 passes
+    # --regAllocOptLevel=2, under which a few small configs spill 8-24 bytes at 80-128 registers): a 128 x 16
+    # f32 tile spilled on 8 warps (sm_80, fuzz seed 2700178) and on 1; 32 x 16 on 1 warp and 16 x 16 on 2
+    # spilled 24 bytes on sm_90 (seed 2720160 with --aot); the counts here spill on neither target.
     if block_m * block_n * 4 <= bm * bn:
-        warps = max(1, min(warps, block_m * block_n // 512))
+        acc = block_m * block_n
+        warps = min(warps, 1 if acc <= 256 else 2 if acc <= 512 else 4)
     return MatmulConfig(block_m, block_n, block_k, warps, stages)
 
 

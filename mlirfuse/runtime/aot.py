@@ -38,10 +38,21 @@ class CompiledKernel:
     arch: int
     cubin: bytes
     shared: int = 0  # bytes of shared memory per block, from the compiled kernel's metadata
+    spill_stores: int | None = None  # bytes, from ptxas's report at compile time (None: no report)
+    spill_loads: int | None = None
 
     def resources(self) -> dict[str, int]:
-        """Registers, stack frame (spills), shared and local memory, as `cuobjdump -res-usage` reads them from the cubin."""
-        return resource_usage(self.cubin)
+        """Registers, stack frame, shared and local memory, as `cuobjdump -res-usage` reads them from the cubin, and
+        ptxas's spill stores and loads ("spill_stores", "spill_loads"; the stack frame where there is no report)."""
+        usage = resource_usage(self.cubin)
+        stores = usage["stack"] if self.spill_stores is None else self.spill_stores
+        loads = usage["stack"] if self.spill_loads is None else self.spill_loads
+        return usage | {"spill_stores": stores, "spill_loads": loads}
+
+    def spilled(self) -> bool:
+        """ptxas spilled registers (a stack frame alone is no spill: local arrays live there too)."""
+        usage = self.resources()
+        return bool(usage["spill_stores"] or usage["spill_loads"] or usage["local"])
 
 
 def signature(kernel: TritonKernel) -> dict[str, str]:
@@ -113,8 +124,8 @@ def compile_kernels(
             )
             if proc.returncode != 0:
                 raise MlirfuseError(f"Triton could not compile @{kernel.name} for sm_{arch}:\n{proc.stderr[-4000:]}")
-            shared = json.loads(Path(f"{out}.json").read_text())["shared"]
-            return CompiledKernel(kernel.name, arch, out.read_bytes(), shared)
+            meta = json.loads(Path(f"{out}.json").read_text())
+            return CompiledKernel(kernel.name, arch, out.read_bytes(), meta["shared"], meta.get("spill_stores"), meta.get("spill_loads"))
 
     with ThreadPoolExecutor(max_workers=jobs or os.cpu_count() or 1) as pool:
         return list(pool.map(one, kernels))

@@ -20,6 +20,10 @@ BLOCK = 1024
 
 def compile_file(path: str, name: str, sig_json: str, arch: str, out: str, constants_json: str = "") -> None:
     """Compile kernel `name` of the file at `path` for sm_<arch>; write the cubin to `out`, its metadata to `out`.json."""
+    import contextlib
+    import io
+    import re
+
     import triton
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
@@ -37,9 +41,18 @@ def compile_file(path: str, name: str, sig_json: str, arch: str, out: str, const
             options = {"enable_fp_fusion": True}
         source = ASTSource(fn=getattr(module, name), signature=sig, constexprs=constexprs)
         target = GPUTarget("cuda", int(arch), 32)
-        compiled = triton.compile(source, target=target, options=options)
+        # ptxas's own report (-v, which Triton passes): spill stores and loads apart from the stack frame, which
+        # also holds local arrays (libdevice's sinf/cosf keep one for large arguments) that are no spill.
+        triton.knobs.nvidia.dump_ptxas_log = True
+        log = io.StringIO()
+        with contextlib.redirect_stdout(log):
+            compiled = triton.compile(source, target=target, options=options)
     Path(out).write_bytes(compiled.asm["cubin"])
-    Path(f"{out}.json").write_text(json.dumps({"shared": compiled.metadata.shared}))
+    spills = re.search(r"(\d+) bytes spill stores, (\d+) bytes spill loads", log.getvalue())
+    Path(f"{out}.json").write_text(json.dumps({
+        "shared": compiled.metadata.shared,
+        "spill_stores": int(spills.group(1)) if spills else None, "spill_loads": int(spills.group(2)) if spills else None,
+    }))
 
 
 if __name__ == "__main__":

@@ -9,12 +9,16 @@ instead of corrupting the process (or, on a GPU, writing somewhere silently):
 - Address checks (the interpreter): while the kernel runs, every masked-in
   lane of a load must address an input's extent and every masked-in lane of
   a store an output's; the access is refused before it happens.
+- Device asserts: a checked launch runs in Triton's debug mode, so an index
+  computed in the kernel that leaves its table raises eager's exception
+  (an index input is checked on the host before every launch).
 
 A violation raises `KernelBoundsError` naming the kernel and the parameter.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -127,11 +131,34 @@ def checked_addresses(kernel: str, reads: list[Extent], writes: list[Extent]):
     }
     for name, hook in hooks.items():
         setattr(builder, name, hook)
+    options = builder.options
+    # tl.device_assert runs only in debug mode: a computed index's range check (lowering/indexing.py).
+    # Integer overflow stays unchecked, as eager wraps.
+    builder.options = dataclasses.replace(options, debug=True, sanitize_overflow=False)
     try:
         yield
     finally:
+        builder.options = options
         for name in hooks:
             delattr(builder, name)
+
+
+# A checked launch on a GPU compiles its device asserts in (a computed index's range check), overflow unchecked.
+COMPILED_OPTIONS = {"debug": True, "sanitize_overflow": False}
+
+
+def index_error(error: BaseException) -> BaseException | None:
+    """Eager's exception for a computed index's failed range assert (the interpreter wraps it), else None."""
+    from mlirfuse.lowering.indexing import INDEX_ASSERT
+    from mlirfuse.runtime.kernels import INDEX_ERRORS
+
+    cause = error
+    while cause is not None:
+        if isinstance(cause, AssertionError) and str(cause).startswith(INDEX_ASSERT):
+            kind, _, message = str(cause).removeprefix(INDEX_ASSERT).partition(": ")
+            return INDEX_ERRORS.get(kind, IndexError)(message)
+        cause = cause.__cause__
+    return None
 
 
 def unwrap(error: BaseException) -> BaseException:

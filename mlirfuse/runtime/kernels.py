@@ -113,7 +113,7 @@ def strides_in(t, space) -> list[int]:
     return strides
 
 
-_INDEX_ERRORS = {"IndexError": IndexError, "RuntimeError": RuntimeError}
+INDEX_ERRORS = {"IndexError": IndexError, "RuntimeError": RuntimeError}
 
 
 def check_indices(kernel: str, index, size: int, wrap: bool, error: str) -> None:
@@ -127,7 +127,7 @@ def check_indices(kernel: str, index, size: int, wrap: bool, error: str) -> None
     low = -size if wrap else 0
     bad = index[(index < low) | (index >= size)]
     if bad.numel():
-        raise _INDEX_ERRORS[error](
+        raise INDEX_ERRORS[error](
             f"index {int(bad.flatten()[0])} is out of bounds for dimension with size {size} (kernel @{kernel})"
         )
 
@@ -302,7 +302,7 @@ class Launcher:
             return outputs
         sizes, grid, options = args
         # Compiled launches ask for FP fusion explicitly (Triton 3.9 warns when left to the default).
-        options = ({} if interpret else {"enable_fp_fusion": True}) | options
+        options = ({} if interpret else {"enable_fp_fusion": True} | (checks.COMPILED_OPTIONS if checked else {})) | options
         out_params = [p.name for p in self.kernel.params if p.role is Role.OUTPUT]
         addresses = contextlib.nullcontext()
         if checked and interpret:
@@ -317,6 +317,8 @@ class Launcher:
         except Exception as e:
             if checked and checks.unwrap(e) is not e:
                 raise checks.unwrap(e) from None  # not the interpreter's wrapping of it
+            if checked and (index := checks.index_error(e)) is not None:
+                raise index from None
             raise
         if checked:
             kept = [(p, out, raw) for p, out, raw in zip(out_params, outputs, guarded) if raw is not None]

@@ -38,8 +38,8 @@ ENV = {
 # interpreter); eager's outputs and the float64 reference stay on the CPU, as everywhere else.
 DEVICE_VARIABLE = "MLIRFUSE_FUZZ_DEVICE"
 # MLIRFUSE_FUZZ_AOT=1 (bench/fuzz.py --aot): every case that matches eager also has every kernel it made
-# (pointwise, reduction, scan, concat, pooling, GEMM, attention) compiled for sm_80 and sm_90; a stack frame or local memory there (ptxas spilled) is a
-# `spill` outcome, a compile failure a crash: what a GPU would meet, found without one (issue 21).
+# (pointwise, reduction, scan, concat, pooling, GEMM, attention) compiled for sm_80 and sm_90; ptxas's spill
+# stores or loads there (or local memory) are a `spill` outcome, a compile failure a crash: what a GPU would meet, found without one (issue 21).
 AOT_VARIABLE = "MLIRFUSE_FUZZ_AOT"
 AOT_ARCHS = (80, 90)
 
@@ -338,7 +338,7 @@ def aot_spills(cm) -> dict | None:
             return {"status": "crash", "sig": f"aot sm_{arch}: {normalize(str(e))[:200]}", "detail": str(e)[-2000:]}
         for c in compiled:
             usage = c.resources()
-            if usage["stack"] or usage["local"]:
+            if c.spilled():  # ptxas's spill stores/loads (a stack frame alone holds local arrays, e.g. libdevice sinf's)
                 kind = next(k.kind for k in kernels if k.name == c.name)
                 return {"status": "spill", "sig": f"spill: {kind} sm_{arch}",
                         "detail": f"@{c.name}: {usage} ({cm.kernels[c.name].shape})"}
