@@ -116,7 +116,8 @@ def _zoo_model(name: str):
     if name == "vit":
         inputs, kwargs = (torch.randn(1, 3, 224, 224),), {}
     else:
-        inputs, kwargs = (torch.randint(2, 1024, (1, ZOO_SIZES["tokens"])),), {}
+        tokens = ZOO_SIZES["tokens"]
+        inputs, kwargs = (torch.randint(2, 1024, (1, tokens)),), {"attention_mask": torch.ones(1, tokens, dtype=torch.long)}
         if name in test_zoo.ENCODER_DECODER:
             kwargs["decoder_input_ids"] = torch.randint(2, 1024, (1, ZOO_SIZES["tokens"] // 2))
     dtype = ZOO_DTYPES.get(name, torch.bfloat16)
