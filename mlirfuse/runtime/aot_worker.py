@@ -44,6 +44,7 @@ def compile_file(path: str, name: str, sig_json: str, arch: str, out: str, const
         # ptxas's own report (-v, which Triton passes): spill stores and loads apart from the stack frame, which
         # also holds local arrays (libdevice's sinf/cosf keep one for large arguments) that are no spill.
         triton.knobs.nvidia.dump_ptxas_log = True
+        triton.knobs.compilation.always_compile = True  # a hit in Triton's own cache runs no ptxas: no report
         log = io.StringIO()
         with contextlib.redirect_stdout(log):
             compiled = triton.compile(source, target=target, options=options)
