@@ -127,28 +127,36 @@ def _path(level: str, key: str) -> Path:
 
 
 def write(level: str, key: str, payload: bytes) -> None:
-    """Store `payload` under `key`: whole or not at all, then evict down to the bound."""
-    path = _path(level, key)
+    """Store `payload` under `key`: whole or not at all, then evict down to the bound.
+
+    A cache that cannot be written (read-only, full) is logged and skipped: the compile goes on.
+    """
     header = b"%s %s %d\n" % (MAGIC, hashlib.sha256(payload).hexdigest().encode(), len(payload))
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{key[:16]}.", suffix=".tmp")
+    tmp = None
     try:
+        path = _path(level, key)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{key[:16]}.", suffix=".tmp")
         with os.fdopen(fd, "wb") as f:
             f.write(header + payload)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    evict(max_bytes())
+        evict(max_bytes())
+    except (OSError, ValueError) as e:  # ValueError: a bad MLIRFUSE_CACHE_MAX_BYTES
+        logger.warning("mlirfuse: cannot write the compile cache under %s: %s", root(), e)
+        if tmp is not None:
+            Path(tmp).unlink(missing_ok=True)
 
 
 def read(level: str, key: str) -> bytes | None:
     """The payload stored under `key`, or None: missing, or found damaged (then deleted, with a warning)."""
-    path = _path(level, key)
     try:
+        path = _path(level, key)
         data = path.read_bytes()
     except FileNotFoundError:
+        return None
+    except OSError as e:
+        logger.warning("mlirfuse: cannot read the compile cache under %s: %s", root(), e)
         return None
     payload = verified(data)
     if payload is None:
@@ -179,6 +187,8 @@ def discard(path: Path, why: str) -> None:
 
 def _files() -> list[tuple[Path, os.stat_result]]:
     """Every file of every level, with its stat; files that vanish meanwhile (another process) are skipped."""
+    if root().exists() and not root().is_dir():
+        raise NotADirectoryError(f"the cache directory '{root()}' is not a directory (MLIRFUSE_CACHE_DIR)")
     found = []
     for level in LEVELS:
         directory = root() / level
@@ -192,10 +202,11 @@ def _files() -> list[tuple[Path, os.stat_result]]:
     return found
 
 
-def evict(bound: int) -> int:
+def evict(bound: int, keep: Path | None = None) -> int:
     """Delete least recently used files until the cache holds at most `bound` bytes; returns how many went.
 
-    Writers' temporary files go when stale (older than an hour), never counted as entries.
+    `keep`: a file about to be read (a kernel source Triton imports next), never deleted. Writers'
+    temporary files go when stale (older than an hour), never counted as entries.
     """
     now = time.time()
     entries, total, removed = [], 0, 0
@@ -209,6 +220,8 @@ def evict(bound: int) -> int:
     for _, path, size in sorted(entries):
         if total <= bound:
             break
+        if path == keep:
+            continue
         path.unlink(missing_ok=True)
         total -= size
         removed += 1

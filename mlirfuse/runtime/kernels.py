@@ -60,6 +60,7 @@ def write_source(kernel: TritonKernel) -> Path:
         with os.fdopen(fd, "w") as f:
             f.write(kernel.source)
         os.replace(tmp, path)
+        cache.evict(cache.max_bytes(), keep=path)  # the cache's size bound (runtime/cache.py); this file is read next
     return path
 
 
