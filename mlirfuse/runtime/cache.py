@@ -316,7 +316,11 @@ def kernel_payload(kernel: TritonKernel) -> bytes | None:
     """`kernel` pickled under the placeholder name; None where its name shows anywhere else (not cached)."""
     if PLACEHOLDER in kernel.source:
         return None
-    payload = pickle.dumps(_named(kernel, kernel.name, PLACEHOLDER))
+    try:
+        payload = pickle.dumps(_named(kernel, kernel.name, PLACEHOLDER))
+    except (pickle.PicklingError, TypeError, AttributeError) as e:  # a launch fact holding a function
+        logger.info("mlirfuse: kernel %s is not cached: %s", kernel.name, e)
+        return None
     return None if kernel.name.encode() in payload else payload
 
 
