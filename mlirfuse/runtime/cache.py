@@ -46,6 +46,9 @@ from pathlib import Path
 from mlirfuse.dialect import canonical_form
 from mlirfuse.ir import asm, ir
 from mlirfuse.lowering.triton import TritonKernel, lower_kernel
+from mlirfuse.passes import default_pipeline
+from mlirfuse.passes.pipeline_text import as_pipeline
+from mlirfuse.passes.policy import current
 
 logger = logging.getLogger("mlirfuse")
 
@@ -251,9 +254,6 @@ def clear() -> int:
 
 def pipeline_identity(pipeline, explain: bool) -> str:
     """The pipeline as its steps say it: each pass with every option's value (frozen dataclasses' repr)."""
-    from mlirfuse.passes import default_pipeline
-    from mlirfuse.passes.pipeline_text import as_pipeline
-
     steps = as_pipeline(pipeline or default_pipeline()).steps
     return repr([(step.kind, step.what, step.instance) for step in steps]) + f"\nexplain={explain}"
 
@@ -262,8 +262,6 @@ class ProgramCache:
     """One compile's program level: `lookup` before the pipeline, `store` after a Program was built."""
 
     def __init__(self, imported, pipeline, explain: bool, use: bool = True):
-        from mlirfuse.passes.policy import current
-
         self.key = None
         self.hits = self.misses = 0
         if use and enabled() and current() is None:

@@ -153,8 +153,8 @@ def demo(out: Path, arch: int) -> int:
 
 def cache(action: str) -> int:
     """`mlirfuse cache info` / `clear` (mlirfuse/runtime/cache.py); errors go to stderr with exit 1."""
+    import mlirfuse.runtime.cache as store
     from mlirfuse.analysis.cost import bytes_text
-    from mlirfuse.runtime import cache as store
 
     try:
         if action == "clear":
