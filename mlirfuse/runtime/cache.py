@@ -25,12 +25,15 @@ place, so a reader sees a whole entry or none whatever writers run at once.
 Every read checks the digest: a truncated or corrupted entry is logged,
 deleted and rebuilt, never loaded. After each write the cache is held under
 MLIRFUSE_CACHE_MAX_BYTES (default 1 GiB) by deleting the least recently
-used files (a hit touches its entry). MLIRFUSE_NO_CACHE=1, or
+used files (a hit touches its entry); a process counts the bytes it writes
+and lists the directory only when that count passes the bound, or after 30
+seconds (other processes write too). MLIRFUSE_NO_CACHE=1, or
 `mlirfuse.compile(..., cache=False)`, bypasses both levels.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import hashlib
@@ -144,7 +147,7 @@ def write(level: str, key: str, payload: bytes) -> None:
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
-        evict(max_bytes())
+        wrote(len(header) + len(payload))
     except (OSError, ValueError) as e:  # ValueError: a bad MLIRFUSE_CACHE_MAX_BYTES
         logger.warning("mlirfuse: cannot write the compile cache under %s: %s", root(), e)
         if tmp is not None:
@@ -165,10 +168,8 @@ def read(level: str, key: str) -> bytes | None:
     if payload is None:
         discard(path, "its checksum or length does not match")
         return None
-    try:
-        os.utime(path)  # least recently used goes first
-    except FileNotFoundError:
-        pass
+    with contextlib.suppress(OSError):  # least recently used goes first (a read-only cache stays usable)
+        os.utime(path)
     return payload
 
 
@@ -194,25 +195,27 @@ def _files() -> list[tuple[Path, os.stat_result]]:
         raise NotADirectoryError(f"the cache directory '{root()}' is not a directory (MLIRFUSE_CACHE_DIR)")
     found = []
     for level in LEVELS:
-        directory = root() / level
-        if not directory.is_dir():
+        try:
+            listing = os.scandir(root() / level)
+        except (FileNotFoundError, NotADirectoryError):
             continue
-        for path in directory.iterdir():
-            try:
-                found.append((path, path.stat()))
-            except FileNotFoundError:
-                continue
+        with listing:
+            for item in listing:
+                try:
+                    found.append((Path(item.path), item.stat()))
+                except FileNotFoundError:
+                    continue
     return found
 
 
 def evict(bound: int, keep: Path | None = None) -> int:
-    """Delete least recently used files until the cache holds at most `bound` bytes; returns how many went.
+    """Delete least recently used files until the cache holds at most `bound` bytes; returns the bytes it holds.
 
     `keep`: a file about to be read (a kernel source Triton imports next), never deleted. Writers'
     temporary files go when stale (older than an hour), never counted as entries.
     """
     now = time.time()
-    entries, total, removed = [], 0, 0
+    entries, total = [], 0
     for path, st in _files():
         if path.name.endswith(".tmp"):
             if now - st.st_mtime > STALE_TMP_SECONDS:
@@ -223,12 +226,28 @@ def evict(bound: int, keep: Path | None = None) -> int:
     for _, path, size in sorted(entries):
         if total <= bound:
             break
-        if path == keep:
-            continue
-        path.unlink(missing_ok=True)
-        total -= size
-        removed += 1
-    return removed
+        if path != keep:
+            path.unlink(missing_ok=True)
+            total -= size
+    _HELD.update(root=root(), bytes=total, at=time.monotonic())
+    return total
+
+
+# This process's estimate of the cache's bytes: scanning every file after every write would cost a
+# directory listing per kernel. Rescanned when the estimate passes the bound, and at least every
+# RESCAN_SECONDS (other processes write too).
+_HELD: dict = {"root": None, "bytes": 0, "at": 0.0}
+RESCAN_SECONDS = 30.0
+
+
+def wrote(size: int, keep: Path | None = None) -> None:
+    """`size` bytes were just written: evict down to the bound if the estimate says the cache may be past it."""
+    bound = max_bytes()
+    held = _HELD
+    if held["root"] != root() or time.monotonic() - held["at"] > RESCAN_SECONDS or held["bytes"] + size > bound:
+        evict(bound, keep)
+    else:
+        held["bytes"] += size
 
 
 def info() -> dict:

@@ -60,7 +60,10 @@ def write_source(kernel: TritonKernel) -> Path:
         with os.fdopen(fd, "w") as f:
             f.write(kernel.source)
         os.replace(tmp, path)
-        cache.evict(cache.max_bytes(), keep=path)  # the cache's size bound (runtime/cache.py); this file is read next
+        cache.wrote(len(kernel.source.encode()), keep=path)  # the cache's size bound; this file is read next
+    else:
+        with contextlib.suppress(OSError):  # used: the least recently used files go first (a read-only cache stays usable)
+            os.utime(path)
     return path
 
 
