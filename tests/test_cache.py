@@ -322,6 +322,14 @@ def test_a_cache_that_cannot_be_written_does_not_fail_the_compile(cache_dir, cap
     assert any("cannot write the compile cache" in r.getMessage() for r in caplog.records)
 
 
+def test_a_bad_bound_is_logged_and_the_compile_goes_on(cache_dir, caplog, monkeypatch):
+    monkeypatch.setenv("MLIRFUSE_CACHE_MAX_BYTES", "1GB")
+    with caplog.at_level(logging.WARNING, logger="mlirfuse"):
+        cm = compile_chain(torch.randn(4, 8), torch.randn(8, 16))  # compiled, called, compared with eager
+    assert cm.stats["program_cache_misses"] == 1 and len(entries(cache_dir, cache.PROGRAMS)) == 1
+    assert any("MLIRFUSE_CACHE_MAX_BYTES must be a number of bytes" in r.getMessage() for r in caplog.records)
+
+
 @pytest.mark.parametrize("text", ["", "0"])
 def test_no_cache_is_off_only_when_set(monkeypatch, text):
     monkeypatch.setenv("MLIRFUSE_NO_CACHE", text)

@@ -148,7 +148,7 @@ def write(level: str, key: str, payload: bytes) -> None:
             os.fsync(f.fileno())
         os.replace(tmp, path)
         wrote(len(header) + len(payload))
-    except (OSError, ValueError) as e:  # ValueError: a bad MLIRFUSE_CACHE_MAX_BYTES
+    except OSError as e:
         logger.warning("mlirfuse: cannot write the compile cache under %s: %s", root(), e)
         if tmp is not None:
             Path(tmp).unlink(missing_ok=True)
@@ -241,13 +241,19 @@ RESCAN_SECONDS = 30.0
 
 
 def wrote(size: int, keep: Path | None = None) -> None:
-    """`size` bytes were just written: evict down to the bound if the estimate says the cache may be past it."""
-    bound = max_bytes()
-    held = _HELD
-    if held["root"] != root() or time.monotonic() - held["at"] > RESCAN_SECONDS or held["bytes"] + size > bound:
-        evict(bound, keep)
-    else:
-        held["bytes"] += size
+    """`size` bytes were just written: evict down to the bound if the estimate says the cache may be past it.
+
+    A bad bound or a file that cannot be deleted is logged: the compile goes on.
+    """
+    try:
+        bound = max_bytes()
+        held = _HELD
+        if held["root"] != root() or time.monotonic() - held["at"] > RESCAN_SECONDS or held["bytes"] + size > bound:
+            evict(bound, keep)
+        else:
+            held["bytes"] += size
+    except (OSError, ValueError) as e:
+        logger.warning("mlirfuse: cannot hold the compile cache under %s to its bound: %s", root(), e)
 
 
 def info() -> dict:
