@@ -4,7 +4,8 @@
     cm(*inputs)      # what model(*inputs) returns
     cm = mlirfuse.compile(model, (ids,), {"attention_mask": mask})
     cm(ids, attention_mask=mask)
-    cm.stats         # aten_ops, groups, kernels, launches, unfused_ops, unfused_views, operand_views
+    cm.stats         # aten_ops, groups, kernels, launches, unfused_ops, unfused_views, operand_views,
+                     # passes_run, kernels_compiled, program_cache_hits/misses, kernel_cache_hits/misses
     cm.mlir          # the final IR
     cm.kernels       # kernel name -> TritonKernel (source included)
     cm.guard_stats   # compiles, hits, eager_calls: how calls met the specializations
@@ -44,6 +45,7 @@ from mlirfuse.passes.pipeline import build_pass_manager
 from mlirfuse.passes.pipeline_text import as_pipeline, aten_matmul_pipeline, our_pipeline
 from mlirfuse.passes.policy import using as using_policy
 from mlirfuse.progress import Progress
+from mlirfuse.runtime.cache import KernelCache, ProgramCache
 from mlirfuse.runtime.program import Program
 
 logger = logging.getLogger("mlirfuse")
@@ -65,13 +67,22 @@ def count_aten_ops(module: ir.Module) -> int:
     return count
 
 
-def run_pipeline(module: ir.Module, context: ir.Context, pipeline=None, explain: bool = False, progress=None) -> None:
-    on_pass = None if progress is None else functools.partial(progress.step, "pass")
+def run_pipeline(module: ir.Module, context: ir.Context, pipeline=None, explain: bool = False, progress=None) -> int:
+    """Run the fusion pipeline on `module`; returns how many of mlirfuse's passes ran."""
+    ran = 0
+
+    def on_pass(index: int, total: int, name: str) -> None:
+        nonlocal ran
+        ran += 1
+        if progress is not None:
+            progress.step("pass", index, total, name)
+
     pm = build_pass_manager(pipeline or default_pipeline(), context, explain=explain, progress=on_pass)
     try:
         pm.run(module.operation)
     except ir.MLIRError as e:
         raise CompilationError(f"the fusion pipeline failed: {e}") from None
+    return ran
 
 
 class CompiledGraph:
@@ -82,15 +93,24 @@ class CompiledGraph:
     """
 
     def __init__(
-        self, imported: ImportedProgram, pipeline=None, explain: bool = False, progress: Progress | None = None
+        self, imported: ImportedProgram, pipeline=None, explain: bool = False, progress: Progress | None = None,
+        cache: bool = True,
     ):
+        """`cache`: use the persistent cache (runtime/cache.py; MLIRFUSE_NO_CACHE=1 turns it off everywhere)."""
         self.imported = imported
         aten_ops = count_aten_ops(imported.module)
-        run_pipeline(imported.module, imported.context, pipeline, explain, progress)
-        self.mlir = str(imported.module)
+        # --- persistent cache: a program hit replaces the pipeline by the stored final IR (runtime/cache.py)
+        programs, lowering = ProgramCache(imported, pipeline, explain, cache), KernelCache(cache)
+        self.mlir = programs.lookup(imported)
+        passes_run = 0
+        if self.mlir is None:
+            passes_run = run_pipeline(imported.module, imported.context, pipeline, explain, progress)
+            self.mlir = str(imported.module)
         func = next(op for op in imported.module.body.operations if op.operation.name == "func.func")
         on_kernel = None if progress is None else functools.partial(progress.step, "lowering kernel")
-        self.program = Program(func, imported.module, on_kernel=on_kernel)
+        self.program = Program(func, imported.module, on_kernel=on_kernel, lower=lowering)
+        programs.store(self.mlir)
+        # --- end persistent cache
         self.kernels = self.program.kernels
         steps = self.program.steps
         launches = sum(1 for s in steps if s.kind == "launch")
@@ -105,6 +125,10 @@ class CompiledGraph:
             "unfused_views": sum(1 for s in steps if s.kind == "aten" and s.view and not s.operand_view),
             # Views folded into an extern call's operands (fusion-extern-operands), not counted above.
             "operand_views": sum(1 for s in steps if s.operand_view),
+            # What this compile did: passes run and kernels lowered, and how the persistent cache served it.
+            "passes_run": passes_run,
+            **programs.stats(),
+            **lowering.stats(),
         }
         # Bytes of intermediates (runtime/liveness.py): the most live at once during a call, and all
         # allocated per call; absent where sizes are only known at call time.
@@ -190,6 +214,7 @@ class CompiledModule:
         imported: ImportedProgram | None = None,
         dynamic_shapes=None,
         policy=None,
+        cache: bool = True,
     ):
         """`imported`: the example inputs' program, where the caller imported it already."""
         if not isinstance(max_specializations, int) or isinstance(max_specializations, bool) or max_specializations < 1:
@@ -201,6 +226,7 @@ class CompiledModule:
         self.strict = strict
         self.dynamic_shapes = dynamic_shapes
         self.policy = policy
+        self.cache = cache
         # input_key -> CompiledGraph; None for keys that run eagerly (past the bound or not compilable).
         self.specializations: dict[tuple, CompiledGraph | None] = {}
         self.guard_stats = {"compiles": 0, "hits": 0, "eager_calls": 0}
@@ -226,7 +252,7 @@ class CompiledModule:
                 progress.phase("exporting and importing the model")
                 imported = self._import(args, kwargs)
             with using_policy(self.policy):
-                graph = CompiledGraph(imported, self.pipeline, self.explain_unfused, progress)
+                graph = CompiledGraph(imported, self.pipeline, self.explain_unfused, progress, self.cache)
         finally:
             progress.done()
         self.specializations[key] = graph
@@ -355,6 +381,7 @@ def compile(
     matmul: str = "triton",
     dynamic_shapes=None,
     policy=None,
+    cache: bool = True,
 ) -> CompiledModule:
     """Compile `model` for inputs shaped like `example_inputs` (a tuple) and `example_kwargs`.
 
@@ -376,6 +403,9 @@ def compile(
     function given each legal merge as a `mlirfuse.passes.policy.Candidate`
     (its kinds, ops, the bytes it saves, what it recomputes), returning None
     to accept or a reason to veto (the reason shows in `cm.explain()`).
+    `cache`: look up and store the compiled program and its kernels in the
+    persistent cache (`mlirfuse.runtime.cache`; `cm.stats` says how it
+    served them); False compiles everything anew.
     """
     if matmul not in MATMUL_MODES:
         raise ValueError(f"matmul must be one of {', '.join(map(repr, MATMUL_MODES))}, got {matmul!r}")
@@ -398,5 +428,5 @@ def compile(
     return CompiledModule(
         model, tuple(example_inputs), example_kwargs,
         pipeline=parsed, explain=explain, max_specializations=max_specializations, strict=strict,
-        dynamic_shapes=dynamic_shapes, policy=policy,
+        dynamic_shapes=dynamic_shapes, policy=policy, cache=cache,
     )

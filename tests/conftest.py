@@ -17,6 +17,9 @@ _OWN_CACHE = None
 if not os.environ.get("MLIRFUSE_CACHE_DIR"):
     _OWN_CACHE = tempfile.mkdtemp(prefix="mlirfuse-test-cache-")
     os.environ["MLIRFUSE_CACHE_DIR"] = _OWN_CACHE
+# No test is served another's compiled program or kernel (a determinism test would compare a hit with
+# itself, a patched pass would not run): the persistent cache is off but where tests/test_cache.py turns it on.
+os.environ.setdefault("MLIRFUSE_NO_CACHE", "1")
 
 # Under pytest-xdist (`make test` runs `-n auto`) each worker gets one intra-op thread: N workers on N
 # cores, not N * N threads spinning against each other. Subprocesses the tests start inherit this.

@@ -25,6 +25,7 @@ KNOWN_LOCAL_IMPORTS = {
     ("mlirfuse.tools.main", "mlirfuse.analysis.cost"),
     ("mlirfuse.tools.main", "mlirfuse.runtime.liveness"),
     ("mlirfuse.tools.main", "mlirfuse.ops.collectives"),
+    ("mlirfuse.tools.main", "mlirfuse.runtime.cache"),
     # `import mlirfuse` stays light: compile() imports the compiler when called
     ("mlirfuse", "mlirfuse.compiler"),
 }

@@ -31,7 +31,7 @@ from mlirfuse.lowering.emitter import Role
 from mlirfuse.lowering.kernel_kinds import Launch, kernel_kind
 from mlirfuse.lowering.triton import TritonKernel
 from mlirfuse.ops.views import RESHAPES
-from mlirfuse.runtime import checks
+from mlirfuse.runtime import cache, checks
 from mlirfuse.runtime.aten import aten_call
 from mlirfuse.runtime.triton_mode import host_arguments_in_place, triton_mode
 
@@ -42,12 +42,8 @@ LOAD_STATS = {"loaded": 0, "hits": 0}
 
 
 def cache_dir() -> Path:
-    root = os.environ.get("MLIRFUSE_CACHE_DIR") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")), "mlirfuse"
-    )
-    path = Path(root) / "kernels"
-    path.mkdir(parents=True, exist_ok=True)
-    return path
+    """Where kernel sources are written: the persistent cache's `kernels/` level (runtime/cache.py)."""
+    return cache.level_dir(cache.SOURCES)
 
 
 def source_key(source: str) -> str:
@@ -64,6 +60,10 @@ def write_source(kernel: TritonKernel) -> Path:
         with os.fdopen(fd, "w") as f:
             f.write(kernel.source)
         os.replace(tmp, path)
+        cache.wrote(len(kernel.source.encode()), keep=path)  # the cache's size bound; this file is read next
+    else:
+        with contextlib.suppress(OSError):  # used: the least recently used files go first (a read-only cache stays usable)
+            os.utime(path)
     return path
 
 

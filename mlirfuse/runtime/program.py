@@ -45,8 +45,10 @@ class Step:
 class Program:
     """The steps of one func.func, ready to run on torch values."""
 
-    def __init__(self, func_op, module: ir.Module, on_kernel=None):
-        """`on_kernel(index, total, name)` is called as each kernel is lowered (progress)."""
+    def __init__(self, func_op, module: ir.Module, on_kernel=None, lower: Callable = lower_kernel):
+        """`on_kernel(index, total, name)` is called as each kernel is lowered (progress); `lower` lowers one
+        fusion.kernel (`lower_kernel`, or the persistent cache's `KernelCache`)."""
+        self._lower = lower
         self.slots: dict[ir.Value, int] = {}
         self._next_slot = 0
         self._slot_bytes: dict[int, int | None] = {}  # result slot -> bytes of its tensor (None: dynamic)
@@ -130,7 +132,7 @@ class Program:
                     self._on_kernel(len(self.kernels), self._total_kernels, kernel_name)
                 kernel = find_kernel(op.operation, kernel_name)
                 try:
-                    self.kernels[kernel_name] = lower_kernel(kernel)
+                    self.kernels[kernel_name] = self._lower(kernel)
                 except LoweringError as e:
                     if not _has_dynamic_sizes(kernel):
                         raise

@@ -7,6 +7,9 @@
     mlirfuse viz MODEL_OR_MLIR [-o graph.html] [--format html|dot|svg]
         draw the fusion graph of a .mlir file or a bundled model (TinyBlock):
         one self-contained HTML page, or DOT, or SVG through Graphviz
+    mlirfuse cache info|clear
+        the persistent compile cache ($MLIRFUSE_CACHE_DIR): its directory,
+        entries and bytes per level and size bound; or delete every entry
 """
 
 from __future__ import annotations
@@ -148,6 +151,29 @@ def demo(out: Path, arch: int) -> int:
     return 0 if ok else 1
 
 
+def cache(action: str) -> int:
+    """`mlirfuse cache info` / `clear` (mlirfuse/runtime/cache.py); errors go to stderr with exit 1."""
+    import mlirfuse.runtime.cache as store
+    from mlirfuse.analysis.cost import bytes_text
+
+    try:
+        if action == "clear":
+            print(f"removed {store.clear()} files from {store.root()}")
+            return 0
+        found = store.info()
+    except (OSError, ValueError) as e:
+        print(f"mlirfuse cache: error: {e}", file=sys.stderr)
+        return 1
+    print(f"mlirfuse cache: {found['dir']}")
+    total = 0
+    for level, counts in found["levels"].items():
+        total += counts["bytes"]
+        print(f"  {level:<9} {counts['entries']:>6} entries {bytes_text(counts['bytes']):>12}")
+    bound = found["max_bytes"]
+    print(f"  total     {bytes_text(total):>27} of {bound} bytes ({bytes_text(bound)}; MLIRFUSE_CACHE_MAX_BYTES)")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="mlirfuse", description="mlirfuse: a fusion compiler for PyTorch on MLIR")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -158,6 +184,8 @@ def main(argv: list[str] | None = None) -> int:
     v.add_argument("target", metavar="MODEL_OR_MLIR", help="a .mlir file (torch dialect, or already fused) or TinyBlock")
     v.add_argument("-o", dest="output", type=Path, help="output file (default: graph.FORMAT)")
     v.add_argument("--format", choices=("html", "dot", "svg"), help="default: from -o's suffix, else html (svg needs Graphviz)")
+    c = sub.add_parser("cache", help="show or clear the persistent compile cache ($MLIRFUSE_CACHE_DIR)")
+    c.add_argument("action", choices=("info", "clear"), help="info: directory, entries and bytes per level; clear: delete them")
     args = parser.parse_args(argv)
     if args.command == "demo":
         return demo(args.out, args.aot)
@@ -165,6 +193,8 @@ def main(argv: list[str] | None = None) -> int:
         from mlirfuse.viz.cli import viz
 
         return viz(args.target, args.output, args.format)
+    if args.command == "cache":
+        return cache(args.action)
     return 1
 
 
