@@ -27,6 +27,10 @@ import numpy as np
 import torch
 
 from mlirfuse.errors import KernelBoundsError
+from mlirfuse.lowering.indexing import INDEX_ASSERT
+
+# What eager raises for an index out of range, by the name an indexing plan gives (ops/indexing.py).
+INDEX_ERRORS = {"IndexError": IndexError, "RuntimeError": RuntimeError}
 
 GUARD_BYTES = 256  # a multiple of 16: the output keeps its alignment
 
@@ -149,9 +153,6 @@ COMPILED_OPTIONS = {"debug": True, "sanitize_overflow": False}
 
 def index_error(error: BaseException) -> BaseException | None:
     """Eager's exception for a computed index's failed range assert (the interpreter wraps it), else None."""
-    from mlirfuse.lowering.indexing import INDEX_ASSERT
-    from mlirfuse.runtime.kernels import INDEX_ERRORS
-
     cause = error
     while cause is not None:
         if isinstance(cause, AssertionError) and str(cause).startswith(INDEX_ASSERT):

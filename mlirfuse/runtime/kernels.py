@@ -113,7 +113,6 @@ def strides_in(t, space) -> list[int]:
     return strides
 
 
-INDEX_ERRORS = {"IndexError": IndexError, "RuntimeError": RuntimeError}
 
 
 def check_indices(kernel: str, index, size: int, wrap: bool, error: str) -> None:
@@ -127,7 +126,7 @@ def check_indices(kernel: str, index, size: int, wrap: bool, error: str) -> None
     low = -size if wrap else 0
     bad = index[(index < low) | (index >= size)]
     if bad.numel():
-        raise INDEX_ERRORS[error](
+        raise checks.INDEX_ERRORS[error](
             f"index {int(bad.flatten()[0])} is out of bounds for dimension with size {size} (kernel @{kernel})"
         )
 
