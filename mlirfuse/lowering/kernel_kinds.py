@@ -8,6 +8,7 @@ One small class per schedule; `kernel_kind(kind)` picks it for a `GroupKind`:
     AttentionKind   attention                       flash attention, a program per query block
     MatmulKind      matmul                          tiled GEMM, a program per output tile
     MatmulChainKind matmul-chain                    two GEMMs back to back, a program per block of rows
+    ConvKind        conv                            implicit GEMM, a program per output tile and group
 
 `lower_kernel`, the runtime's `Launcher` and `runtime/aot.py` ask the class;
 none of them switches on the kind. Like the rest of the lowering this
@@ -24,6 +25,7 @@ from typing import Callable
 
 from mlirfuse.dialect import GroupKind
 from mlirfuse.lowering.attention import attention_blocks, lower_attention
+from mlirfuse.lowering.conv import lower_conv
 from mlirfuse.lowering.emitter import WIDE, TritonKernel
 from mlirfuse.lowering.matmul import MODE_DEPENDENT, lower_matmul, matmul_config
 from mlirfuse.lowering.matmul import grid as matmul_grid
@@ -236,6 +238,15 @@ class MatmulKind(KernelKind):
         return config.constexprs() | self._mode(kernel, False), options
 
 
+class ConvKind(MatmulKind):
+    """A GEMM's launch: the template's M, N, K, blocks and grid (one program column per group of channels)."""
+
+    kinds = (GroupKind.CONV,)
+
+    def lower(self, kernel, kind: GroupKind) -> TritonKernel:
+        return lower_conv(kernel)
+
+
 class MatmulChainKind(KernelKind):
     kinds = (GroupKind.MATMUL_CHAIN,)
 
@@ -263,7 +274,7 @@ def gemm_target(launch: Launch) -> str:
 
 KERNEL_KINDS: dict[GroupKind, KernelKind] = {
     kind: schedule
-    for schedule in (PointwiseKind(), ReductionKind(), ScanKind(), AttentionKind(), MatmulKind(), MatmulChainKind())
+    for schedule in (PointwiseKind(), ReductionKind(), ScanKind(), AttentionKind(), MatmulKind(), MatmulChainKind(), ConvKind())
     for kind in schedule.kinds
 }
 
@@ -274,6 +285,6 @@ def kernel_kind(kind: GroupKind) -> KernelKind | None:
 
 
 __all__ = [
-    "KERNEL_KINDS", "AttentionKind", "KernelKind", "Launch", "MatmulChainKind", "MatmulKind", "PointwiseKind", "ReductionKind",
+    "KERNEL_KINDS", "AttentionKind", "ConvKind", "KernelKind", "Launch", "MatmulChainKind", "MatmulKind", "PointwiseKind", "ReductionKind",
     "ScanKind", "kernel_kind",
 ]
