@@ -207,3 +207,26 @@ def test_conv_option_off_leaves_aten_convolutions():
         cm = mlirfuse.compile(model, (x, w), pipeline="mlirfuse-pipeline{conv=false}")
         torch.testing.assert_close(cm(x, w), model(x, w))
     assert _convs_left(cm) == ["torch.aten.conv2d"], unfused_ops(cm)
+
+
+def test_cost_counts_the_implicit_gemm_flops_and_each_tensor_once():
+    x, w = torch.randn(2, 4, 9, 9), torch.randn(6, 2, 3, 3)  # groups 2, stride 2, padding 1: [2, 6, 5, 5]
+    cm = _compare(lambda x, w: F.conv2d(x, w, stride=2, padding=1, groups=2), x, w)
+    assert cm.stats["flops"] == 2 * (2 * 6 * 5 * 5) * (2 * 3 * 3), cm.stats
+    assert cm.stats["bytes"] == cm.stats["bytes_lower_bound"] == 4 * (x.numel() + w.numel() + 2 * 6 * 5 * 5), cm.stats
+
+
+def test_a_policy_sees_conv_epilogues_and_may_veto_them():
+    torch.manual_seed(9)
+    model, x = ConvBnAct().eval(), torch.randn(2, 3, 6, 6)
+    seen = []
+
+    def policy(c):
+        seen.append((c.kind, c.producer_kind, c.consumer_kind))
+        return "apart" if c.kind == "epilogue" and c.producer_kind == GroupKind.CONV else None
+
+    with torch.no_grad():
+        cm = mlirfuse.compile(model, (x,), policy=policy)
+        torch.testing.assert_close(cm(x), model(x), **TOL[torch.float32])
+    assert ("epilogue", "conv", "pointwise") in seen, seen
+    assert cm.stats["launches"] == 2 and _kinds(cm).count(GroupKind.CONV) == 1 and not unfused_ops(cm), cm.stats

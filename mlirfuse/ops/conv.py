@@ -82,9 +82,14 @@ class Conv:
         return self.groups
 
     @property
+    def gemm_flops(self) -> int:
+        """2 * N * Cout * Hout * Wout * Cin / groups * kh * kw: the implicit GEMMs' multiply-adds."""
+        return 2 * math.prod(self.out) * self.k
+
+    @property
     def flops(self) -> int:
-        """2 * N * Cout * Hout * Wout * Cin / groups * kh * kw (the bias counts one more per result element)."""
-        return 2 * math.prod(self.out) * self.k + (math.prod(self.out) if self.bias is not None else 0)
+        """The GEMMs' FLOPs and, with a bias, one more per result element."""
+        return self.gemm_flops + (math.prod(self.out) if self.bias is not None else 0)
 
 
 def _pair(value, spatial: int, name: str) -> tuple[int, int] | str:
