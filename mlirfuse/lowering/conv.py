@@ -26,6 +26,8 @@ Block sizes, warps and stages: the GEMM template's `matmul_config`.
 
 from __future__ import annotations
 
+import dataclasses
+
 from mlirfuse.dialect import GroupKind
 from mlirfuse.ir import block_ops
 from mlirfuse.lowering.emitter import (
@@ -39,7 +41,7 @@ from mlirfuse.lowering.emitter import (
     static_signature,
     stored_value,
 )
-from mlirfuse.lowering.matmul import MODE_DEPENDENT, GemmEmitter, dot_lines
+from mlirfuse.lowering.matmul import MODE_DEPENDENT, GemmEmitter, MatmulConfig, dot_lines, matmul_config
 from mlirfuse.ops.conv import CONV_OPS, Conv, conv
 from mlirfuse.ops.views import VIEW_OPS
 
@@ -55,6 +57,20 @@ def lower_conv(kernel) -> TritonKernel:
     if not isinstance(found, Conv):
         raise LoweringError(f"kernel @{name}: a conv kernel holds one convolution the template takes ({found})")
     return _ConvEmitter(name, block, convs[0], found).lower(ops, terminator, inputs, outputs)
+
+
+# Compiled, the gathered A tile costs registers a GEMM's does not: its [BLOCK_M, BLOCK_K] offsets and
+# padding masks are computed per element (a GEMM's advance by a stride). The GEMM's table holds but for
+# f16/bf16 on sm_90, where 128 x 128 tiles spilled 40 and 648 bytes (ResNet-18's strided block at batch
+# 8 in bf16, tests/test_conv_aot.py); 128 x 64: 128 registers, no stack. target, class -> most BLOCK_N.
+CONV_MAX_BLOCK_N = {("sm_90", "f16"): 64}
+
+
+def conv_config(c: Conv, target: str) -> MatmulConfig:
+    """Block sizes, warps and stages for `c` on `target`: the GEMM template's (`matmul_config`), BLOCK_N capped by CONV_MAX_BLOCK_N."""
+    config = matmul_config(c, target)
+    cap = CONV_MAX_BLOCK_N.get((target, "f32" if c.dtype == "float32" else "f16"), config.block_n)
+    return dataclasses.replace(config, block_n=min(config.block_n, cap))
 
 
 def _affine(out: str, stride: int, padding: int, tap: str, dilation: int) -> str:
@@ -75,16 +91,18 @@ class _ConvEmitter(GemmEmitter):
         KernelEmitter.__init__(self, name, block)
         self.mms, self.c = [op], c
         self.wide, self.batch, self.rows = False, [], []  # 32-bit offsets (ops/conv.py refuses larger tensors)
-        spatial_a = [("ih", "amask"), ("iw", "amask")][2 - c.spatial:]
-        spatial_b = [("ky[:, None]", "bmask"), ("kx[:, None]", "bmask")][2 - c.spatial:]
-        spatial_out = [("oh[:, None]", "mask"), ("ow[:, None]", "mask")][2 - c.spatial:]
+        # Masks per dim (a value broadcast along a dim skips its mask): rows, K and output channels, and the
+        # input positions that fall in the padding (none where the window never leaves the input).
+        (h_inside, w_inside) = self._inside()
+        spatial_a = [("ih", "hmask" if h_inside else None), ("iw", "wmask" if w_inside else None)][2 - c.spatial:]
+        spatial_b = [("ky[:, None]", "kmask[:, None]"), ("kx[:, None]", "kmask[:, None]")][2 - c.spatial:]
+        spatial_out = [("oh[:, None]", "mmask[:, None]"), ("ow[:, None]", "mmask[:, None]")][2 - c.spatial:]
         cin = f"(gid * {c.w[1]} + ci[None, :])" if c.groups > 1 else "ci[None, :]"
-        # Each region's space and, per dim, its coordinate expression and the mask keeping it in bounds.
         self.coords = {
-            "a": [("on[:, None]", "amask"), (cin, "amask"), *spatial_a],
-            "b": [("co[None, :]", "bmask"), ("ci[:, None]", "bmask"), *spatial_b],
+            "a": [("on[:, None]", "mmask[:, None]"), (cin, "kmask[None, :]"), *spatial_a],
+            "b": [("co[None, :]", "nmask[None, :]"), ("ci[:, None]", "kmask[:, None]"), *spatial_b],
             "bias": [("co[None, :]", "nmask[None, :]")],
-            "out": [("on[:, None]", "mask"), ("co[None, :]", "mask"), *spatial_out],
+            "out": [("on[:, None]", "mmask[:, None]"), ("co[None, :]", "nmask[None, :]"), *spatial_out],
         }
         self.spaces = {"a": c.x, "b": c.w, "bias": (c.w[0],), "out": c.out}
 
@@ -116,10 +134,13 @@ class _ConvEmitter(GemmEmitter):
         loop = []
         self.out = loop
         tiles = {}
-        for region, mask in (("a", "amask"), ("b", "bmask")):
+        for region in ("a", "b"):
             tile = cast(self.region_value(region, operand[region], ops, cones, loads), c.dtype)
-            # Zero where the input is padding (after the prologue: eager pads the prologue's result) and past K.
-            tiles[region] = self.tmp(f"tl.where({mask}, {tile}, 0.0)", c.dtype, "padding and past K: 0").text
+            if cones[region]:
+                # Masked loads give 0 there; a prologue may not (exp(0) is 1): zero where the input is padding
+                # (eager pads the prologue's result) and past K.
+                tile = self.tmp(f"tl.where({self._tile_mask(region)}, {tile}, 0.0)", c.dtype, "padding and past K: 0").text
+            tiles[region] = tile
         loop += dot_lines("acc", tiles["a"], tiles["b"], c.dtype, op.operation.name, c.m)
 
         # The epilogue, on [BLOCK_M, BLOCK_N] tiles of the result.
@@ -169,25 +190,37 @@ class _ConvEmitter(GemmEmitter):
             lines += ["ow = opos"]
         return lines
 
-    def _taps(self) -> list[str]:
-        """K coordinates (input channel, kernel tap), the input positions they read and the tiles' masks."""
+    def _inside(self) -> tuple[str | None, str | None]:
+        """The conditions keeping H and W input positions inside the input; None for a dim whose window never leaves it."""
         c = self.c
-        (h, w), (kh, kw) = c.hw(c.x), c.hw(c.w)
+        found = []
+        for d, (size, kernel) in enumerate(zip(c.hw(c.x), c.hw(c.w))):
+            reach = (c.hw(c.out)[d] - 1) * c.stride[d] + (kernel - 1) * c.dilation[d] - c.padding[d]
+            name = "ih" if d == 0 else "iw"
+            found.append(f"({name} >= 0) & ({name} < {size})" if c.padding[d] or reach > size - 1 else None)
+        return found[0], found[1]
+
+    def _taps(self) -> list[str]:
+        """K coordinates (input channel, kernel tap), the input positions they read and the padding's masks."""
+        c = self.c
+        (kh, kw), (h_inside, w_inside) = c.hw(c.w), self._inside()
         lines = ["rk = k + tl.arange(0, BLOCK_K)", "kmask = rk < K", f"ci = rk // {kh * kw}"]
-        inside = []
         if c.spatial == 2:
             lines += [f"ky = (rk % {kh * kw}) // {kw}", f"kx = rk % {kw}"]
             lines.append(f"ih = {_affine('oh[:, None]', c.stride[0], c.padding[0], 'ky[None, :]', c.dilation[0])}")
-            if c.padding[0] or (h - 1) < (c.out[2] - 1) * c.stride[0] + (kh - 1) * c.dilation[0]:
-                inside.append(f"(ih >= 0) & (ih < {h})")
+            lines += [f"hmask = {h_inside}"] if h_inside else []
         else:
             lines.append(f"kx = rk % {kw}")
         lines.append(f"iw = {_affine('ow[:, None]', c.stride[1], c.padding[1], 'kx[None, :]', c.dilation[1])}")
-        if c.padding[1] or (w - 1) < (c.out[-1] - 1) * c.stride[1] + (kw - 1) * c.dilation[1]:
-            inside.append(f"(iw >= 0) & (iw < {w})")
-        lines.append(" & ".join(["amask = mmask[:, None] & kmask[None, :]", *inside]))
-        lines.append("bmask = kmask[:, None] & nmask[None, :]")
+        lines += [f"wmask = {w_inside}"] if w_inside else []
         return lines
+
+    def _tile_mask(self, region: str) -> str:
+        """Where `region`'s tile holds operand values: in the input (not padding) and before K's end, or before N's."""
+        if region == "b":
+            return "kmask[:, None] & nmask[None, :]"
+        h_inside, w_inside = self._inside()
+        return " & ".join(["mmask[:, None] & kmask[None, :]"] + (["hmask"] if h_inside else []) + (["wmask"] if w_inside else []))
 
     def _result(self, i: int) -> Value:
         """The convolution's tile: acc (+ its bias per output channel), rounded to the result's dtype as eager stores it."""
@@ -204,4 +237,4 @@ class _ConvEmitter(GemmEmitter):
         return value
 
 
-__all__ = ["lower_conv"]
+__all__ = ["CONV_MAX_BLOCK_N", "conv_config", "lower_conv"]
