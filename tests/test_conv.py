@@ -1,17 +1,20 @@
 """Convolutions as Triton implicit GEMMs (kind "conv", lowering/conv.py) against eager.
 
 conv1d / conv2d with stride, padding, dilation, groups (depthwise too),
-bias, in f32 / f16 / bf16, on tiny shapes (the CPU interpreter runs them):
+bias, "same"/"valid" padding, in f32 / f16 / bf16, on tiny shapes (the CPU interpreter runs them):
 each is one launch and no ATen convolution. Batch norm in inference (after
 fusion-decompose: pointwise on the conv's result), activations and a
 residual add are the kernel's epilogue; a pointwise op on the input its
 prologue (zero padding applies to the prologue's result, as in eager).
 A ResNet basic block, with and without a strided 1x1 downsample, runs with
-no ATen convolution. Transposed convolutions stay ATen calls, with the
-reason in explain.
+no ATen convolution. Transposed convolutions and a "same" padding that pads
+one side more stay ATen calls, with the reason in explain.
 """
 
 from __future__ import annotations
+
+import sys
+from pathlib import Path
 
 import pytest
 import torch
@@ -20,6 +23,9 @@ from torch import nn
 import mlirfuse
 from mlirfuse.dialect import GroupKind
 from helpers import Lambda, unfused_ops
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+from launches import ResNetBlock  # noqa: E402  (torchvision's BasicBlock, BN statistics drawn)
 
 F = torch.nn.functional
 TOL = {
@@ -93,6 +99,15 @@ def test_conv1d_against_eager(stride, padding, dilation, groups, dtype):
     _compare(lambda x, w, b: F.relu(F.conv1d(x, w, b, stride, padding, dilation, groups)), x, w, b, dtype=dtype)
 
 
+@pytest.mark.parametrize("conv, padding, window, dilation", [
+    (F.conv2d, "same", (3, 3), 1), (F.conv2d, "same", (3, 5), 2), (F.conv2d, "valid", (2, 3), 1), (F.conv1d, "same", (5,), 1),
+])
+def test_named_padding(conv, padding, window, dilation):
+    torch.manual_seed(10)
+    x, w = torch.randn(2, 3, *(7, 6)[2 - len(window):]), torch.randn(4, 3, *window)
+    _compare(lambda x, w: conv(x, w, padding=padding, dilation=dilation).relu(), x, w)
+
+
 def test_channels_last_input_is_read_through_its_strides():
     torch.manual_seed(3)
     x = torch.randn(2, 5, 6, 7).to(memory_format=torch.channels_last)
@@ -150,36 +165,11 @@ def test_pointwise_prologue_is_zero_padded_after_it():
     assert "torch.aten.exp" in cm.mlir.partition("func.func @forward")[0]
 
 
-class BasicBlock(nn.Module):
-    """torchvision's ResNet BasicBlock: conv3x3-BN-ReLU-conv3x3-BN + identity (or a 1x1 strided downsample), ReLU."""
-
-    def __init__(self, cin, cout, stride=1):
-        super().__init__()
-        self.conv1 = nn.Conv2d(cin, cout, 3, stride, 1, bias=False)
-        self.bn1 = nn.BatchNorm2d(cout)
-        self.conv2 = nn.Conv2d(cout, cout, 3, 1, 1, bias=False)
-        self.bn2 = nn.BatchNorm2d(cout)
-        self.downsample = None
-        if stride != 1 or cin != cout:
-            self.downsample = nn.Sequential(nn.Conv2d(cin, cout, 1, stride, bias=False), nn.BatchNorm2d(cout))
-        with torch.no_grad():
-            for bn in [m for m in self.modules() if isinstance(m, nn.BatchNorm2d)]:
-                bn.running_mean.normal_(0, 0.2)
-                bn.running_var.uniform_(0.5, 2.0)
-                bn.weight.uniform_(0.5, 1.5)
-                bn.bias.normal_(0, 0.2)
-
-    def forward(self, x):
-        identity = x if self.downsample is None else self.downsample(x)
-        out = torch.relu(self.bn1(self.conv1(x)))
-        return torch.relu(self.bn2(self.conv2(out)) + identity)
-
-
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 @pytest.mark.parametrize("cin, cout, stride, launches", [(8, 8, 1, 2), (4, 8, 2, 3)], ids=["identity", "downsample"])
 def test_resnet_basic_block_has_no_aten_convolution(cin, cout, stride, launches, dtype):
     torch.manual_seed(7)
-    model = BasicBlock(cin, cout, stride).eval().to(dtype)
+    model = ResNetBlock(cin, cout, stride).eval().to(dtype)
     x = torch.randn(2, cin, 8, 8, dtype=dtype)
     with torch.no_grad():
         cm = mlirfuse.compile(model, (x,))
@@ -198,6 +188,17 @@ def test_transposed_convolution_stays_aten_with_its_reason():
     assert set(_convs_left(cm)) == {"torch.aten.conv_transpose2d.input"}, unfused_ops(cm)
     reasons = [r for rs in cm.explain().values() for r in rs]
     assert any("transposed convolution" in r for r in reasons), reasons
+
+
+def test_same_padding_of_an_even_window_stays_aten_with_its_reason():
+    # Eager pads the end one more than the start there; the template pads both sides alike.
+    x, w = torch.randn(1, 2, 5, 6), torch.randn(3, 2, 2, 3)
+    model = Lambda(lambda x, w: F.conv2d(x, w, padding="same").relu())
+    with torch.no_grad():
+        cm = mlirfuse.compile(model, (x, w), explain=True)
+        torch.testing.assert_close(cm(x, w), model(x, w))
+    assert set(_convs_left(cm)) == {"torch.aten.conv2d.padding"}, unfused_ops(cm)
+    assert any("'same' padding that pads one side more" in r for rs in cm.explain().values() for r in rs), cm.explain()
 
 
 def test_conv_option_off_leaves_aten_convolutions():

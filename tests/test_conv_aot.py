@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pytest
 import torch
-from test_conv import BasicBlock, ConvBnAct
+from test_conv import ConvBnAct, ResNetBlock
 
 import mlirfuse
 from mlirfuse.runtime.aot import compile_kernels
@@ -26,8 +26,8 @@ def conv_kernels():
     """The conv kernels of the models below, compiled once for the module (the tests only read them)."""
     torch.manual_seed(0)
     models = [
-        (BasicBlock(64, 64), (torch.randn(8, 64, 56, 56),)),
-        (BasicBlock(64, 128, stride=2).to(torch.bfloat16), (torch.randn(8, 64, 56, 56, dtype=torch.bfloat16),)),
+        (ResNetBlock(64, 64), (torch.randn(8, 64, 56, 56),)),
+        (ResNetBlock(64, 128, stride=2).to(torch.bfloat16), (torch.randn(8, 64, 56, 56, dtype=torch.bfloat16),)),
         (ConvBnAct(96, 96, groups=96).to(torch.float16), (torch.randn(8, 96, 56, 56, dtype=torch.float16),)),
         (Lambda(lambda x, w: torch.nn.functional.conv1d(x, w, padding=2).relu()), (torch.randn(8, 256, 1000), torch.randn(256, 256, 5))),
     ]

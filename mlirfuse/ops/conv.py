@@ -28,10 +28,13 @@ from mlirfuse.ir import constant_int_list, constant_value, tensor_type
 from mlirfuse.ops.family import Family, refusal
 from mlirfuse.ops.matmul import GEMM_DTYPES, MAX_BATCH
 
-CONV_OPS = frozenset(("torch.aten.conv1d", "torch.aten.conv2d", "torch.aten.convolution"))
+# `conv*d.padding`: padding given as "same" or "valid", made explicit here.
+CONV_OPS = frozenset((
+    "torch.aten.conv1d", "torch.aten.conv2d", "torch.aten.convolution", "torch.aten.conv1d.padding", "torch.aten.conv2d.padding",
+))
 # Kept whole (never decomposed) and left to ATen, each with its reason (`conv`).
 REFUSED_CONV_OPS = frozenset((
-    "torch.aten.conv3d", "torch.aten.conv1d.padding", "torch.aten.conv2d.padding", "torch.aten.conv3d.padding",
+    "torch.aten.conv3d", "torch.aten.conv3d.padding",
     "torch.aten.conv_transpose1d", "torch.aten.conv_transpose2d.input", "torch.aten.conv_transpose3d.input",
 ))
 _INT32_MAX = 2**31 - 1
@@ -100,14 +103,24 @@ def _pair(value, spatial: int, name: str) -> tuple[int, int] | str:
     return (1 if name != "padding" else 0, items[0]) if spatial == 1 else (items[0], items[1])
 
 
+def _named_padding(mode, window, dilation) -> tuple[int, int] | str:
+    """"valid" or "same" padding as explicit (H, W) padding, or why not (a "same" that pads one side more)."""
+    if mode == "valid":
+        return (0, 0)
+    if mode != "same" or isinstance(dilation, str):
+        return f"padding {mode!r} (the template takes explicit padding, 'valid' and 'same')"
+    total = [d * (k - 1) for d, k in zip(dilation[2 - len(window):], window)]
+    if any(t % 2 for t in total):
+        return "'same' padding that pads one side more (an even kernel extent; eager pads the end by one more)"
+    return (0, total[0] // 2) if len(total) == 1 else (total[0] // 2, total[1] // 2)
+
+
 def conv(op) -> Conv | str:
     """The implicit GEMM `op` computes, or why it stays an ATen call."""
     name = op.operation.name
     if name in REFUSED_CONV_OPS:
         if "transpose" in name:
             return "a transposed convolution (the template computes forward convolutions only)"
-        if name.endswith(".padding"):
-            return "padding given as a string ('same'/'valid'; the template takes explicit padding)"
         return "a 3-d convolution (the template takes 1-d and 2-d)"
     if name not in CONV_OPS:
         return "not a convolution"
@@ -131,6 +144,8 @@ def conv(op) -> Conv | str:
     if tx.dtype not in GEMM_DTYPES or {tx.dtype, tw.dtype, out.dtype, tb.dtype if tb else out.dtype} != {tx.dtype}:
         return f"dtypes {tx.dtype} * {tw.dtype} -> {out.dtype} (the template takes f32/f16/bf16, all alike)"
     facts = [_pair(operands[i], spatial, what) for i, what in ((3, "stride"), (4, "padding"), (5, "dilation"))]
+    if name.endswith(".padding"):
+        facts[1] = _named_padding(constant_value(operands[4]), tw.shape[2:], facts[2])
     why = next((f for f in facts if isinstance(f, str)), None)
     if why:
         return why
@@ -163,8 +178,8 @@ def _why_not_consistent(c: Conv) -> str | None:
 
 FAMILY = Family(
     __name__, CONV_OPS | REFUSED_CONV_OPS, refusal(conv), lowering="mlirfuse/lowering/conv.py",
-    limits="1-d and 2-d forward convolutions, f32, f16 or bf16 alike, statically shaped, explicit zero padding; "
-    "transposed, 3-d and string-padded convolutions stay ATen calls",
+    limits="1-d and 2-d forward convolutions, f32, f16 or bf16 alike, statically shaped, zero padding (explicit, "
+    "'valid', or a symmetric 'same'); transposed and 3-d convolutions stay ATen calls",
 )
 
 __all__ = ["CONV_OPS", "FAMILY", "REFUSED_CONV_OPS", "Conv", "conv"]
