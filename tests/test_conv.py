@@ -231,3 +231,30 @@ def test_a_policy_sees_conv_epilogues_and_may_veto_them():
         torch.testing.assert_close(cm(x), model(x), **TOL[torch.float32])
     assert ("epilogue", "conv", "pointwise") in seen, seen
     assert cm.stats["launches"] == 2 and _kinds(cm).count(GroupKind.CONV) == 1 and not unfused_ops(cm), cm.stats
+
+
+def test_training_step_forward_convolutions_are_kernels():
+    # torch.compile: the forward graph's convolutions (aten.convolution, BN in training mode after them) run in
+    # conv kernels; the backward's convolution_backward stays an ATen call. Outputs and gradients match eager.
+    import copy
+
+    from mlirfuse.backend import backend
+
+    torch.manual_seed(11)
+    model = ResNetBlock(4, 8, 2).train()
+    reference = copy.deepcopy(model)
+    x = torch.randn(2, 4, 8, 8)
+    torch._dynamo.reset()
+    backend.clear()
+    out = torch.compile(model, backend=backend)(x)
+    out.sum().backward()
+    expected = reference(x)
+    expected.sum().backward()
+    torch.testing.assert_close(out, expected, **TOL[torch.float32])
+    for p, q in zip(model.parameters(), reference.parameters()):
+        torch.testing.assert_close(p.grad, q.grad, rtol=1e-4, atol=1e-4)
+    forward = [g for g in backend.graphs if g.role == "forward"]
+    assert forward and backend.stats["forward"]["eager_graphs"] == 0, backend.stats
+    kinds = [k.kind for g in forward for k in g.graph.kernels.values()]
+    assert kinds.count(GroupKind.CONV) == 3, kinds
+    assert not any("convolution" in op for g in forward for op in unfused_ops(g.graph)), [unfused_ops(g.graph) for g in forward]
