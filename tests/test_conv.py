@@ -82,6 +82,29 @@ def test_conv2d_against_eager(case, dtype):
     _compare(lambda x, w: F.conv2d(x, w, None, stride, padding, dilation, groups), x, weight, dtype=dtype)
 
 
+@pytest.mark.parametrize("seed", range(12))
+def test_random_conv_geometries(seed):
+    """Random channels, groups, window, stride, padding (up to past the window), dilation, sizes and layout."""
+    g = torch.Generator().manual_seed(seed)
+
+    def pick(*options):
+        return options[int(torch.randint(len(options), (), generator=g))]
+
+    groups = pick(1, 1, 2, 3)
+    cin, cout = groups * pick(1, 2, 5), groups * pick(1, 3, 4)
+    spatial = pick(1, 2, 2)
+    window = tuple(pick(1, 2, 3, 4) for _ in range(spatial))
+    stride, dilation = tuple(pick(1, 2, 3) for _ in range(spatial)), tuple(pick(1, 1, 2) for _ in range(spatial))
+    padding = tuple(pick(0, 1, 2, 4) for _ in range(spatial))
+    size = tuple(d * (k - 1) + pick(1, 3, 7) for k, d in zip(window, dilation))
+    x = torch.randn(pick(1, 2, 3), cin, *size, generator=g)
+    if spatial == 2 and pick(False, True):
+        x = x.to(memory_format=torch.channels_last)
+    w = torch.randn(cout, cin // groups, *window, generator=g)
+    conv = F.conv2d if spatial == 2 else F.conv1d
+    _compare(lambda x, w: conv(x, w, None, stride, padding, dilation, groups).relu(), x, w)
+
+
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 def test_conv2d_bias_kept_in_the_conv(dtype):
     # Nothing fusible reads the result: fusion-split-bias leaves the bias in the conv, the template adds it.
