@@ -1,4 +1,4 @@
-"""Every GEMM (single or back-to-back) and attention template kernel of bench/launches.py's models, compiled for sm_80 and sm_90: spills?
+"""Every GEMM (single or back-to-back), convolution and attention template kernel of bench/launches.py's models, compiled for sm_80 and sm_90: spills?
 
     python bench/spills.py              # print the table, append it to bench/RESULTS.md
     python bench/spills.py --no-write   # print only
@@ -73,7 +73,7 @@ def main(argv=None) -> int:
         torch.manual_seed(0)
         model, inputs = build()
         cm = mlirfuse.compile(model.eval(), inputs, **matmul_mode())
-        kernels = [k for k in cm.kernels.values() if k.kind in ("matmul", "matmul-chain", "attention")]
+        kernels = [k for k in cm.kernels.values() if k.kind in ("matmul", "matmul-chain", "attention", "conv")]
         usage = {arch: [resource_usage(c.cubin) for c in compile_kernels(kernels, arch=arch)] for arch in ARCHS}
         for i, kernel in enumerate(kernels):
             cells = [f"{u['reg']} / {u['stack']} / {u['local']}" for u in (usage[a][i] for a in ARCHS)]
