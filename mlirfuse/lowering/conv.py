@@ -163,9 +163,10 @@ class _ConvEmitter(GemmEmitter):
         params = kernel_params(kernel_sites, len(outputs), len(self.scalars), sizes, [len(space) for space in site_spaces])
         blocks = ["BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M"] + (["INTERPRETED"] if c.dtype in MODE_DEPENDENT else [])
         window, dims = " x ".join(map(str, c.w[2:])), slice(2 - c.spatial, None)  # a conv1d's facts without its H
+        end = f" ({[p + e for p, e in zip(c.padding, c.padding_end)][dims]} at the end)" if any(c.padding_end) else ""
         header = [
             f"Convolution {list(c.x)} * {list(c.w)} -> {list(c.out)} ({c.dtype}): {window} window, stride {list(c.stride[dims])}, "
-            f"padding {list(c.padding[dims])}, dilation {list(c.dilation[dims])}, {c.groups} group(s).",
+            f"padding {list(c.padding[dims])}{end}, dilation {list(c.dilation[dims])}, {c.groups} group(s).",
             f"Implicit GEMM per group: M = {c.m} (batch, position), N = {c.n} (output channels), "
             f"K = {c.k} (input channel, tap); f32 accumulation; operands addressed through their strides.",
         ]

@@ -53,6 +53,8 @@ class Conv:
     w: tuple[int, ...]  # the weight's, [Cout, Cin / groups, (kh,) kw]
     out: tuple[int, ...]  # the result's, [N, Cout, (Hout,) Wout]: the epilogue's space
     dtype: str
+    # Padding at the end beyond `padding` at the start, per (H, W): a "same" of an even window pads the end one more.
+    padding_end: tuple[int, int] = (0, 0)
     # What matmul_config and the GEMM launch read of a template (lowering/matmul.py).
     k_extra: tuple[int, ...] = ()
     siblings: int = 1
@@ -103,16 +105,18 @@ def _pair(value, spatial: int, name: str) -> tuple[int, int] | str:
     return (1 if name != "padding" else 0, items[0]) if spatial == 1 else (items[0], items[1])
 
 
-def _named_padding(mode, window, dilation) -> tuple[int, int] | str:
-    """"valid" or "same" padding as explicit (H, W) padding, or why not (a "same" that pads one side more)."""
+def _named_padding(mode, window, dilation) -> tuple[tuple[int, int], tuple[int, int]] | str:
+    """"valid" or "same" padding as explicit (H, W) padding at the start and the end's extra, or why not.
+
+    "same" pads d * (k - 1) in all, the end one more where that is odd (as eager does).
+    """
     if mode == "valid":
-        return (0, 0)
+        return (0, 0), (0, 0)
     if mode != "same" or isinstance(dilation, str):
         return f"padding {mode!r} (the template takes explicit padding, 'valid' and 'same')"
     total = [d * (k - 1) for d, k in zip(dilation[2 - len(window):], window)]
-    if any(t % 2 for t in total):
-        return "'same' padding that pads one side more (an even kernel extent; eager pads the end by one more)"
-    return (0, total[0] // 2) if len(total) == 1 else (total[0] // 2, total[1] // 2)
+    start, extra = [t // 2 for t in total], [t % 2 for t in total]
+    return ((0, start[0]), (0, extra[0])) if len(total) == 1 else ((start[0], start[1]), (extra[0], extra[1]))
 
 
 def conv(op) -> Conv | str:
@@ -144,8 +148,10 @@ def conv(op) -> Conv | str:
     if tx.dtype not in GEMM_DTYPES or {tx.dtype, tw.dtype, out.dtype, tb.dtype if tb else out.dtype} != {tx.dtype}:
         return f"dtypes {tx.dtype} * {tw.dtype} -> {out.dtype} (the template takes f32/f16/bf16, all alike)"
     facts = [_pair(operands[i], spatial, what) for i, what in ((3, "stride"), (4, "padding"), (5, "dilation"))]
+    end = (0, 0)
     if name.endswith(".padding"):
-        facts[1] = _named_padding(constant_value(operands[4]), tw.shape[2:], facts[2])
+        named = _named_padding(constant_value(operands[4]), tw.shape[2:], facts[2])
+        facts[1], end = named if not isinstance(named, str) else (named, end)
     why = next((f for f in facts if isinstance(f, str)), None)
     if why:
         return why
@@ -156,7 +162,7 @@ def conv(op) -> Conv | str:
         return f"{groups} groups > {MAX_BATCH}"
     if tb is not None and tuple(tb.shape) != (tw.shape[0],):
         return "the bias is not one value per output channel"
-    c = Conv(bias, *facts, groups, tuple(tx.shape), tuple(tw.shape), tuple(out.shape), out.dtype)
+    c = Conv(bias, *facts, groups, tuple(tx.shape), tuple(tw.shape), tuple(out.shape), out.dtype, end)
     if why := _why_not_consistent(c):
         return why
     if 0 in (c.m, c.n, c.k):
@@ -170,8 +176,8 @@ def _why_not_consistent(c: Conv) -> str | None:
     """Why the shapes do not fit together as eager's convolution would make them (malformed IR), or None."""
     if c.x[1] != c.w[1] * c.groups or c.w[0] % c.groups or c.out[:2] != (c.x[0], c.w[0]):
         return "channels, groups and the weight's shape disagree"
-    for size, kernel, s, p, d, got in zip(c.hw(c.x), c.hw(c.w), c.stride, c.padding, c.dilation, c.hw(c.out)):
-        if (size + 2 * p - d * (kernel - 1) - 1) // s + 1 != got:
+    for size, kernel, s, p, e, d, got in zip(c.hw(c.x), c.hw(c.w), c.stride, c.padding, c.padding_end, c.dilation, c.hw(c.out)):
+        if (size + 2 * p + e - d * (kernel - 1) - 1) // s + 1 != got:
             return "the result's spatial size is not the convolution's"
     return None
 
@@ -179,7 +185,7 @@ def _why_not_consistent(c: Conv) -> str | None:
 FAMILY = Family(
     __name__, CONV_OPS | REFUSED_CONV_OPS, refusal(conv), lowering="mlirfuse/lowering/conv.py",
     limits="1-d and 2-d forward convolutions, f32, f16 or bf16 alike, statically shaped, zero padding (explicit, "
-    "'valid', or a symmetric 'same'); transposed and 3-d convolutions stay ATen calls",
+    "'valid' or 'same'); transposed and 3-d convolutions stay ATen calls",
 )
 
 __all__ = ["CONV_OPS", "FAMILY", "REFUSED_CONV_OPS", "Conv", "conv"]
