@@ -1,4 +1,4 @@
-"""Device calls per forward: mlirfuse vs TorchInductor on transformer and RNN blocks (issue 10).
+"""Device calls per forward: mlirfuse vs TorchInductor on transformer, RNN and ResNet blocks (issue 10).
 
     python bench/launches.py              # print the table, append it to bench/RESULTS.md
     python bench/launches.py --no-write   # print only
@@ -102,6 +102,32 @@ class BertLayer(nn.Module):
         return self.ln2(x + self.fc2(F.gelu(self.fc1(x))))
 
 
+class ResNetBlock(nn.Module):
+    """torchvision's ResNet BasicBlock in inference: conv3x3-BN-ReLU-conv3x3-BN + identity (or a strided 1x1
+    conv + BN where the shape changes), ReLU; BN statistics and affine parameters drawn, not the identity."""
+
+    def __init__(self, cin: int = 32, cout: int = 32, stride: int = 1):
+        super().__init__()
+        self.conv1 = nn.Conv2d(cin, cout, 3, stride, 1, bias=False)
+        self.bn1 = nn.BatchNorm2d(cout)
+        self.conv2 = nn.Conv2d(cout, cout, 3, 1, 1, bias=False)
+        self.bn2 = nn.BatchNorm2d(cout)
+        self.downsample = None
+        if stride != 1 or cin != cout:
+            self.downsample = nn.Sequential(nn.Conv2d(cin, cout, 1, stride, bias=False), nn.BatchNorm2d(cout))
+        with torch.no_grad():
+            for bn in [m for m in self.modules() if isinstance(m, nn.BatchNorm2d)]:
+                bn.running_mean.normal_(0, 0.2)
+                bn.running_var.uniform_(0.5, 2.0)
+                bn.weight.uniform_(0.5, 1.5)
+                bn.bias.normal_(0, 0.2)
+
+    def forward(self, x):
+        identity = x if self.downsample is None else self.downsample(x)
+        out = torch.relu(self.bn1(self.conv1(x)))
+        return torch.relu(self.bn2(self.conv2(out)) + identity)
+
+
 def _bert_inputs():
     mask = torch.ones(2, 32)
     mask[1, 24:] = 0
@@ -115,6 +141,8 @@ MODELS = {
     "LSTM 8 steps h=128 [8,1,128]": lambda: (UnrolledLSTM(8), (torch.randn(8, 1, 128),)),
     "Llama block d=128 4q/2kv heads [2,32,128]": lambda: (LlamaBlock(), (torch.randn(2, 32, 128),)),
     "BERT layer d=128 4 heads, padding mask [2,32,128]": lambda: (BertLayer(), _bert_inputs()),
+    "ResNet basic block 32 ch [4,32,16,16]": lambda: (ResNetBlock(), (torch.randn(4, 32, 16, 16),)),
+    "ResNet block 32->64 stride 2 [4,32,16,16]": lambda: (ResNetBlock(32, 64, 2), (torch.randn(4, 32, 16, 16),)),
 }
 
 COLUMNS = (

@@ -6,7 +6,7 @@
     python bench/spills.py --zoo        # also every architecture of tests/test_zoo.py at a real size (d=1024, 512 tokens)
 
 Every kernel kind (pointwise, reduction, scan, concat, pooling, GEMM,
-back-to-back GEMM, attention) is compiled ahead of time (no GPU needed,
+back-to-back GEMM, convolution, attention) is compiled ahead of time (no GPU needed,
 `mlirfuse.runtime.aot.compile_kernels` with the block sizes, warps and
 stages the runtime would launch it with); a kernel whose source another
 model already had is compiled once. Registers, stack frame and local memory
@@ -16,7 +16,7 @@ ptxas's own report (`-v`) at compile time: a stack frame alone is no spill
 large-argument reduction, as CUDA eager's do). Issue 21's bar: zero spill
 stores and loads, zero local memory, zero compile failures. One row
 per model (its distinct kernels by kind, the most registers any takes, spills,
-failures); each template kernel (GEMM, chain, attention) and each kernel that
+failures); each template kernel (GEMM, chain, convolution, attention) and each kernel that
 spills or fails gets a row of its own below. (tests/test_matmul_aot.py and
 tests/test_attention.py check representative kernels the same way in CI.)
 """
@@ -41,7 +41,7 @@ from mlirfuse.runtime.aot import compile_kernels  # noqa: E402
 from report import header, markdown_table, publish  # noqa: E402
 
 ARCHS = (80, 90)
-TEMPLATES = ("matmul", "matmul-chain", "attention")
+TEMPLATES = ("matmul", "matmul-chain", "attention", "conv")
 MODEL_COLUMNS = ("model", "kernels", "by kind", *(f"sm_{a} most reg" for a in ARCHS), "spills", "failures")
 KERNEL_COLUMNS = ("model", "kernel", "kind", *(f"sm_{a} reg / spill stores / stack" for a in ARCHS), "spills")
 

@@ -85,7 +85,7 @@ def test_the_checks_see_what_they_forbid():
 def test_kinds_print_as_the_ir_spells_them():
     assert [str(k) for k in GROUP_KINDS] == [
         "pointwise", "reduction", "persistent-reduction", "concat", "extern", "attention", "matmul", "matmul-chain", "scatter",
-        "scan",
+        "scan", "conv",
     ]
     assert f"{GroupKind.PERSISTENT_REDUCTION}" == "persistent-reduction"
     assert {"matmul": 1}[GroupKind.MATMUL] == 1  # hashes as its string

@@ -18,7 +18,7 @@ from mlirfuse.lowering.emitter import KernelEmitter, Value
 LOWERING = Path(__file__).resolve().parents[1] / "mlirfuse" / "lowering"
 # What the lowering may depend on: the IR, the error base class, the op rule tables, itself.
 ALLOWED = ("mlirfuse.ir", "mlirfuse.errors", "mlirfuse.dialect", "mlirfuse.ops.dtypes", "mlirfuse.ops.elementwise", "mlirfuse.ops.reductions", "mlirfuse.ops.attention",
-           "mlirfuse.ops.scans", "mlirfuse.ops.matmul", "mlirfuse.ops.indexing", "mlirfuse.ops.pooling", "mlirfuse.ops.views", "mlirfuse.lowering")
+           "mlirfuse.ops.scans", "mlirfuse.ops.matmul", "mlirfuse.ops.conv", "mlirfuse.ops.indexing", "mlirfuse.ops.pooling", "mlirfuse.ops.views", "mlirfuse.lowering")
 
 
 def _imports(path: Path) -> tuple[list[str], list[str]]:

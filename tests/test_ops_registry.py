@@ -21,7 +21,7 @@ from torch_mlir.extras.fx_importer import TORCH_DTYPE_TO_INT, TORCH_DTYPE_TO_MLI
 from mlirfuse.ops import dtypes
 
 PACKAGE = Path(__file__).resolve().parents[1] / "mlirfuse"
-FAMILIES = ("elementwise", "reductions", "scans", "indexing", "pooling", "views", "matmul", "attention")
+FAMILIES = ("elementwise", "reductions", "scans", "indexing", "pooling", "views", "matmul", "conv", "attention")
 # Every spelling a dtype has in the table: a dict keyed (or valued) by two of them is a dtype table.
 SPELLINGS = {s for d in dtypes.TABLE for s in (d.name, d.asm, d.triton, d.pointer)}
 

@@ -12,11 +12,12 @@ kernel:
   not counted: this is the traffic of a kernel that reads each input from
   memory once, which a good schedule approaches.
 - **bytes written**: each result once.
-- **FLOPs**: 2·M·N·K per matmul (and per attention product), one per result
+- **FLOPs**: 2·M·N·K per matmul (and per attention product; a convolution's
+  implicit GEMM: 2·N·Cout·Hout·Wout·Cin/groups·kh·kw), one per result
   element for every other computing op (a scan too: one combine per element;
   a reduction: one per input element);
   views and constants none. Matmul FLOPs run on the tensor cores at the peak
-  of their operands' dtype (f32 GEMMs as tf32x3 in a Triton kernel, IEEE f32
+  of their operands' dtype (f32 GEMMs and convolutions as tf32x3 in a Triton kernel, IEEE f32
   in an ATen call), the rest at the f32 CUDA-core peak.
 - **roofline time** on a target: max(bytes / bandwidth, FLOPs / peak).
 
@@ -38,6 +39,8 @@ from dataclasses import dataclass, field
 
 from mlirfuse.ir import computes, ir, tensor_type, torch_name
 from mlirfuse.ops.attention import SDPA
+from mlirfuse.ops.conv import FAMILY as CONV_FAMILY
+from mlirfuse.ops.conv import Conv, conv
 from mlirfuse.ops.dtypes import BY_NAME as DTYPES
 from mlirfuse.ops.dtypes import itemsize
 from mlirfuse.ops.matmul import MATMUL_OPS
@@ -162,6 +165,10 @@ def op_flops(op) -> tuple[int, tuple] | None:
         # The bias of linear/addmm/baddbmm: one more FLOP per result element, outside the product.
         bias = results[0].numel if _has_bias(op) else 0
         return flops + bias, (((a.dtype, False), flops),)
+    if name in CONV_FAMILY.ops:
+        c = conv(op.opview)
+        if isinstance(c, Conv):
+            return c.flops, (((c.dtype, False), c.gemm_flops),)
     if name == SDPA:
         q, k, v = (tensor_type(o.type) for o in list(op.operands)[:3])
         if any(t is None or not t.is_static for t in (q, k, v)):

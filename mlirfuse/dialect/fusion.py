@@ -24,6 +24,7 @@ from __future__ import annotations
 from mlirfuse.dialect.kinds import GROUP_KINDS, REDUCTION_KINDS, GroupKind, group_kind, kind_attr, kind_attribute
 from mlirfuse.ir import add_dialect_search_prefix, asm, ir
 from mlirfuse.ops.attention import MATMULS, SDPA, SOFTMAXES
+from mlirfuse.ops.conv import CONV_OPS, Conv, conv
 from mlirfuse.ops.indexing import scatter_op
 from mlirfuse.ops.matmul import MATMUL_OPS, Gemm, gemm
 from mlirfuse.ops.reductions import REDUCTIONS, Reduction, reduction
@@ -137,6 +138,13 @@ def _verify_kind_matches_body(op, kind: GroupKind, ops: list) -> None:
         first, second = matmuls
         if not _reaches(first.results[0], second.operands[gemms[1].a]):
             _error(op, "of kind \"matmul-chain\": the second GEMM's A must be computed from the first GEMM's result")
+    if kind == GroupKind.CONV:
+        convs = [o for o in ops if o.operation.name in CONV_OPS]
+        if reductions or len(convs) != 1:
+            _error(op, "of kind \"conv\" must hold one convolution and no reduction")
+        why = conv(convs[0])
+        if not isinstance(why, Conv):
+            _error(op, f"of kind \"conv\" holds a '{convs[0].operation.name}' the template does not take: {why}")
     if kind == GroupKind.SCATTER and scatter_op(op.regions[0].blocks[0]) is None:
         _error(op, "of kind \"scatter\" must hold exactly one scatter op")
     if kind == GroupKind.CONCAT:

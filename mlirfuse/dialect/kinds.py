@@ -26,6 +26,7 @@ class GroupKind(StrEnum):
     MATMUL_CHAIN = "matmul-chain"  # two GEMMs back to back, the first's result rows kept on chip as the second's A
     SCATTER = "scatter"  # pointwise, writing into a copy of its input
     SCAN = "scan"  # cumsum/cumprod along one dim with a pointwise prologue and epilogue, [XBLOCK, RBLOCK] tiles
+    CONV = "conv"  # implicit-GEMM convolution template hosting a prologue and an epilogue
 
 
 # Every kind, in the order the verifier lists them.
@@ -34,7 +35,7 @@ GROUP_KINDS = tuple(GroupKind)
 POINTWISE_KINDS = (GroupKind.POINTWISE, GroupKind.CONCAT, GroupKind.SCATTER)
 REDUCTION_KINDS = (GroupKind.REDUCTION, GroupKind.PERSISTENT_REDUCTION)
 # Kinds whose bodies are templates the lowering reads as they are (attention's softmax stays whole).
-TEMPLATE_KINDS = (GroupKind.ATTENTION, GroupKind.MATMUL, GroupKind.MATMUL_CHAIN)
+TEMPLATE_KINDS = (GroupKind.ATTENTION, GroupKind.MATMUL, GroupKind.MATMUL_CHAIN, GroupKind.CONV)
 # Kinds the fusion passes grow; the others are finished.
 FUSIBLE_KINDS = (GroupKind.POINTWISE, GroupKind.REDUCTION, GroupKind.SCAN)
 

@@ -6,7 +6,7 @@ reductions and indexing ops its lowerings turn into kernels; its table is
 `torch._inductor.decomposition.select_decomp_table()`. mlirfuse applies the
 same table, minus the ops it handles whole (`native_ops()`: the ops of its
 op families, `mlirfuse.ops.registry`, from elementwise ops to attention and
-views; the normalizations `fusion-decompose` expands itself; convolutions),
+views; the normalizations `fusion-decompose` expands itself; convolutions, `ops/conv.py`),
 so that what Inductor fuses is fused here too.
 
 Cost: torch.export's `run_decompositions` re-traces the graph whatever the
@@ -31,18 +31,11 @@ from mlirfuse.passes.decompose import OPERATOR_NAMES
 from mlirfuse.passes.decompose import PATTERNS as EXPANDED
 from mlirfuse.passes.legality_cat import CAT
 
-# ATen ops kept whole beside those of the op families (eval-mode dropout, repeat_interleave and
-# `to.dtype` are the attention and elementwise families'): convolutions (templates/ATen).
-_KEPT = (
-    "torch.aten.conv1d", "torch.aten.conv2d", "torch.aten.conv3d", "torch.aten.convolution",
-    "torch.aten.conv_transpose1d", "torch.aten.conv_transpose2d.input", "torch.aten.conv_transpose3d.input",
-)
-
 
 @functools.cache
 def native_ops() -> frozenset[str]:
     """torch-mlir names of the ops mlirfuse fuses, expands itself or templates: never decomposed by the frontend."""
-    return frozenset({*NATIVE_OPS, CAT, *(name for name, _ in EXPANDED), *OPERATOR_NAMES, *_KEPT})
+    return frozenset({*NATIVE_OPS, CAT, *(name for name, _ in EXPANDED), *OPERATOR_NAMES})
 
 
 def torch_mlir_name(op: torch._ops.OpOverload) -> str:

@@ -8,6 +8,7 @@ One small class per schedule; `kernel_kind(kind)` picks it for a `GroupKind`:
     AttentionKind   attention                       flash attention, a program per query block
     MatmulKind      matmul                          tiled GEMM, a program per output tile
     MatmulChainKind matmul-chain                    two GEMMs back to back, a program per block of rows
+    ConvKind        conv                            implicit GEMM, a program per output tile and group
 
 `lower_kernel`, the runtime's `Launcher` and `runtime/aot.py` ask the class;
 none of them switches on the kind. Like the rest of the lowering this
@@ -24,6 +25,7 @@ from typing import Callable
 
 from mlirfuse.dialect import GroupKind
 from mlirfuse.lowering.attention import attention_blocks, lower_attention
+from mlirfuse.lowering.conv import conv_config, lower_conv
 from mlirfuse.lowering.emitter import WIDE, TritonKernel
 from mlirfuse.lowering.matmul import MODE_DEPENDENT, lower_matmul, matmul_config
 from mlirfuse.lowering.matmul import grid as matmul_grid
@@ -241,12 +243,14 @@ class AttentionKind(KernelKind):
 class MatmulKind(KernelKind):
     kinds = (GroupKind.MATMUL,)
 
+    # Block sizes, warps and stages of a template on a target ("interpreter", "sm_80", "sm_90").
+    config = staticmethod(matmul_config)
+
     def lower(self, kernel, kind: GroupKind) -> TritonKernel:
         return lower_matmul(kernel)
 
-    @staticmethod
-    def _config(kernel: TritonKernel, launch: Launch):
-        return matmul_config(kernel.template, gemm_target(launch))
+    def _config(self, kernel: TritonKernel, launch: Launch):
+        return self.config(kernel.template, gemm_target(launch))
 
     @staticmethod
     def _mode(kernel: TritonKernel, interpreted: bool) -> dict:
@@ -261,9 +265,19 @@ class MatmulKind(KernelKind):
         return [g.m, g.n, g.k, *g.k_extra, *g.out], matmul_grid(g, config), options
 
     def aot_constants(self, kernel: TritonKernel, arch: int, block: int) -> tuple[dict, dict]:
-        config = matmul_config(kernel.template, f"sm_{arch}")
+        config = self.config(kernel.template, f"sm_{arch}")
         options = {"enable_fp_fusion": True, "num_warps": config.num_warps, "num_stages": config.num_stages}
         return config.constexprs() | self._mode(kernel, False), options
+
+
+class ConvKind(MatmulKind):
+    """A GEMM's launch: the template's M, N, K, blocks and grid (one program column per group of channels)."""
+
+    kinds = (GroupKind.CONV,)
+    config = staticmethod(conv_config)
+
+    def lower(self, kernel, kind: GroupKind) -> TritonKernel:
+        return lower_conv(kernel)
 
 
 class MatmulChainKind(KernelKind):
@@ -293,7 +307,7 @@ def gemm_target(launch: Launch) -> str:
 
 KERNEL_KINDS: dict[GroupKind, KernelKind] = {
     kind: schedule
-    for schedule in (PointwiseKind(), ReductionKind(), ScanKind(), AttentionKind(), MatmulKind(), MatmulChainKind())
+    for schedule in (PointwiseKind(), ReductionKind(), ScanKind(), AttentionKind(), MatmulKind(), MatmulChainKind(), ConvKind())
     for kind in schedule.kinds
 }
 
@@ -304,6 +318,6 @@ def kernel_kind(kind: GroupKind) -> KernelKind | None:
 
 
 __all__ = [
-    "KERNEL_KINDS", "AttentionKind", "KernelKind", "Launch", "MatmulChainKind", "MatmulKind", "PointwiseKind", "ReductionKind",
+    "KERNEL_KINDS", "AttentionKind", "ConvKind", "KernelKind", "Launch", "MatmulChainKind", "MatmulKind", "PointwiseKind", "ReductionKind",
     "ScanKind", "kernel_kind",
 ]

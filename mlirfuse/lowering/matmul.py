@@ -391,6 +391,19 @@ class _MatmulEmitter(KernelEmitter):
                 loads[region].append((value, kname, site, raw))
         return kernel_sites, site_spaces, loads
 
+    def region_value(self, region: str, value, ops, cones: dict, loads: dict, result=None):
+        """Load `region`'s sites and emit its ops (into `self.out`), `result`'s tile bound first; `value`'s tile (None: nothing)."""
+        self.env = {}
+        for v, kname, site, raw in loads[region]:
+            self.env[v] = self._load(region, v, kname, site, raw)
+        if result is not None:
+            self.env[result.results[0]] = self._result(next(i for i, mm in enumerate(self.mms) if mm is result))
+        members = {id(op) for op in cones[region]}
+        for op in ops:
+            if id(op) in members or op.operation.name.startswith("torch.constant."):
+                self.emit_body_op(op)
+        return None if value is None else self._value(value)
+
     def _head(self) -> list[str]:
         lines = [
             "pid = tl.program_id(0)",

@@ -196,25 +196,25 @@ class _ChainEmitter(GemmEmitter):
         self.out = loop
         tiles = {}
         for region, fill, kmask in (("a", "-0.0", "kmask[None, :]"), ("b", "0.0", "kmask[:, None]")):
-            tile = cast(self._region_value(region, operand[region], ops, cones, loads), g1.dtype)
+            tile = cast(self.region_value(region, operand[region], ops, cones, loads), g1.dtype)
             # K lanes past the end: -0.0 in A and 0.0 in B, each padded product -0.0 (see lowering/matmul.py).
             tiles[region] = self.tmp(f"tl.where({kmask}, {tile}, {fill})", g1.dtype, "K past its end").text
         loop += dot_lines("acc", tiles["a"], tiles["b"], g1.dtype, mm1.operation.name, g1.m)
 
         # The first epilogue on [BLOCK_M, BLOCK_H]: h, rounded to its dtype (the first kernel's store).
         self.out = self.body
-        h = self._region_value("h", hidden, ops, cones, loads, result=mm1)
+        h = self.region_value("h", hidden, ops, cones, loads, result=mm1)
         h = self.tmp(f"tl.where(hmask[None, :], {cast(h, g2.dtype)}, -0.0)", g2.dtype, "the hidden, as stored; -0.0 past its end")
 
         # The second GEMM and its epilogue, BLOCK_N output columns at a time.
         cols = []
         self.out = cols
-        w2 = cast(self._region_value("b2", operand["b2"], ops, cones, loads), g2.dtype)
+        w2 = cast(self.region_value("b2", operand["b2"], ops, cones, loads), g2.dtype)
         w2 = self.tmp(f"tl.where(hmask[:, None], {w2}, 0.0)", g2.dtype, "hidden past its end")
         cols.append("acc1 = tl.full([BLOCK_M, BLOCK_N], -0.0, dtype=tl.float32)")
         cols += dot_lines("acc1", h.text, w2.text, g2.dtype, mm2.operation.name, g2.m)
         cols.append("mask = mmask[:, None] & nmask[None, :]")
-        self._region_value("out", None, ops, cones, loads, result=mm2)
+        self.region_value("out", None, ops, cones, loads, result=mm2)
         offset = "(bid * M * N + rm[:, None] * N + rn[None, :])" if g2.batch else "(rm[:, None] * N + rn[None, :])"
         for j, (v, t) in enumerate(zip(terminator.operands, outputs)):
             value = self.env.get(stored_value(v, sites))
@@ -257,19 +257,6 @@ class _ChainEmitter(GemmEmitter):
             kind=GroupKind.MATMUL_CHAIN, sites=tuple(kernel_sites), space=g2.out, site_spaces=tuple(site_spaces),
             template=chain,
         )
-
-    def _region_value(self, region: str, value, ops, cones: dict, loads: dict, result=None):
-        """Load `region`'s sites and emit its ops (into `self.out`), `result`'s tile bound first; `value`'s tile (None: nothing)."""
-        self.env = {}
-        for v, kname, site, raw in loads[region]:
-            self.env[v] = self._load(region, v, kname, site, raw)
-        if result is not None:
-            self.env[result.results[0]] = self._result(next(i for i, mm in enumerate(self.mms) if mm is result))
-        members = {id(op) for op in cones[region]}
-        for op in ops:
-            if id(op) in members or op.operation.name.startswith("torch.constant."):
-                self.emit_body_op(op)
-        return None if value is None else self._value(value)
 
 
 __all__ = ["CHAIN_CONFIGS", "Chain", "ChainConfig", "chain_config", "chain_launch", "lower_matmul_chain", "mode_constants"]

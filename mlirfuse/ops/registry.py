@@ -7,11 +7,12 @@ fusion-fuse-vertical starts a group with an op of `FUSED` when its family's
 
 from __future__ import annotations
 
-from mlirfuse.ops import attention, elementwise, indexing, matmul, pooling, reductions, scans, views
+from mlirfuse.ops import attention, conv, elementwise, indexing, matmul, pooling, reductions, scans, views
 from mlirfuse.ops.family import Family
 
 FAMILIES: tuple[Family, ...] = (
-    elementwise.FAMILY, reductions.FAMILY, scans.FAMILY, indexing.FAMILY, pooling.FAMILY, views.FAMILY, matmul.FAMILY, attention.FAMILY,
+    elementwise.FAMILY, reductions.FAMILY, scans.FAMILY, indexing.FAMILY, pooling.FAMILY, views.FAMILY, matmul.FAMILY,
+    conv.FAMILY, attention.FAMILY,
 )
 BY_NAME = {f.name: f for f in FAMILIES}
 # torch-mlir names of the ops some family handles whole.

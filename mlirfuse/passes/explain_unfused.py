@@ -14,6 +14,8 @@ from mlirfuse.analysis import AnalysisManager
 from mlirfuse.analysis.dependence import DependenceAnalysis
 from mlirfuse.dialect import GroupKind, group_kind
 from mlirfuse.ir import defining_op, ir, op_id, torch_name
+from mlirfuse.ops.conv import FAMILY as CONV_FAMILY
+from mlirfuse.ops.conv import conv
 from mlirfuse.ops.elementwise import why_not_fusible
 from mlirfuse.ops.indexing import INDEXING_OPS
 from mlirfuse.ops.indexing import why_not_fusible as why_not_indexing
@@ -47,11 +49,13 @@ def why_outside(op, group, role: str, dep: DependenceAnalysis, limits: Limits) -
         return "inside a nested region (only function bodies are fused)"
     if op.name == "fusion.group":
         producer, consumer = (op.opview, group) if role == "producer" else (group, op.opview)
-        if {GroupKind.MATMUL, GroupKind.MATMUL_CHAIN} & {group_kind(producer), group_kind(consumer)}:
+        if {GroupKind.MATMUL, GroupKind.MATMUL_CHAIN, GroupKind.CONV} & {group_kind(producer), group_kind(consumer)}:
             return why_not_template(producer, consumer, dep, limits) or "not merged"
         return why_not_merge(producer, consumer, dep, limits) or "not merged"
     if op.name in MATMUL_OPS and isinstance(gemm(op.opview), str):
         return f"not a GEMM the template takes: {gemm(op.opview)}"
+    if op.name in CONV_FAMILY.ops and isinstance(conv(op.opview), str):
+        return f"not a convolution the template takes: {conv(op.opview)}"
     if op.name == CAT:
         return why_not_concat(op.opview, dep, limits) or left_to_gemm(op.opview) or "not merged"
     if op.name in VIEW_OPS:

@@ -1,4 +1,4 @@
-"""fusion-fuse-matmul: matmuls become GEMM groups with their prologue and epilogue.
+"""fusion-fuse-matmul: matmuls and convolutions become GEMM groups with their prologue and epilogue.
 
 Runs after the elementwise fusion stages, on what they left:
 
@@ -21,6 +21,11 @@ Runs after the elementwise fusion stages, on what they left:
    result's rows fit on chip (an MLP with a small hidden: the hidden
    activation is never written; `passes/legality_chain.py`).
 
+Convolutions (`mlirfuse.ops.conv.conv`: 1-d and 2-d, stride, padding,
+dilation, groups) become `fusion.group {kind = "conv"}`, implicit GEMMs
+with the same prologue and epilogue merges: conv -> batch norm (inference,
+pointwise after fusion-decompose) -> relu -> residual add is one kernel.
+
 Before 2 and 3, GEMMs become grouped GEMMs (one kernel, one accumulator
 each): GEMMs reading the same A (q/k/v, SwiGLU's gate and up), then
 independent GEMMs over one result space that one group reads, A or not
@@ -38,6 +43,7 @@ import dataclasses
 from mlirfuse.analysis import AnalysisManager
 from mlirfuse.dialect import GroupKind, group_kind
 from mlirfuse.ir import defining_op, ir, op_id
+from mlirfuse.ops.conv import CONV_OPS, Conv, conv
 from mlirfuse.ops.matmul import MATMUL_OPS, Gemm, gemm
 from mlirfuse.ops.views import CAT, VIEW_OPS, view_chain, walk_views
 from mlirfuse.passes.base import ModulePass, body_ops, function_ops, unique_ops
@@ -64,7 +70,11 @@ class FuseMatmul(ModulePass):
     its A, runs back to back with it in one kernel where its rows fit on
     chip: kind "matmul-chain".
 
-    Options: prologue / epilogue / grouped / chain (default true) switch the
+    conv1d/conv2d/convolution become fusion.group {kind = "conv"} (an
+    implicit GEMM) with their prologue and epilogue (bias, batch norm,
+    activation, residual) the same way.
+
+    Options: prologue / epilogue / grouped / chain / conv (default true) switch the
     merges off; max-grouped (default 8) GEMMs per grouped kernel;
     max-prologue-ops (default 4) bounds what is recomputed per tile;
     max-args, max-group-size as fusion-fuse-vertical.
@@ -76,6 +86,7 @@ class FuseMatmul(ModulePass):
     epilogue: bool = option(True, "merge pointwise consumer groups into a GEMM as its epilogue (on its result tile)")
     grouped: bool = option(True, "make GEMMs sharing an A operand, or summed into one result, one grouped GEMM kernel")
     chain: bool = option(True, "run a GEMM feeding only another GEMM's A back to back with it, its result kept on chip")
+    conv: bool = option(True, "make convolutions implicit-GEMM groups (kind conv) with their prologue and epilogue")
     max_grouped: int = option(8, "most GEMMs in one grouped GEMM kernel")
     max_prologue_ops: int = option(4, "most computing ops in a GEMM prologue (recomputed on every tile)")
     limits: Limits = option_group(Limits)
@@ -86,8 +97,9 @@ class FuseMatmul(ModulePass):
         rewriter, dep = fusion_rewriter(module, am or AnalysisManager())
         limits = self.limits
         for ops in function_ops(module):
-            # Taken up front: merges erase pointwise groups, never a matmul or its group.
+            # Taken up front: merges erase pointwise groups (and cats), never a matmul, a convolution or their groups.
             matmuls = [op for op in ops if op.operation.name in MATMUL_OPS and isinstance(gemm(op), Gemm)]
+            convs = [op for op in ops if self.conv and op.operation.name in CONV_OPS and isinstance(conv(op), Conv)]
             groups = [_wrap(op, rewriter) for op in matmuls]
             if self.grouped:
                 groups = _merge_siblings(groups, rewriter, dep, limits, self.max_grouped)
@@ -103,9 +115,15 @@ class FuseMatmul(ModulePass):
                 finished.append(group)
             if self.chain:
                 _merge_chains(finished, rewriter, dep, limits)
+            for op in convs:
+                group = _wrap(op, rewriter, GroupKind.CONV)
+                if self.prologue:
+                    group = self._absorb_prologue(group, rewriter, dep, limits, GroupKind.CONV)
+                if self.epilogue:
+                    self._absorb_epilogue(group, rewriter, dep, limits, GroupKind.CONV)
         rewriter.erase_dead_constants(module)
 
-    def _absorb_prologue(self, group, rewriter: FusionRewriter, dep, limits: Limits):
+    def _absorb_prologue(self, group, rewriter: FusionRewriter, dep, limits: Limits, kind: GroupKind = GroupKind.MATMUL):
         merged = True
         while merged:
             merged = False
@@ -114,12 +132,12 @@ class FuseMatmul(ModulePass):
                 if producer is None or producer.name != "fusion.group" or producer.block != group.operation.block:
                     continue
                 if why_not_prologue(producer.opview, group, dep, limits, self.max_prologue_ops) is None:
-                    group = rewriter.merge(producer.opview, group, dep, kind=GroupKind.MATMUL)
+                    group = rewriter.merge(producer.opview, group, dep, kind=kind)
                     merged = True
                     break
         return group
 
-    def _absorb_epilogue(self, group, rewriter: FusionRewriter, dep, limits: Limits):
+    def _absorb_epilogue(self, group, rewriter: FusionRewriter, dep, limits: Limits, kind: GroupKind = GroupKind.MATMUL):
         merged = True
         while merged:
             merged = False
@@ -129,7 +147,7 @@ class FuseMatmul(ModulePass):
                     if consumer.name != "fusion.group" or consumer.block != group.operation.block:
                         continue
                     if why_not_epilogue(group, consumer.opview, dep, limits) is None:
-                        group = rewriter.merge(group, consumer.opview, dep, kind=GroupKind.MATMUL)
+                        group = rewriter.merge(group, consumer.opview, dep, kind=kind)
                         merged = True
                         break
                 if merged:
@@ -282,11 +300,11 @@ def _is_cat_of_inputs(op) -> bool:
     return names.count(CAT) == 1 and all(n in VIEW_OPS or n in (CAT, "torch.prim.ListConstruct") for n in names)
 
 
-def _wrap(op, rewriter: FusionRewriter):
-    """`op` and the view chains feeding its tensor operands as one matmul group."""
+def _wrap(op, rewriter: FusionRewriter, kind: GroupKind = GroupKind.MATMUL):
+    """`op` and the view chains feeding its tensor operands as one `kind` (template) group."""
     block = op.operation.block
     views = [v for operand in op.operands for v in walk_views(operand, block)[1]]
-    return rewriter.wrap(unique_ops([*views, op]), GroupKind.MATMUL)
+    return rewriter.wrap(unique_ops([*views, op]), kind)
 
 
 __all__ = ["FuseMatmul"]

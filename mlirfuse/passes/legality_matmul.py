@@ -11,8 +11,9 @@ it piece by piece, one K loop per piece, and nothing is copied.
 from __future__ import annotations
 
 from mlirfuse.analysis.dependence import DependenceAnalysis
-from mlirfuse.dialect import GroupKind, group_kind
+from mlirfuse.dialect import TEMPLATE_KINDS, GroupKind, group_kind
 from mlirfuse.ir import defining_op, op_id, tensor_type
+from mlirfuse.ops.conv import CONV_OPS, Conv, conv
 from mlirfuse.ops.indexing import INDEXING_OPS
 from mlirfuse.ops.matmul import MATMUL_OPS, Gemm, KSplit, computed_from_cat, gemm, k_split
 from mlirfuse.ops.views import CAT, PADS, VIEW_OPS
@@ -30,6 +31,21 @@ def group_gemm(group) -> Gemm | None:
             found = gemm(op)
             return found if isinstance(found, Gemm) else None
     return None
+
+
+def group_conv(group) -> Conv | None:
+    """The convolution a conv group computes."""
+    for op in group.regions[0].blocks[0].operations:
+        if op.operation.name in CONV_OPS:
+            found = conv(op)
+            return found if isinstance(found, Conv) else None
+    return None
+
+
+def _result_space(group) -> tuple[int, ...]:
+    """The space a template group's epilogue runs over: its GEMM's or convolution's result."""
+    found = group_conv(group) if group_kind(group) == GroupKind.CONV else group_gemm(group)
+    return found.out
 
 
 def _tile_only(group, cats: bool = False) -> str | None:
@@ -113,7 +129,7 @@ def why_not_epilogue(mm, consumer, dep: DependenceAnalysis, limits: Limits = Lim
     why = _why_not_on_tiles(consumer, "consumer", "a GEMM epilogue is pointwise over the GEMM's result")
     if why:
         return why
-    space = group_gemm(mm).out
+    space = _result_space(mm)
     if any(tensor_type(r.type).shape != space for r in consumer.results):
         return "different iteration space (the epilogue runs over the GEMM's result tile)"
     return why_not_merge(mm, consumer, dep, limits)
@@ -127,6 +143,8 @@ def why_not_prologue(producer, mm, dep: DependenceAnalysis, limits: Limits = Lim
         return why
     if any(u.owner.operation != mm.operation for r in producer.results for u in r.uses):
         return "producer's result is also read elsewhere"
+    if cats and group_kind(mm) == GroupKind.CONV:
+        return "producer holds a cat (a convolution reads no cat piece by piece)"
     if cats and (why := why_not_ksplit(producer, mm)):
         return why
     _, terminator = body_ops(producer)
@@ -161,11 +179,14 @@ def _cone_ops(value) -> set:
 
 
 def why_not_template(producer, consumer, dep: DependenceAnalysis, limits: Limits = Limits()) -> str | None:
-    """Why two neighbouring groups, at least one a matmul group, are separate (for fusion-explain-unfused)."""
+    """Why two neighbouring groups, at least one a template group (matmul, matmul-chain, conv), are separate (for fusion-explain-unfused)."""
+    kinds = {group_kind(producer), group_kind(consumer)}
+    if GroupKind.CONV in kinds and kinds <= set(TEMPLATE_KINDS):
+        return "a convolution's kernel takes no other template (a GEMM, a convolution) as its prologue or epilogue"
     if GroupKind.MATMUL_CHAIN in (group_kind(producer), group_kind(consumer)):
         return "a matmul-chain kernel takes no further prologue, epilogue or GEMM (yet)"
     if group_kind(producer) == GroupKind.MATMUL and group_kind(consumer) == GroupKind.MATMUL:
         return why_not_chain(producer, consumer, dep, limits)
-    if group_kind(producer) == GroupKind.MATMUL:
+    if group_kind(producer) in (GroupKind.MATMUL, GroupKind.CONV):
         return why_not_epilogue(producer, consumer, dep, limits)
     return why_not_prologue(producer, consumer, dep, limits)

@@ -98,6 +98,10 @@ def load(spec: str) -> Policy:
     return policy
 
 
+# The templates hosting a prologue (recomputed on every operand tile) and an epilogue: GEMMs and convolutions.
+_TILED = (GroupKind.MATMUL, GroupKind.CONV)
+
+
 def _ops(group) -> tuple[str, ...]:
     return tuple(op.operation.name for op in group.regions[0].blocks[0].operations if computes(op))
 
@@ -110,8 +114,8 @@ def candidate(producer, consumer) -> Candidate:
     """The facts of merging `producer` into `consumer` (two fusion.group ops)."""
     p_kind, c_kind = group_kind(producer), group_kind(consumer)
     if any(_reads(consumer, r) for r in producer.results):
-        kind = ("prologue" if c_kind == GroupKind.MATMUL and p_kind != GroupKind.MATMUL
-                else "epilogue" if p_kind == GroupKind.MATMUL and c_kind != GroupKind.MATMUL
+        kind = ("prologue" if c_kind in _TILED and p_kind not in _TILED
+                else "epilogue" if p_kind in _TILED and c_kind not in _TILED
                 else "chain" if p_kind == c_kind == GroupKind.MATMUL else "vertical")
         if kind == "prologue" and CAT in _ops(producer):
             kind = "ksplit"

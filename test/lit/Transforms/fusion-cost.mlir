@@ -105,6 +105,23 @@ func.func @chain(%x: !torch.vtensor<[8,48],f32>, %w1: !torch.vtensor<[96,48],f32
 
 // -----
 
+// A convolution's FLOPs are its implicit GEMM's, 2 * N * Cout * Hout * Wout *
+// Cin/groups * kh * kw = 2*75*18 = 2700, plus relu's 75; its kernel reads
+// the input (1*2*5*5*4 = 200 bytes) and the weight (3*2*3*3*4 = 216) once and
+// writes the result (1*3*5*5*4 = 300): the lower bound.
+// CHECK-LABEL: module attributes {fusion.cost = {bytes = 716 : i64, bytes_lower_bound = 716 : i64, flops = 2775 : i64
+// CHECK:         fusion.cost = {bytes_read = 416 : i64, bytes_written = 300 : i64, flops = 2775 : i64, time_ns = 0 : i64}, kind = "conv"
+func.func @conv(%x: !torch.vtensor<[1,2,5,5],f32>, %w: !torch.vtensor<[3,2,3,3],f32>) -> !torch.vtensor<[1,3,5,5],f32> {
+  %none = torch.constant.none
+  %int1 = torch.constant.int 1
+  %0 = torch.prim.ListConstruct %int1, %int1 : (!torch.int, !torch.int) -> !torch.list<int>
+  %1 = torch.aten.conv2d %x, %w, %none, %0, %0, %0, %int1 : !torch.vtensor<[1,2,5,5],f32>, !torch.vtensor<[3,2,3,3],f32>, !torch.none, !torch.list<int>, !torch.list<int>, !torch.list<int>, !torch.int -> !torch.vtensor<[1,3,5,5],f32>
+  %2 = torch.aten.relu %1 : !torch.vtensor<[1,3,5,5],f32> -> !torch.vtensor<[1,3,5,5],f32>
+  return %2 : !torch.vtensor<[1,3,5,5],f32>
+}
+
+// -----
+
 // A `?` size: no cost for the kernel, none for the module.
 // CHECK-LABEL: module {
 // CHECK-NOT:     fusion.cost

@@ -546,3 +546,105 @@ func.func @fuse_ksplit_cat_read_by_two_gemms(%x: !torch.vtensor<[4,16],f32>, %h:
   %3 = torch.aten.linear %1, %w2, %none : !torch.vtensor<[4,48],f32>, !torch.vtensor<[8,48],f32>, !torch.none -> !torch.vtensor<[4,8],f32>
   return %2, %3 : !torch.vtensor<[4,64],f32>, !torch.vtensor<[4,8],f32>
 }
+
+// -----
+
+// Convolutions are implicit-GEMM groups of kind "conv": the conv2d, its
+// per-channel bias add (fusion-split-bias's view to [C, 1, 1]), a residual
+// add and the relu are one group.
+
+// CHECK-LABEL: func.func @fuse_conv2d_bias_residual_relu
+// CHECK:         %[[G:.+]] = "fusion.group"(%arg0, %arg1, %arg2) ({
+// CHECK:           %[[CONV:.+]] = torch.aten.conv2d
+// CHECK:           %[[BIAS:.+]] = torch.aten.add.Tensor %[[CONV]]
+// CHECK:           %[[RES:.+]] = torch.aten.add.Tensor %[[BIAS]], %arg
+// CHECK-NEXT:      %[[RELU:.+]] = torch.aten.relu %[[RES]]
+// CHECK-NEXT:      "fusion.yield"(%[[RELU]])
+// CHECK-NEXT:    }) {kind = "conv"}
+// CHECK-NEXT:    return %[[G]]
+func.func @fuse_conv2d_bias_residual_relu(%x: !torch.vtensor<[2,4,6,6],f32>, %w: !torch.vtensor<[4,4,3,3],f32>, %b: !torch.vtensor<[4],f32>) -> !torch.vtensor<[2,4,6,6],f32> {
+  %none = torch.constant.none
+  %int1 = torch.constant.int 1
+  %int4 = torch.constant.int 4
+  %0 = torch.prim.ListConstruct %int1, %int1 : (!torch.int, !torch.int) -> !torch.list<int>
+  %1 = torch.aten.conv2d %x, %w, %none, %0, %0, %0, %int1 : !torch.vtensor<[2,4,6,6],f32>, !torch.vtensor<[4,4,3,3],f32>, !torch.none, !torch.list<int>, !torch.list<int>, !torch.list<int>, !torch.int -> !torch.vtensor<[2,4,6,6],f32>
+  %2 = torch.prim.ListConstruct %int4, %int1, %int1 : (!torch.int, !torch.int, !torch.int) -> !torch.list<int>
+  %3 = torch.aten.view %b, %2 : !torch.vtensor<[4],f32>, !torch.list<int> -> !torch.vtensor<[4,1,1],f32>
+  %4 = torch.aten.add.Tensor %1, %3, %int1 : !torch.vtensor<[2,4,6,6],f32>, !torch.vtensor<[4,1,1],f32>, !torch.int -> !torch.vtensor<[2,4,6,6],f32>
+  %5 = torch.aten.add.Tensor %4, %x, %int1 : !torch.vtensor<[2,4,6,6],f32>, !torch.vtensor<[2,4,6,6],f32>, !torch.int -> !torch.vtensor<[2,4,6,6],f32>
+  %6 = torch.aten.relu %5 : !torch.vtensor<[2,4,6,6],f32> -> !torch.vtensor<[2,4,6,6],f32>
+  return %6 : !torch.vtensor<[2,4,6,6],f32>
+}
+
+// -----
+
+// A pointwise op on the input is the conv's prologue (recomputed on each
+// tile; the template zeroes it where the window is padding); a depthwise
+// conv1d (groups = channels) is a conv group too.
+
+// CHECK-LABEL: func.func @fuse_conv1d_depthwise_prologue
+// CHECK:         %[[G:.+]] = "fusion.group"(%arg0, %arg1) ({
+// CHECK:           %[[EXP:.+]] = torch.aten.exp %arg
+// CHECK:           %[[CONV:.+]] = torch.aten.conv1d %[[EXP]]
+// CHECK-NEXT:      "fusion.yield"(%[[CONV]])
+// CHECK-NEXT:    }) {kind = "conv"}
+// CHECK-NEXT:    return %[[G]]
+func.func @fuse_conv1d_depthwise_prologue(%x: !torch.vtensor<[2,4,11],f32>, %w: !torch.vtensor<[4,1,3],f32>) -> !torch.vtensor<[2,4,6],f32> {
+  %none = torch.constant.none
+  %int1 = torch.constant.int 1
+  %int2 = torch.constant.int 2
+  %int4 = torch.constant.int 4
+  %s = torch.prim.ListConstruct %int2 : (!torch.int) -> !torch.list<int>
+  %p = torch.prim.ListConstruct %int1 : (!torch.int) -> !torch.list<int>
+  %0 = torch.aten.exp %x : !torch.vtensor<[2,4,11],f32> -> !torch.vtensor<[2,4,11],f32>
+  %1 = torch.aten.conv1d %0, %w, %none, %s, %p, %p, %int4 : !torch.vtensor<[2,4,11],f32>, !torch.vtensor<[4,1,3],f32>, !torch.none, !torch.list<int>, !torch.list<int>, !torch.list<int>, !torch.int -> !torch.vtensor<[2,4,6],f32>
+  return %1 : !torch.vtensor<[2,4,6],f32>
+}
+
+// -----
+
+// A transposed convolution stays an ATen call (the template computes
+// forward convolutions only): the relu after it is a pointwise group.
+
+// CHECK-LABEL: func.func @no_fuse_transposed_conv
+// CHECK:         %[[T:.+]] = torch.aten.conv_transpose2d.input %arg0, %arg1
+// CHECK:         "fusion.group"(%[[T]])
+// CHECK:         }) {kind = "pointwise"}
+// EXPLAIN-LABEL: func.func @no_fuse_transposed_conv
+// EXPLAIN:         fusion.explain = ["producer torch.aten.conv_transpose2d.input: not a convolution the template takes: a transposed convolution (the template computes forward convolutions only)"]
+func.func @no_fuse_transposed_conv(%x: !torch.vtensor<[2,4,5,5],f32>, %w: !torch.vtensor<[4,3,3,3],f32>) -> !torch.vtensor<[2,3,11,11],f32> {
+  %none = torch.constant.none
+  %int0 = torch.constant.int 0
+  %int1 = torch.constant.int 1
+  %int2 = torch.constant.int 2
+  %s = torch.prim.ListConstruct %int2, %int2 : (!torch.int, !torch.int) -> !torch.list<int>
+  %p = torch.prim.ListConstruct %int0, %int0 : (!torch.int, !torch.int) -> !torch.list<int>
+  %d = torch.prim.ListConstruct %int1, %int1 : (!torch.int, !torch.int) -> !torch.list<int>
+  %0 = torch.aten.conv_transpose2d.input %x, %w, %none, %s, %p, %p, %int1, %d : !torch.vtensor<[2,4,5,5],f32>, !torch.vtensor<[4,3,3,3],f32>, !torch.none, !torch.list<int>, !torch.list<int>, !torch.list<int>, !torch.int, !torch.list<int> -> !torch.vtensor<[2,3,11,11],f32>
+  %1 = torch.aten.relu %0 : !torch.vtensor<[2,3,11,11],f32> -> !torch.vtensor<[2,3,11,11],f32>
+  return %1 : !torch.vtensor<[2,3,11,11],f32>
+}
+
+// -----
+
+// Two convolutions back to back are two conv groups (the second reads the
+// first's result from memory); an f64 convolution stays an ATen call (the
+// template takes f32, f16 and bf16).
+
+// CHECK-LABEL: func.func @no_fuse_conv_into_conv_or_f64
+// CHECK:         %[[A:.+]] = "fusion.group"(%arg0, %arg1)
+// CHECK:         }) {kind = "conv"}
+// CHECK:         %[[B:.+]] = "fusion.group"(%[[A]], %arg1)
+// CHECK:         }) {kind = "conv"}
+// CHECK:         torch.aten.conv2d %arg2, %arg3
+// EXPLAIN-LABEL: func.func @no_fuse_conv_into_conv_or_f64
+// EXPLAIN:         fusion.explain = ["consumer fusion.group: a convolution's kernel takes no other template (a GEMM, a convolution) as its prologue or epilogue"]
+func.func @no_fuse_conv_into_conv_or_f64(%x: !torch.vtensor<[1,2,5,5],f32>, %w: !torch.vtensor<[2,2,3,3],f32>, %x64: !torch.vtensor<[1,2,5,5],f64>, %h: !torch.vtensor<[2,2,3,3],f64>) -> (!torch.vtensor<[1,2,5,5],f32>, !torch.vtensor<[1,2,5,5],f64>) {
+  %none = torch.constant.none
+  %int1 = torch.constant.int 1
+  %0 = torch.prim.ListConstruct %int1, %int1 : (!torch.int, !torch.int) -> !torch.list<int>
+  %1 = torch.aten.conv2d %x, %w, %none, %0, %0, %0, %int1 : !torch.vtensor<[1,2,5,5],f32>, !torch.vtensor<[2,2,3,3],f32>, !torch.none, !torch.list<int>, !torch.list<int>, !torch.list<int>, !torch.int -> !torch.vtensor<[1,2,5,5],f32>
+  %2 = torch.aten.conv2d %1, %w, %none, %0, %0, %0, %int1 : !torch.vtensor<[1,2,5,5],f32>, !torch.vtensor<[2,2,3,3],f32>, !torch.none, !torch.list<int>, !torch.list<int>, !torch.list<int>, !torch.int -> !torch.vtensor<[1,2,5,5],f32>
+  %3 = torch.aten.conv2d %x64, %h, %none, %0, %0, %0, %int1 : !torch.vtensor<[1,2,5,5],f64>, !torch.vtensor<[2,2,3,3],f64>, !torch.none, !torch.list<int>, !torch.list<int>, !torch.list<int>, !torch.int -> !torch.vtensor<[1,2,5,5],f64>
+  return %2, %3 : !torch.vtensor<[1,2,5,5],f32>, !torch.vtensor<[1,2,5,5],f64>
+}
