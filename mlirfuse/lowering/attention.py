@@ -156,7 +156,9 @@ get the constexprs of `sdpa_constants`.
         # head of 64 spilled 8 bytes at 128 registers (issue 21); one stage, 128 registers, no stack.
         # f16/bf16 on sm_80 (mma.sync, no warpgroups): a GPT-2-medium head of 64 at 512 tokens spilled
         # 16 bytes at 255 registers with 4 warps; 8 warps: 247 registers, no stack (bench/spills.py --real).
-        "num_warps": 8 if wide or kernel.dtype == "float32" or arch < 90 else 4,
+        # On sm_90 too: 4 warps spilled 8 bytes for a bf16 GPT-2 head of 64 and 56 for T5's f16 attention
+        # with its position bias (spills.py --zoo); 8 warps: 207 and 238 registers, no spill.
+        "num_warps": 8,
         "num_stages": 3 if arch >= 90 else 1 if kernel.dtype == "float32" else 2,
     }
 

@@ -116,6 +116,11 @@ def matmul_config(g: Gemm, target: str) -> MatmulConfig:
     # tile spilled 216 bytes on sm_80 with them).
     if g.wide and target != "interpreter":
         bn = max(16, bn // 2)
+    # A result stored beside each GEMM's keeps another [BLOCK_M, BLOCK_N] tile live in the epilogue: half the
+    # columns (OPT's out-projection + residual + clone, bf16 128 x 128 on 8 warps, spilled 56 bytes on sm_80
+    # and 124 on sm_90; bench/spills.py --zoo).
+    if g.outputs > g.siblings and target != "interpreter":
+        bn = max(16, bn // 2)
     # Three or more f16/bf16 accumulators on sm_80 (mma.sync): 8 warps got 128 registers and spilled 8 bytes
     # (a Llama-7B-sized layer's q/k/v, 128 x 32 tiles); 64 rows on 4 warps take 142 and spill nothing.
     if target == "sm_80" and g.siblings >= 3 and g.dtype != "float32":
@@ -369,7 +374,8 @@ class _MatmulEmitter(KernelEmitter):
         return TritonKernel(
             self.name, source, tuple(inputs), tuple(outputs), tuple(self.scalars), tuple(params),
             kind=GroupKind.MATMUL, sites=tuple(kernel_sites), space=g.out, site_spaces=tuple(site_spaces),
-            template=dataclasses.replace(g, siblings=len(mms), k_extra=tuple(self.kvalues[1:]), wide=self.wide),
+            template=dataclasses.replace(g, siblings=len(mms), k_extra=tuple(self.kvalues[1:]), wide=self.wide,
+                                         outputs=len(outputs)),
         )
 
     def site_params(self, sites: dict, regions: list[str], operand: dict, readers: dict, also_read) -> tuple:

@@ -77,6 +77,8 @@ class Gemm:
     k_extra: tuple[int, ...] = ()
     # Lowering: the kernel indexes in int64 (a tensor past 2^31 - 1 elements); its tiles are narrower.
     wide: bool = False
+    # Lowering: the results the kernel stores (an epilogue's value kept beside the GEMM's: a clone, a residual).
+    outputs: int = 1
 
     @property
     def rows(self) -> tuple[int, ...]:
