@@ -37,6 +37,7 @@ or `MLIRFUSE_NO_LAYER_DEDUP=1`, turns it off.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import logging
 import os
@@ -149,6 +150,7 @@ def _content(t: torch.Tensor):
     return ("content", tuple(t.shape), t.dtype, data)
 
 
+@functools.cache
 def _writes(fn) -> list[tuple[int, str]]:
     """(position, name) of the arguments an ATen op writes (`add_`, `out=`)."""
     schema = getattr(fn, "_schema", None)
@@ -157,6 +159,7 @@ def _writes(fn) -> list[tuple[int, str]]:
     return [(i, a.name) for i, a in enumerate(schema.arguments) if a.alias_info is not None and a.alias_info.is_write]
 
 
+@functools.cache
 def _computes(fn) -> bool:
     """An op that computes values: not a `prim` query (device), not a view of its operand."""
     schema = getattr(fn, "_schema", None)
@@ -198,21 +201,30 @@ class _Frame:
     def label(self, t: torch.Tensor) -> tuple:
         return self.labels.get(id(t)) or _content(t)
 
+    def describe(self, x):
+        """An op's argument as the record holds it: tensors by label, lists item by item (ATen's arguments
+        nest no deeper), other values as they are."""
+        if isinstance(x, torch.Tensor):
+            return self.label(x)
+        if isinstance(x, (list, tuple)):
+            return tuple(self.describe(y) for y in x)
+        return x
+
     def record(self, fn, args: tuple, kwargs: dict, out) -> None:
         j = len(self.ops)
-        leaves, spec = pytree.tree_flatten((args, kwargs))
-        described = tuple(self.label(x) if isinstance(x, torch.Tensor) else x for x in leaves)
+        described = (tuple(self.describe(a) for a in args), tuple((k, self.describe(v)) for k, v in kwargs.items()))
         for position, name in _writes(fn):
             target = args[position] if position < len(args) else kwargs.get(name)
             if isinstance(target, torch.Tensor) and self.label(target)[0] != "op":
                 self.why = self.why or (
                     f"it writes a tensor it did not create ({fn.name()} on its {_what(self.label(target))}): "
                     "the write-back is not the layer's to do")
-        results = [x for x in pytree.tree_leaves(out) if isinstance(x, torch.Tensor)]
+        results = [out] if isinstance(out, torch.Tensor) else [x for x in out if isinstance(x, torch.Tensor)] \
+            if isinstance(out, (list, tuple)) else []
         for k, r in enumerate(results):
             self.labels[id(r)] = ("op", j, k)
         self.keep += results
-        self.ops.append((str(fn), str(spec), described, tuple((tuple(r.shape), r.dtype) for r in results)))
+        self.ops.append((fn, described, tuple((tuple(r.shape), r.dtype) for r in results)))
         self.computed += _computes(fn)
 
     def finish(self, out) -> Call:
@@ -325,7 +337,9 @@ def find_layers(model: torch.nn.Module, args: tuple, kwargs: dict) -> tuple[list
     modules = dict(model.named_modules())
     keys = {path: _static_key(m) for path, m in modules.items() if path and "forward" not in m.__dict__}
     counts = Counter(keys.values())
-    watched = {path: modules[path] for path, key in keys.items() if counts[key] > 1}
+    # Modules without submodules (Linear, LayerNorm, an activation) are ops, not layers: not watched.
+    watched = {path: modules[path] for path, key in keys.items()
+               if counts[key] > 1 and next(modules[path].children(), None) is not None}
     refusals = _differing_stacks(model, keys)
     if not watched:
         return [], refusals
@@ -337,8 +351,7 @@ def find_layers(model: torch.nn.Module, args: tuple, kwargs: dict) -> tuple[list
         if not recorded:
             continue
         reasons = [c.why for c in recorded if c.why]
-        if max(c.ops for c in recorded) < MIN_LAYER_OPS or next(modules[path].children(), None) is None:
-            # An op more than a layer (Linear, an activation): too small to outline, refused or not.
+        if max(c.ops for c in recorded) < MIN_LAYER_OPS:  # too small to outline, refused or not
             continue
         if reasons:
             why[path] = reasons[0]
