@@ -551,8 +551,8 @@ def import_with_layers(model: torch.nn.Module, args: tuple, kwargs: dict) -> Imp
     report = LayerReport()
     try:
         groups, report.refusals = find_layers(model, args, kwargs)
-    except Exception as e:  # the model fails eagerly: its export will say why
-        report.disabled = f"the model did not run eagerly on the example: {type(e).__name__}: {e}"
+    except Exception as e:  # the model fails on fake tensors (a value read): its export will say more
+        report.disabled = f"the model did not run on fake tensors shaped as the example: {type(e).__name__}: {str(e)[:200]}"
         groups = []
     if groups:
         try:
