@@ -7,7 +7,7 @@
 on token ids [2, 64], at 2, 12 and 32 layers. Each timing is one
 `mlirfuse.compile` in a fresh process with an empty kernel cache (export,
 import, the pipeline and the lowering included), in CPU seconds
-(`time.process_time`), the best of `REPEATS` processes; with
+(`time.process_time`), the best of `--repeats` processes; with
 `dedup_layers=True` (the default: frontend/layers.py) and `False`. The
 issue's bar: 32 layers within 2x the 2-layer time, results matching eager.
 """
@@ -28,7 +28,7 @@ from report import header, markdown_table, publish  # noqa: E402
 
 LAYERS = (2, 12, 32)
 REPEATS = 2
-COLUMNS = ("layers", "dedup on: CPU s", "dedup off: CPU s", "on / off", "on / on at 2 layers", "layer classes", "max |diff| vs eager")
+COLUMNS = ("layers", "dedup on: CPU s", "dedup off: CPU s", "on / off", "on / on at 2 layers", "layer classes", "max abs diff vs eager")
 
 # Run in a fresh process: compile once, print the CPU seconds, the layer classes and the error against eager.
 CHILD = """
@@ -48,10 +48,10 @@ print(json.dumps({"seconds": seconds, "classes": cm.stats.get("layer_classes", 0
 """
 
 
-def run(layers: int, dedup: bool) -> dict:
-    """The best of REPEATS fresh processes compiling GPT2Model with `layers` layers."""
+def run(layers: int, dedup: bool, repeats: int) -> dict:
+    """The best of `repeats` fresh processes compiling GPT2Model with `layers` layers."""
     runs = []
-    for _ in range(REPEATS):
+    for _ in range(repeats):
         with tempfile.TemporaryDirectory() as cache:
             env = dict(os.environ, MLIRFUSE_CACHE_DIR=cache, TRITON_INTERPRET="1")
             out = subprocess.run([sys.executable, "-c", CHILD, str(layers), "on" if dedup else "off"],
@@ -63,13 +63,15 @@ def run(layers: int, dedup: bool) -> dict:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--no-write", action="store_true", help="do not replace this script's section of RESULTS.md")
+    parser.add_argument("--layers", type=int, nargs="+", default=list(LAYERS), help="depths (default: %(default)s)")
+    parser.add_argument("--repeats", type=int, default=REPEATS, help="processes per timing, best kept (default: %(default)s)")
     args = parser.parse_args(argv)
     results = {}
-    for layers in LAYERS:
-        results[layers] = {dedup: run(layers, dedup) for dedup in (True, False)}
+    for layers in args.layers:
+        results[layers] = {dedup: run(layers, dedup, args.repeats) for dedup in (True, False)}
         print(f"{layers} layers: {results[layers][True]['seconds']:.2f}s on, {results[layers][False]['seconds']:.2f}s off",
               file=sys.stderr)
-    base = results[LAYERS[0]][True]["seconds"]
+    base = results[args.layers[0]][True]["seconds"]
     rows = []
     for layers, r in results.items():
         on, off = r[True], r[False]
