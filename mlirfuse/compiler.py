@@ -39,6 +39,7 @@ from torch.utils import _pytree as pytree
 from mlirfuse.analysis.cost import program_cost
 from mlirfuse.errors import CompilationError, InputMismatchError, MlirfuseError, PipelineError, RecompileLimitWarning
 from mlirfuse.frontend.importer import ImportedProgram, flatten_inputs, import_module
+from mlirfuse.frontend.layers import LayerReport, dedup_enabled, import_with_layers
 from mlirfuse.ir import ir
 from mlirfuse.passes import MLIRFUSE_PIPELINE, default_pipeline
 from mlirfuse.passes.pipeline import build_pass_manager
@@ -54,17 +55,29 @@ DEFAULT_MAX_SPECIALIZATIONS = 8
 
 
 def count_aten_ops(module: ir.Module) -> int:
-    """torch ops that compute something: constants and list construction excluded."""
-    count = 0
+    """torch ops that compute something, per run of the first function: constants and list construction
+    excluded, a called function's (a layer compiled once) counted per call."""
+    functions = {ir.StringAttr(f.attributes["sym_name"]).value: f for f in module.body.operations
+                 if f.operation.name == "func.func"}
+    counts: dict[str, int] = {}
 
-    def visit(op):
-        nonlocal count
-        if op.name.startswith(("torch.aten.", "torch.prims.")) or op.name == "torch.operator":
-            count += 1
-        return ir.WalkResult.ADVANCE
+    def count(name: str) -> int:
+        if name not in counts:
+            total = 0
 
-    module.operation.walk(visit)
-    return count
+            def visit(op):
+                nonlocal total
+                if op.name.startswith(("torch.aten.", "torch.prims.")) or op.name == "torch.operator":
+                    total += 1
+                elif op.name == "func.call":
+                    total += count(ir.FlatSymbolRefAttr(op.attributes["callee"]).value)
+                return ir.WalkResult.ADVANCE
+
+            functions[name].operation.walk(visit)
+            counts[name] = total
+        return counts[name]
+
+    return count(next(iter(functions))) if functions else 0
 
 
 def run_pipeline(module: ir.Module, context: ir.Context, pipeline=None, explain: bool = False, progress=None) -> int:
@@ -112,7 +125,7 @@ class CompiledGraph:
         programs.store(self.mlir)
         # --- end persistent cache
         self.kernels = self.program.kernels
-        steps = self.program.steps
+        steps = list(self.program.flat_steps())  # a deduplicated layer's steps once per call
         launches = sum(1 for s in steps if s.kind == "launch")
         self.stats = {
             "aten_ops": aten_ops,
@@ -130,12 +143,15 @@ class CompiledGraph:
             **programs.stats(),
             **lowering.stats(),
         }
+        if imported.layers is not None and imported.layers.classes:  # frontend/layers.py
+            self.stats["layer_classes"] = len(imported.layers.classes)
+            self.stats["layer_calls"] = imported.layers.calls
         # Bytes of intermediates (runtime/liveness.py): the most live at once during a call, and all
         # allocated per call; absent where sizes are only known at call time.
         plan = self.program.plan
         if plan.planned_peak_bytes is not None:
             self.stats["planned_peak_bytes"] = plan.planned_peak_bytes
-            self.stats["allocated_bytes"] = plan.allocated_bytes
+            self.stats["allocated_bytes"] = self.program.allocated_bytes
         # The cost model (analysis/cost.py): bytes moved and FLOPs per call, the bytes any implementation
         # must move, and the roofline time in ns on an H100 (sm_90); absent where sizes are only known at call time.
         self.cost = program_cost(imported.module)
@@ -215,6 +231,7 @@ class CompiledModule:
         dynamic_shapes=None,
         policy=None,
         cache: bool = True,
+        dedup_layers: bool | None = None,
     ):
         """`imported`: the example inputs' program, where the caller imported it already."""
         if not isinstance(max_specializations, int) or isinstance(max_specializations, bool) or max_specializations < 1:
@@ -227,6 +244,7 @@ class CompiledModule:
         self.dynamic_shapes = dynamic_shapes
         self.policy = policy
         self.cache = cache
+        self.dedup_layers = dedup_enabled(dedup_layers)
         # input_key -> CompiledGraph; None for keys that run eagerly (past the bound or not compilable).
         self.specializations: dict[tuple, CompiledGraph | None] = {}
         self.guard_stats = {"compiles": 0, "hits": 0, "eager_calls": 0}
@@ -240,6 +258,8 @@ class CompiledModule:
     kernels = property(lambda self: self._current.kernels)
     stats = property(lambda self: self._current.stats)
     cost = property(lambda self: self._current.cost)  # analysis.cost.ProgramCost, or None for `?` sizes
+    # frontend/layers.LayerReport: the layers compiled once and called per occurrence, and those refused, with why.
+    layers = property(lambda self: self._current.imported.layers or LayerReport(disabled="not asked for"))
 
     def explain(self) -> dict[str, list[str]]:
         """Kernel name -> why its neighbours were not fused (compile with explain=True)."""
@@ -274,8 +294,12 @@ class CompiledModule:
                     raise
                 why = str(e)
             if why is None:
+                if self.dedup_layers:
+                    imported.layers = LayerReport(disabled="dynamic_shapes: each layer is compiled where it is called")
                 return imported
             logger.info("mlirfuse: dynamic shapes do not cover these inputs (%s); compiling them static", why)
+        if self.dedup_layers:
+            return import_with_layers(self.model, tuple(args), kwargs)
         return import_module(self.model, tuple(args), kwargs)
 
     def _covering(self, args: tuple, kwargs: dict) -> CompiledGraph | None:
@@ -382,6 +406,7 @@ def compile(
     dynamic_shapes=None,
     policy=None,
     cache: bool = True,
+    dedup_layers: bool | None = None,
 ) -> CompiledModule:
     """Compile `model` for inputs shaped like `example_inputs` (a tuple) and `example_kwargs`.
 
@@ -406,6 +431,10 @@ def compile(
     `cache`: look up and store the compiled program and its kernels in the
     persistent cache (`mlirfuse.runtime.cache`; `cm.stats` says how it
     served them); False compiles everything anew.
+    `dedup_layers`: compile each distinct repeated layer once and call it per
+    occurrence (frontend/layers.py; `cm.layers` says which, and what was
+    refused and why); default on unless `MLIRFUSE_NO_LAYER_DEDUP=1`; off with
+    `dynamic_shapes`.
     """
     if matmul not in MATMUL_MODES:
         raise ValueError(f"matmul must be one of {', '.join(map(repr, MATMUL_MODES))}, got {matmul!r}")
@@ -428,5 +457,5 @@ def compile(
     return CompiledModule(
         model, tuple(example_inputs), example_kwargs,
         pipeline=parsed, explain=explain, max_specializations=max_specializations, strict=strict,
-        dynamic_shapes=dynamic_shapes, policy=policy, cache=cache,
+        dynamic_shapes=dynamic_shapes, policy=policy, cache=cache, dedup_layers=dedup_layers,
     )

@@ -42,10 +42,12 @@ class Stack(nn.Module):
         return x
 
 
-def compiled_stack(depth: int):
+def compiled_stack(depth: int, dedup_layers: bool = False):
+    """The stack compiled as one function (these tests follow values through one program's steps), or with
+    each block one function called per layer."""
     torch.manual_seed(depth)
     model, x = Stack(depth).eval(), torch.randn(2, 8, 32)
-    return model, x, mlirfuse.compile(model, (x,))
+    return model, x, mlirfuse.compile(model, (x,), dedup_layers=dedup_layers)
 
 
 def live_bytes(program, arguments: list) -> tuple[list, int]:
@@ -98,8 +100,9 @@ def test_a_value_computed_early_is_freed_before_the_call_returns():
 
 
 def test_planned_peak_is_flat_in_depth():
-    peaks = {depth: compiled_stack(depth)[2].stats["planned_peak_bytes"] for depth in (2, 8)}
-    assert 0 < peaks[8] <= 1.25 * peaks[2], peaks
+    for dedup_layers in (False, True):
+        peaks = {depth: compiled_stack(depth, dedup_layers)[2].stats["planned_peak_bytes"] for depth in (2, 8)}
+        assert 0 < peaks[8] <= 1.25 * peaks[2], (dedup_layers, peaks)
 
 
 @pytest.mark.parametrize("depth", [1, 4])

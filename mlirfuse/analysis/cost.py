@@ -284,6 +284,13 @@ def program_cost(module: ir.Module, func_name: str | None = None) -> ProgramCost
             step = (name, "launch")
         elif name == "func.return":
             continue
+        elif name == "func.call":  # a layer compiled once: its steps, per call
+            callee = program_cost(module, ir.FlatSymbolRefAttr(op.attributes["callee"]).value)
+            if callee is None:
+                return None
+            result.steps += callee.steps
+            result.total = result.total + callee.total
+            continue
         else:
             cost = extern_cost(op.operation)
             step = (torch_name(op), "aten")

@@ -55,6 +55,8 @@ class ImportedProgram:
     # A backend graph's results that are inputs handed back untouched (process groups and other script
     # objects, which the function does not take): result position -> input index.
     passthrough: dict = field(default_factory=dict)
+    # Layer deduplication (frontend/layers.py): the layers compiled once and called per occurrence, and the refusals.
+    layers: object = None
 
 
 def trace(
@@ -107,19 +109,20 @@ def export(model: torch.nn.Module, example_inputs: tuple, example_kwargs: dict |
     return functional(trace(model, example_inputs, example_kwargs), type(model).__name__)
 
 
-def _import_graph(graph: torch.fx.Graph, func_name: str, what: str) -> tuple[ir.Module, ir.Context]:
-    """`graph` as a func.func of a new module; every placeholder becomes an argument."""
+def _import_graph(
+    graph: torch.fx.Graph, func_name: str, what: str, into: ir.Module | None = None, private: bool = False
+) -> tuple[ir.Module, ir.Context]:
+    """`graph` as a func.func of a new module (or of `into`); every placeholder becomes an argument."""
     from torch_mlir.extras.fx_importer import FxImporter
 
-    context = make_context()
-    importer = FxImporter(context=context)
+    importer = FxImporter(context=make_context()) if into is None else FxImporter(module=into)
     try:
-        importer.import_stateless_graph(graph, func_name=func_name)
+        importer.import_stateless_graph(graph, func_name=func_name, func_visibility="private" if private else None)
     except Exception as e:
         node = _failing_node(e.__traceback__)
         where = f" at op '{node.target}' (node {node.name})" if node is not None and node.op == "call_function" else ""
         raise UnsupportedModelError(f"torch-mlir could not import the {what}{where}: {str(e)[:500]}") from e
-    return importer.module, context
+    return importer.module, importer.module.context
 
 
 def _failing_node(tb) -> torch.fx.Node | None:
@@ -133,10 +136,8 @@ def _failing_node(tb) -> torch.fx.Node | None:
     return node
 
 
-def import_program(program: ExportedProgram, func_name: str = "forward") -> ImportedProgram:
-    """Import an exported program's graph; placeholders become arguments."""
-    module, context = _import_graph(program.graph_module.graph, func_name, "exported graph")
-
+def program_bindings(program: ExportedProgram) -> list[tuple[str, object]]:
+    """Per argument of the exported function: ("param", name) | ("buffer", name) | ("constant", tensor) | ("input", index)."""
     bindings = []
     user_index = 0
     for spec in program.graph_signature.input_specs:
@@ -151,6 +152,18 @@ def import_program(program: ExportedProgram, func_name: str = "forward") -> Impo
             user_index += 1
         else:
             raise UnsupportedModelError(f"exported input '{spec.arg.name}' of kind {spec.kind.name} is not supported")
+    return bindings
+
+
+def import_program(
+    program: ExportedProgram, func_name: str = "forward", into: ir.Module | None = None, private: bool = False
+) -> ImportedProgram:
+    """Import an exported program's graph; placeholders become arguments.
+
+    `into`: add the function to that module (beside the functions imported before), `private` if asked.
+    """
+    bindings = program_bindings(program)
+    module, context = _import_graph(program.graph_module.graph, func_name, "exported graph", into, private)
 
     user_inputs = [spec.arg.name for spec in program.graph_signature.input_specs if spec.kind == InputKind.USER_INPUT]
     results = []

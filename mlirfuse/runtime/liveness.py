@@ -118,7 +118,7 @@ def plan(
                 release_at_start.append(s)
             continue
         release_after[last[s]].append(s)
-    owner = _buffers(steps, num_slots)
+    owner = buffers(steps, num_slots)
     in_place = _in_place(steps, last, owner, num_args) if reuse else {}
     peak = _peak(steps, last, slot_bytes, owner, in_place)
     take = {}
@@ -137,7 +137,7 @@ def _shares_operand(step) -> bool:
     return step.view or step.kind == "list" or step.in_place
 
 
-def _buffers(steps, num_slots: int) -> list[int]:
+def buffers(steps, num_slots: int) -> list[int]:
     """Each slot's buffer, named by the slot that allocated it: a sharing result joins its first operand's."""
     owner = list(range(num_slots))
     for step in steps:
@@ -249,7 +249,7 @@ def _peak(steps, last: list[int], slot_bytes: dict[int, int | None], owner: list
     owner = [written_over.get(b, b) for b in owner]
     born: dict[int, tuple[int, int]] = {}  # buffer -> (step allocating it, bytes)
     for i, step in enumerate(steps):
-        if step.kind not in ("launch", "aten") or _shares_operand(step):
+        if step.kind not in ("launch", "aten", "call") or _shares_operand(step):
             continue
         for s in step.outs:
             size = slot_bytes.get(s, 0)
@@ -271,7 +271,10 @@ def _peak(steps, last: list[int], slot_bytes: dict[int, int | None], owner: list
     peak, peak_step, live, profile = 0, None, 0, []
     for i in range(len(steps)):
         live += delta[i]
-        profile.append(live)
-        if live > peak:
-            peak, peak_step = live, i
+        inner = steps[i].inner_peak  # a call's callee: its intermediates live during the call step
+        if inner is None:
+            return None, None, None, None
+        profile.append(live + inner)
+        if live + inner > peak:
+            peak, peak_step = live + inner, i
     return peak, peak_step, sum(size for _, size in born.values()), profile

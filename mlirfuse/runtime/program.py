@@ -23,7 +23,7 @@ from mlirfuse.lowering.triton import LoweringError, TritonKernel, lower_kernel
 from mlirfuse.ops.dtypes import itemsize
 from mlirfuse.runtime.aten import RESHAPING, aten_overload, convert, split_by_schema
 from mlirfuse.runtime.kernels import Launcher
-from mlirfuse.runtime.liveness import Plan, plan, reuse_enabled
+from mlirfuse.runtime.liveness import Plan, buffers, plan, reuse_enabled
 
 logger = logging.getLogger("mlirfuse")
 
@@ -34,21 +34,26 @@ class Step:
     args: list  # ("slot", i) | ("const", value) | ("list", [...])
     kwargs: dict
     outs: list[int]
-    kind: str  # "aten" | "launch" | "list" | "const"
+    kind: str  # "aten" | "launch" | "list" | "const" | "call"
     name: str
     view: bool = False  # an ATen op whose result aliases its input: no kernel, no copy
     operand_view: bool = False  # a view inside an extern group: part of the extern call's operands
     in_place: bool = False  # an ATen op writing into an operand and returning it: no new buffer
     reusable: tuple = ()  # a launch: (output, argument position) pairs its kernel may write in place (liveness)
+    inner_peak: int | None = 0  # a call: the planned peak of the callee's intermediates (None: dynamic)
 
 
 class Program:
     """The steps of one func.func, ready to run on torch values."""
 
-    def __init__(self, func_op, module: ir.Module, on_kernel=None, lower: Callable = lower_kernel):
+    def __init__(self, func_op, module: ir.Module, on_kernel=None, lower: Callable = lower_kernel,
+                 caller: Program | None = None):
         """`on_kernel(index, total, name)` is called as each kernel is lowered (progress); `lower` lowers one
-        fusion.kernel (`lower_kernel`, or the persistent cache's `KernelCache`)."""
-        self._lower = lower
+        fusion.kernel (`lower_kernel`, or the persistent cache's `KernelCache`).
+
+        `caller`: the program calling this function (`func.call`); they share kernels, callees and `lower`.
+        """
+        self._lower = lower if caller is None else caller._lower
         self.slots: dict[ir.Value, int] = {}
         self._next_slot = 0
         self._slot_bytes: dict[int, int | None] = {}  # result slot -> bytes of its tensor (None: dynamic)
@@ -63,6 +68,10 @@ class Program:
         self._on_kernel = on_kernel
         self._total_kernels = sum(op.operation.name == "fusion.kernel" for op in module.body.operations)
         self._resource_blobs: dict[str, bytes] | None = None  # dense_resource literals' data, read once
+        self.callees: dict[str, Program] = {}  # functions called (deduplicated layers), each built once
+        if caller is not None:
+            self.aten_kernels, self.kernels, self._launchers = caller.aten_kernels, caller.kernels, caller._launchers
+            self.callees, self._resource_blobs = caller.callees, caller._resource_blobs
         block = func_op.regions[0].blocks[0]
         self.num_args = len(block.arguments)
         for arg in block.arguments:
@@ -118,6 +127,9 @@ class Program:
         if name == "torch.vtensor.literal":
             tensor = _literal(op, lambda: self._blobs(module))
             self.steps.append(Step(lambda t=tensor: t, [], {}, [self._slot(op.results[0])], "const", name))
+            return
+        if name == "func.call":
+            self._add_call(op, module)
             return
         if name == "fusion.group" and group_kind(op) == GroupKind.EXTERN:
             self._add_extern(op, module)
@@ -189,6 +201,54 @@ class Program:
         for result, value in zip(group.results, ops[-1].operands):
             self._aliases[result] = self._arg(value)
 
+    def _add_call(self, op, module) -> None:
+        """A call of a function of the module (a layer compiled once): its program, built once, run per call."""
+        name = ir.FlatSymbolRefAttr(op.attributes["callee"]).value
+        if name not in self.callees:
+            callee = next((f for f in module.body.operations if f.operation.name == "func.func"
+                           and ir.StringAttr(f.attributes["sym_name"]).value == name), None)
+            if callee is None or not len(callee.regions[0].blocks):
+                raise UnsupportedModelError(f"mlirfuse cannot run a call of @{name}: no such function (at {op.location})")
+            self.callees[name] = Program(callee, module, self._on_kernel, caller=self)
+        callee = self.callees[name]
+        args = [self._arg(v) for v in op.operands]
+        outs = [self._slot(r) for r in op.results]
+        self.steps.append(Step(callee.call, args, {}, outs, "call", name, inner_peak=callee.plan.planned_peak_bytes))
+
+    def call(self, *arguments) -> list:
+        """The results for `arguments`, each a tensor of its own: a result sharing an argument's buffer
+        (or a constant's) is copied, so that the caller's plan, which counts a call's results as new
+        buffers, holds."""
+        results = self.run(list(arguments))
+        for i in self._aliased_returns:
+            results[i] = results[i].clone()
+        return results
+
+    @functools.cached_property
+    def _aliased_returns(self) -> list[int]:
+        owner = buffers(self.steps, self._next_slot)
+        made = {s for step in self.steps if step.kind in ("launch", "aten", "call") and not step.view and not step.in_place
+                for s in step.outs}
+        return [i for i, (kind, v) in enumerate(self.returns) if kind != "slot" or owner[v] not in made]
+
+    @property
+    def allocated_bytes(self) -> int | None:
+        """All intermediates' bytes allocated per run, the callees' per call; None where a size is dynamic."""
+        total = self.plan.allocated_bytes
+        for step in self.steps:
+            if step.kind == "call" and total is not None:
+                inner = self.callees[step.name].allocated_bytes
+                total = None if inner is None else total + inner
+        return total
+
+    def flat_steps(self):
+        """The steps a call runs, the callees' in place of each call step."""
+        for step in self.steps:
+            if step.kind == "call":
+                yield from self.callees[step.name].flat_steps()
+            else:
+                yield step
+
     def _add_body(self, kernel, launch, module) -> None:
         """A launch of a kernel the lowering refused: its body's ops as ATen steps, in fresh slots per launch."""
         block = kernel.regions[0].blocks[0]
@@ -228,7 +288,7 @@ class Program:
             result = step.fn(*args, **kwargs)
             args = kwargs = None
             if step.outs:
-                if len(step.outs) == 1 and step.kind not in ("launch", "list"):
+                if len(step.outs) == 1 and step.kind not in ("launch", "list", "call"):
                     env[step.outs[0]] = result
                 else:
                     for slot, r in zip(step.outs, result):

@@ -34,7 +34,7 @@ def fusion_report(cm) -> str:
 
     s = cm.stats
     launches = {}
-    for step in cm.program.steps:
+    for step in cm.program.flat_steps():  # a layer compiled once: its launches per call
         if step.kind == "launch":
             launches[step.name] = launches.get(step.name, 0) + 1
     kernels = []
@@ -56,6 +56,7 @@ def fusion_report(cm) -> str:
         f"  peak live memory   : {peak_text(cm.program.plan, [step.name for step in cm.program.steps])}",
         *_cost_lines(cm.cost),
         *_collective_lines(cm.program.steps),
+        *(f"  {line}" for line in str(cm.imported.layers or "").splitlines()),  # frontend/layers.py
         "",
         f"  {'kernel':<{width}} {'launches':>8} {'bytes':>10} {'FLOPs':>8}  ops fused",
     ]
@@ -65,7 +66,7 @@ def fusion_report(cm) -> str:
         moved, flops = (bytes_text(cost.bytes), count_text(cost.flops)) if cost else ("?", "?")
         lines.append(f"  {name:<{width}} {launches.get(name, 0):>8} {moved:>10} {flops:>8}  {', '.join(ops)}")
     unfused = {}
-    for step in cm.program.steps:
+    for step in cm.program.flat_steps():
         if step.kind == "aten" and not step.operand_view:
             unfused[step.name] = unfused.get(step.name, 0) + 1
     lines.append("")
