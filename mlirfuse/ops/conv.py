@@ -59,6 +59,7 @@ class Conv:
     k_extra: tuple[int, ...] = ()
     siblings: int = 1
     wide: bool = False
+    outputs: int = 1
 
     @property
     def spatial(self) -> int:
