@@ -121,6 +121,11 @@ def matmul_config(g: Gemm, target: str) -> MatmulConfig:
     # and 124 on sm_90; bench/spills.py --zoo).
     if g.outputs > g.siblings and target != "interpreter":
         bn = max(16, bn // 2)
+    # bf16 on sm_80 with a residual tile in the epilogue: bf16 rounding is bit arithmetic on every element
+    # (round_to_bf16), and OPT's fc2 + bias + residual (128 x 128 on 8 warps) spilled 16 bytes at 255
+    # registers (spills.py --zoo); 64 columns.
+    if target == "sm_80" and g.dtype == "bfloat16" and g.epilogue_tiles:
+        bn = max(16, bn // 2)
     # Three or more f16/bf16 accumulators on sm_80 (mma.sync): 8 warps got 128 registers and spilled 8 bytes
     # (a Llama-7B-sized layer's q/k/v, 128 x 32 tiles); 64 rows on 4 warps take 142 and spill nothing.
     if target == "sm_80" and g.siblings >= 3 and g.dtype != "float32":
@@ -330,6 +335,11 @@ class _MatmulEmitter(KernelEmitter):
         self.body.append("mask = mmask[:, None] & nmask[None, :]")
         for value, kname, site, _ in loads["out"]:
             self.env[value] = self._load("out", value, kname, site, False)
+        # Epilogue inputs read as whole [BLOCK_M, BLOCK_N] tiles (a residual), not rows or columns (a bias).
+        self.epilogue_tiles = sum(
+            1 for value, *_ in loads["out"]
+            if len(shape := tensor_type(value.type).shape) >= 2 and shape[-1] != 1 and math.prod(shape[:-1]) != 1
+        )
         later = set(map(id, epilogue))
         for op in ops:
             i = next((i for i, m in enumerate(mms) if op is m), None)
@@ -375,7 +385,7 @@ class _MatmulEmitter(KernelEmitter):
             self.name, source, tuple(inputs), tuple(outputs), tuple(self.scalars), tuple(params),
             kind=GroupKind.MATMUL, sites=tuple(kernel_sites), space=g.out, site_spaces=tuple(site_spaces),
             template=dataclasses.replace(g, siblings=len(mms), k_extra=tuple(self.kvalues[1:]), wide=self.wide,
-                                         outputs=len(outputs)),
+                                         outputs=len(outputs), epilogue_tiles=self.epilogue_tiles),
         )
 
     def site_params(self, sites: dict, regions: list[str], operand: dict, readers: dict, also_read) -> tuple:

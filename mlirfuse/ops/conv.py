@@ -60,6 +60,7 @@ class Conv:
     siblings: int = 1
     wide: bool = False
     outputs: int = 1
+    epilogue_tiles: int = 0
 
     @property
     def spatial(self) -> int:

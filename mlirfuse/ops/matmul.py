@@ -79,6 +79,8 @@ class Gemm:
     wide: bool = False
     # Lowering: the results the kernel stores (an epilogue's value kept beside the GEMM's: a clone, a residual).
     outputs: int = 1
+    # Lowering: epilogue inputs read as whole [BLOCK_M, BLOCK_N] tiles (a residual), not rows (a bias).
+    epilogue_tiles: int = 0
 
     @property
     def rows(self) -> tuple[int, ...]:
