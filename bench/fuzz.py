@@ -47,6 +47,9 @@ def main(argv=None) -> int:
                              "shrunk cases are saved only without it")
     parser.add_argument("--aot", action="store_true", help="also compile every kernel of each passing case "
                         "(every kind) for sm_80 and sm_90 and count spills (no GPU needed; slower)")
+    parser.add_argument("--precision", choices=("fast", "eager"), default=None,
+                        help="compile with this precision; eager: f16/bf16 outputs of all-pointwise cases must "
+                             "equal eager bit for bit")
     parser.add_argument("--focus", default="", help="comma-separated op families drawn 10x as often "
                         "(gen.py generator names without _gen_: elementwise_more,pad,pool,index,gemm,attention,...)")
     args = parser.parse_args(argv)
@@ -54,6 +57,8 @@ def main(argv=None) -> int:
         os.environ["MLIRFUSE_FUZZ_TARGET"] = str(args.target.resolve())
     if args.aot:
         os.environ["MLIRFUSE_FUZZ_AOT"] = "1"
+    if args.precision:
+        os.environ["MLIRFUSE_FUZZ_PRECISION"] = args.precision
 
     focus = tuple(f for f in args.focus.split(",") if f)
     deadline = time.time() + args.minutes * 60

@@ -41,6 +41,10 @@ DEVICE_VARIABLE = "MLIRFUSE_FUZZ_DEVICE"
 # (pointwise, reduction, scan, concat, pooling, GEMM, attention) compiled for sm_80 and sm_90; ptxas's spill
 # stores or loads there (or local memory) are a `spill` outcome, a compile failure a crash: what a GPU would meet, found without one (issue 21).
 AOT_VARIABLE = "MLIRFUSE_FUZZ_AOT"
+# MLIRFUSE_FUZZ_PRECISION=eager (bench/fuzz.py --precision eager): cases compile with precision="eager" (every
+# f16/bf16 intermediate rounded as eager stores it); a float16/bfloat16 output of a case whose kernels are all
+# pointwise must then equal eager bit for bit, and the half-intermediate-rounding class is not accepted.
+PRECISION_VARIABLE = "MLIRFUSE_FUZZ_PRECISION"
 AOT_ARCHS = (80, 90)
 
 _OP_NAME = re.compile(r"\b(?:torch\.)?(?:aten|prims?|torch)\.\w+")
@@ -257,7 +261,8 @@ def run_case_source(source: str) -> dict:
 
     started = time.time()
     try:
-        cm = mlirfuse.compile(compiled_model, compiled_inputs())
+        precision = os.environ.get(PRECISION_VARIABLE)
+        cm = mlirfuse.compile(compiled_model, compiled_inputs(), options={"precision": precision} if precision else None)
         actual = cm(*compiled_inputs())
         if device and isinstance(actual, tuple):
             actual = tuple(a.cpu() if isinstance(a, torch.Tensor) else a for a in actual)
@@ -280,6 +285,11 @@ def run_case_source(source: str) -> dict:
     elapsed = time.time() - started
     if not isinstance(actual, tuple) or len(actual) != len(expected):
         return {"status": "mismatch", "sig": "mismatch: structure", "detail": f"{type(actual)} vs {len(expected)} outputs"}
+    if os.environ.get(PRECISION_VARIABLE) == "eager" and all(k.kind == "pointwise" for k in cm.kernels.values()):
+        for i, (a, e) in enumerate(zip(actual, expected)):
+            if isinstance(e, torch.Tensor) and e.dtype in (torch.float16, torch.bfloat16) and not _bitwise_equal(a, e):
+                return {"status": "mismatch", "sig": f"mismatch: not bit-exact in precision=eager ({e.dtype})",
+                        "detail": f"output {i}: {a} vs eager {e}"[:2000]}
     special = []  # outputs differing from eager only in signs of zeros or NaN/inf positions
     lowest = noise = None  # eager_outputs' dtypes and reference_noise, once an output needs them
     for i, (a, e) in enumerate(zip(actual, expected)):
@@ -392,13 +402,23 @@ def accepted_class(model, make_inputs, actual, expected, outputs) -> str | None:
         outs, used = run(classes)
         if used and outs is not None and explains(outs):
             return "+".join(n for n in names if n in used)
-    outs = half_intermediates_in_f32(model, make_inputs)
+    outs = half_intermediates_in_f32(model, make_inputs) if os.environ.get(PRECISION_VARIABLE) != "eager" else None
     if outs is not None and explains(outs):
         return "half-intermediate-rounding"
     outs = correctly_rounded(model, make_inputs)
     if outs is not None and explains(outs):
         return "int-from-float-rounding-point"
     return None
+
+
+def _bitwise_equal(a, e) -> bool:
+    """Same shape, dtype and bits (any NaN equals any NaN)."""
+    import torch
+
+    if not isinstance(a, torch.Tensor) or a.shape != e.shape or a.dtype != e.dtype:
+        return False
+    nan = torch.isnan(e)
+    return torch.equal(nan, torch.isnan(a)) and torch.equal(a[~nan].view(torch.int16), e[~nan].view(torch.int16))
 
 
 def _on_a_float_path(model, make_inputs, i: int) -> bool:
