@@ -269,3 +269,13 @@ def test_a_stack_frame_of_local_arrays_is_no_spill():
     assert any(u["stack"] for u in usage)
     assert all(u["spill_stores"] == 0 and u["spill_loads"] == 0 for u in usage)
     assert not any(c.spilled() for c in compiled)
+
+
+@pytest.mark.parametrize("fn", [torch.fmin, torch.fmax], ids=["fmin", "fmax"])
+def test_fmin_fmax_of_equal_zeros_give_the_first_operand_as_eager(fn):
+    # Fuzz seed 2750020: fmin(+0.0, -0.0) was -0.0; eager gives the first operand (scalar and vector loops).
+    x = torch.tensor([0.0, -0.0, 1.0, float("nan"), 2.0, -0.0] * 8)
+    y = torch.tensor([-0.0, 0.0, float("nan"), 1.0, 2.0, -0.0] * 8)
+    expected = fn(x, y)
+    actual = mlirfuse.compile(Lambda(fn), (x, y))(x, y)
+    assert torch.equal(actual, expected) and torch.equal(actual.signbit(), expected.signbit())
