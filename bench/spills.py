@@ -37,7 +37,7 @@ from launches import MODELS, matmul_mode  # noqa: E402
 
 import mlirfuse  # noqa: E402
 from mlirfuse.errors import MlirfuseError  # noqa: E402
-from mlirfuse.runtime.aot import compile_kernels  # noqa: E402
+from mlirfuse.runtime.aot import compile_kernels, is_spill  # noqa: E402
 from report import header, markdown_table, publish  # noqa: E402
 
 ARCHS = (80, 90)
@@ -174,7 +174,7 @@ def main(argv=None) -> int:
         for kernel in kernels:
             usage = [done[kernel.source, arch] for arch in ARCHS]
             bad = any(isinstance(u, str) for u in usage)
-            spill = not bad and any(u["spill_stores"] or u["spill_loads"] or u["local"] for u in usage)
+            spill = not bad and any(is_spill(u) for u in usage)
             spills += spill
             fails += bad
             if kernel.kind in TEMPLATES or spill or bad:

@@ -148,7 +148,7 @@ def test_launches_use_the_ahead_of_time_constants_of_their_target(kernels):
             continue
         for device_arch, aot_arch in ((90, 90), (86, 80)):
             launch = _launch(k, False, lambda arch=device_arch: arch)
-            constexprs, options = schedule.aot_constants(k, aot_arch, 1024)
+            constexprs, options = schedule.aot_constants(k, aot_arch)
             blocks = schedule.blocks(k, launch)
             assert blocks == constexprs
             _, _, launch_options = schedule.launch_args(k, launch, blocks)

@@ -77,6 +77,11 @@ def _warps(elements: int) -> int:
     return max(1, min(8, elements // (32 * ELEMENTS_PER_THREAD)))
 
 
+def _tile_warps(blocks: dict) -> int:
+    """Warps of a compiled [XBLOCK, RBLOCK] tile (reductions, scans)."""
+    return _warps(blocks["XBLOCK"] * blocks["RBLOCK"])
+
+
 def _static_sizes(kernel: TritonKernel) -> tuple[float, float, float]:
     """(numel, xnumel, rnumel) of a launch of `kernel`'s static space; 2^31 where a size is `?`."""
     sizes = [2**31 if n is None else n for n in kernel.space]
@@ -116,7 +121,7 @@ class KernelKind:
         """(size arguments, grid, compile options) of this launch; None: no program to run."""
         raise NotImplementedError
 
-    def aot_constants(self, kernel: TritonKernel, arch: int, block: int) -> tuple[dict, dict]:
+    def aot_constants(self, kernel: TritonKernel, arch: int) -> tuple[dict, dict]:
         """(constexpr values, compile options) the kernel is compiled with for sm_<arch> ahead of time."""
         raise NotImplementedError
 
@@ -138,7 +143,7 @@ class PointwiseKind(KernelKind):
         options = {} if launch.interpret else {"num_warps": _warps(blocks["XBLOCK"])}
         return [launch.numel, *launch.shape[1:]], (_programs(launch.numel, blocks["XBLOCK"]),), options
 
-    def aot_constants(self, kernel: TritonKernel, arch: int, block: int) -> tuple[dict, dict]:
+    def aot_constants(self, kernel: TritonKernel, arch: int) -> tuple[dict, dict]:
         # The blocks and warps a launch on a GPU takes (`?` sizes: the dynamic kernel's fixed block).
         xblock = _block_size(_static_sizes(kernel)[0], interpret=False)
         return {"XBLOCK": xblock, **_wide_aot(kernel)}, {"enable_fp_fusion": True, "num_warps": _warps(xblock)}
@@ -174,15 +179,14 @@ class ReductionKind(KernelKind):
     def launch_args(self, kernel: TritonKernel, launch: Launch, blocks: dict):
         if launch.xnumel == 0:
             return None
-        options = {} if launch.interpret else {"num_warps": _warps(blocks["XBLOCK"] * blocks["RBLOCK"])}
+        options = {} if launch.interpret else {"num_warps": _tile_warps(blocks)}
         return [launch.xnumel, launch.rnumel, *launch.shape], (_programs(launch.xnumel, blocks["XBLOCK"]),), options
 
-    def aot_constants(self, kernel: TritonKernel, arch: int, block: int) -> tuple[dict, dict]:
+    def aot_constants(self, kernel: TritonKernel, arch: int) -> tuple[dict, dict]:
         # The blocks and warps a launch on a GPU takes (`?` sizes: the dynamic kernel's fixed blocks).
         _, xnumel, rnumel = _static_sizes(kernel)
         blocks = self._reduction_blocks(kernel, xnumel, rnumel, interpret=False)
-        warps = _warps(blocks["XBLOCK"] * blocks["RBLOCK"])
-        return {**blocks, **_wide_aot(kernel)}, {"enable_fp_fusion": True, "num_warps": warps}
+        return {**blocks, **_wide_aot(kernel)}, {"enable_fp_fusion": True, "num_warps": _tile_warps(blocks)}
 
 
 class ScanKind(ReductionKind):
@@ -207,11 +211,11 @@ class ScanKind(ReductionKind):
         budget = 16384 if interpret else 1024
         return {"XBLOCK": max(1, min(_pow2_at_least(xnumel), budget // rblock)), "RBLOCK": rblock}
 
-    def aot_constants(self, kernel: TritonKernel, arch: int, block: int) -> tuple[dict, dict]:
+    def aot_constants(self, kernel: TritonKernel, arch: int) -> tuple[dict, dict]:
         # Scan kernels are static: compiled ahead of time with the blocks a launch on a GPU will take.
         _, xnumel, rnumel = _static_sizes(kernel)
         blocks = self._blocks(xnumel, rnumel, interpret=False)
-        return blocks, {"enable_fp_fusion": True, "num_warps": _warps(blocks["XBLOCK"] * blocks["RBLOCK"])}
+        return blocks, {"enable_fp_fusion": True, "num_warps": _tile_warps(blocks)}
 
 
 class AttentionKind(KernelKind):
@@ -235,7 +239,7 @@ class AttentionKind(KernelKind):
         sizes = [*kernel.batch, kernel.lq, kernel.lk, kernel.dqk, kernel.dv]
         return sizes, (_programs(kernel.lq, blocks["BLOCK_M"]), math.prod(kernel.batch)), {}
 
-    def aot_constants(self, kernel: TritonKernel, arch: int, block: int) -> tuple[dict, dict]:
+    def aot_constants(self, kernel: TritonKernel, arch: int) -> tuple[dict, dict]:
         constexprs = attention_blocks(kernel, interpret=False, arch=arch)
         options = {"enable_fp_fusion": True}
         options |= {key: constexprs.pop(key) for key in ("num_warps", "num_stages") if key in constexprs}
@@ -266,7 +270,7 @@ class MatmulKind(KernelKind):
         options = {} if launch.interpret else {"num_warps": config.num_warps, "num_stages": config.num_stages}
         return [g.m, g.n, g.k, *g.k_extra, *g.out], matmul_grid(g, config), options
 
-    def aot_constants(self, kernel: TritonKernel, arch: int, block: int) -> tuple[dict, dict]:
+    def aot_constants(self, kernel: TritonKernel, arch: int) -> tuple[dict, dict]:
         config = self.config(kernel.template, f"sm_{arch}")
         options = {"enable_fp_fusion": True, "num_warps": config.num_warps, "num_stages": config.num_stages}
         return config.constexprs() | self._mode(kernel, False), options
@@ -296,7 +300,7 @@ class MatmulChainKind(KernelKind):
         options = {} if launch.interpret else {"num_warps": config.num_warps, "num_stages": config.num_stages}
         return *chain_launch(kernel.template, config), options
 
-    def aot_constants(self, kernel: TritonKernel, arch: int, block: int) -> tuple[dict, dict]:
+    def aot_constants(self, kernel: TritonKernel, arch: int) -> tuple[dict, dict]:
         config = chain_config(kernel.template, f"sm_{arch}")
         options = {"enable_fp_fusion": True, "num_warps": config.num_warps, "num_stages": config.num_stages}
         return config.constexprs() | mode_constants(kernel.template, False), options

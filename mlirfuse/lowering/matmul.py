@@ -336,7 +336,7 @@ class _MatmulEmitter(KernelEmitter):
         for value, kname, site, _ in loads["out"]:
             self.env[value] = self._load("out", value, kname, site, False)
         # Epilogue inputs read as whole [BLOCK_M, BLOCK_N] tiles (a residual), not rows or columns (a bias).
-        self.epilogue_tiles = sum(
+        epilogue_tiles = sum(
             1 for value, *_ in loads["out"]
             if len(shape := tensor_type(value.type).shape) >= 2 and shape[-1] != 1 and math.prod(shape[:-1]) != 1
         )
@@ -385,7 +385,7 @@ class _MatmulEmitter(KernelEmitter):
             self.name, source, tuple(inputs), tuple(outputs), tuple(self.scalars), tuple(params),
             kind=GroupKind.MATMUL, sites=tuple(kernel_sites), space=g.out, site_spaces=tuple(site_spaces),
             template=dataclasses.replace(g, siblings=len(mms), k_extra=tuple(self.kvalues[1:]), wide=self.wide,
-                                         outputs=len(outputs), epilogue_tiles=self.epilogue_tiles),
+                                         outputs=len(outputs), epilogue_tiles=epilogue_tiles),
         )
 
     def site_params(self, sites: dict, regions: list[str], operand: dict, readers: dict, also_read) -> tuple:

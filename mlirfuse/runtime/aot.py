@@ -28,7 +28,6 @@ from mlirfuse.lowering.emitter import Role
 from mlirfuse.lowering.kernel_kinds import kernel_kind
 from mlirfuse.lowering.triton import TritonKernel
 from mlirfuse.ops.dtypes import POINTER_TYPES
-from mlirfuse.runtime.aot_worker import BLOCK
 from mlirfuse.runtime.kernels import write_source
 
 
@@ -50,9 +49,13 @@ class CompiledKernel:
         return usage | {"spill_stores": stores, "spill_loads": loads}
 
     def spilled(self) -> bool:
-        """ptxas spilled registers (a stack frame alone is no spill: local arrays live there too)."""
-        usage = self.resources()
-        return bool(usage["spill_stores"] or usage["spill_loads"] or usage["local"])
+        return is_spill(self.resources())
+
+
+def is_spill(usage: dict) -> bool:
+    """`CompiledKernel.resources()` say ptxas spilled registers (a stack frame alone is no spill: local arrays
+    live there too, e.g. libdevice sinf's for large arguments)."""
+    return bool(usage["spill_stores"] or usage["spill_loads"] or usage["local"])
 
 
 def signature(kernel: TritonKernel) -> dict[str, str]:
@@ -76,7 +79,7 @@ def signature(kernel: TritonKernel) -> dict[str, str]:
 
 def launch_constants(kernel: TritonKernel, arch: int) -> tuple[dict, dict]:
     """(constexpr values, compile options) a kernel is compiled with for sm_<arch>."""
-    return kernel_kind(kernel.kind).aot_constants(kernel, arch, BLOCK)
+    return kernel_kind(kernel.kind).aot_constants(kernel, arch)
 
 
 def resource_usage(cubin: bytes) -> dict[str, int]:

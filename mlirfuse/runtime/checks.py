@@ -153,20 +153,20 @@ COMPILED_OPTIONS = {"debug": True, "sanitize_overflow": False}
 
 def index_error(error: BaseException) -> BaseException | None:
     """Eager's exception for a computed index's failed range assert (the interpreter wraps it), else None."""
-    cause = error
-    while cause is not None:
+    for cause in _causes(error):
         if isinstance(cause, AssertionError) and str(cause).startswith(INDEX_ASSERT):
             kind, _, message = str(cause).removeprefix(INDEX_ASSERT).partition(": ")
             return INDEX_ERRORS.get(kind, IndexError)(message)
-        cause = cause.__cause__
     return None
 
 
 def unwrap(error: BaseException) -> BaseException:
     """The KernelBoundsError the interpreter wrapped (in an InterpreterError per call level), else `error`."""
-    cause = error
-    while cause is not None:
-        if isinstance(cause, KernelBoundsError):
-            return cause
-        cause = cause.__cause__
-    return error
+    return next((cause for cause in _causes(error) if isinstance(cause, KernelBoundsError)), error)
+
+
+def _causes(error: BaseException):
+    """`error`, then what it was raised from, and so on (the interpreter wraps a kernel's error per call level)."""
+    while error is not None:
+        yield error
+        error = error.__cause__
