@@ -70,6 +70,14 @@ CHAINS = {
     "gelu_is_x": lambda x, y: (F.gelu(x) == x).to(x.dtype) + x,  # the rounding points
     "near_tie_where": lambda x, y: torch.where(x * 1.1 < y * 0.9, x + y, x - y),
     "transcendental": lambda x, y: torch.tanh(x.exp() * y).sigmoid() + F.silu(y),
+    # Composite ops eager rounds inside (fuzz seeds 2750077, 2750142: bf16 pow(x, 3) is x*x rounded, times x)
+    # or not at all (2750712: an f16 inference batch norm is one fma of f32 per-channel factors).
+    "pow": lambda x, y: torch.pow(x * 3, 3) - torch.pow(y, -2) + torch.pow(x, 2),
+    "batch_norm": lambda x, y: F.batch_norm(x * x - 0.3, y[0] * 2, y[1].abs() + 0.1, y[2], y[3], training=False),
+    "addcmul": lambda x, y: torch.addcmul(x, y, x * 3, value=-0.7),
+    # Python numbers no f16/bf16 can hold: ATen's CPU add/sub/rsub/fmod/remainder round them (and alpha) to
+    # the tensor's dtype first, mul and div do not.
+    "scalars": lambda x, y: (0.1 - (x + 0.1) * 1.7 / 0.3) + torch.fmod(y, 0.3) + torch.add(x, y, alpha=0.3),
 }
 
 
@@ -82,8 +90,19 @@ def test_precision_eager_pointwise_chains_equal_eager(chain, dtype):
     x, y = torch.randn(64, 65).to(dtype), torch.randn(64, 65).to(dtype)
     fn = CHAINS[chain]
     cm = mlirfuse.compile(Lambda(fn), (x, y), options={"precision": "eager"})
-    assert cm.stats["launches"] == 1 and 'precision = "eager"' in cm.mlir
+    # batch_norm's per-channel statistics, computed from y, are a kernel of their own
+    assert cm.stats["launches"] == (2 if chain == "batch_norm" else 1) and 'precision = "eager"' in cm.mlir
     assert torch.equal(cm(x, y), fn(x, y))
+
+
+def test_precision_eager_f16_pow_follows_the_device():
+    # ATen's f16 pow(x, 3) is std::pow on CPU (one rounding) but multiplies c10::Half values on CUDA (x * x
+    # rounded first): the kernel asks where it runs (interpreted: CPU tensors), and the chains test above
+    # holds the CPU branch to eager here.
+    x = torch.randn(8).to(torch.float16)
+    cm = mlirfuse.compile(Lambda(lambda x: torch.pow(x, 3)), (x,), options={"precision": "eager"})
+    (source,) = [k.source for k in cm.kernels.values()]
+    assert "half_square(" in source and "def on_cpu" in source
 
 
 def test_precision_fast_is_the_default_and_differs():

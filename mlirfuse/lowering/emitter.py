@@ -527,6 +527,8 @@ class KernelEmitter:
             target = "int32"
         if rule.kind == "compare":
             consts = _round_scalars(consts, promote([tensor_type(op.operands[i].type).dtype for i in tensors]))
+        elif rule.half_scalars and self.eager_precision:
+            consts = _round_scalars(consts, result.dtype)
         args = []
         for i, c in enumerate(consts):
             if i in tensors:
@@ -538,7 +540,7 @@ class KernelEmitter:
             expr = rule.emit(args, consts, tensor_type(op.operands[min(tensors)].type).dtype)
         elif rule.typed:
             storage = tensor_type(op.operands[min(tensors)].type).dtype if tensors else result.dtype
-            expr = rule.emit(args, consts, Types(target, storage, result.dtype))
+            expr = rule.emit(args, consts, Types(target, storage, result.dtype, self.eager_precision))
         else:
             expr = rule.emit(args, consts)
         if bool_arith:

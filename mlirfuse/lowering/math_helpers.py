@@ -202,6 +202,20 @@ def pow_f64(x, y):
     r = tl.where((ax == 1) & (y * 0 != 0) & (y == y), 1.0, r)
     return tl.where((x == 1) | (y == 0), 1.0, r)
 """,
+    # x * x as eager's f16 pow(x, 3) and pow(x, -2) take it in precision="eager": CUDA's kernel multiplies
+    # c10::Half values, so the square is rounded to f16 before the last step; ATen's CPU kernel is std::pow
+    # in f32, rounded once. An interpreted launch runs on CPU tensors, a compiled one on CUDA's.
+    "on_cpu": """@triton.constexpr_function
+def on_cpu():
+    return triton.knobs.runtime.interpret
+""",
+    "half_square": """@triton.jit
+def half_square(x):
+    if on_cpu():
+        return x * x
+    else:
+        return (x * x).to(tl.float16).to(tl.float32)
+""",
     # ATen's powi: square and multiply, wrapping like the integer dtype; negative exponents give 0 except for bases 1 and -1
     "pow_int": """@triton.jit
 def pow_int(x, y):

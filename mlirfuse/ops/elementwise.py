@@ -70,6 +70,10 @@ class Rule:
     dtypes: tuple[str, ...] | None = None
     # Like `check`, also given the result dtype: a reason the op cannot be fused, or None.
     check_dtype: Callable[[list, str], str | None] = lambda consts, dtype: None
+    # ATen's CPU kernel converts the op's Python-number operands (the scalar, alpha) to an f16/bf16 result's
+    # dtype before computing (add, sub, rsub, remainder, fmod; mul and div keep them in f32): precision="eager"
+    # rounds them the same way (`bf16 + 0.1` adds 0.10009765625).
+    half_scalars: bool = False
 
 
 @dataclass(frozen=True)
@@ -80,6 +84,8 @@ class Types:
     target: str
     operand: str
     result: str
+    # precision="eager": follow eager's own intermediate roundings inside one op where they are known.
+    eager: bool = False
 
 
 NAN_ALL = "propagate_nan=tl.PropagateNan.ALL"
@@ -199,13 +205,13 @@ RULES: dict[str, Rule] = {
     "torch.aten.clamp_min": Rule("arith", lambda a, c: _clamp([a[0], a[1], None], [c[0], c[1], None]), constant_args=(1,)),
     "torch.aten.clamp_max": Rule("arith", lambda a, c: _clamp([a[0], None, a[1]], [c[0], None, c[1]]), constant_args=(1,)),
     # binary arithmetic; `.Scalar` forms take a constant second operand
-    "torch.aten.add.Tensor": Rule("arith", _with_alpha("+"), constant_args=(2,), check=_alpha_const, tensor_args=(0, 1)),
-    "torch.aten.add.Scalar": Rule("arith", _with_alpha("+"), constant_args=(1, 2), check=_alpha_const),
-    "torch.aten.sub.Tensor": Rule("arith", _with_alpha("-"), constant_args=(2,), check=_alpha_const, tensor_args=(0, 1)),
-    "torch.aten.sub.Scalar": Rule("arith", _with_alpha("-"), constant_args=(1, 2), check=_alpha_const),
+    "torch.aten.add.Tensor": Rule("arith", _with_alpha("+"), half_scalars=True, constant_args=(2,), check=_alpha_const, tensor_args=(0, 1)),
+    "torch.aten.add.Scalar": Rule("arith", _with_alpha("+"), half_scalars=True, constant_args=(1, 2), check=_alpha_const),
+    "torch.aten.sub.Tensor": Rule("arith", _with_alpha("-"), half_scalars=True, constant_args=(2,), check=_alpha_const, tensor_args=(0, 1)),
+    "torch.aten.sub.Scalar": Rule("arith", _with_alpha("-"), half_scalars=True, constant_args=(1, 2), check=_alpha_const),
     "torch.aten.rsub.Scalar": Rule(
         "arith", lambda a, c: f"{a[1]} - {a[0]}" if c[2] == 1 else f"{a[1]} - {a[2]} * {a[0]}",
-        constant_args=(1, 2), check=_alpha_const,
+        constant_args=(1, 2), check=_alpha_const, half_scalars=True,
     ),
     "torch.aten.mul.Tensor": _binary("{0} * {1}"),
     "torch.aten.mul.Scalar": Rule("arith", lambda a, c: f"{a[0]} * {a[1]}", constant_args=(1,)),
@@ -349,8 +355,30 @@ def _pow_general(a, c, t) -> str:
 
 def _pow_tensor_scalar(a, c, t) -> str:
     if t.target not in INT_DTYPES and c[1] in _POW:
+        if t.eager and c[1] in (3, -2) and t.operand in ("bfloat16", "float16"):
+            return _pow_eager_square(a[0], c[1], t.operand)
         return _pow(a, c, t.operand)
     return _pow_general(a, c, t)
+
+
+def _pow_eager_square(x: str, e: int, dtype: str) -> str:
+    """bf16/f16 pow(x, 3) and pow(x, -2) as eager computes them: from x * x rounded to the dtype.
+
+    ATen's bf16 kernels (CPU vectorized and CUDA) multiply BFloat16 values, so
+    x * x is rounded before the last step (pow(x, 3) is x*x*x rounded twice,
+    fuzz seeds 2750077, 2750142); for f16 CUDA does the same and the CPU takes
+    std::pow in f32 (the `half_square` helper picks by where the kernel runs).
+    """
+    square = f"round_to_bf16({x} * {x}).to(tl.float32)" if dtype == "bfloat16" else f"half_square({x})"
+    return f"{square} * {x}" if e == 3 else f"1.0 / {square}"
+
+
+def _addcmul(a, c, t) -> str:
+    """self + value * t1 * t2; on floats one fma, fma(value * t1, t2, self), as ATen's CPU kernel rounds it."""
+    scaled = a[1] if c[3] == 1 else f"{a[3]} * {a[1]}"
+    if t.target in INT_DTYPES:
+        return f"{a[0]} + {scaled} * {a[2]}"
+    return f"tl.fma({scaled}, {a[2]}, {a[0]})"
 
 
 def _integer_value_check(c, dtype) -> str | None:
@@ -500,11 +528,13 @@ _FLOAT_ARGS = _finite_numbers((1, 2, 3))
 RULES.update({
     "torch.aten.remainder.Tensor": Rule("arith", lambda a, c: f"remainder({a[0]}, {a[1]})", tensor_args=(0, 1), dtypes=_INT_OR_FLOAT),
     "torch.aten.remainder.Scalar": Rule(
-        "arith", _remainder_scalar, constant_args=(1,), check=_nonzero_divisor, dtypes=_INT_OR_FLOAT
+        "arith", _remainder_scalar, constant_args=(1,), check=_nonzero_divisor, dtypes=_INT_OR_FLOAT,
+        half_scalars=True,
     ),
     "torch.aten.fmod.Tensor": Rule("arith", lambda a, c: f"fmod({a[0]}, {a[1]})", tensor_args=(0, 1), dtypes=_INT_OR_FLOAT),
     "torch.aten.fmod.Scalar": Rule(
-        "arith", lambda a, c: f"fmod({a[0]}, {a[1]})", constant_args=(1,), check=_nonzero_divisor, dtypes=_INT_OR_FLOAT
+        "arith", lambda a, c: f"fmod({a[0]}, {a[1]})", constant_args=(1,), check=_nonzero_divisor, dtypes=_INT_OR_FLOAT,
+        half_scalars=True,
     ),
     "torch.aten.floor_divide": Rule(
         "arith", lambda a, c, t: _floordiv(a, t), tensor_args=(0, 1), typed=True, dtypes=_INT_OR_FLOAT
@@ -616,8 +646,8 @@ RULES.update({
     "torch.aten.lerp.Scalar": Rule("arith", _lerp, constant_args=(2,), tensor_args=(0, 1), float_only=True),
     "torch.aten.lerp.Tensor": Rule("arith", _lerp, tensor_args=(0, 1, 2), float_only=True),
     "torch.aten.addcmul": Rule(
-        "arith", lambda a, c: f"{a[0]} + {a[1]} * {a[2]}" if c[3] == 1 else f"{a[0]} + {a[3]} * {a[1]} * {a[2]}",
-        constant_args=(3,), tensor_args=(0, 1, 2), check=_finite_numbers((3,)), check_dtype=_integer_value_check,
+        "arith", _addcmul, constant_args=(3,), tensor_args=(0, 1, 2), typed=True,
+        check=_finite_numbers((3,)), check_dtype=_integer_value_check,
     ),
     "torch.aten.addcdiv": Rule(
         "arith", lambda a, c: f"{a[0]} + {a[1]} / {a[2]}" if c[3] == 1 else f"{a[0]} + {a[3]} * {a[1]} / {a[2]}",

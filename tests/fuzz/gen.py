@@ -272,7 +272,8 @@ def _dim(rng, t):
 
 
 def _scalar(rng):
-    return rng.choice(("2", "0.5", "-1.5", "0", "3", "-2", "1e-3", "True"))
+    # 0.1 is no f16/bf16 value: eager's CPU add/sub/fmod round it to the tensor's dtype first, mul/div do not
+    return rng.choice(("2", "0.5", "-1.5", "0", "3", "-2", "1e-3", "True", "0.1"))
 
 
 UNARY_FLOAT = (

@@ -14,7 +14,7 @@ import pytest
 import torch
 
 from .gen import GENERATORS, Case, Input, Node, _Builder, generate, render
-from .harness import Worker, accepted_class, compare_one, eager_outputs, normalize
+from .harness import PRECISION_VARIABLE, Worker, accepted_class, compare_one, eager_outputs, normalize, run_case_source
 from .known import ACCEPTED, CI_SEEDS, known_class
 
 CASES = int(os.environ.get("MLIRFUSE_FUZZ_CASES", "40"))
@@ -162,3 +162,37 @@ def test_half_intermediate_rounding_explains_zeros_of_a_value_kept_in_f32():
     # Without a float16 value the class does not apply.
     f32 = (inputs[0].float(),)
     assert accepted_class(model, lambda: f32, [-model(*f32)[0], model(*f32)[1]], model(*f32), [0]) is None
+
+
+_EAGER_PRECISION_CASE = """import torch
+
+
+class Model(torch.nn.Module):
+    def forward(self, x1, x2):
+        v3 = torch.pow(x1, 3) + 0.1
+        v4 = torch.erf(x2)
+        return (v3, v4,)
+
+
+def make_inputs():
+    x1 = (torch.arange(-32, 32) * 0.173).to(torch.bfloat16)
+    x2 = torch.tensor([-0.55517578125, 0.25, 1.5], dtype=torch.float16)
+    return (x1, x2,)
+"""
+
+
+def test_precision_eager_holds_rounding_points_exact_and_accepts_only_libm_bits(monkeypatch):
+    # bench/fuzz.py --precision eager: an f16/bf16 output of an all-pointwise case must equal eager bit for bit,
+    # except where only a transcendental op's last bit differs (f16 erf(-0.55517578125): eager's CPU erf gives
+    # -0.56787109375, the kernel the correctly rounded -0.5673828125).
+    monkeypatch.setenv(PRECISION_VARIABLE, "eager")
+    result = run_case_source(_EAGER_PRECISION_CASE)
+    assert result["sig"] == "accepted: transcendental-last-bit" and "[1]" in result["detail"], result
+    # The exported graph rounds bf16 pow(x, 3) once where eager rounds x * x first: a rounding point the
+    # transcendental oracle must not hide (pow by 3 is eager's products, not a libm value).
+    rigged = _EAGER_PRECISION_CASE.replace(
+        "v3 = torch.pow(x1, 3) + 0.1",
+        "v3 = ((x1.float() ** 3).to(torch.bfloat16) if torch.compiler.is_exporting() else torch.pow(x1, 3)) + 0.1",
+    )
+    result = run_case_source(rigged)
+    assert result["sig"] == "mismatch: not bit-exact in precision=eager (torch.bfloat16)", result

@@ -22,6 +22,9 @@ class Builder(TorchBuilder):
     def add_scalar(self, a, value: float, shape, dtype):
         return self.op("torch.aten.add.Scalar", [a, self.float(value), self.int(1)], shape, dtype)
 
+    def addcmul(self, a, t1, t2, value: int, shape, dtype):
+        return self.op("torch.aten.addcmul", [a, t1, t2, self.int(value)], shape, dtype)
+
     def reduce(self, name, x, dims, shape, dtype, keepdim=True):
         reduced = reduced_shape(shape, dims, keepdim)
         operands = [x, self.int_list(dims), self.bool(keepdim)]

@@ -131,7 +131,7 @@ def decompose_rms_norm(op, rewriter) -> bool:
 
 @pattern
 def decompose_batch_norm(op, rewriter) -> bool:
-    """Inference batch_norm(x) = (x - running_mean) * rsqrt(running_var + eps) * w + b, per channel (dim 1)."""
+    """Inference batch_norm(x) = x * a + c with a = rsqrt(running_var + eps) * w, c = b - running_mean * a, per channel (dim 1)."""
     x, w, bias, mean, var, training, _, eps, _ = op.operands
     if constant_value(training) is not False:
         return False
@@ -139,6 +139,15 @@ def decompose_batch_norm(op, rewriter) -> bool:
 
 
 def batch_norm(op, rewriter, x, w, bias, mean, var, eps) -> bool:
+    """Eager's CPU inference kernel, step for step: per-channel a and c in f32, then one fma per element.
+
+    a = rsqrt(var + eps) * w and c = b - mean * a are f32 whatever the
+    dtype (an f16/bf16 model's parameters are widened first); the result is
+    fma(x, a, c) rounded once to x's dtype. c is an fma too for f32 and bf16,
+    and a product then a difference for f16, as ATen's kernels round them: so
+    precision="eager" rounds only what eager stores (fuzz seed 2750712: an f16
+    batch norm rounded after each step of (x - mean) * rstd * w + b).
+    """
     types = static_tensor_types(x, mean, var)
     eps = constant_value(eps)
     if types is None or len(types[0].shape) < 2 or not isinstance(eps, (int, float)) or isinstance(eps, bool):
@@ -148,16 +157,28 @@ def batch_norm(op, rewriter, x, w, bias, mean, var, eps) -> bool:
         return False
     b = Builder(op)
     per_channel = [shape[1]] + [1] * (len(shape) - 2)  # broadcasts against [N, C, ...]
+    f32 = "float32"
+
+    def wide(v, v_shape):
+        return v if dtype == f32 else b.convert(v, v_shape, f32)
 
     def channel(v):
-        return b.view(v, per_channel, dtype)
+        return wide(b.view(v, per_channel, dtype), per_channel)
 
-    rstd = b.unary("torch.aten.rsqrt", b.add_scalar(channel(var), float(eps), per_channel, dtype), per_channel, dtype)
-    y = b.binary("torch.aten.mul.Tensor", b.binary("torch.aten.sub.Tensor", x, channel(mean), shape, dtype), rstd, shape, dtype)
+    scale = b.unary("torch.aten.rsqrt", b.add_scalar(channel(var), float(eps), per_channel, f32), per_channel, f32)
     if constant_value(w) is NO_CONSTANT:
-        y = b.binary("torch.aten.mul.Tensor", y, channel(w), shape, dtype)
-    if constant_value(bias) is NO_CONSTANT:
-        y = b.binary("torch.aten.add.Tensor", y, channel(bias), shape, dtype)
+        scale = b.binary("torch.aten.mul.Tensor", scale, channel(w), per_channel, f32)
+    if constant_value(bias) is NO_CONSTANT and dtype != "float16":
+        shift = b.addcmul(channel(bias), channel(mean), scale, -1, per_channel, f32)
+    else:
+        shifted = b.binary("torch.aten.mul.Tensor", channel(mean), scale, per_channel, f32)
+        if constant_value(bias) is NO_CONSTANT:
+            shift = b.binary("torch.aten.sub.Tensor", channel(bias), shifted, per_channel, f32)
+        else:
+            shift = b.unary("torch.aten.neg", shifted, per_channel, f32)
+    y = b.addcmul(shift, wide(x, shape), scale, 1, shape, f32)
+    if dtype != f32:
+        y = b.convert(y, shape, dtype)
     op.results[0].replace_all_uses_with(y)  # the other results (empty saved stats) are unused
     rewriter.erase_op(op)
     return True

@@ -464,21 +464,22 @@ func.func @no_decompose_nonconstant_dim_list(%arg0: !torch.vtensor<[4,8],f32>, %
 
 // Inference batch norm (the importer's torch.operator spelling): per-channel
 // statistics and affine viewed as [C, 1, 1], one pointwise chain; the
-// unused saved-stat results go away with the op.
+// unused saved-stat results go away with the op. Eager's CPU kernel step for
+// step: a = rsqrt(var + eps) * w, c = b - mean * a as one fma (addcmul with
+// value -1), y = fma(x, a, c) (addcmul).
 
 // CHECK-LABEL: func.func @decompose_batch_norm_inference
 // CHECK-NOT:     torch.operator
 // CHECK:         %[[RV:.+]] = torch.aten.view %arg4, %{{.+}} -> !torch.vtensor<[4,1,1],f32>
 // CHECK:         %[[E:.+]] = torch.aten.add.Scalar %[[RV]]
 // CHECK:         %[[R:.+]] = torch.aten.rsqrt %[[E]]
-// CHECK:         %[[RM:.+]] = torch.aten.view %arg3
-// CHECK:         %[[C:.+]] = torch.aten.sub.Tensor %arg0, %[[RM]]
-// CHECK:         %[[N:.+]] = torch.aten.mul.Tensor %[[C]], %[[R]]
 // CHECK:         %[[W:.+]] = torch.aten.view %arg1
-// CHECK:         %[[Y:.+]] = torch.aten.mul.Tensor %[[N]], %[[W]]
+// CHECK:         %[[A:.+]] = torch.aten.mul.Tensor %[[R]], %[[W]]
 // CHECK:         %[[B:.+]] = torch.aten.view %arg2
-// CHECK:         %[[Z:.+]] = torch.aten.add.Tensor %[[Y]], %[[B]]
-// CHECK:         return %[[Z]]
+// CHECK:         %[[RM:.+]] = torch.aten.view %arg3
+// CHECK:         %[[C:.+]] = torch.aten.addcmul %[[B]], %[[RM]], %[[A]], %int-1
+// CHECK:         %[[Y:.+]] = torch.aten.addcmul %[[C]], %arg0, %[[A]], %{{.+}} -> !torch.vtensor<[2,4,3,3],f32>
+// CHECK:         return %[[Y]]
 // PIPE-LABEL: func.func @decompose_batch_norm_inference
 // PIPE-NEXT:     "fusion.launch"
 // PIPE-NEXT:     return
@@ -488,6 +489,34 @@ func.func @decompose_batch_norm_inference(%x: !torch.vtensor<[2,4,3,3],f32>, %w:
   %float1.000000e-05 = torch.constant.float 1.000000e-05
   %0:3 = torch.operator "torch.aten._native_batch_norm_legit_no_training"(%x, %w, %b, %rm, %rv, %float1.000000e-01, %float1.000000e-05) : (!torch.vtensor<[2,4,3,3],f32>, !torch.vtensor<[4],f32>, !torch.vtensor<[4],f32>, !torch.vtensor<[4],f32>, !torch.vtensor<[4],f32>, !torch.float, !torch.float) -> (!torch.vtensor<[2,4,3,3],f32>, !torch.vtensor<[0],f32>, !torch.vtensor<[0],f32>)
   return %0#0 : !torch.vtensor<[2,4,3,3],f32>
+}
+
+// -----
+
+// f16: the per-channel a and c and the fma in f32 (eager's opmath), c as a
+// product then a difference (ATen's f16 kernel does not fuse it), one
+// rounding to f16 at the end.
+
+// CHECK-LABEL: func.func @decompose_batch_norm_inference_f16
+// CHECK:         %[[RV:.+]] = torch.aten.view %arg4
+// CHECK:         %[[RV32:.+]] = torch.prims.convert_element_type %[[RV]], %{{.+}} -> !torch.vtensor<[4,1,1],f32>
+// CHECK:         %[[R:.+]] = torch.aten.rsqrt
+// CHECK:         %[[A:.+]] = torch.aten.mul.Tensor %[[R]], %{{.+}} -> !torch.vtensor<[4,1,1],f32>
+// CHECK:         %[[MA:.+]] = torch.aten.mul.Tensor %{{.+}}, %[[A]]
+// CHECK:         %[[C:.+]] = torch.aten.sub.Tensor %{{.+}}, %[[MA]]
+// CHECK:         %[[X:.+]] = torch.prims.convert_element_type %arg0, %{{.+}} -> !torch.vtensor<[2,4,3,3],f32>
+// CHECK:         %[[Y:.+]] = torch.aten.addcmul %[[C]], %[[X]], %[[A]]
+// CHECK:         %[[OUT:.+]] = torch.prims.convert_element_type %[[Y]], %{{.+}} -> !torch.vtensor<[2,4,3,3],f16>
+// CHECK:         return %[[OUT]]
+// PIPE-LABEL: func.func @decompose_batch_norm_inference_f16
+// PIPE-NEXT:     "fusion.launch"
+// PIPE-NEXT:     return
+
+func.func @decompose_batch_norm_inference_f16(%x: !torch.vtensor<[2,4,3,3],f16>, %w: !torch.vtensor<[4],f16>, %b: !torch.vtensor<[4],f16>, %rm: !torch.vtensor<[4],f16>, %rv: !torch.vtensor<[4],f16>) -> !torch.vtensor<[2,4,3,3],f16> {
+  %float1.000000e-01 = torch.constant.float 1.000000e-01
+  %float1.000000e-05 = torch.constant.float 1.000000e-05
+  %0:3 = torch.operator "torch.aten._native_batch_norm_legit_no_training"(%x, %w, %b, %rm, %rv, %float1.000000e-01, %float1.000000e-05) : (!torch.vtensor<[2,4,3,3],f16>, !torch.vtensor<[4],f16>, !torch.vtensor<[4],f16>, !torch.vtensor<[4],f16>, !torch.vtensor<[4],f16>, !torch.float, !torch.float) -> (!torch.vtensor<[2,4,3,3],f16>, !torch.vtensor<[0],f16>, !torch.vtensor<[0],f16>)
+  return %0#0 : !torch.vtensor<[2,4,3,3],f16>
 }
 
 // -----
