@@ -250,3 +250,19 @@ def test_acosh_below_one_is_nan_far_from_it_too(dtype):
     """acosh(-1.2e7) was 0 and acosh(-1e20) inf (the log1p form cancels, the large-x branch took -1e20): eager gives NaN (fuzz seed 2210162)."""
     x = torch.tensor([-1.2326e7, -1e20, -5.0, -1.0, 0.5, 1.0, 1.5, 3e38, float("-inf"), float("inf"), float("nan")]).to(dtype)
     compile_and_compare(torch.acosh, (x,), equal_nan=True)
+
+
+@pytest.mark.parametrize("threshold, value", [(0.5, -1.0), (-0.5, 2.7), (-1.5, 3)])
+def test_integer_threshold_truncates_its_numbers(threshold, value):
+    # Fuzz seed 2760595 (--focus unary,...,mixed): F.threshold of an int64 tensor emitted the float literals, so the
+    # result was float inside the kernel; summed and shifted it failed ("invalid operands of type floatN"). Eager
+    # converts both numbers to the dtype first, truncating: threshold -0.5 is x <= 0, value 2.7 is 2.
+    x = torch.arange(-5, 6).repeat(4, 1).T.contiguous()
+    shift = torch.randint(0, 4, (11, 1))
+
+    def fn(x, shift):
+        v = F.threshold(x, threshold, value)
+        s = v.sum(1, keepdim=True)
+        return v, s, s >> shift
+
+    compile_and_compare(fn, (x, shift))

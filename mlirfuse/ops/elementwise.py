@@ -373,6 +373,15 @@ def _pow_eager_square(x: str, e: int, dtype: str) -> str:
     return f"{square} * {x}" if e == 3 else f"1.0 / {square}"
 
 
+def _threshold(a, c, t) -> str:
+    """x <= threshold ? value : x; on integers eager converts both numbers to the dtype first (truncating:
+    threshold(-0.5) is x <= 0), and a float literal would make the result float (fuzz seed 2760595 with
+    --focus unary,...,mixed: an int64 threshold summed, then shifted: "invalid operands of type floatN")."""
+    if t.target in INT_DTYPES:
+        return f"tl.where({a[0]} <= {int(c[1])}, {int(c[2])}, {a[0]})"
+    return f"tl.where({a[0]} <= {a[1]}, {a[2]}, {a[0]})"
+
+
 def _addcmul(a, c, t) -> str:
     """self + value * t1 * t2; on floats one fma, fma(value * t1, t2, self), as ATen's CPU kernel rounds it."""
     scaled = a[1] if c[3] == 1 else f"{a[3]} * {a[1]}"
@@ -633,9 +642,7 @@ RULES.update({
         lambda a, c: f"tl.where({a[0]} > {a[1]}, {a[0]} - {a[1]}, tl.where({a[0]} < -({a[1]}), {a[0]} + {a[1]}, {a[0]} * 0))",
         constant_args=(1,), float_only=True, check=_finite_numbers((1,)),
     ),
-    "torch.aten.threshold": Rule(
-        "arith", lambda a, c: f"tl.where({a[0]} <= {a[1]}, {a[2]}, {a[0]})", constant_args=(1, 2), dtypes=_INT_OR_FLOAT
-    ),
+    "torch.aten.threshold": Rule("arith", _threshold, constant_args=(1, 2), dtypes=_INT_OR_FLOAT, typed=True),
     # min(max(x, 0), 6) as eager's clamp: x itself where it equals a bound, so -0.0 stays -0.0
     "torch.aten.relu6": _unary("tl.where({0} < 0, 0, tl.where({0} > 6, 6, {0}))", float_only=False),
     "torch.aten.logit": Rule("arith", _logit, constant_args=(1,), float_only=True, typed=True, check=_finite_numbers((1,))),

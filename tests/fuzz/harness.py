@@ -208,12 +208,47 @@ def _upcast_reference(model, inputs):
 _MANTISSA = {"float32": 24, "float16": 11, "bfloat16": 8, "float64": 53}
 
 
+# Ops whose float result is exact (a copy, a selection, a sign or an order): the noise estimate leaves them alone.
+_EXACT_OPS = frozenset((
+    "clone", "copy", "_to_copy", "cat", "stack", "index", "index_select", "gather", "scatter", "select", "slice",
+    "expand", "permute", "view", "reshape", "_unsafe_view", "where", "neg", "abs", "relu", "maximum", "minimum",
+    "amax", "amin", "max", "min", "sort", "topk", "masked_fill", "fill", "zeros_like", "ones_like", "full",
+    "full_like", "constant_pad_nd", "flip", "roll", "repeat", "t", "transpose", "unsqueeze", "squeeze", "split",
+    "split_with_sizes", "lift_fresh", "lift_fresh_copy", "alias", "detach", "empty", "empty_like", "zeros", "ones",
+    "clamp", "clamp_min", "clamp_max", "sign", "floor", "ceil", "round", "trunc", "scalar_tensor", "arange",
+    "hardtanh", "threshold", "pad", "narrow", "unbind", "diagonal", "as_strided", "new_zeros", "new_ones",
+))
+
+
+def _rounding_each_op(generator):
+    """A dispatch mode moving each op's new float result by up to an f32 ulp, as an f32 evaluation (a libm within
+    an ulp, not only correctly rounded arithmetic) may."""
+    import torch
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class Rounding(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            out = func(*args, **(kwargs or {}))
+            schema = func._schema
+            if (not isinstance(out, torch.Tensor) or not out.is_floating_point() or schema.is_mutable
+                    or any(r.alias_info is not None for r in schema.returns)
+                    or func.overloadpacket.__name__ in _EXACT_OPS):
+                return out
+            move = (torch.rand(out.shape, generator=generator, dtype=torch.float64) * 2 - 1) * 2.0 ** -23
+            return out * (1 + move.to(out.dtype))
+
+    return Rounding()
+
+
 def reference_noise(model, inputs, reference, trials: int = 3):
-    """Per output, the largest move of the float64 reference when every float input moves by half an ulp of its dtype.
+    """Per output, the largest move of the float64 reference when every float input moves by half an ulp of its
+    dtype and every rounding op's result by an f32 ulp.
 
     A value that cancels (or sits on a comparison's edge) moves far: that is
-    the rounding noise of any order of evaluation, eager's and the kernel's.
-    None where the reference cannot be recomputed.
+    the rounding noise of any order of evaluation, eager's and the kernel's
+    (also where the inputs are integers and the cancellation is of rounded
+    intermediates: fuzz seed 2760496, a 3-wide layer_norm of tanh of ints
+    within 0.005 of each other). None where the reference cannot be recomputed.
     """
     import torch
 
@@ -226,7 +261,8 @@ def reference_noise(model, inputs, reference, trials: int = 3):
                 ulp = 2.0 ** -_MANTISSA.get(str(x.dtype).removeprefix("torch."), 24)
                 x = x.double() * (1 + (torch.rand(x.shape, generator=g, dtype=torch.float64) * 2 - 1) * ulp)
             moved.append(x)
-        outs = _upcast_reference(model, moved)
+        with _rounding_each_op(g):
+            outs = _upcast_reference(model, moved)
         if outs is None:
             return None
         step = [(o.double() - r.double()).abs().nan_to_num(0.0) if isinstance(o, torch.Tensor) and o.is_floating_point()
@@ -285,20 +321,21 @@ def run_case_source(source: str) -> dict:
     elapsed = time.time() - started
     if not isinstance(actual, tuple) or len(actual) != len(expected):
         return {"status": "mismatch", "sig": "mismatch: structure", "detail": f"{type(actual)} vs {len(expected)} outputs"}
-    libm = []  # precision=eager outputs equal to eager's graph with its transcendental ops correctly rounded
+    # precision=eager outputs that are not eager's bits but those of an accepted oracle: class -> output indices
+    oracles: dict[str, list[int]] = {}
     if os.environ.get(PRECISION_VARIABLE) == "eager" and all(k.kind == "pointwise" for k in cm.kernels.values()):
-        oracle = None
+        outputs = {}
         for i, (a, e) in enumerate(zip(actual, expected)):
             if isinstance(e, torch.Tensor) and e.dtype in (torch.float16, torch.bfloat16) and not _bitwise_equal(a, e):
-                if oracle is None:
-                    from .known import correctly_rounded
-
-                    oracle = correctly_rounded(model, make_inputs, only_transcendental=True) or ()
-                if i < len(oracle) and _bitwise_equal(a, oracle[i]):
-                    libm.append(i)
-                    continue
-                return {"status": "mismatch", "sig": f"mismatch: not bit-exact in precision=eager ({e.dtype})",
-                        "detail": f"output {i}: {a} vs eager {e}"[:2000]}
+                for cls in PRECISION_ORACLES:
+                    if cls not in outputs:
+                        outputs[cls] = PRECISION_ORACLES[cls](model, make_inputs) or ()
+                    if i < len(outputs[cls]) and _bitwise_equal(a, outputs[cls][i]):
+                        oracles.setdefault(cls, []).append(i)
+                        break
+                else:
+                    return {"status": "mismatch", "sig": f"mismatch: not bit-exact in precision=eager ({e.dtype})",
+                            "detail": f"output {i}: {a} vs eager {e}"[:2000]}
     special = []  # outputs differing from eager only in signs of zeros or NaN/inf positions
     lowest = noise = None  # eager_outputs' dtypes and reference_noise, once an output needs them
 
@@ -336,10 +373,35 @@ def run_case_source(source: str) -> dict:
         spilled = aot_spills(cm)
         if spilled is not None:
             return spilled
-    if libm:
-        return {"status": "accepted", "sig": "accepted: transcendental-last-bit",
-                "detail": f"outputs {libm} as eager's graph with its transcendental ops correctly rounded"}
+    if oracles:
+        cls = "+".join(oracles)
+        return {"status": "accepted", "sig": f"accepted: {cls}", "detail": f"outputs {oracles} as the classes' oracles"}
     return {"status": "ok", "sig": "", "detail": "", "seconds": elapsed}
+
+
+def _transcendental_oracle(model, make_inputs):
+    from .known import correctly_rounded
+
+    return correctly_rounded(model, make_inputs, only_transcendental=True)
+
+
+def _exported_oracle(model, make_inputs):
+    """The graph mlirfuse imports (torch.export's, with the frontend's decompositions) run eagerly, or None."""
+    import torch
+
+    from mlirfuse.frontend.importer import export
+
+    try:
+        with torch.no_grad():
+            outs = export(model, tuple(make_inputs())).module()(*make_inputs())
+    except Exception:
+        return None
+    return tuple(outs) if isinstance(outs, (tuple, list)) else (outs,)
+
+
+# precision=eager: an f16/bf16 output that is not eager's bit for bit is accepted only as one of these
+# (tests/fuzz/known.py ACCEPTED says why), each the graph run eagerly with one documented change.
+PRECISION_ORACLES = {"transcendental-last-bit": _transcendental_oracle, "export-decomposition": _exported_oracle}
 
 
 _AOT_CLEAN: set[tuple[str, int]] = set()  # (kernel source, arch) already compiled clean in this worker
