@@ -11,8 +11,12 @@ kernels) and the calls of them in `call()` (launches: an unrolled loop runs
 one kernel once per step); device calls are launches + extern calls. Extern
 calls are the code lines of `call()` that call a library kernel,
 `extern_kernels.<mm|addmm|bmm|...>(`, or fall back to an ATen op,
-`aten.<op>(` / `torch.ops.aten.<op>(`; comments (which also list ATen op
-names) are stripped first, and buffer allocation helpers are not counted.
+`aten.<op>(` / `torch.ops.aten.<op>(`, or to any other library's op,
+`torch.ops.<namespace>.<op>(` (a model's custom op, e.g. the MoE
+`transformers.grouped_mm_fallback`); comments (which also list ATen op
+names) are stripped first, a name inside a string (`assert_size_stride`'s
+message) is not followed by `(`, and buffer allocation helpers are not
+counted.
 
 Views: Inductor turns them (view, transpose, split ...) into
 `reinterpret_tensor` calls, counted neither as kernels nor as extern calls.
@@ -34,7 +38,7 @@ from torch import nn
 import mlirfuse
 
 _KERNEL_DEF = re.compile(r"^(\w+) = async_compile\.(?:cpp_pybinding|cpp|triton)\(", re.MULTILINE)
-_EXTERN_CALL = re.compile(r"(?:\bextern_kernels|(?:\btorch\.ops\.)?\baten)\.[\w.]+\(")
+_EXTERN_CALL = re.compile(r"(?:\bextern_kernels|\btorch\.ops\.\w+|(?<![\w.])aten)\.[\w.]+\(")
 
 
 def flat(out) -> list[torch.Tensor]:
