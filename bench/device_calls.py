@@ -11,8 +11,12 @@ kernels) and the calls of them in `call()` (launches: an unrolled loop runs
 one kernel once per step); device calls are launches + extern calls. Extern
 calls are the code lines of `call()` that call a library kernel,
 `extern_kernels.<mm|addmm|bmm|...>(`, or fall back to an ATen op,
-`aten.<op>(` / `torch.ops.aten.<op>(`; comments (which also list ATen op
-names) are stripped first, and buffer allocation helpers are not counted.
+`aten.<op>(` / `torch.ops.aten.<op>(`, or to any other library's op,
+`torch.ops.<namespace>.<op>(` (a model's custom op, e.g. the MoE
+`transformers.grouped_mm_fallback`); comments (which also list ATen op
+names) are stripped first, a name inside a string (`assert_size_stride`'s
+message) is not followed by `(`, and buffer allocation helpers are not
+counted.
 
 Views: Inductor turns them (view, transpose, split ...) into
 `reinterpret_tensor` calls, counted neither as kernels nor as extern calls.
@@ -25,6 +29,8 @@ are `unfused_views`, excluded from its device calls.
 from __future__ import annotations
 
 import re
+import sys
+import time
 
 import torch
 from torch import nn
@@ -32,7 +38,7 @@ from torch import nn
 import mlirfuse
 
 _KERNEL_DEF = re.compile(r"^(\w+) = async_compile\.(?:cpp_pybinding|cpp|triton)\(", re.MULTILINE)
-_EXTERN_CALL = re.compile(r"(?:\bextern_kernels|(?:\btorch\.ops\.)?\baten)\.[\w.]+\(")
+_EXTERN_CALL = re.compile(r"(?:\bextern_kernels|\btorch\.ops\.\w+|(?<![\w.])aten)\.[\w.]+\(")
 
 
 def flat(out) -> list[torch.Tensor]:
@@ -47,15 +53,16 @@ def max_error(actual, expected) -> float:
     return max((a.float() - e.float()).abs().max().item() for a, e in zip(flat(actual), flat(expected)))
 
 
-def measure_mlirfuse(model: nn.Module, inputs: tuple, **options) -> dict:
+def measure_mlirfuse(model: nn.Module, inputs: tuple, kwargs: dict | None = None, **options) -> dict:
     """cm.stats, `device_calls` (launches + non-view ATen ops) and the max abs error vs eager."""
+    kwargs = kwargs or {}
     with torch.no_grad():
-        expected = model(*inputs)
-    cm = mlirfuse.compile(model, inputs, **options)
+        expected = model(*inputs, **kwargs)
+    cm = mlirfuse.compile(model, inputs, kwargs, **options)
     stats = dict(cm.stats)
     stats["aten_calls"] = stats["unfused_ops"] - stats["unfused_views"]
     stats["device_calls"] = stats["launches"] + stats["aten_calls"]
-    stats["err"] = max_error(cm(*inputs), expected)
+    stats["err"] = max_error(cm(*inputs, **kwargs), expected)
     return stats
 
 
@@ -80,20 +87,60 @@ def count_inductor_launches(code: str) -> int:
     return sum(len(call.findall(line.split("#", 1)[0])) for line in body.splitlines())
 
 
-def measure_inductor(model: nn.Module, inputs: tuple) -> dict:
-    """Inductor's generated kernels, their launches, extern calls, `device_calls` (launches + externs) and max abs error vs eager."""
+def measure_inductor(model: nn.Module, inputs: tuple, kwargs: dict | None = None) -> dict:
+    """Inductor's generated kernels, their launches, extern calls, `device_calls` (launches + externs), max abs
+    error vs eager, and `graphs`, the output code modules (more than one: graph breaks, whose eager ops between
+    the graphs are not counted)."""
     from torch._inductor.utils import run_and_get_code
 
+    kwargs = kwargs or {}
     torch._dynamo.reset()
     # A cache hit could skip code generation; compile every time so the code is seen.
     with torch.no_grad(), torch._inductor.config.patch(fx_graph_cache=False):
-        expected = model(*inputs)
+        expected = model(*inputs, **kwargs)
         compiled = torch.compile(model, backend="inductor")
-        out, codes = run_and_get_code(compiled, *inputs)
+        out, codes = run_and_get_code(compiled, *inputs, **kwargs)
     counts = [count_inductor(code) for code in codes]
     kernels, externs = sum(k for k, _ in counts), sum(e for _, e in counts)
     launches = sum(count_inductor_launches(code) for code in codes)
     return {
         "kernels": kernels, "launches": launches, "externs": externs, "device_calls": launches + externs,
-        "err": max_error(out, expected),
+        "err": max_error(out, expected), "graphs": len(codes),
     }
+
+
+def measure_both(name: str, model: nn.Module, inputs: tuple, kwargs: dict | None = None, **options) -> tuple[dict, dict]:
+    """(measure_mlirfuse, measure_inductor) of one model in this process; their seconds go to stderr."""
+    start = time.perf_counter()
+    m = measure_mlirfuse(model, inputs, kwargs, **options)
+    mid = time.perf_counter()
+    i = measure_inductor(model, inputs, kwargs)
+    print(f"{name}: mlirfuse {mid - start:.1f}s, inductor {time.perf_counter() - mid:.1f}s", file=sys.stderr)
+    return m, i
+
+
+# The device-call table of bench/launches.py and bench/zoo.py; the last-but-two column is the bar of
+# issues 10 and 22, mlirfuse's total strictly below Inductor's.
+COLUMNS = (
+    "model",
+    "mlirfuse launches",
+    "mlirfuse ATen calls",
+    "mlirfuse total",
+    "inductor kernels",
+    "inductor launches",
+    "inductor extern calls",
+    "inductor total",
+    "mlirfuse < inductor",
+    "mlirfuse max err",
+    "inductor max err",
+)
+
+
+def row(name: str, m: dict, i: dict) -> list[str]:
+    """One model's COLUMNS from measure_mlirfuse's `m` and measure_inductor's `i`."""
+    return [
+        name, str(m["launches"]), str(m["aten_calls"]), str(m["device_calls"]),
+        str(i["kernels"]), str(i["launches"]), str(i["externs"]), str(i["device_calls"]),
+        "yes" if m["device_calls"] < i["device_calls"] else "no",
+        f"{m['err']:.2e}", f"{i['err']:.2e}",
+    ]

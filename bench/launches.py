@@ -23,7 +23,6 @@ import argparse  # noqa: E402
 import inspect  # noqa: E402
 import math  # noqa: E402
 import sys  # noqa: E402
-import time  # noqa: E402
 
 import torch  # noqa: E402
 from torch import nn  # noqa: E402
@@ -31,7 +30,7 @@ from torch.nn import functional as F  # noqa: E402
 
 import mlirfuse.compiler  # noqa: E402
 from compile_time import UnrolledLSTM  # noqa: E402
-from device_calls import measure_inductor, measure_mlirfuse  # noqa: E402
+from device_calls import COLUMNS, measure_both, row  # noqa: E402
 from reductions import GPT2Block, MLPBlock  # noqa: E402
 from report import RESULTS, header, markdown_table, publish  # noqa: E402
 
@@ -145,21 +144,6 @@ MODELS = {
     "ResNet block 32->64 stride 2 [4,32,16,16]": lambda: (ResNetBlock(32, 64, 2), (torch.randn(4, 32, 16, 16),)),
 }
 
-COLUMNS = (
-    "model",
-    "mlirfuse launches",
-    "mlirfuse ATen calls",
-    "mlirfuse total",
-    "inductor kernels",
-    "inductor launches",
-    "inductor extern calls",
-    "inductor total",
-    "mlirfuse < inductor",
-    "mlirfuse max err",
-    "inductor max err",
-)
-
-
 def matmul_mode() -> dict:
     """`matmul=` for mlirfuse.compile where this checkout has it (Triton GEMM templates), else nothing."""
     return {"matmul": "triton"} if "matmul" in inspect.signature(mlirfuse.compiler.compile).parameters else {}
@@ -179,17 +163,7 @@ def main(argv=None) -> int:
         torch.manual_seed(0)
         model, inputs = build()
         model.eval()
-        start = time.perf_counter()
-        m = measure_mlirfuse(model, inputs, **options)
-        mid = time.perf_counter()
-        i = measure_inductor(model, inputs)
-        print(f"{name}: mlirfuse {mid - start:.1f}s, inductor {time.perf_counter() - mid:.1f}s", file=sys.stderr)
-        rows.append([
-            name, str(m["launches"]), str(m["aten_calls"]), str(m["device_calls"]),
-            str(i["kernels"]), str(i["launches"]), str(i["externs"]), str(i["device_calls"]),
-            "yes" if m["device_calls"] < i["device_calls"] else "no",
-            f"{m['err']:.2e}", f"{i['err']:.2e}",
-        ])
+        rows.append(row(name, *measure_both(name, model, inputs, **options)))
 
     mode = f"matmul={options['matmul']}" if options else "matmuls as ATen calls (no `matmul=` option in this checkout)"
     report = f"{header('launches.py')}\n\nmlirfuse: {mode}\n\n{markdown_table(COLUMNS, rows, 1)}\n"

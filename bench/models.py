@@ -4,7 +4,7 @@
     python bench/models.py --attn eager       # the zoo with eager attention
     python bench/models.py --models gpt2,bert --no-write
 
-Models: the 13 `transformers` architectures of tests/test_zoo.py (tiny
+Models: the `transformers` architectures of tests/test_zoo.py (tiny
 configs, random weights, a padding mask) and the models of
 bench/reductions.py. Per model and compiler: kernel launches and
 extern/fallback calls per forward, distinct kernels, compile seconds and

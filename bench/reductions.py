@@ -22,13 +22,12 @@ os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
 import argparse  # noqa: E402
 import math  # noqa: E402
 import sys  # noqa: E402
-import time  # noqa: E402
 
 import torch  # noqa: E402
 from torch import nn  # noqa: E402
 from torch.nn import functional as F  # noqa: E402
 
-from device_calls import measure_inductor, measure_mlirfuse  # noqa: E402
+from device_calls import measure_both  # noqa: E402
 from report import RESULTS, header, markdown_table, publish  # noqa: E402
 
 
@@ -145,15 +144,7 @@ def main(argv=None) -> int:
         torch.manual_seed(0)
         model, inputs = build()
         model.eval()
-        start = time.perf_counter()
-        m = measure_mlirfuse(model, inputs)
-        mid = time.perf_counter()
-        i = measure_inductor(model, inputs)
-        print(
-            f"{name}: mlirfuse {mid - start:.1f}s, inductor {time.perf_counter() - mid:.1f}s",
-            file=sys.stderr,
-        )
-        rows.append(row(name, m, i))
+        rows.append(row(name, *measure_both(name, model, inputs)))
 
     report = f"{header('reductions.py')}\n\n{markdown_table(COLUMNS, rows, 1)}\n"
     publish(report, write=not args.no_write)

@@ -87,9 +87,12 @@ def _gpt2_block_f32():
 # 4 key/value heads where the zoo has grouped-query attention, MLP 4096, 512 tokens), decoders in bf16,
 # T5 in f16, encoders in f32. BART in bf16: in f16 its layers check their activations for inf/NaN
 # (`if dtype == float16 and isinf(h).any()`), a data-dependent branch torch.export cannot trace.
+# Mixtral keeps its 4 experts, top 2; the ResNet is ResNet-18's stages at 224x224, in f32.
 ZOO_SIZES = {"hidden": 1024, "heads": 16, "kv_heads": 4, "ffn": 4096, "layers": 1, "tokens": 512}
 ZOO_DTYPES = {"t5": torch.float16, "bart": torch.bfloat16, "bert": torch.float32, "roberta": torch.float32,
-              "distilbert": torch.float32, "vit": torch.float32}
+              "distilbert": torch.float32, "vit": torch.float32, "resnet": torch.float32}
+ZOO_KEPT = {"num_local_experts", "num_experts_per_tok"}
+ZOO_REAL = {"resnet": dict(embedding_size=64, hidden_sizes=[64, 128, 256, 512], depths=[2, 2, 2, 2])}
 
 
 def _zoo_model(name: str):
@@ -102,7 +105,9 @@ def _zoo_model(name: str):
              test_zoo.POSITIONS: "tokens"}
     real = {}
     for key, value in fields.items():
-        if key == "num_key_value_heads":
+        if key in ZOO_KEPT:
+            real[key] = value
+        elif key in ("num_key_value_heads", "num_kv_heads"):
             real[key] = ZOO_SIZES["kv_heads"]
         elif key == "d_kv":
             real[key] = ZOO_SIZES["hidden"] // ZOO_SIZES["heads"]
@@ -112,9 +117,11 @@ def _zoo_model(name: str):
             real[key] = ZOO_SIZES[small[value]]
         else:
             real[key] = value
-    config = getattr(transformers, config_class)(**real, vocab_size=1024, use_cache=False, attn_implementation="sdpa")
+    real.update(ZOO_REAL.get(name, {}))
+    attention = {} if name in test_zoo.ATTENTION_FREE else {"attn_implementation": "sdpa"}
+    config = getattr(transformers, config_class)(**real, vocab_size=1024, use_cache=False, **attention)
     model = getattr(transformers, model_class)(config, **({"add_pooling_layer": False} if name == "vit" else {}))
-    if name == "vit":
+    if name in test_zoo.IMAGES:
         inputs, kwargs = (torch.randn(1, 3, 224, 224),), {}
     else:
         tokens = ZOO_SIZES["tokens"]
@@ -122,7 +129,7 @@ def _zoo_model(name: str):
         if name in test_zoo.ENCODER_DECODER:
             kwargs["decoder_input_ids"] = torch.randint(2, 1024, (1, ZOO_SIZES["tokens"] // 2))
     dtype = ZOO_DTYPES.get(name, torch.bfloat16)
-    if name == "vit":
+    if name in test_zoo.IMAGES:
         inputs = (inputs[0].to(dtype),)
     return model.to(dtype), inputs, kwargs
 

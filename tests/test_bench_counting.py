@@ -38,3 +38,16 @@ def benchmark_compiled_module():
 '''
     assert count_inductor(code) == (1, 1)
     assert count_inductor_launches(code) == 1  # the call in the comment is not a launch
+
+
+def test_custom_op_fallbacks_are_extern_calls():
+    # A model's custom op (transformers' MoE grouped_mm_fallback) runs as a fallback call like an ATen op;
+    # its name in assert_size_stride's message is a string, not a call.
+    code = '''
+def call(self, args):
+    buf1 = torch.ops.transformers.grouped_mm_fallback.default(buf0, arg1_1, arg2_1)
+    assert_size_stride(buf1, (32, 128), (128, 1), 'torch.ops.transformers.grouped_mm_fallback.default')
+    buf2 = torch.ops.aten.histc.default(buf1, 4, 0, 3)
+    return (buf2, )
+'''
+    assert count_inductor(code) == (0, 2)
