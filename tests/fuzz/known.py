@@ -91,7 +91,8 @@ ACCEPTED = {
     ),
     "transcendental-last-bit": (
         "precision='eager' only: an f16/bf16 output of a transcendental op (exp, log, erf, tanh, sigmoid, gelu, "
-        "pow with a general exponent, ...) that differs from eager's in the last bit, and equals the same graph "
+        "pow with a general exponent, ...; and rsqrt, which eager's bf16/f16 CPU loop does not round correctly "
+        "in tensors shorter than a vector: seed 2770045) that differs from eager's in the last bit, and equals the same graph "
         "run eagerly with only those ops correctly rounded (computed in float64, rounded to eager's dtype: "
         "`correctly_rounded(only=TRANSCENDENTAL)`). Eager's CPU libm and Triton's differ in the last f32 bit, "
         "which shows after rounding to f16/bf16 where that value sits at a midpoint: f16 erf(-0.55517578125) is "
@@ -197,6 +198,9 @@ TRANSCENDENTAL = frozenset((
     "erfc", "erfinv", "atan", "atan2", "asin", "acos", "sinh", "cosh", "asinh", "acosh", "atanh", "gelu", "silu",
     "softplus", "mish", "elu", "selu", "celu", "logit", "log_sigmoid_forward", "logaddexp", "logaddexp2", "sinc",
     "xlogy", "pow", "hardswish", "hardsigmoid",
+    # Not transcendental, but eager's bf16/f16 CPU rsqrt is not correctly rounded where a tensor (or its tail) is
+    # shorter than a vector: bf16 rsqrt(1.671875) is 0.76953125 in 5 elements, 0.7734375 in 40 (fuzz seed 2770045).
+    "rsqrt",
 ))
 _EXACT_POW_EXPONENTS = (0, 1, 2, 3, -1, -2, 0.5, -0.5)
 
