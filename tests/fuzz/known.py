@@ -107,6 +107,12 @@ ACCEPTED = {
         "while ATen's CPU f16 kernel rounds 1 - y and each product to f16 (fuzz seed 2761257 with --focus "
         "unary,...,mixed; its bf16 kernel computes in f32 like the decomposition)."
     ),
+    "hardtanh-backward-nan": (
+        "hardtanh_backward at a NaN input: CUDA eager and ATen's CPU scalar loop pass the gradient (NaN <= min and "
+        "NaN >= max are false), the CPU vectorized loop (16 or more f32 elements on AVX-512) gives 0; the fused "
+        "kernel computes where((x <= min) | (x >= max), 0, grad), CUDA's (fuzz seed 2770479 with --focus "
+        "unary,...,mixed: an [8, 3] gradient, 0.0 in eager, -4.0 fused)."
+    ),
     "int-from-float-rounding-point": (
         "an integer or bool output computed from a float value that sits within an ulp of an integer or of a "
         "comparison's edge, where the fused kernel's float op is correctly rounded and eager's is not: "
@@ -294,6 +300,16 @@ def _var_mean_by_mean(func, args, kwargs):
     return var, mean.reshape(var.shape)
 
 
+def _hardtanh_backward_as_specified(func, args, kwargs):
+    """hardtanh_backward as CUDA eager and ATen's CPU scalar loop compute it: 0 where x <= min or x >= max, else the
+    gradient (a NaN x passes the gradient), in the promoted dtype."""
+    import torch
+
+    grad, x = args[0], args[1]
+    low, high = (args[2], args[3]) if len(args) > 3 else (kwargs.get("min_val", -1.0), kwargs.get("max_val", 1.0))
+    return torch.where((x <= low) | (x >= high), 0, grad).to(torch.result_type(grad, x))
+
+
 ALTERNATIVES = {
     "gemm-signed-zero": (
         {"linear", "matmul", "__matmul__", "mm", "bmm", "addmm", "baddbmm", "scaled_dot_product_attention"},
@@ -303,6 +319,7 @@ ALTERNATIVES = {
     "gelu-special-values": ({"gelu"}, _gelu_as_specified),
     "group-norm-signed-zero": ({"group_norm"}, _group_norm_documented),
     "var-mean-inf": ({"var_mean"}, _var_mean_by_mean),
+    "hardtanh-backward-nan": ({"hardtanh_backward", "hardtanh_backward.default"}, _hardtanh_backward_as_specified),
 }
 
 

@@ -227,3 +227,24 @@ def test_noise_counts_the_rounding_of_intermediates_of_integer_inputs():
     assert compare_one(other_ulp, expected) is not None  # beyond float32's tolerance by itself
     assert compare_one(other_ulp, expected, reference.float(), "float32", noise) is None
     assert compare_one(expected + 1e-3, expected, reference.float(), "float32", noise) is not None
+
+
+class _HardtanhBackward(torch.nn.Module):
+    def forward(self, g, x):
+        return (torch.ops.aten.hardtanh_backward(g, x, -1.0, 1.0),)
+
+
+def test_hardtanh_backward_at_nan_takes_the_specified_value_only():
+    # Fuzz seed 2770479: at a NaN input eager's CPU vectorized loop gives 0, its scalar loop and CUDA the gradient;
+    # the kernel gives the gradient. Only that value is accepted at those elements.
+    model = _HardtanhBackward()
+    x = torch.full((64,), float("nan"))
+    x[1:4] = torch.tensor([0.5, 2.0, -3.0])
+    inputs = (torch.arange(64, dtype=torch.int32) - 7, x)
+    (expected,) = model(*inputs)
+    fused = torch.where((x <= -1.0) | (x >= 1.0), 0, inputs[0]).float()
+    assert compare_one(fused, expected) is not None  # eager's 0 at the NaNs (its vectorized loop)
+    assert accepted_class(model, lambda: inputs, [fused], [expected], [0], alternatives_only=True) == "hardtanh-backward-nan"
+    wrong = fused.clone()
+    wrong[1] = 1.0  # x = 0.5: the gradient (-6) in every loop
+    assert accepted_class(model, lambda: inputs, [wrong], [expected], [0], alternatives_only=True) is None
