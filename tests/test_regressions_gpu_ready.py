@@ -47,6 +47,21 @@ def test_threshold_backward_promotes_like_eager(grad_dtype):
     assert cm(grad, x).dtype == torch.float32
 
 
+@pytest.mark.parametrize("grad_dtype", [torch.int64, torch.bool], ids=str)
+def test_threshold_backward_promotes_like_eager_where_it_is_read(grad_dtype):
+    # Fuzz seed 2780425: torch's meta function types threshold_backward as its gradient (int64) and the trace
+    # asserts that dtype where the result is read (here by a cast): the result came out int64, eager's bfloat16.
+    grad = torch.randint(-3, 3, (4, 5)).to(grad_dtype)
+    x = torch.randn(1, 5).to(torch.bfloat16)
+
+    def fn(g, x):
+        v = torch.ops.aten.threshold_backward(g, x, 0)
+        return torch.reciprocal(v.float()), v
+
+    cm = compile_and_compare(fn, (grad, x))
+    assert cm(grad, x)[1].dtype == torch.bfloat16
+
+
 @pytest.mark.parametrize(
     "fn, shapes",
     [

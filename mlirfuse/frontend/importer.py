@@ -75,6 +75,11 @@ def trace(
 
 def decompose(program: ExportedProgram, table: dict, what: str = "the program") -> ExportedProgram:
     """`program` made functional, the ops of `table` decomposed."""
+    # The trace asserts the dtypes its fake tensors had; where an op's meta function types a result other than
+    # eager does (threshold_backward of a bool or integer gradient and a float input: the gradient's dtype, where
+    # eager promotes; fuzz seed 2780425), the decomposition's correct dtype must not fail that assertion.
+    _erase_metadata_asserts(program.graph_module.graph)
+    program.graph_module.recompile()
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -83,12 +88,15 @@ def decompose(program: ExportedProgram, table: dict, what: str = "the program") 
         raise UnsupportedModelError(f"torch.export could not trace {what}: {e}") from e
     # Export checks dtypes after casts with _assert_tensor_metadata; the IR's
     # types already say the same, and the op computes nothing.
-    graph = program.graph_module.graph
+    _erase_metadata_asserts(program.graph_module.graph)
+    canonicalize(program.graph_module.graph)
+    return program
+
+
+def _erase_metadata_asserts(graph: torch.fx.Graph) -> None:
     for node in list(graph.nodes):
         if node.op == "call_function" and node.target is torch.ops.aten._assert_tensor_metadata.default:
             graph.erase_node(node)
-    canonicalize(graph)
-    return program
 
 
 def functional(program: ExportedProgram, what: str = "the program") -> ExportedProgram:
