@@ -6,7 +6,10 @@ from mlirfuse.dialect.fusion import (  # noqa: F401
     build_launch,
     build_yield,
     canonical_form,
+    constant_merges,
     find_kernel,
+    kernel_scalars,
+    launch_scalars,
     load_fusion_dialect,
     verify_fusion_ops,
 )
