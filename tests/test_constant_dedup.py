@@ -93,3 +93,4 @@ def test_formula_constants_are_not_shared():
     assert cm.stats["kernels"] == 2 and cm.stats["constant_merges"] == 0
     for got, want in zip(cm(x, y), powers(x, y)):
         torch.testing.assert_close(got, want)
+
