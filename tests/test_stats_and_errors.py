@@ -21,7 +21,7 @@ STATS_KEYS = {"aten_ops", "groups", "kernels", "constant_merges", "launches", "u
 
 
 def _launched_kernels(mlir: str) -> list[str]:
-    return re.findall(r'"fusion\.launch"\([^)]*\) \{kernel = @(\w+)\}', mlir)
+    return re.findall(r'"fusion\.launch"\([^)]*\) \{kernel = @(\w+)[,}]', mlir)
 
 
 class TwoChains(nn.Module):

@@ -1,6 +1,8 @@
 """The `fusion` dialect: ops, builders and verifier; group kinds and their accessors."""
 
 from mlirfuse.dialect.fusion import (  # noqa: F401
+    LAUNCH_SCALARS,
+    SCALAR_MARK,
     build_group,
     build_kernel,
     build_launch,

@@ -40,8 +40,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Callable, Sequence
 
-from mlirfuse.dialect import GroupKind
-from mlirfuse.dialect.fusion import SCALAR_MARK
+from mlirfuse.dialect import SCALAR_MARK, GroupKind
 from mlirfuse.errors import MlirfuseError
 from mlirfuse.ir import TensorType, block_ops, constant_value, ir, is_constant_like, op_id, tensor_type, torch_name
 from mlirfuse.lowering.math_helpers import MATH_HELPERS

@@ -22,8 +22,7 @@ import dataclasses
 import math
 
 from mlirfuse.analysis import AnalysisManager
-from mlirfuse.dialect import GroupKind, build_kernel, build_launch, canonical_form, group_kind
-from mlirfuse.dialect.fusion import SCALAR_MARK
+from mlirfuse.dialect import SCALAR_MARK, GroupKind, build_kernel, build_launch, canonical_form, group_kind
 from mlirfuse.errors import PipelineError
 from mlirfuse.ir import constant_value, ir
 from mlirfuse.ops.elementwise import liftable_constants

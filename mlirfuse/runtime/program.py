@@ -16,8 +16,7 @@ from typing import Callable
 
 import torch
 
-from mlirfuse.dialect import GroupKind, find_kernel, group_kind, launch_scalars
-from mlirfuse.dialect.fusion import SCALAR_MARK
+from mlirfuse.dialect import SCALAR_MARK, GroupKind, find_kernel, group_kind, launch_scalars
 from mlirfuse.errors import UnsupportedModelError
 from mlirfuse.ir import NO_CONSTANT, constant_value, ir, tensor_type
 from mlirfuse.lowering.triton import LoweringError, TritonKernel, lower_kernel
