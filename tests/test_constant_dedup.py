@@ -13,6 +13,7 @@ import torch
 from torch import nn
 
 import mlirfuse
+from mlirfuse.tools.main import fusion_report
 from helpers import Lambda
 
 
@@ -50,6 +51,7 @@ def test_layer_norms_of_different_eps_share_one_kernel():
     cm = mlirfuse.compile(model, (x, y))
     assert cm.stats["kernels"] == 1 and cm.stats["launches"] == 2 and cm.stats["constant_merges"] == 1
     assert "fusion.scalar = 0" in cm.mlir and "scalars = array<f64:" in cm.mlir
+    assert "distinct kernels   : 1 (1 fewer by taking constants as arguments)" in fusion_report(cm)
     for got, want in zip(cm(x, y), model(x, y)):
         torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
 
@@ -94,3 +96,18 @@ def test_formula_constants_are_not_shared():
     for got, want in zip(cm(x, y), powers(x, y)):
         torch.testing.assert_close(got, want)
 
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_eager_precision_rounds_each_launchs_scalar_as_eager_does(dtype):
+    # ATen converts add's Python number to an f16/bf16 result's dtype first (bf16 + 0.1 adds 0.10009765625):
+    # under precision="eager" each launch's value is rounded so, and the shared kernel equals eager bit for bit.
+    def shifted(x, y):
+        return x + 0.1, y + 0.3
+
+    torch.manual_seed(0)
+    x, y = torch.randn(256).to(dtype), torch.randn(256).to(dtype)
+    cm = mlirfuse.compile(Lambda(shifted), (x, y), options={"precision": "eager"})
+    assert cm.stats["kernels"] == 1 and cm.stats["constant_merges"] == 1
+    for got, want in zip(cm(x, y), shifted(x, y)):
+        assert torch.equal(got, want)
