@@ -724,7 +724,8 @@ def liftable_constants(block) -> list:
         if op.operation.name != "torch.constant.float":
             continue
         value = op.results[0]
-        if math.isfinite(constant_value(value)) and all(_plain_scalar_use(use.owner, use.operand_number) for use in value.uses):
+        uses = list(value.uses)
+        if uses and math.isfinite(constant_value(value)) and all(_plain_scalar_use(u.owner, u.operand_number) for u in uses):
             found.append(value)
     return found
 
