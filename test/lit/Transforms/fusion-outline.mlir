@@ -321,6 +321,42 @@ func.func @fuse_modulo_constants_renamed_and_reordered(%p0: !torch.vtensor<[4,16
 
 // -----
 
+// Each use of a constant is a value of its own: a group reading one 0.5 for
+// both mul and clamp_max shares a kernel with one reading 0.25 and 0.7.
+
+// CHECK:         "fusion.kernel"() ({
+// CHECK-NEXT:    ^bb0(%[[X:.+]]: !torch.vtensor<[8],f32>):
+// CHECK-NEXT:      %[[S:.+]] = torch.constant.float 2.500000e-01 {fusion.scalar = 0 : i64}
+// CHECK-NEXT:      %[[MUL:.+]] = torch.aten.mul.Scalar %[[X]], %[[S]]
+// CHECK-NEXT:      %[[B:.+]] = torch.constant.float 0.69999999999999996 {fusion.scalar = 1 : i64}
+// CHECK-NEXT:      %[[MAX:.+]] = torch.aten.clamp_max %[[MUL]], %[[B]]
+// CHECK-NEXT:      "fusion.yield"(%[[MAX]])
+// CHECK-NEXT:    }) {kind = "pointwise", sym_name = "fused_mul_clamp_max_0"} : () -> ()
+// CHECK-NOT:     "fusion.kernel"
+// CHECK-LABEL: func.func @fuse_modulo_constants_shared_differently
+// CHECK-NEXT:    "fusion.launch"(%{{.+}}) {kernel = @fused_mul_clamp_max_0, scalars = array<f64: 5.000000e-01, 5.000000e-01>}
+// CHECK-NEXT:    "fusion.launch"(%{{.+}}) {kernel = @fused_mul_clamp_max_0, scalars = array<f64: 2.500000e-01, 0.69999999999999996>}
+func.func @fuse_modulo_constants_shared_differently(%x: !torch.vtensor<[8],f32>, %y: !torch.vtensor<[8],f32>) -> (!torch.vtensor<[8],f32>, !torch.vtensor<[8],f32>) {
+  %0 = "fusion.group"(%x) ({
+  ^bb0(%a: !torch.vtensor<[8],f32>):
+    %c = torch.constant.float 5.000000e-01
+    %1 = torch.aten.mul.Scalar %a, %c : !torch.vtensor<[8],f32>, !torch.float -> !torch.vtensor<[8],f32>
+    %2 = torch.aten.clamp_max %1, %c : !torch.vtensor<[8],f32>, !torch.float -> !torch.vtensor<[8],f32>
+    "fusion.yield"(%2) : (!torch.vtensor<[8],f32>) -> ()
+  }) {kind = "pointwise"} : (!torch.vtensor<[8],f32>) -> !torch.vtensor<[8],f32>
+  %3 = "fusion.group"(%y) ({
+  ^bb0(%a: !torch.vtensor<[8],f32>):
+    %c = torch.constant.float 2.500000e-01
+    %d = torch.constant.float 7.000000e-01
+    %4 = torch.aten.mul.Scalar %a, %c : !torch.vtensor<[8],f32>, !torch.float -> !torch.vtensor<[8],f32>
+    %5 = torch.aten.clamp_max %4, %d : !torch.vtensor<[8],f32>, !torch.float -> !torch.vtensor<[8],f32>
+    "fusion.yield"(%5) : (!torch.vtensor<[8],f32>) -> ()
+  }) {kind = "pointwise"} : (!torch.vtensor<[8],f32>) -> !torch.vtensor<[8],f32>
+  return %0, %3 : !torch.vtensor<[8],f32>, !torch.vtensor<[8],f32>
+}
+
+// -----
+
 // A constant that picks the formula stays part of the kernel: pow's exponent
 // selects x * x or x * x * x, so pow(x, 2) * 0.5 and pow(x, 3) * 0.5 are two
 // kernels. pow(x, 2) * 0.25 shares the first one, taking 0.25 and 0.5 as its
