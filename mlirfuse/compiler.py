@@ -37,6 +37,7 @@ import torch
 from torch.utils import _pytree as pytree
 
 from mlirfuse.analysis.cost import program_cost
+from mlirfuse.dialect import constant_merges
 from mlirfuse.errors import CompilationError, InputMismatchError, MlirfuseError, PipelineError, RecompileLimitWarning
 from mlirfuse.frontend.importer import ImportedProgram, flatten_inputs, import_module
 from mlirfuse.frontend.layers import LayerReport, dedup_enabled, import_with_layers
@@ -132,6 +133,8 @@ class CompiledGraph:
             # Outlining turns every fusion.group into one fusion.launch: the two counts agree by construction.
             "groups": launches,
             "kernels": len(self.kernels),
+            # Of the kernels groups would have had, how many sharing one modulo constants saved (lift-constants).
+            "constant_merges": constant_merges(imported.module),
             "launches": launches,
             "unfused_ops": sum(1 for s in steps if s.kind == "aten" and not s.operand_view),
             # Of those, views (view, transpose, split, ...): they launch no kernel.

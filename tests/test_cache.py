@@ -107,6 +107,23 @@ def test_a_kernel_is_keyed_by_its_form_not_its_name(cache_dir):
     torch.testing.assert_close(cm(x, w), later(x, w))
 
 
+def test_a_kernel_shared_modulo_constants_is_served_with_other_values(cache_dir):
+    """A kernel taking constants as arguments (lift-constants) is keyed without their values: another model's
+    values are served the same lowering, and each launch still computes with its own."""
+
+    def scaled(s):
+        return Lambda(lambda x, y: (torch.sigmoid(x * s[0]) - s[1], torch.sigmoid(y * s[2]) - s[3]))
+
+    x, y = torch.randn(64), torch.randn(64)
+    first = mlirfuse.compile(scaled((0.5, 0.25, 2.0, 0.125)), (x, y))
+    model = scaled((3.0, 1.0, -1.0, 0.5))
+    cm = mlirfuse.compile(model, (x, y))
+    assert first.stats["constant_merges"] == cm.stats["constant_merges"] == 1
+    assert cm.stats["program_cache_misses"] == 1 and cm.stats["kernel_cache_hits"] == 1 and cm.stats["kernels_compiled"] == 0
+    for got, want in zip(cm(x, y), model(x, y)):
+        torch.testing.assert_close(got, want)
+
+
 def test_policy_and_cache_false_bypass_the_program_level(cache_dir):
     x, w = torch.randn(4, 8), torch.randn(8, 16)
     compile_chain(x, w)

@@ -176,6 +176,32 @@ def test_kernel_the_lowering_cannot_size_runs_as_aten_ops():
         torch.testing.assert_close(second, c.expand(n, 8))
 
 
+# The same kernel scaling its result by a scalar argument (fusion-outline's lift-constants), launched with 2 and -3.
+_UNSIZABLE_SCALED = _UNSIZABLE.replace(
+    '"fusion.yield"(%1) : (!torch.vtensor<[?,8],f32>) -> ()',
+    "%s = torch.constant.float 2.0 {fusion.scalar = 0 : i64}\n"
+    "  %2 = torch.aten.mul.Scalar %1, %s : !torch.vtensor<[?,8],f32>, !torch.float -> !torch.vtensor<[?,8],f32>\n"
+    '  "fusion.yield"(%2) : (!torch.vtensor<[?,8],f32>) -> ()',
+).replace("{kernel = @k}", "{kernel = @k, scalars = array<f64: 2.0>}", 1).replace("{kernel = @k}", "{kernel = @k, scalars = array<f64: -3.0>}")
+
+
+def test_kernel_run_as_aten_ops_takes_each_launchs_scalar_arguments():
+    from mlirfuse.dialect import make_context, verify_fusion_ops
+    from mlirfuse.ir import ir
+    from mlirfuse.runtime.program import Program
+
+    with make_context():
+        module = ir.Module.parse(_UNSIZABLE_SCALED)
+        assert verify_fusion_ops(module.operation)
+        func = next(op for op in module.body.operations if op.operation.name == "func.func")
+        program = Program(func, module)
+    assert "k" in program.aten_kernels
+    x, b, c = torch.randn(3, 8), torch.randn(8), torch.randn(8)
+    first, second = program.run([x, b, c])
+    torch.testing.assert_close(first, (b * 2).expand(3, 8))
+    torch.testing.assert_close(second, (c * -3).expand(3, 8))
+
+
 def test_bad_dynamic_shapes_is_an_error_naming_the_dim():
     model = Lambda(lambda x: x[:4] * 2)  # slicing at 4 specializes the size
     with pytest.raises(mlirfuse.UnsupportedModelError, match="n"):

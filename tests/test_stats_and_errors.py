@@ -14,14 +14,14 @@ import mlirfuse
 from mlirfuse.frontend.importer import import_module
 from helpers import Lambda
 
-STATS_KEYS = {"aten_ops", "groups", "kernels", "launches", "unfused_ops", "unfused_views", "operand_views",
+STATS_KEYS = {"aten_ops", "groups", "kernels", "constant_merges", "launches", "unfused_ops", "unfused_views", "operand_views",
               "planned_peak_bytes", "allocated_bytes", "bytes", "bytes_lower_bound", "flops", "roofline_ns",
               "passes_run", "kernels_compiled", "program_cache_hits", "program_cache_misses", "kernel_cache_hits",
               "kernel_cache_misses"}
 
 
 def _launched_kernels(mlir: str) -> list[str]:
-    return re.findall(r'"fusion\.launch"\([^)]*\) \{kernel = @(\w+)\}', mlir)
+    return re.findall(r'"fusion\.launch"\([^)]*\) \{kernel = @(\w+)[,}]', mlir)
 
 
 class TwoChains(nn.Module):

@@ -1,12 +1,17 @@
 """The `fusion` dialect: ops, builders and verifier; group kinds and their accessors."""
 
 from mlirfuse.dialect.fusion import (  # noqa: F401
+    LAUNCH_SCALARS,
+    SCALAR_MARK,
     build_group,
     build_kernel,
     build_launch,
     build_yield,
     canonical_form,
+    constant_merges,
     find_kernel,
+    kernel_scalars,
+    launch_scalars,
     load_fusion_dialect,
     verify_fusion_ops,
 )

@@ -6,6 +6,16 @@
 - `fusion.kernel` module-level symbol holding one outlined canonical region.
 - `fusion.launch` calls a `fusion.kernel` with tensors, yields its results.
 
+Scalar arguments. A kernel shared by groups that differ only in float
+constants (fusion-outline's `lift-constants`) marks each such constant of its
+body `torch.constant.float 5.0e-01 {fusion.scalar = 0 : i64}`: argument #0,
+its value there only a representative; each launch passes its own values as
+`scalars = array<f64: ...>`, in argument order. An attribute rather than
+`!torch.float` operands: a kernel's block arguments and a launch's operands
+stay tensors (what every lowering, the liveness plan and the cost model
+read), the kernel body stays a complete torch program the lowering can
+print on its own, and the values are in the launch, where they differ.
+
 Why these are not `dialects.ext` (IRDL) ops: IRDL verifies every element of
 a variadic operand or result list against one constraint *variable*, and a
 variable binds to the first type it sees, so an IRDL op cannot take
@@ -25,6 +35,7 @@ from mlirfuse.dialect.kinds import GROUP_KINDS, REDUCTION_KINDS, GroupKind, grou
 from mlirfuse.ir import add_dialect_search_prefix, asm, ir
 from mlirfuse.ops.attention import MATMULS, SDPA, SOFTMAXES
 from mlirfuse.ops.conv import CONV_OPS, Conv, conv
+from mlirfuse.ops.elementwise import liftable_constants
 from mlirfuse.ops.indexing import scatter_op
 from mlirfuse.ops.matmul import MATMUL_OPS, Gemm, gemm
 from mlirfuse.ops.reductions import REDUCTIONS, Reduction, reduction
@@ -197,6 +208,46 @@ def _verify_kernel(op) -> None:
         _error(op, "takes no operands or results and holds one region")
     ops = _verify_body(op, op.regions[0], None, None, "arguments")
     _verify_kind_matches_body(op, kind, ops)
+    _verify_scalars(op, op.regions[0].blocks[0])
+
+
+def _verify_scalars(op, block: ir.Block) -> None:
+    """A kernel's `fusion.scalar` marks number its liftable constants 0, 1, ... in body order."""
+    marked = [o for o in block.operations if SCALAR_MARK in o.attributes]
+    if not marked:
+        return
+    liftable = set(liftable_constants(block))
+    for i, const in enumerate(marked):
+        mark = const.attributes[SCALAR_MARK]
+        if not isinstance(mark, ir.IntegerAttr) or ir.IntegerAttr(mark).value != i:
+            _error(op, f"numbers its scalar arguments in body order: expected '{SCALAR_MARK} = {i}', found {mark}")
+        if const.results[0] not in liftable:
+            _error(op, f"scalar argument #{i} is not a float constant every use of which prints it as a plain operand")
+
+
+def kernel_scalars(kernel) -> int:
+    """How many scalar arguments (`fusion.scalar` constants) a kernel takes."""
+    return sum(SCALAR_MARK in o.attributes for o in kernel.regions[0].blocks[0].operations)
+
+
+def launch_scalars(launch) -> tuple[float, ...]:
+    """The values a launch passes for its kernel's scalar arguments."""
+    if LAUNCH_SCALARS not in launch.attributes:
+        return ()
+    return tuple(ir.DenseF64ArrayAttr(launch.attributes[LAUNCH_SCALARS]))
+
+
+def constant_merges(module) -> int:
+    """Kernels saved by taking constants as arguments: per kernel, its launches' distinct `scalars` less one."""
+    values: dict[str, set] = {}
+    for func in module.body.operations:
+        if func.operation.name != "func.func" or not len(func.regions[0].blocks):
+            continue
+        for op in func.regions[0].blocks[0].operations:
+            if op.operation.name == "fusion.launch" and LAUNCH_SCALARS in op.attributes:
+                kernel = ir.FlatSymbolRefAttr(op.attributes["kernel"]).value
+                values.setdefault(kernel, set()).add(tuple(v.hex() for v in launch_scalars(op)))
+    return sum(len(vectors) - 1 for vectors in values.values())
 
 
 def _verify_launch(op) -> None:
@@ -218,6 +269,11 @@ def _verify_launch(op) -> None:
     yielded = [v.type for v in list(block.operations)[-1].operands]
     if yielded != [r.type for r in op.results]:
         _error(op, f"result types do not match what @{name} yields")
+    if LAUNCH_SCALARS in op.attributes and not isinstance(op.attributes[LAUNCH_SCALARS], ir.DenseF64ArrayAttr):
+        _error(op, f"attribute '{LAUNCH_SCALARS}' must be an array<f64: ...>")
+    passed, taken = len(launch_scalars(op)), kernel_scalars(kernel)
+    if passed != taken:
+        _error(op, f"passes {passed} scalar arguments but @{name} takes {taken}")
 
 
 _VERIFIERS = {
@@ -274,7 +330,7 @@ def find_kernel(op: ir.Operation, name: str):
     return None
 
 
-def canonical_form(region_op) -> str:
+def canonical_form(region_op, lifted=()) -> str:
     """The text two groups/kernels share exactly when they compute the same thing.
 
     Built from the body alone: block arguments and values numbered in order
@@ -282,6 +338,10 @@ def canonical_form(region_op) -> str:
     spelled out; the op's own name and symbol do not enter. (Printing the op
     would number values across the whole module: the fusion ops are not
     registered as isolated from above, so every print costs the module.)
+    A scalar argument's value (a `fusion.scalar` constant) prints as `?`:
+    launches pass it. Constants in `lifted` do not print at all, each use
+    of one printing `?`: the form of a class of bodies equal up to those
+    constants, however each shares its constants among uses.
     """
     block = region_op.regions[0].blocks[0]
     ids: dict[ir.Value, str] = {}
@@ -291,9 +351,13 @@ def canonical_form(region_op) -> str:
     for i, arg in enumerate(block.arguments):
         ids[arg] = f"%a{i}"
         parts.append(f"%a{i}: {asm(arg.type)}")
+    lifted = set(lifted)
     for op in block.operations:
-        operands = ", ".join(ids[v] for v in op.operands)
-        attrs = ", ".join(sorted(f"{name} = {asm(op.attributes[name])}" for name in op.attributes))
+        if lifted and len(op.results) == 1 and op.results[0] in lifted:
+            continue
+        operands = ", ".join("?" if v in lifted else ids[v] for v in op.operands)
+        hidden = "value" if SCALAR_MARK in op.attributes else None
+        attrs = ", ".join(sorted(f"{name} = {'?' if name == hidden else asm(op.attributes[name])}" for name in op.attributes))
         results = []
         for r in op.results:
             ids[r] = f"%v{len(ids)}"
@@ -353,5 +417,14 @@ def build_kernel(name: str, kind: GroupKind, loc=None, ip=None):
     return _build("fusion.kernel", [], [], {"sym_name": ir.StringAttr.get(name), "kind": kind_attr(kind)}, 1, loc, ip)
 
 
-def build_launch(kernel: str, inputs, result_types, loc=None, ip=None):
-    return _build("fusion.launch", inputs, result_types, {"kernel": ir.FlatSymbolRefAttr.get(kernel)}, 0, loc, ip)
+def build_launch(kernel: str, inputs, result_types, scalars=(), loc=None, ip=None):
+    """A `fusion.launch` of `kernel`; `scalars`: the values of its scalar arguments, if it takes any."""
+    attributes = {"kernel": ir.FlatSymbolRefAttr.get(kernel)}
+    if scalars:
+        attributes[LAUNCH_SCALARS] = ir.DenseF64ArrayAttr.get(list(scalars))
+    return _build("fusion.launch", inputs, result_types, attributes, 0, loc, ip)
+
+
+# A kernel's scalar arguments: the mark on a body constant (its argument number), the launch's values.
+SCALAR_MARK = "fusion.scalar"
+LAUNCH_SCALARS = "scalars"

@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Callable, Sequence
 
-from mlirfuse.dialect import GroupKind
+from mlirfuse.dialect import SCALAR_MARK, GroupKind
 from mlirfuse.errors import MlirfuseError
 from mlirfuse.ir import TensorType, block_ops, constant_value, ir, is_constant_like, op_id, tensor_type, torch_name
 from mlirfuse.lowering.math_helpers import MATH_HELPERS
@@ -90,7 +90,7 @@ class Role(Enum):
 
     LOAD = "load"  # pointer to a load site: a kernel input, or a view of one
     OUTPUT = "output"  # pointer to an output
-    SCALAR = "scalar"  # an f32 constant with no literal
+    SCALAR = "scalar"  # an f32 constant with no literal, or a kernel's scalar argument (a LaunchScalar)
     SIZE = "size"  # a size or numel of the iteration space (or of a template's operands)
     STRIDE = "stride"  # one stride of a load site
 
@@ -117,6 +117,19 @@ def kernel_params(sites: Sequence[Site], outputs: int, scalars: int, sizes: Sequ
 
 
 @dataclass(frozen=True)
+class LaunchScalar:
+    """A scalar parameter each launch fills: its `scalars` value #`index` (a `fusion.scalar` constant), rounded
+    to `rounding` (f16/bf16) where the lowering rounds that constant's literal (`_round_scalars`)."""
+
+    index: int
+    rounding: str | None = None
+
+    def value(self, scalars: Sequence[float]) -> float:
+        v = scalars[self.index]
+        return v if self.rounding is None else round_to(v, self.rounding)
+
+
+@dataclass(frozen=True)
 class TritonKernel:
     """A kernel's source and what the runtime needs to launch it."""
 
@@ -124,7 +137,8 @@ class TritonKernel:
     source: str
     inputs: tuple[TensorType, ...]
     outputs: tuple[TensorType, ...]
-    scalars: tuple[float, ...]  # values of the c0, c1 ... parameters (constants with no literal)
+    # The c0, c1 ... parameters: values of constants with no literal; LaunchScalars for the kernel's scalar arguments.
+    scalars: tuple[float | LaunchScalar, ...]
     params: tuple[Param, ...] = ()
     kind: GroupKind = GroupKind.POINTWISE
     # What the kernel loads, in parameter order: inputs and views of them (see Site).
@@ -456,7 +470,10 @@ class KernelEmitter:
         self.out = self.body
         self.env: dict[ir.Value, Value] = {}
         self.consts: dict[ir.Value, object] = {}
-        self.scalars: list[float] = []
+        self.scalars: list[float | LaunchScalar] = []
+        # The body's scalar arguments (fusion-outline's lift-constants): constant -> its `scalars` index.
+        self.lifted = {op.results[0]: ir.IntegerAttr(op.attributes[SCALAR_MARK]).value
+                       for op in block.operations if SCALAR_MARK in op.attributes}
         self.count = 0
 
     # --- lines -----------------------------------------------------------------------------
@@ -488,6 +505,13 @@ class KernelEmitter:
             self.scalars.append(value)
             return f"c{len(self.scalars) - 1}"
         return repr(value)
+
+    def launch_scalar(self, constant: ir.Value, rounding: str) -> str:
+        """The parameter standing for scalar argument `constant`, rounded to `rounding` where that is f16/bf16."""
+        scalar = LaunchScalar(self.lifted[constant], rounding if rounding in ("float16", "bfloat16") else None)
+        if scalar not in self.scalars:
+            self.scalars.append(scalar)
+        return f"c{self.scalars.index(scalar)}"
 
     # --- the per-op emitters ---------------------------------------------------------------
 
@@ -525,15 +549,20 @@ class KernelEmitter:
         bool_arith = rule.kind == "arith" and target == "bool"
         if bool_arith:
             target = "int32"
+        rounding = None  # the dtype Python-number operands are rounded to, as eager rounds them
         if rule.kind == "compare":
-            consts = _round_scalars(consts, promote([tensor_type(op.operands[i].type).dtype for i in tensors]))
+            rounding = promote([tensor_type(op.operands[i].type).dtype for i in tensors])
         elif rule.half_scalars and self.eager_precision:
-            consts = _round_scalars(consts, result.dtype)
+            rounding = result.dtype
+        if rounding is not None:
+            consts = _round_scalars(consts, rounding)
         args = []
         for i, c in enumerate(consts):
             if i in tensors:
                 want = "bool" if (rule.kind == "logical" or (rule.kind == "select" and i == rule.cond)) else target
                 args.append(tensors[i].text if rule.kind == "cast" else cast(tensors[i], want))
+            elif op.operands[i] in self.lifted:
+                args.append(self.launch_scalar(op.operands[i], rounding))
             else:
                 args.append(self.scalar_text(c))
         if rule.by_dtype:
@@ -631,6 +660,6 @@ def round_to(value: float, dtype: str) -> float:
 
 
 __all__ = [
-    "KernelEmitter", "LoweringError", "Site", "TritonKernel", "Value", "as_declared", "cast", "coords",
+    "KernelEmitter", "LaunchScalar", "LoweringError", "Site", "TritonKernel", "Value", "as_declared", "cast", "coords",
     "load_sites", "module_prelude", "static_signature", "stored_value",
 ]

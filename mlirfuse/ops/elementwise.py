@@ -74,6 +74,10 @@ class Rule:
     # dtype before computing (add, sub, rsub, remainder, fmod; mul and div keep them in f32): precision="eager"
     # rounds them the same way (`bf16 + 0.1` adds 0.10009765625).
     half_scalars: bool = False
+    # Positions of float constants `emit` prints as a plain operand and never reads (`x * 0.5`, an eps): a
+    # kernel may take them as launch arguments instead (see `liftable_constants`). A position whose value
+    # picks the formula (alpha == 1, a pow exponent, a lerp weight's branch) is never listed.
+    scalar_args: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -196,27 +200,32 @@ RULES: dict[str, Rule] = {
     "torch.aten.hardsigmoid": _unary("tl.where({0} + 3 < 0, 0, tl.where({0} + 3 > 6, 6, {0} + 3)) / 6"),
     "torch.aten.hardswish": _unary("{0} * tl.where({0} + 3 < 0, 0, tl.where({0} + 3 > 6, 6, {0} + 3)) / 6"),
     "torch.aten.leaky_relu": Rule(
-        "arith", lambda a, c: f"tl.where({a[0]} > 0, {a[0]}, {a[0]} * {a[1]})", constant_args=(1,), float_only=True
+        "arith", lambda a, c: f"tl.where({a[0]} > 0, {a[0]}, {a[0]} * {a[1]})", constant_args=(1,), float_only=True,
+        scalar_args=(1,),
     ),
     "torch.aten.hardtanh": Rule(
-        "arith", lambda a, c: _clamp(a, c), constant_args=(1, 2), float_only=True
+        "arith", lambda a, c: _clamp(a, c), constant_args=(1, 2), float_only=True, scalar_args=(1, 2)
     ),
-    "torch.aten.clamp": Rule("arith", _clamp, constant_args=(1, 2)),
-    "torch.aten.clamp_min": Rule("arith", lambda a, c: _clamp([a[0], a[1], None], [c[0], c[1], None]), constant_args=(1,)),
-    "torch.aten.clamp_max": Rule("arith", lambda a, c: _clamp([a[0], None, a[1]], [c[0], None, c[1]]), constant_args=(1,)),
+    "torch.aten.clamp": Rule("arith", _clamp, constant_args=(1, 2), scalar_args=(1, 2)),
+    "torch.aten.clamp_min": Rule("arith", lambda a, c: _clamp([a[0], a[1], None], [c[0], c[1], None]), constant_args=(1,), scalar_args=(1,)),
+    "torch.aten.clamp_max": Rule("arith", lambda a, c: _clamp([a[0], None, a[1]], [c[0], None, c[1]]), constant_args=(1,), scalar_args=(1,)),
     # binary arithmetic; `.Scalar` forms take a constant second operand
     "torch.aten.add.Tensor": Rule("arith", _with_alpha("+"), half_scalars=True, constant_args=(2,), check=_alpha_const, tensor_args=(0, 1)),
-    "torch.aten.add.Scalar": Rule("arith", _with_alpha("+"), half_scalars=True, constant_args=(1, 2), check=_alpha_const),
+    "torch.aten.add.Scalar": Rule(
+        "arith", _with_alpha("+"), half_scalars=True, constant_args=(1, 2), check=_alpha_const, scalar_args=(1,)
+    ),
     "torch.aten.sub.Tensor": Rule("arith", _with_alpha("-"), half_scalars=True, constant_args=(2,), check=_alpha_const, tensor_args=(0, 1)),
-    "torch.aten.sub.Scalar": Rule("arith", _with_alpha("-"), half_scalars=True, constant_args=(1, 2), check=_alpha_const),
+    "torch.aten.sub.Scalar": Rule(
+        "arith", _with_alpha("-"), half_scalars=True, constant_args=(1, 2), check=_alpha_const, scalar_args=(1,)
+    ),
     "torch.aten.rsub.Scalar": Rule(
         "arith", lambda a, c: f"{a[1]} - {a[0]}" if c[2] == 1 else f"{a[1]} - {a[2]} * {a[0]}",
-        constant_args=(1, 2), check=_alpha_const, half_scalars=True,
+        constant_args=(1, 2), check=_alpha_const, half_scalars=True, scalar_args=(1,),
     ),
     "torch.aten.mul.Tensor": _binary("{0} * {1}"),
-    "torch.aten.mul.Scalar": Rule("arith", lambda a, c: f"{a[0]} * {a[1]}", constant_args=(1,)),
+    "torch.aten.mul.Scalar": Rule("arith", lambda a, c: f"{a[0]} * {a[1]}", constant_args=(1,), scalar_args=(1,)),
     "torch.aten.div.Tensor": _binary("fdiv({0}, {1})"),
-    "torch.aten.div.Scalar": Rule("arith", lambda a, c: f"fdiv({a[0]}, {a[1]})", constant_args=(1,)),
+    "torch.aten.div.Scalar": Rule("arith", lambda a, c: f"fdiv({a[0]}, {a[1]})", constant_args=(1,), scalar_args=(1,)),
     "torch.aten.maximum": _binary(f"tl.maximum({{0}}, {{1}}, {NAN_ALL})"),
     "torch.aten.minimum": _binary(f"tl.minimum({{0}}, {{1}}, {NAN_ALL})"),
     # comparisons
@@ -225,6 +234,7 @@ RULES: dict[str, Rule] = {
             "compare", (lambda sym: lambda a, c: f"{a[0]} {sym} {a[1]}")(sym),
             constant_args=() if form == "Tensor" else (1,),
             tensor_args=(0, 1) if form == "Tensor" else (0,),
+            scalar_args=() if form == "Tensor" else (1,),
         )
         for name, sym in (("eq", "=="), ("ne", "!="), ("lt", "<"), ("le", "<="), ("gt", ">"), ("ge", ">="))
         for form in ("Tensor", "Scalar")
@@ -244,16 +254,17 @@ RULES: dict[str, Rule] = {
     # selection
     "torch.aten.where.self": Rule("select", lambda a, c: f"tl.where({a[0]}, {a[1]}, {a[2]})", tensor_args=(0, 1, 2)),
     "torch.aten.where.ScalarOther": Rule(
-        "select", lambda a, c: f"tl.where({a[0]}, {a[1]}, {a[2]})", constant_args=(2,), tensor_args=(0, 1)
+        "select", lambda a, c: f"tl.where({a[0]}, {a[1]}, {a[2]})", constant_args=(2,), tensor_args=(0, 1), scalar_args=(2,)
     ),
     "torch.aten.where.ScalarSelf": Rule(
-        "select", lambda a, c: f"tl.where({a[0]}, {a[1]}, {a[2]})", constant_args=(1,), tensor_args=(0, 2)
+        "select", lambda a, c: f"tl.where({a[0]}, {a[1]}, {a[2]})", constant_args=(1,), tensor_args=(0, 2), scalar_args=(1,)
     ),
     "torch.aten.where.Scalar": Rule(
         "select", lambda a, c: f"tl.where({a[0]}, {a[1]}, {a[2]})", constant_args=(1, 2), tensor_args=(0,)
     ),
     "torch.aten.masked_fill.Scalar": Rule(
-        "select", lambda a, c: f"tl.where({a[1]}, {a[2]}, {a[0]})", constant_args=(2,), cond=1, tensor_args=(0, 1)
+        "select", lambda a, c: f"tl.where({a[1]}, {a[2]}, {a[0]})", constant_args=(2,), cond=1, tensor_args=(0, 1),
+        scalar_args=(2,),
     ),
     # dtype conversions and copies
     "torch.prims.convert_element_type": _CAST,
@@ -699,6 +710,44 @@ def literal(value) -> str | None:
     if isinstance(value, float):
         return repr(value) if math.isfinite(value) else None
     return None
+
+
+# What a lifted constant may meet: Triton passes a Python float argument as f32, so the op must compute in f32
+# (f64 would see the value rounded to f32 where its literal was exact).
+_F32_COMPUTED = ("float32", "float16", "bfloat16")
+
+
+def liftable_constants(block) -> list:
+    """The float constants of a group or kernel body a kernel may take as launch arguments, in body order.
+
+    A `torch.constant.float` is liftable when it is finite (inf and NaN stay: eager has special cases for
+    them) and every use is a `scalar_args` position of an elementwise op computing in f32 (f32, f16 or bf16
+    tensors, a float or bool result): the lowering prints it as a plain literal there and nothing reads its
+    value, so passing it in changes no line of the kernel. Any other use (a pow exponent, alpha, a
+    reduction's or a view's argument, an sdpa scale) keeps it part of the kernel's identity.
+    """
+    found = []
+    for op in block.operations:
+        if op.operation.name != "torch.constant.float":
+            continue
+        value = op.results[0]
+        uses = list(value.uses)
+        if uses and math.isfinite(constant_value(value)) and all(_plain_scalar_use(u.owner, u.operand_number) for u in uses):
+            found.append(value)
+    return found
+
+
+def _plain_scalar_use(op, position: int) -> bool:
+    rule = RULES.get(torch_name(op))
+    if rule is None or position not in rule.scalar_args or len(op.results) != 1:
+        return False
+    result = tensor_type(op.results[0].type)
+    data = [i for i in rule.tensor_args if i < len(op.operands) and not (rule.kind == "select" and i == rule.cond)]
+    tensors = [tensor_type(op.operands[i].type) for i in data]
+    return (
+        result is not None and result.dtype in (*_F32_COMPUTED, "bool")
+        and all(t is not None and t.dtype in _F32_COMPUTED for t in tensors)
+    )
 
 
 def why_not_fusible(op) -> str | None:

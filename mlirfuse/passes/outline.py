@@ -4,16 +4,28 @@ Each `fusion.group` body moves into a `fusion.kernel` symbol and the group
 becomes a `fusion.launch` of it. Two groups whose bodies print the same once
 values are renumbered (canonical form: generic, local scope, no locations)
 share one kernel, so each structural class is compiled once.
+
+Groups that print the same except for float constants the lowering emits as
+plain operands (`x * 0.5` and `x * 0.25`, two layer norms' eps; see
+`liftable_constants`) share one kernel too (`lift-constants`, on by
+default): the constants whose values differ within the class become the
+kernel's scalar arguments (`fusion.scalar` marks) and each launch passes its
+own values (`scalars`). Lifted only where it merges kernels: a constant all
+the class agrees on stays a literal. The kernel body holds the smallest of
+the class's value vectors, so neither SSA names nor the groups' order
+change the output.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
 
 from mlirfuse.analysis import AnalysisManager
-from mlirfuse.dialect import GroupKind, build_kernel, build_launch, canonical_form, group_kind
+from mlirfuse.dialect import SCALAR_MARK, GroupKind, build_kernel, build_launch, canonical_form, group_kind
 from mlirfuse.errors import PipelineError
-from mlirfuse.ir import ir
+from mlirfuse.ir import constant_value, ir
+from mlirfuse.ops.elementwise import liftable_constants
 from mlirfuse.passes.base import ModulePass
 from mlirfuse.passes.options import option
 from mlirfuse.passes.rewriter import FusionRewriter
@@ -48,6 +60,10 @@ class Outline(ModulePass):
         "fast", "fast: a kernel keeps f16/bf16 intermediates in f32; eager: each op's f16/bf16 result is "
         "rounded to its dtype, as eager stores it (pointwise chains then equal eager's bit for bit)",
     )
+    lift_constants: bool = option(
+        True, "groups differing only in float constants the lowering prints as plain operands (x * 0.5 vs "
+        "x * 0.25, another eps) share one kernel taking the differing ones as scalar arguments",
+    )
 
     def __post_init__(self):
         if self.precision not in PRECISIONS:
@@ -68,11 +84,15 @@ class Outline(ModulePass):
         existing = [op for op in body.operations if op.operation.name == "fusion.kernel"]
         by_form = {canonical_form(k): k.attributes["sym_name"].value for k in existing}
         count = len(existing)
+        kernels = []
         for group in groups:
             kernel = build_kernel("", group_kind(group), loc=group.location, ip=ir.InsertionPoint(anchor))
             group.regions[0].blocks[0].append_to(kernel.regions[0])  # move, not copy
             if self.precision != "fast":
                 kernel.attributes["precision"] = ir.StringAttr.get(self.precision)
+            kernels.append(kernel)
+        lifted = _lift(kernels, rewriter) if self.lift_constants else [()] * len(kernels)
+        for group, kernel, scalars in zip(groups, kernels, lifted):
             form = canonical_form(kernel)
             name = by_form.get(form)
             if name is None:
@@ -82,11 +102,55 @@ class Outline(ModulePass):
                 by_form[form] = name
             else:
                 kernel.operation.erase()
-            launch = build_launch(name, list(group.operands), [r.type for r in group.results], loc=group.location)
+            launch = build_launch(name, list(group.operands), [r.type for r in group.results], scalars, loc=group.location)
             if "fusion.explain" in group.attributes:  # per call site, so not part of the kernel
                 launch.attributes["fusion.explain"] = group.attributes["fusion.explain"]
             rewriter.insert_before(launch, group)
             rewriter.replace_op(group, list(launch.results))
+
+
+def _lift(kernels: list, rewriter: FusionRewriter) -> list[tuple[float, ...]]:
+    """The values each kernel's launch passes: () unless its class shares one kernel modulo constants.
+
+    A class: the kernels printing the same once each use of a liftable constant stands for a value of its
+    own. Where the class has several vectors of those values, each member gets one constant per such use,
+    right before its user (so members agree however they shared constants), and the uses where the values
+    differ become scalar arguments (`fusion.scalar`, holding the smallest vector's values).
+    """
+    classes: dict[str, list] = {}
+    for i, kernel in enumerate(kernels):
+        block = kernel.regions[0].blocks[0]
+        constants = set(liftable_constants(block))
+        if constants:
+            uses = [(op, k) for op in block.operations for k, v in enumerate(op.operands) if v in constants]
+            classes.setdefault(canonical_form(kernel, constants), []).append((i, uses))
+    lifted = [()] * len(kernels)
+    for members in classes.values():
+        vectors = [[constant_value(op.operands[k]) for op, k in uses] for _, uses in members]
+        # By bits: 0.0 and -0.0 are different literals.
+        differ = [p for p in range(len(vectors[0])) if len({v[p].hex() for v in vectors}) > 1]
+        if not differ:
+            continue
+        smallest = min(([v[p] for p in differ] for v in vectors), key=lambda v: [(x, math.copysign(1, x)) for x in v])
+        for (i, uses), vector in zip(members, vectors):
+            _one_constant_per_use(uses, {p: (n, smallest[n]) for n, p in enumerate(differ)}, rewriter)
+            lifted[i] = tuple(vector[p] for p in differ)
+    return lifted
+
+
+def _one_constant_per_use(uses: list, marks: dict, rewriter: FusionRewriter) -> None:
+    """A fresh constant before each of `uses` (user, operand number); the `p`th marked `fusion.scalar = n`
+    with value `v` where `marks[p] == (n, v)`; the constants they replace, now unused, go."""
+    old = {op.operands[k].owner for op, k in uses}
+    for p, (op, k) in enumerate(uses):
+        constant = rewriter.clone_before(op.operands[k].owner, op)
+        if p in marks:
+            n, value = marks[p]
+            constant.attributes[SCALAR_MARK] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), n)
+            constant.attributes["value"] = ir.FloatAttr.get_f64(value)
+        rewriter.set_operand(op, k, constant.results[0])
+    for constant in old:
+        rewriter.erase(constant)
 
 
 def _walk(op: ir.Operation) -> list:

@@ -27,7 +27,7 @@ import torch
 from mlirfuse.dialect import GroupKind
 from mlirfuse.lowering import emitter
 from mlirfuse.lowering.attention import AttentionKernel
-from mlirfuse.lowering.emitter import Role
+from mlirfuse.lowering.emitter import LaunchScalar, Role
 from mlirfuse.lowering.kernel_kinds import Launch, kernel_kind
 from mlirfuse.lowering.triton import TritonKernel
 from mlirfuse.ops.views import RESHAPES
@@ -227,6 +227,8 @@ class Launcher:
         # The shape each site's strides are taken in: the iteration space, or (templates) the site's own.
         self._spaces = list(self.schedule.site_spaces(kernel))
         self.in_place = in_place_pairs(kernel, self._views)
+        # The scalar parameters of a launch passing none: None where the kernel takes scalar arguments.
+        self._scalars = None if any(isinstance(s, LaunchScalar) for s in kernel.scalars) else kernel.scalars
 
     def _size(self, shape, out_shapes) -> None:
         """The iteration space and output shapes: once for a static kernel, per call for a dynamic one."""
@@ -246,10 +248,19 @@ class Launcher:
             lambda: _arch(device), lambda: eager_math_sdpa(self.kernel, loaded), cpu_vector_width,
         )
 
-    def __call__(self, *inputs, reuse: dict[int, int] | None = None, buffers: dict | None = None):
+    def scalars(self, values=()) -> tuple[float, ...]:
+        """The kernel's scalar parameters for a launch passing `values` (its `scalars` attribute)."""
+        return tuple(s.value(values) if isinstance(s, LaunchScalar) else s for s in self.kernel.scalars)
+
+    def __call__(self, *inputs, reuse: dict[int, int] | None = None, buffers: dict | None = None,
+                 scalars: tuple[float, ...] | None = None):
         """The outputs for `inputs`; `reuse` (output -> input, pairs of `in_place` the liveness plan chose):
         outputs written over inputs that die here instead of fresh buffers; `buffers` (output -> tensor): dead
-        values' buffers the plan gives outputs (each used where it fits, checked here)."""
+        values' buffers the plan gives outputs (each used where it fits, checked here); `scalars`: the scalar
+        parameters (`self.scalars(values)`) where the kernel takes scalar arguments."""
+        scalars = self._scalars if scalars is None else scalars
+        if scalars is None:
+            raise TypeError(f"kernel @{self.kernel.name} takes scalar arguments: pass scalars=launcher.scalars(values)")
         device = _launch_device(inputs, self.kernel.device)
         checked = checks.enabled()
         loaded = []
@@ -312,7 +323,7 @@ class Launcher:
         try:
             host = host_arguments_in_place() if interpret else contextlib.nullcontext()
             with triton_mode(interpret), addresses, host:
-                self._fn[grid](*loaded, *outputs, *self.kernel.scalars, *sizes, *strides, **blocks, **options)
+                self._fn[grid](*loaded, *outputs, *scalars, *sizes, *strides, **blocks, **options)
         except Exception as e:
             if checked and checks.unwrap(e) is not e:
                 raise checks.unwrap(e) from None  # not the interpreter's wrapping of it

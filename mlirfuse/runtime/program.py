@@ -16,7 +16,7 @@ from typing import Callable
 
 import torch
 
-from mlirfuse.dialect import GroupKind, find_kernel, group_kind
+from mlirfuse.dialect import SCALAR_MARK, GroupKind, find_kernel, group_kind, launch_scalars
 from mlirfuse.errors import UnsupportedModelError
 from mlirfuse.ir import NO_CONSTANT, constant_value, ir, tensor_type
 from mlirfuse.lowering.triton import LoweringError, TritonKernel, lower_kernel
@@ -157,7 +157,9 @@ class Program:
             args = [self._arg(v) for v in op.operands]
             outs = [self._slot(r) for r in op.results]
             launcher = self._launchers[kernel_name]
-            self.steps.append(Step(launcher, args, {}, outs, "launch", kernel_name, reusable=launcher.in_place))
+            values = launch_scalars(op)  # a kernel shared modulo constants: this launch's values, rounded once here
+            fn = functools.partial(launcher, scalars=launcher.scalars(values)) if values else launcher
+            self.steps.append(Step(fn, args, {}, outs, "launch", kernel_name, reusable=launcher.in_place))
             return
         if name == "torch.operator":
             target = op.attributes["name"].value
@@ -254,6 +256,10 @@ class Program:
         block = kernel.regions[0].blocks[0]
         for arg, operand in zip(block.arguments, launch.operands):
             self._aliases[arg] = self._arg(operand)
+        values = launch_scalars(launch)
+        for op in block.operations:  # the kernel's scalar arguments: this launch's values
+            if SCALAR_MARK in op.attributes:
+                self._aliases[op.results[0]] = ("const", values[ir.IntegerAttr(op.attributes[SCALAR_MARK]).value])
         ops = list(block.operations)
         for op in ops[:-1]:
             self._add(op, module)

@@ -49,7 +49,9 @@ def fusion_report(cm) -> str:
         "mlirfuse fusion report",
         f"  torch ops imported : {s['aten_ops']}",
         f"  fusion groups      : {s['groups']}",
-        f"  distinct kernels   : {s['kernels']}",
+        f"  distinct kernels   : {s['kernels']}" + (
+            f" ({s['constant_merges']} fewer by taking constants as arguments)" if s.get("constant_merges") else ""
+        ),
         f"  launches per call  : {s['launches']}",
         f"  unfused ATen ops   : {s['unfused_ops']} ({s['unfused_views']} of them views)",
         f"  operand views      : {s['operand_views']} (views folded into extern calls' operands)",

@@ -216,3 +216,54 @@ func.func @unknown_fusion_op(%arg0: !torch.vtensor<[8],f32>) -> !torch.vtensor<[
   %0 = "fusion.fuse"(%arg0) : (!torch.vtensor<[8],f32>) -> !torch.vtensor<[8],f32>
   return %0 : !torch.vtensor<[8],f32>
 }
+
+// -----
+
+"fusion.kernel"() ({
+^bb0(%a: !torch.vtensor<[8],f32>):
+  %c = torch.constant.float 5.000000e-01 {fusion.scalar = 0 : i64}
+  %0 = torch.aten.mul.Scalar %a, %c : !torch.vtensor<[8],f32>, !torch.float -> !torch.vtensor<[8],f32>
+  "fusion.yield"(%0) : (!torch.vtensor<[8],f32>) -> ()
+}) {kind = "pointwise", sym_name = "k"} : () -> ()
+
+func.func @launch_scalar_count(%arg0: !torch.vtensor<[8],f32>) -> !torch.vtensor<[8],f32> {
+  // expected-error @+1 {{'fusion.launch' op passes 0 scalar arguments but @k takes 1}}
+  %0 = "fusion.launch"(%arg0) {kernel = @k} : (!torch.vtensor<[8],f32>) -> !torch.vtensor<[8],f32>
+  return %0 : !torch.vtensor<[8],f32>
+}
+
+// -----
+
+"fusion.kernel"() ({
+^bb0(%a: !torch.vtensor<[8],f32>):
+  %c = torch.constant.float 5.000000e-01
+  %0 = torch.aten.mul.Scalar %a, %c : !torch.vtensor<[8],f32>, !torch.float -> !torch.vtensor<[8],f32>
+  "fusion.yield"(%0) : (!torch.vtensor<[8],f32>) -> ()
+}) {kind = "pointwise", sym_name = "k"} : () -> ()
+
+func.func @launch_scalars_not_f64(%arg0: !torch.vtensor<[8],f32>) -> !torch.vtensor<[8],f32> {
+  // expected-error @+1 {{'fusion.launch' op attribute 'scalars' must be an array<f64: ...>}}
+  %0 = "fusion.launch"(%arg0) {kernel = @k, scalars = [5.000000e-01]} : (!torch.vtensor<[8],f32>) -> !torch.vtensor<[8],f32>
+  return %0 : !torch.vtensor<[8],f32>
+}
+
+// -----
+
+// pow's exponent picks the formula: it cannot be a launch's argument.
+// expected-error @+1 {{'fusion.kernel' op scalar argument #0 is not a float constant every use of which prints it as a plain operand}}
+"fusion.kernel"() ({
+^bb0(%a: !torch.vtensor<[8],f32>):
+  %c = torch.constant.float 2.000000e+00 {fusion.scalar = 0 : i64}
+  %0 = torch.aten.pow.Tensor_Scalar %a, %c : !torch.vtensor<[8],f32>, !torch.float -> !torch.vtensor<[8],f32>
+  "fusion.yield"(%0) : (!torch.vtensor<[8],f32>) -> ()
+}) {kind = "pointwise", sym_name = "k"} : () -> ()
+
+// -----
+
+// expected-error @+1 {{'fusion.kernel' op numbers its scalar arguments in body order: expected 'fusion.scalar = 0', found 1 : i64}}
+"fusion.kernel"() ({
+^bb0(%a: !torch.vtensor<[8],f32>):
+  %c = torch.constant.float 5.000000e-01 {fusion.scalar = 1 : i64}
+  %0 = torch.aten.mul.Scalar %a, %c : !torch.vtensor<[8],f32>, !torch.float -> !torch.vtensor<[8],f32>
+  "fusion.yield"(%0) : (!torch.vtensor<[8],f32>) -> ()
+}) {kind = "pointwise", sym_name = "k"} : () -> ()
