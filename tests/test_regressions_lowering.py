@@ -266,3 +266,14 @@ def test_integer_threshold_truncates_its_numbers(threshold, value):
         return v, s, s >> shift
 
     compile_and_compare(fn, (x, shift))
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=str)
+@pytest.mark.parametrize("eps", [0.1, 0.07])
+def test_logit_clamps_to_bounds_of_its_dtype(dtype, eps):
+    # Fuzz seed 2781551: eager clamps x to [eps, 1 - eps] in the tensor's dtype, so bf16 logit(1.0, eps=0.1) is
+    # logit(0.8984375) = 2.1875; the kernel clamped to 0.9 and gave 2.203125 (within bf16's tolerance, but a
+    # different value at every clamped element, in both precisions).
+    x = torch.tensor([0.0, 1.0, 0.05, 0.97, 0.5, 0.3] * 8, dtype=dtype)
+    cm = mlirfuse.compile(Lambda(lambda x: torch.logit(x, eps=eps)), (x,))
+    assert torch.equal(cm(x), torch.logit(x, eps=eps))

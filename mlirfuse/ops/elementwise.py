@@ -380,7 +380,7 @@ def _pow_eager_square(x: str, e: int, dtype: str) -> str:
     fuzz seeds 2750077, 2750142); for f16 CUDA does the same and the CPU takes
     std::pow in f32 (the `half_square` helper picks by where the kernel runs).
     """
-    square = f"round_to_bf16({x} * {x}).to(tl.float32)" if dtype == "bfloat16" else f"half_square({x})"
+    square = _rounded(f"{x} * {x}", dtype) if dtype == "bfloat16" else f"half_square({x})"
     return f"{square} * {x}" if e == 3 else f"1.0 / {square}"
 
 
@@ -511,6 +511,15 @@ def _softplus(a, c) -> str:
     return f"tl.where({scaled} > {a[2]}, {x}, {soft})"
 
 
+def _as_dtype(value: float, dtype: str) -> float:
+    """A Python float as a tensor of `dtype` holds it (f16/bf16 round to nearest even; other dtypes keep it)."""
+    if dtype not in ("float16", "bfloat16"):
+        return value
+    import torch
+
+    return torch.tensor(value, dtype=getattr(torch, dtype)).item()
+
+
 def _rounded(expr: str, dtype: str) -> str:
     """`expr` (computed in f32) rounded to f16/bf16 and widened again: an intermediate eager rounds."""
     if dtype == "float16":
@@ -523,7 +532,9 @@ def _rounded(expr: str, dtype: str) -> str:
 def _logit(a, c, t) -> str:
     x = a[0]
     if c[1] is not None:
-        lo, hi = literal(float(c[1])), literal(1.0 - float(c[1]))
+        # Eager clamps in the tensor's dtype: for f16/bf16 both bounds are rounded to it first (bf16 logit(1.0,
+        # eps=0.1) clamps to 0.8984375 and gives 2.1875, not logit(0.9) = 2.203125; fuzz seed 2781551).
+        lo, hi = (literal(_as_dtype(v, t.result)) for v in (float(c[1]), 1.0 - float(c[1])))
         x = f"tl.where({x} < {lo}, {lo}, tl.where({x} > {hi}, {hi}, {x}))"
     # f16/bf16: eager rounds 1 - x and the quotient to the dtype before the log.
     denominator = _rounded(f"1 - {x}", t.result)
