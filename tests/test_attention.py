@@ -160,6 +160,39 @@ def test_sdpa_repeat_interleave_kv():
     one_launch(Lambda(fn), qkv(h=4, hkv=2, lq=6, d=8))
 
 
+def falcon_split(qkv, groups=2, per_group=2, d=8):
+    """Falcon's `_split_heads` (new_decoder_architecture): q, k, v out of one fused [b, s, g * (n + 2) * d] tensor."""
+    b, s, _ = qkv.shape
+    x = qkv.view(b, s, groups, per_group + 2, d)
+    q, k, v = x[:, :, :, :-2], x[:, :, :, [-2]], x[:, :, :, [-1]]
+    k, v = torch.broadcast_to(k, q.shape), torch.broadcast_to(v, q.shape)
+    return [t.flatten(2, 3).transpose(1, 2) for t in (q, k, v)]
+
+
+@pytest.mark.parametrize("attention", ["sdpa", "explicit"])
+def test_falcon_kv_broadcast_read_as_a_repeat(attention):
+    """Issue 22: k and v, selected from the fused qkv by constant indices and broadcast over each group's
+    query heads, are read by the attention kernel at kv head h // 2 of the qkv tensor: no gather, no copy.
+
+    The query (a slice merged with the heads) is still copied first, by the launcher."""
+
+    def fn(qkv, w):
+        q, k, v = falcon_split(torch.tanh(qkv) * w)
+        return F.scaled_dot_product_attention(q, k, v, is_causal=True) if attention == "sdpa" else explicit(q, k, v)
+
+    inputs = (torch.randn(2, 5, 64), torch.randn(64))
+    model = Lambda(fn)
+    cm = mlirfuse.compile(model, inputs)
+    (kernel,) = [k for k in cm.kernels.values() if k.kind == "attention"]
+    chains = [site.chain for site in kernel.sites]
+    assert sum(any(op == "torch.aten.squeeze.dim" for op, _ in chain) for chain in chains) == 2, chains
+    assert not any(op == "torch.aten.expand" for chain in chains for op, _ in chain), chains
+    assert "(b1 // 2)" in kernel.source
+    assert cm.stats["launches"] == 2, cm.mlir  # the tanh-mul producing qkv, the attention
+    for args in (inputs, (torch.randn(2, 5, 64), torch.randn(64))):
+        torch.testing.assert_close(cm(*args), model(*args), **F32)
+
+
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
 def test_sdpa_low_precision(dtype):
     fn = Lambda(lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True))

@@ -120,6 +120,41 @@ def test_advanced_indexing_out_of_range_raises_like_eager():
             cm(x, bad)
 
 
+def test_index_by_a_constant_in_the_code_is_a_view():
+    """Issue 22: Falcon's `qkv[..., [-2]]`. The index tensor torch.export lifts (and clones) is inlined, and
+    the gather a slice: x's slices are read by the consumer kernel through strides, with no clone or gather kernel."""
+
+    def fn(x):
+        k, v = x[:, :, [-2]], x[:, :, [-1]]
+        return torch.relu(k.expand(2, 3, 2, 5) * 2) + v
+
+    x = torch.randn(2, 3, 4, 5)
+    cm = compile_and_compare(fn, (x,))
+    assert cm.stats["launches"] == 1, cm.mlir
+    assert not [op for op in kernel_ops(cm) if op in ("torch.aten.index.Tensor", "torch.aten.clone")], kernel_ops(cm)
+    assert [what.tolist() for kind, what in cm.imported.bindings if kind == "constant"] == [[-2], [-1]]
+    other = torch.randn(2, 3, 4, 5)
+    torch.testing.assert_close(cm(other), fn(other))
+
+
+def test_index_by_a_module_tensor_attribute_stays_bound():
+    """A plain tensor attribute may change between calls: it is not inlined, and the gather reads the new value."""
+
+    class Pick(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.at = torch.tensor([1])
+
+        def forward(self, x):
+            return x[:, self.at] * 2
+
+    model, x = Pick(), torch.randn(3, 4)
+    cm = mlirfuse.compile(model, (x,))
+    torch.testing.assert_close(cm(x), model(x))
+    model.at.fill_(3)
+    torch.testing.assert_close(cm(x), model(x))
+
+
 def test_boolean_mask_index_stays_aten():
     x = torch.randn(5)
     cm = compile_and_compare(lambda x, m: x[m], (x, x > 0), fused=False)

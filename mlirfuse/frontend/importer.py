@@ -172,6 +172,8 @@ def import_program(
     """
     bindings = program_bindings(program)
     module, context = _import_graph(program.graph_module.graph, func_name, "exported graph", into, private)
+    with context, ir.Location.unknown():
+        inline_lifted_constants(_function(module, func_name), bindings)
 
     user_inputs = [spec.arg.name for spec in program.graph_signature.input_specs if spec.kind == InputKind.USER_INPUT]
     results = []
@@ -195,6 +197,44 @@ def import_program(
         module, context, bindings, results, program.call_spec.out_spec, program.call_spec.in_spec,
         output_aliases=aliases,
     )
+
+
+# Lifted constants inlined as literals: integer tensors of at most this many elements (index tensors).
+INLINED_CONSTANT_MAX_ELEMENTS = 1
+_LITERAL_ELEMENTS = {torch.int64: "si64", torch.int32: "si32", torch.int16: "si16", torch.int8: "si8"}
+
+
+def _function(module: ir.Module, name: str):
+    return next(op for op in module.body.operations if op.operation.name == "func.func" and ir.StringAttr(op.attributes["sym_name"]).value == name)
+
+
+def inline_lifted_constants(func, bindings: list[tuple[str, object]]) -> None:
+    """Read each small integer tensor constant the program copies before use from a `torch.vtensor.literal`.
+
+    torch.export lifts a tensor the model's code makes (`qkv[..., [-2]]`'s
+    index) to an argument read through `lift_fresh_copy` (a clone): the
+    program takes a fresh copy every call, as eager makes the tensor anew,
+    so its value is fixed. As a literal, fusion-fold-constant-indices sees
+    it (an index by it becomes a view). The argument stays, bound, unread.
+    A constant read otherwise (a plain tensor attribute of the module,
+    which a user may change between calls) stays an argument.
+    """
+    block = func.regions[0].blocks[0]
+    for arg, (kind, tensor) in zip(block.arguments, bindings):
+        if kind != "constant" or tensor.dtype not in _LITERAL_ELEMENTS or tensor.numel() > INLINED_CONSTANT_MAX_ELEMENTS:
+            continue
+        uses = [use.owner for use in arg.uses]
+        if not uses or any(owner.operation.name != "torch.aten.clone" for owner in uses):
+            continue
+        values = tensor.flatten().tolist()
+        dense = f"{values[0]}" if values else "[]"
+        shape = "x".join(map(str, tensor.shape))
+        attr = ir.Attribute.parse(f"dense<{dense}> : tensor<{shape + 'x' if shape else ''}{_LITERAL_ELEMENTS[tensor.dtype]}>")
+        literal = ir.Operation.create(
+            "torch.vtensor.literal", results=[arg.type], attributes={"value": attr}, ip=ir.InsertionPoint.at_block_begin(block)
+        )
+        for owner in uses:
+            owner.operation.operands[0] = literal.results[0]
 
 
 def import_graph_module(gm: torch.fx.GraphModule, func_name: str = "forward") -> ImportedProgram:

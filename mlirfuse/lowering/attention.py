@@ -174,7 +174,7 @@ class _AttentionEmitter(KernelEmitter):
         if not isinstance(o.leaf.owner, ir.Block) or o.leaf.owner != self.block:
             raise LoweringError(f"kernel @{self.name}: attention operands must be views of kernel inputs")
         arg = ir.BlockArgument(o.leaf).arg_number
-        chain = tuple((op.operation.name, view_args(op)) for op in o.views)
+        chain = tuple(op if isinstance(op, tuple) else (op.operation.name, view_args(op)) for op in o.views)
         for s, other, sp in self.sites:
             if (s.input, s.chain, other.repeat, sp) == (arg, chain, o.repeat, space):
                 return s, other, sp

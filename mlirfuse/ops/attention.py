@@ -54,7 +54,9 @@ class Operand:
     value: ir.Value
     leaf: ir.Value
     ops: list = field(default_factory=list)  # in program order
-    views: list = field(default_factory=list)  # the view ops the launcher applies (repeat and clones left out)
+    # The view ops the launcher applies (repeat and clones left out; a squeeze standing for a
+    # repeat's size-1 dim as its (op name, args)).
+    views: list = field(default_factory=list)
     repeat: tuple[int, int] | None = None  # (dim, n): index i of `shape` reads index i // n of the viewed leaf
     shape: tuple[int, ...] = ()  # as the kernel indexes it (sdpa's enable_gqa: the query's heads)
 
@@ -110,8 +112,15 @@ def _normalized(dim, rank: int):
     return dim % rank
 
 
-def _repeat_of(ops: list, start: int) -> tuple[int, int, int] | None:
-    """(dim, n, ops used) if `ops[start:]` begins with a kv-head repeat: repeat_interleave, or unsqueeze -> expand -> [clone] -> reshape."""
+def _repeat_of(ops: list, start: int) -> tuple[int, int, int, int | None] | None:
+    """(dim, n, ops used, squeezed) if `ops[start:]` begins with a kv-head repeat, else None.
+
+    The repeats: repeat_interleave; unsqueeze -> expand -> [clone] -> reshape
+    (`repeat_kv`); expand of a size-1 dim -> [clone] -> reshape (Falcon's
+    `broadcast_to(qkv[..., [-1], :])` then `flatten`). `squeezed`: in the last
+    form, the size-1 dim the kernel's view of the leaf drops (a squeeze the
+    launcher applies in the repeat's place).
+    """
     op = ops[start]
     name = op.operation.name
     if name == REPEAT_INTERLEAVE:
@@ -119,26 +128,52 @@ def _repeat_of(ops: list, start: int) -> tuple[int, int, int] | None:
         rank = len(tensor_type(op.results[0].type).shape)
         dim = _normalized(dim, rank)
         if isinstance(n, int) and n > 0 and dim is not None:
-            return dim, n, 1
+            return dim, n, 1, None
         return None
-    if name != "torch.aten.unsqueeze" or start + 2 >= len(ops):
+    if name == "torch.aten.unsqueeze" and start + 2 < len(ops):
+        d = _normalized(_const(op.operands[1]), len(tensor_type(op.results[0].type).shape))
+        expand, used, squeezed = ops[start + 1], 2, None
+    elif name == "torch.aten.expand" and start + 1 < len(ops):
+        before = tensor_type(op.operands[0].type).shape
+        grown = [i for i, (a, b) in enumerate(zip(before, tensor_type(op.results[0].type).shape)) if a != b]
+        d = grown[0] if len(grown) == 1 else None
+        expand, used, squeezed = op, 1, d
+    else:
         return None
-    d = _normalized(_const(op.operands[1]), len(tensor_type(op.results[0].type).shape))
-    expand = ops[start + 1]
     if d is None or d == 0 or expand.operation.name != "torch.aten.expand":
         return None
     before, after = tensor_type(expand.operands[0].type).shape, tensor_type(expand.results[0].type).shape
     if len(before) != len(after) or any(a != b for i, (a, b) in enumerate(zip(before, after)) if i != d) or before[d] != 1:
         return None
-    used = 2
-    if ops[start + used].operation.name == "torch.aten.clone":
+    if start + used < len(ops) and ops[start + used].operation.name == "torch.aten.clone":
         used += 1
     if start + used >= len(ops) or ops[start + used].operation.name not in _RESHAPES:
         return None
     merged = tensor_type(ops[start + used].results[0].type).shape
     if merged != (*after[: d - 1], after[d - 1] * after[d], *after[d + 1 :]):
         return None
-    return d - 1, after[d], used + 1
+    return d - 1, after[d], used + 1, squeezed
+
+
+def _past_repeat(op, repeat: tuple[int, int]) -> tuple[tuple[int, int], bool] | None:
+    """(the repeat's dim after `op`, whether the launcher applies `op`) for a view after a repeat; None: not readable.
+
+    A transpose (`.transpose(1, 2)` of [b, s, h, d], `kᵀ`) is applied to the
+    unrepeated leaf, moving the repeated dim with it (which must end a batch
+    dim: `operand` checks); a reshape to the same shape changes nothing and
+    is left out.
+    """
+    name = op.operation.name
+    shape = tensor_type(op.results[0].type).shape
+    if name in _RESHAPES and tensor_type(op.operands[0].type).shape == shape:
+        return repeat, False
+    if name != "torch.aten.transpose.int":
+        return None
+    rank = len(shape)
+    a, b = _normalized(_const(op.operands[1]), rank), _normalized(_const(op.operands[2]), rank)
+    if a is None or b is None:
+        return None
+    return (b if repeat[0] == a else a if repeat[0] == b else repeat[0], repeat[1]), True
 
 
 def _read_through(op) -> bool:
@@ -150,37 +185,47 @@ def _read_through(op) -> bool:
 def operand(value: ir.Value, block: ir.Block, allow_repeat: bool = True) -> Operand:
     """`value` as the kernel reads it: the views (and at most one kv-head repeat) in `block` that compute it from a leaf.
 
-    Only a transpose of the last two dims may follow a repeat (`repeat_kv(k).transpose(2, 3)`);
-    otherwise the chain starts after the repeat (the repeated tensor is the leaf).
+    Only transposes and same-shape reshapes may follow a repeat (`repeat_kv(k).transpose(2, 3)`,
+    Falcon's `.transpose(1, 2)`), and the repeated dim must end a batch dim (the heads); otherwise
+    the chain starts after the repeat (the repeated tensor is the leaf), or holds no repeat.
     """
     _, chain = walk_views(value, block, through=_read_through)
+    start, repeat, views = _read_chain(chain, allow_repeat)
+    if repeat is not None and repeat[0] >= len(tensor_type(value.type).shape) - 2:  # not a batch dim (heads) at the end
+        start, repeat, views = _read_chain(chain, False)
+    ops = chain[start:]
+    leaf = ops[0].operands[0] if ops else value
+    return Operand(value, leaf, ops, views, repeat)
+
+
+def _read_chain(chain: list, allow_repeat: bool) -> tuple[int, tuple[int, int] | None, list]:
+    """(where the kernel's chain starts in `chain`, the kv-head repeat, the views the launcher applies)."""
     start, i, repeat, views = 0, 0, None, []
     while i < len(chain):
-        found = _repeat_of(chain, i) if allow_repeat else None
-        if found is not None and repeat is None:
-            dim, n, used = found
-            if dim < len(tensor_type(chain[i + used - 1].results[0].type).shape) - 2:  # a batch dim (heads)
-                repeat, i = (dim, n), i + used
-                continue
+        found = _repeat_of(chain, i) if allow_repeat and repeat is None else None
+        if found is not None:
+            dim, n, used, squeezed = found
+            repeat, i = (dim, n), i + used
+            if squeezed is not None:
+                views.append(("torch.aten.squeeze.dim", (squeezed,)))
+            continue
         op = chain[i]
         name = op.operation.name
         if name == "torch.aten.clone":  # same values: the kernel reads the tensor cloned
             i += 1
             continue
-        ok = name in VIEW_OPS
-        if ok and repeat is not None:
-            rank = len(tensor_type(op.results[0].type).shape)
-            ok = name == "torch.aten.transpose.int" and {
-                _normalized(_const(op.operands[1]), rank), _normalized(_const(op.operands[2]), rank)
-            } == {rank - 2, rank - 1} and repeat[0] < rank - 2
-        if not ok:  # restart the chain after this op
+        past = _past_repeat(op, repeat) if repeat is not None and name in VIEW_OPS else None
+        if name not in VIEW_OPS or (repeat is not None and past is None):  # restart the chain after this op
             start, i, repeat, views = i + 1, i + 1, None, []
             continue
+        if past is not None:
+            repeat, applied = past
+            if not applied:
+                i += 1
+                continue
         views.append(op)
         i += 1
-    ops = chain[start:]
-    leaf = ops[0].operands[0] if ops else value
-    return Operand(value, leaf, ops, views, repeat)
+    return start, repeat, views
 
 
 def _static_float(*values) -> bool:

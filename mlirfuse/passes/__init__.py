@@ -16,6 +16,7 @@ from mlirfuse.passes.options import PassOption, declared, option
 
 PASSES: dict[str, str] = {
     "fusion-functionalize": "mlirfuse.passes.functionalize:Functionalize",
+    "fusion-fold-constant-indices": "mlirfuse.passes.fold_constant_indices:FoldConstantIndices",
     "fusion-fuse-attention": "mlirfuse.passes.fuse_attention:FuseAttention",
     "fusion-decompose": "mlirfuse.passes.decompose:Decompose",
     "fusion-split-bias": "mlirfuse.passes.split_bias:SplitBias",
@@ -83,6 +84,8 @@ _BOTH = (MLIRFUSE_PIPELINE, FUSE_ELEMENTWISE)
 # The pipeline as data: every stage once, in order.
 STAGES = (
     Stage("fusion-functionalize", "in-place ops on fresh copies become value-semantic ops"),
+    # Before attention is matched: q/k/v indexed by lifted constants become views it reads through.
+    Stage("fusion-fold-constant-indices", "an index by a one-element constant as a slice; a clone of a constant as itself"),
     Stage("fusion-fuse-attention", "attention (sdpa, or matmul -> softmax -> matmul) as one flash-attention group"),
     Stage("fusion-decompose", "softmax, layer_norm, ... into reductions and elementwise ops"),
     Stage("fusion-split-bias", "linear/addmm bias as an add.Tensor, to fuse with what follows"),

@@ -6,6 +6,8 @@
 // CHECK-LABEL: Passes:
 // CHECK-NEXT:  --fusion-functionalize
 // CHECK-NEXT:    Rewrite in-place ops on fresh copies nothing else sees (no view, not a function argument) to value-semantic ops; whatever the alias analysis cannot prove safe is left alone.
+// CHECK:       --fusion-fold-constant-indices
+// CHECK-NEXT:    Fold a clone of a literal into the literal and an index by a one-element integer literal into a slice (select for a 0-d index).
 // CHECK:       --fusion-fuse-attention
 // CHECK-NEXT:    Group attention into one fusion.group of kind attention (one flash-attention kernel)
 // CHECK:       --fusion-decompose
@@ -37,6 +39,6 @@
 // CHECK-NEXT:    Test pass: mark each op tagged `test.tag` with its result's shape, dtype, the tagged values of the same shape or broadcastable with it, and whether it is read only for its size; corrupt=true breaks the analysis on purpose.
 // CHECK-LABEL: Pipelines:
 // CHECK-NEXT:  --mlirfuse-pipeline
-// CHECK:         = fusion-functionalize, fusion-fuse-attention, fusion-decompose, fusion-split-bias, fusion-chunk-motion, fusion-fuse-vertical, fusion-fuse-horizontal, fusion-fuse-concat, fusion-sink-exit-reshapes, fusion-fuse-matmul, fusion-mark-persistent, fusion-extern-operands, fusion-canonicalize, fusion-outline
+// CHECK:         = fusion-functionalize, fusion-fold-constant-indices, fusion-fuse-attention, fusion-decompose, fusion-split-bias, fusion-chunk-motion, fusion-fuse-vertical, fusion-fuse-horizontal, fusion-fuse-concat, fusion-sink-exit-reshapes, fusion-fuse-matmul, fusion-mark-persistent, fusion-extern-operands, fusion-canonicalize, fusion-outline
 // CHECK:       --fusion-fuse-elementwise
 // CHECK:         = fusion-fuse-vertical, fusion-fuse-horizontal, fusion-fuse-concat, fusion-sink-exit-reshapes, fusion-explain-unfused, fusion-mark-persistent

@@ -34,6 +34,7 @@ print(f"{len(PASSES)} passes checked")
 # CHECK-NOT:  MISSING
 # CHECK-NOT:  =NO
 # CHECK:      fusion-functionalize: doc=yes name=yes listed=yes lit=yes
+# CHECK-NEXT: fusion-fold-constant-indices: doc=yes name=yes listed=yes lit=yes
 # CHECK-NEXT: fusion-fuse-attention: doc=yes name=yes listed=yes lit=yes
 # CHECK-NEXT: fusion-decompose: doc=yes name=yes listed=yes lit=yes
 # CHECK-NEXT: fusion-split-bias: doc=yes name=yes listed=yes lit=yes
@@ -53,4 +54,4 @@ print(f"{len(PASSES)} passes checked")
 # CHECK-NEXT: test-dependence: doc=yes name=yes listed=yes lit=yes
 # CHECK-NEXT: test-alias: doc=yes name=yes listed=yes lit=yes
 # CHECK-NEXT: test-shapes: doc=yes name=yes listed=yes lit=yes
-# CHECK-NEXT: 20 passes checked
+# CHECK-NEXT: 21 passes checked
