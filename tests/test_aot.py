@@ -147,3 +147,15 @@ def test_dynamic_kernels_compile_with_their_wide_flag():
     assert kernels and all(k.wide_flag for k in kernels)
     for c in compile_kernels(kernels, arch=90):
         assert c.cubin[:4] == b"\x7fELF", c.name
+
+
+@pytest.mark.parametrize("dtype, value", [(torch.int64, 1.5), (torch.int32, -2.7), (torch.bool, 0.5)], ids=str)
+def test_scatter_of_a_float_number_into_integers_compiles(dtype, value):
+    # Fuzz seed 2800028 with --aot: scatter(int64 x, 0, index, 1.5) filled with tl.full([XBLOCK], 1.5, tl.int64),
+    # which the interpreter runs but Triton's compiler refuses. Eager converts the number to the dtype (1.5 -> 1).
+    x, index = torch.zeros(3, 4, dtype=dtype), torch.tensor([[0, 1, 2, 0]])
+    fn = Lambda(lambda x, i: torch.scatter(x * 1, 0, i, value))
+    cm = mlirfuse.compile(fn, (x, index))
+    assert torch.equal(cm(x, index), fn(x, index))
+    compiled = compile_kernels(list(cm.kernels.values()), arch=80)
+    assert compiled and not any(k.spilled() for k in compiled)
