@@ -274,18 +274,22 @@ class IndexingEmitter(KernelEmitter):
         dtype = compute_dtype(result.dtype)
         return self.tmp(f"tl.where({inside}, {cast(value, dtype)}, {cast(x, dtype)})", dtype, op.operation.name)
 
-    def _triangle(self, op, operand_value) -> Value:
+    def _triangle(self, op, operand_value, coord=None) -> Value:
+        """tril / triu of its operand at the coordinates `coord(shape, j)` gives (default: the kernel's own)."""
+        coord = coord or self.result_coord
         result = tensor_type(op.results[0].type)
         x = operand_value(op.operands[0])
         rank = len(result.shape)
-        row, col = self.result_coord(result.shape, rank - 2), self.result_coord(result.shape, rank - 1)
+        row, col = coord(result.shape, rank - 2), coord(result.shape, rank - 1)
         keep = f"({col} - {row} {TRIANGLES[op.operation.name]} {constant_value(op.operands[1])})"
         dtype = compute_dtype(result.dtype)
         if dtype == "bool":
             return self.tmp(f"{cast(x, 'bool')} & {keep}", dtype, op.operation.name)
         return self.tmp(f"tl.where({keep}, {cast(x, dtype)}, 0)", dtype, op.operation.name)
 
-    def _creation(self, op) -> Value:
+    def _creation(self, op, coord=None) -> Value:
+        """A creation op's value at the coordinates `coord(shape, j)` gives (default: the kernel's own)."""
+        coord = coord or self.result_coord
         name = op.operation.name
         result = tensor_type(op.results[0].type)
         dtype = compute_dtype(result.dtype)
@@ -293,7 +297,7 @@ class IndexingEmitter(KernelEmitter):
         if name in ARANGES:
             args = [constant_value(v) for v in list(op.operands)[: CREATIONS[name][2]]]
             start, end, step = (0, args[0], 1) if len(args) == 1 else (args[0], args[1], 1) if len(args) == 2 else args
-            i = self.result_coord(result.shape, 0)
+            i = coord(result.shape, 0)
             if dtype in FLOAT_DTYPES:
                 # eager accumulates in double (f32/f64) or float (f16/bf16), then rounds once
                 acc = "tl.float64" if result.dtype in ("float32", "float64") else "tl.float32"
@@ -302,7 +306,7 @@ class IndexingEmitter(KernelEmitter):
                 expr = f"({int(start)} + {int(step)} * ({i}).to(tl.int64))"
             return self._rounded(expr, "float64" if dtype in FLOAT_DTYPES else "int64", result.dtype, name)
         if name in EYES:
-            row, col = self.result_coord(result.shape, 0), self.result_coord(result.shape, 1)
+            row, col = coord(result.shape, 0), coord(result.shape, 1)
             return self._rounded(f"({row} == {col})", "bool", result.dtype, name)
         value = creation_value(op)
         value = bool(value) if dtype == "bool" else float(value) if dtype in FLOAT_DTYPES else int(value)

@@ -152,11 +152,12 @@ class VerticalFuser:
         return False
 
     def _merge_copy(self, producer, consumer) -> bool:
-        """Merge a copy of `producer` into `consumer`, which pads or cats its values, if that is legal.
+        """Merge a copy of `producer` into `consumer`, which pads, cats or views its values, if that is legal.
 
         The pad evaluates the copy at its own coordinates, so a small
         elementwise producer whose values are also read elsewhere (in its own
-        iteration space) is recomputed there rather than stored and reloaded.
+        iteration space) is recomputed there rather than stored and reloaded;
+        so is a view of position ids or a mask built from aranges.
         """
         if why_not_remapped(producer, consumer) is not None or _torch_ops(producer) > MAX_RECOMPUTED_OPS:
             return False

@@ -63,7 +63,7 @@ def why_not_indexed(producer, consumer) -> str | None:
         if not defined_by(v, producer):
             continue
         uses = list(arg.uses)
-        for use in uses:
+        for use in _through_views(uses):
             owner, number = use.owner, use.operand_number
             if owner.operation.name == "torch.prim.ListConstruct" and indexed_operand(owner, number):
                 owner = next(u.owner for u in owner.results[0].uses if u.owner.operation.name in INDEX_LISTS)
@@ -81,6 +81,16 @@ def why_not_indexed(producer, consumer) -> str | None:
         if uses and all(reads_shape_only(u.owner.operation.name, u.operand_number) for u in uses):
             return "read only for its shape"
     return None
+
+
+def _through_views(uses) -> list:
+    """`uses`, and the uses of views reading them (a computed value viewed in the group is read where its views are)."""
+    found = []
+    for use in uses:
+        found.append(use)
+        if use.owner.operation.name in VIEW_OPS:
+            found += _through_views(list(use.owner.results[0].uses))
+    return found
 
 
 def why_not_scatter(producer, consumer) -> str | None:
