@@ -171,3 +171,10 @@ def test_position_ids_read_by_two_kernels_are_recomputed_in_each():
 
     cm = compile_checked(preamble, torch.rand(4))
     assert cm.stats["launches"] == 2, (cm.stats, cm.mlir)
+
+
+def test_identity_expand_of_a_computed_mask_is_one_kernel():
+    """Eager attention's additive mask: a bool mask computed from an input, expanded to its own shape, made a bias."""
+    big = torch.finfo(torch.float32).min
+    cm = compile_checked(lambda m: torch.where((m != 0).expand(2, -1, 8, 8), torch.zeros(()), big), torch.randint(0, 2, (2, 1, 8, 8)))
+    assert cm.stats["launches"] == 1, (cm.stats, cm.mlir)

@@ -38,8 +38,8 @@ from mlirfuse.lowering.emitter import (
 from mlirfuse.lowering.indexing import IndexingEmitter, kernel_device
 from mlirfuse.ops.dtypes import TRITON_DTYPES
 from mlirfuse.ops.elementwise import compute_dtype
-from mlirfuse.ops.indexing import CREATIONS, INDEXING_OPS, TRIANGLES, scatter, scatter_op
-from mlirfuse.ops.views import CAT, PADS, RESHAPES, VIEW_OPS, pad_args, view_chain, view_coords
+from mlirfuse.ops.indexing import CREATIONS, GATHERS, INDEXING_OPS, TRIANGLES, scatter, scatter_op
+from mlirfuse.ops.views import CAT, PADS, RESHAPES, VIEW_OPS, is_identity_view, pad_args, view_chain, view_coords
 
 
 @dataclass(frozen=True)
@@ -90,6 +90,8 @@ class _Place:
 
 class _PointwiseEmitter(IndexingEmitter):
     """One flat [XBLOCK] block over the iteration space: coordinates x0, x1, ..."""
+
+    computed_tables = True
 
     def __init__(self, name: str, block: ir.Block, space: tuple[int, ...], sites: dict):
         super().__init__(name, block)
@@ -149,6 +151,19 @@ class _PointwiseEmitter(IndexingEmitter):
                 value = KernelEmitter.emit_op(self, op, lambda u: self.value_in(u, place))
             self.placed[key] = value
         return self.placed[key]
+
+    def _gather_computed(self, op, plan, operand_value) -> Value:
+        """A gather of a computed table: the table's ops evaluated at the gathered coordinates (0 where an index is out of range)."""
+        coords, mask = self._table_coords(op.results[0], plan, operand_value, op.operation.name)
+        shape = tensor_type(plan.table.type).shape
+        terms = tuple(t for t in mask.split(" & ") if t != "xmask")  # (every load masks xmask already)
+        place = _Place(tuple(shape), tuple(coords.get(d, "0") for d in range(len(shape))), terms)
+        value = self.value_in(plan.table, place)
+        if value is None:
+            raise LoweringError(f"kernel @{self.name}: '{op.operation.name}' of a constant")
+        dtype = compute_dtype(tensor_type(op.results[0].type).dtype)
+        zero = "False" if dtype == "bool" else "0"
+        return self.tmp(f"tl.where({mask}, {cast(value, dtype)}, {zero})", dtype, f"{op.operation.name}: of a computed table")
 
     def coordinate_in(self, place: _Place):
         """`coord(shape, j)` for creation ops evaluated at `place`: dim j's coordinate of a value of `shape` there, as a block."""
@@ -267,6 +282,8 @@ def lower_pointwise(kernel, kind: GroupKind) -> TritonKernel:
             em.env[op.results[0]] = em.pad_in(op, em.here)
         elif _computed_view(op, sites):
             em.env[op.results[0]] = em.view_in(op, em.here)
+        elif _identity_of_computed(op, sites):
+            em.env[op.results[0]] = em.env[op.operands[0]]
         elif what not in VIEW_OPS | PADS and what != CAT and (scatter is None or op != scatter):
             em.emit_body_op(op)
     for j, (v, t) in enumerate(zip(stored, outputs)):
@@ -378,7 +395,13 @@ def _computed_view(op, sites: dict) -> bool:
     """Is `op` a view of a computed value that the kernel reads (not only stores): evaluated at the view's coordinates?"""
     if op.operation.name not in VIEW_OPS or op.results[0] in sites or view_chain(op.results[0], op.operation.block) is not None:
         return False
-    return not _stored_only(op.results[0])
+    return not _stored_only(op.results[0]) and not is_identity_view(op.operation)
+
+
+def _identity_of_computed(op, sites: dict) -> bool:
+    """Is `op` a view of a computed value that reads each element where it is (its value is its operand's)?"""
+    return (op.operation.name in VIEW_OPS and op.results[0] not in sites and is_identity_view(op.operation)
+            and view_chain(op.results[0], op.operation.block) is None)
 
 
 def _stored_only(value) -> bool:
@@ -397,6 +420,10 @@ def _read_here(ops: list, terminator, concat, sites: dict) -> set:
             continue
         name = op.operation.name
         if name in PADS or (name == CAT and concat is None) or _computed_view(op, sites):
+            continue
+        if name in GATHERS:  # the table is loaded through its own site, or evaluated at the gathered coordinates
+            table = op.operands[GATHERS[name][0]]
+            here.update(v for v in op.operands if v != table)
             continue
         here.update(op.operands)
     return here

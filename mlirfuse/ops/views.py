@@ -201,6 +201,15 @@ def view_coords(op, coords: list[str]) -> list[str] | None:
     return None
 
 
+def is_identity_view(op) -> bool:
+    """Does view `op` read each element where it is (an expand or reshape to the operand's own shape)?"""
+    result = tensor_type(op.results[0].type)
+    if result is None or tensor_type(op.operands[0].type) is None or tensor_type(op.operands[0].type).shape != result.shape:
+        return False
+    coords = [f"x{d}" for d in range(len(result.shape))]
+    return view_coords(op, coords) == coords
+
+
 def _reshaped_coords(source, result, coords: list[str]) -> list[str]:
     """A reshape's index map: dims of size 1 dropped or added by name; otherwise through the row-major offset."""
     if [n for n in source if n != 1] == [n for n in result if n != 1]:
@@ -226,6 +235,6 @@ FAMILY = Family(
 )
 
 __all__ = [
-    "VIEW_OPS", "ALIASING_OPS", "RESHAPES", "PADS", "FAMILY", "is_view", "pad_args", "view_args", "view_chain", "view_coords",
+    "VIEW_OPS", "ALIASING_OPS", "RESHAPES", "PADS", "FAMILY", "is_identity_view", "is_view", "pad_args", "view_args", "view_chain", "view_coords",
     "why_not_fusible",
 ]

@@ -37,7 +37,7 @@ from mlirfuse.passes.legality import (
     is_fusible_group,
     why_not_merge,
 )
-from mlirfuse.passes.legality_cat import CAT, cat_list, why_not_cat_of_inputs, why_not_remapped
+from mlirfuse.passes.legality_cat import CAT, MAX_RECOMPUTED_OPS, cat_list, why_not_cat_of_inputs, why_not_remapped
 from mlirfuse.passes.options import Limits, option, option_group
 from mlirfuse.passes.rewriter import defined_by, used_outside
 
@@ -184,10 +184,6 @@ class VerticalFuser:
             view = clone
         wrapped = self.rewriter.wrap([view], GroupKind.POINTWISE)
         self.rewriter.merge(wrapped, consumer, self.dep)
-
-
-# Torch ops of a producer recomputed at a pad's coordinates rather than stored (`_merge_copy`).
-MAX_RECOMPUTED_OPS = 8
 
 
 def _torch_ops(group) -> int:

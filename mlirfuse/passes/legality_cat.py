@@ -17,7 +17,7 @@ from mlirfuse.ir import block_ops, constant_value, defining_op, ir, is_constant_
 from mlirfuse.ops.elementwise import RULES, fusible
 from mlirfuse.ops.indexing import CREATIONS, INDEXING_OPS, TRIANGLES
 from mlirfuse.ops.reductions import REDUCTIONS
-from mlirfuse.ops.views import CAT, PADS, RESHAPES, VIEW_OPS, view_chain, view_coords
+from mlirfuse.ops.views import CAT, PADS, RESHAPES, VIEW_OPS, is_identity_view, view_chain, view_coords
 from mlirfuse.passes.base import body_ops
 from mlirfuse.passes.rewriter import defined_by
 
@@ -110,37 +110,61 @@ def why_not_remapped_producer(producer, what: str) -> str | None:
     return None
 
 
-# Torch ops a group may hold and still be recomputed at a view's coordinates (`why_not_viewed`).
-MAX_VIEWED_OPS = 8
+# Torch ops a group may hold and still be recomputed where its values are read (a view's, pad's or gather's coordinates).
+MAX_RECOMPUTED_OPS = 8
 
 
-def why_not_viewed(producer, consumer) -> str | None:
-    """Why `consumer` cannot read the views of `producer`'s values by evaluating them at the views' coordinates (None: it can).
+def recomputable(producer, what: str) -> str | None:
+    """Why `producer`'s values cannot be recomputed where `what` reads them (None: they can).
 
-    Both are pointwise; the producer reads no input (aranges, fills and
-    elementwise ops of them, a few: recomputing them costs no load) and
-    holds a creation op; every view the consumer applies to its values has an
-    index map (`view_coords`). Otherwise the view is of a stored value.
+    Creation ops (from the coordinates), elementwise ops and views evaluate
+    anywhere; a few of them cost less than a store and a load.
     """
-    if group_kind(producer) != GroupKind.POINTWISE or group_kind(consumer) != GroupKind.POINTWISE:
-        return "view of a computed value"
-    if len(producer.operands) or not any(op.operation.name in CREATIONS for op in body_ops(producer)[0]):
-        return "view of a computed value"
+    if group_kind(producer) != GroupKind.POINTWISE:
+        return f"{what} of a {group_kind(producer)} result"
     computing = 0
     for op in body_ops(producer)[0]:
         name = op.operation.name
         if name.startswith("torch.constant.") or name in VIEW_OPS or name == "torch.prim.ListConstruct":
             continue
         if name not in CREATIONS and name not in TRIANGLES and torch_name(op) not in RULES:
-            return f"view of a value computed by {name} (only creation and elementwise ops are evaluated at a view's coordinates)"
+            return f"{what} of a value computed by {name} (only creation and elementwise ops are recomputed)"
         computing += 1
-    if computing > MAX_VIEWED_OPS:
-        return f"view of a computed value of {computing} ops (more than {MAX_VIEWED_OPS} recomputed)"
-    block = consumer.regions[0].blocks[0]
-    for arg, v in zip(block.arguments, consumer.operands):
-        if defined_by(v, producer) and not _views_mapped(arg):
-            return "view of a computed value (a view with no index map)"
+    if computing > MAX_RECOMPUTED_OPS:
+        return f"{what} of a value of {computing} ops (more than {MAX_RECOMPUTED_OPS} recomputed)"
     return None
+
+
+def why_not_viewed(producer, consumer) -> str | None:
+    """Why `consumer` cannot read the views of `producer`'s values by evaluating them at the views' coordinates (None: it can).
+
+    Both are pointwise, and every view the consumer applies to the
+    producer's values has an index map (`view_coords`); unless all of them
+    are identities (an expand to the same shape), the producer reads no
+    input and holds a creation op (aranges, fills and elementwise ops of
+    them: recomputing them costs no load) and is `recomputable`. Otherwise
+    the view is of a stored value.
+    """
+    if group_kind(producer) != GroupKind.POINTWISE or group_kind(consumer) != GroupKind.POINTWISE:
+        return "view of a computed value"
+    block = consumer.regions[0].blocks[0]
+    args = [arg for arg, v in zip(block.arguments, consumer.operands) if defined_by(v, producer)]
+    if not all(_views_mapped(arg) for arg in args):
+        return "view of a computed value (a view with no index map)"
+    if all(_identity_views(arg) for arg in args):
+        return None
+    if len(producer.operands) or not any(op.operation.name in CREATIONS for op in body_ops(producer)[0]):
+        return "view of a computed value"
+    why = recomputable(producer, "view")
+    return why and f"{why} (a view of a computed value)"
+
+
+def _identity_views(value) -> bool:
+    """Are all views reading `value` (and views of them) identities (`is_identity_view`)?"""
+    return all(
+        u.owner.operation.name not in VIEW_OPS or (is_identity_view(u.owner.operation) and _identity_views(u.owner.results[0]))
+        for u in value.uses
+    )
 
 
 def _views_mapped(value) -> bool:

@@ -24,7 +24,8 @@ from mlirfuse.ops.indexing import (
     scatter_op,
 )
 from mlirfuse.ops.pooling import WINDOWED, window_ops
-from mlirfuse.ops.views import VIEW_OPS
+from mlirfuse.ops.views import VIEW_OPS, view_chain
+from mlirfuse.passes.legality_cat import recomputable
 from mlirfuse.passes.rewriter import defined_by
 
 
@@ -75,12 +76,44 @@ def why_not_indexed(producer, consumer) -> str | None:
                 if isinstance(plan, str):
                     continue
                 if number == GATHERS[owner.operation.name][0]:
-                    return "indexes a computed value (the table must be a kernel input)"
+                    why = why_not_computed_table(producer, consumer)
+                    if why:
+                        return why
+                    continue
                 if plan.trailing:
                     return "computed index does not broadcast into the gather's result"
         if uses and all(reads_shape_only(u.owner.operation.name, u.operand_number) for u in uses):
             return "read only for its shape"
     return None
+
+
+def why_not_computed_table(producer, consumer) -> str | None:
+    """Why a gather in `consumer` cannot read its table where `producer` computes it (None: it can).
+
+    A pointwise kernel evaluates a table of elementwise ops (a mask cast to
+    bool) at the gathered coordinates: one load of each of its inputs per
+    gathered element, as a load of the stored table would be, and a few
+    ops recomputed (`recomputable`).
+    """
+    if group_kind(consumer) != GroupKind.POINTWISE or group_kind(producer) != GroupKind.POINTWISE:
+        return "indexes a computed value (the table must be a kernel input)"
+    if recomputable(producer, "a gather's table") is not None:
+        return "indexes a computed value (the table must be a kernel input)"
+    # The table's inputs are addressed through their strides in the kernel's space, right-aligned.
+    rank = len(tensor_type(consumer.results[0].type).shape)
+    values = [*producer.operands, *(r for op in producer.regions[0].blocks[0].operations for r in op.results)]
+    if any((t := tensor_type(v.type)) is not None and len(t.shape) > rank for v in values):
+        return "indexes a computed value of a higher rank than the kernel's space (the table must be a kernel input)"
+    return None
+
+
+def has_computed_table(group) -> bool:
+    """Does a gather of `group` read a table the group computes (pointwise kernels only)?"""
+    block = group.regions[0].blocks[0]
+    return any(
+        op.operation.name in GATHERS and not isinstance(plan := gather(op), str) and view_chain(plan.table, block) is None
+        for op in block.operations
+    )
 
 
 def _through_views(uses) -> list:

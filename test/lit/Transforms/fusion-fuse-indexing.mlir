@@ -154,21 +154,44 @@ func.func @no_fuse_view_into_scatter(%x: !torch.vtensor<[5,3],f32>, %i: !torch.v
 
 // -----
 
-// A table computed by the producer: every lane may read any of its elements,
-// so it must be a kernel input.
+// A table computed by elementwise ops of inputs (a padding mask cast to
+// bool): the pointwise kernel evaluates them at the gathered coordinates,
+// one load of each input per gathered element as the stored table's would be.
 
-// CHECK-LABEL: func.func @no_fuse_gather_from_computed_table
+// CHECK-LABEL: func.func @fuse_gather_from_elementwise_table
+// CHECK:         "fusion.group"(%arg0, %arg1)
 // CHECK:           torch.aten.exp
-// CHECK:         "fusion.group"
-// CHECK-NEXT:    ^bb0
 // CHECK:           torch.aten.index_select
-// CHECK:         fusion.explain = ["producer fusion.group: indexes a computed value (the table must be a kernel input)"]
-// CHECK-SAME:    kind = "pointwise"
-func.func @no_fuse_gather_from_computed_table(%x: !torch.vtensor<[4,5],f32>, %j: !torch.vtensor<[2],si64>) -> !torch.vtensor<[2,5],f32> {
+// CHECK-NEXT:      "fusion.yield"
+// CHECK-NOT:     fusion.explain
+// CHECK:         return
+func.func @fuse_gather_from_elementwise_table(%x: !torch.vtensor<[4,5],f32>, %j: !torch.vtensor<[2],si64>) -> !torch.vtensor<[2,5],f32> {
   %int0 = torch.constant.int 0
   %0 = torch.aten.exp %x : !torch.vtensor<[4,5],f32> -> !torch.vtensor<[4,5],f32>
   %1 = torch.aten.index_select %0, %int0, %j : !torch.vtensor<[4,5],f32>, !torch.int, !torch.vtensor<[2],si64> -> !torch.vtensor<[2,5],f32>
   return %1 : !torch.vtensor<[2,5],f32>
+}
+
+// -----
+
+// A table computed by a reduction: every lane may read any of its rows, so
+// it is stored by a kernel of its own and the gather reads it.
+
+// CHECK-LABEL: func.func @no_fuse_gather_from_reduced_table
+// CHECK:           torch.aten.sum.dim_IntList
+// CHECK:         "fusion.group"
+// CHECK-NEXT:    ^bb0
+// CHECK:           torch.aten.index_select
+// CHECK:         fusion.explain = ["producer fusion.group: indexes a computed value (the table must be a kernel input)"]
+func.func @no_fuse_gather_from_reduced_table(%x: !torch.vtensor<[4,5],f32>, %j: !torch.vtensor<[2],si64>) -> !torch.vtensor<[2,1],f32> {
+  %int0 = torch.constant.int 0
+  %int1 = torch.constant.int 1
+  %true = torch.constant.bool true
+  %none = torch.constant.none
+  %l = torch.prim.ListConstruct %int1 : (!torch.int) -> !torch.list<int>
+  %0 = torch.aten.sum.dim_IntList %x, %l, %true, %none : !torch.vtensor<[4,5],f32>, !torch.list<int>, !torch.bool, !torch.none -> !torch.vtensor<[4,1],f32>
+  %1 = torch.aten.index_select %0, %int0, %j : !torch.vtensor<[4,1],f32>, !torch.int, !torch.vtensor<[2],si64> -> !torch.vtensor<[2,1],f32>
+  return %1 : !torch.vtensor<[2,1],f32>
 }
 
 // -----
@@ -519,4 +542,29 @@ func.func @no_fuse_indexing_and_creation_of_dynamic_sizes(%arg0: !torch.vtensor<
   %36 = torch.aten.relu %7 : !torch.vtensor<[?,2],f32> -> !torch.vtensor<[?,2],f32>
   %37 = torch.aten.scatter.src %arg0, %int1, %arg1, %36 : !torch.vtensor<[?,4],f32>, !torch.int, !torch.vtensor<[?,2],si64>, !torch.vtensor<[?,2],f32> -> !torch.vtensor<[?,4],f32>
   return %3, %5, %7, %9, %11, %13, %15, %18, %35, %37 : !torch.vtensor<[?,4],f32>, !torch.vtensor<[?,4],f32>, !torch.vtensor<[?,2],f32>, !torch.vtensor<[?,4],f32>, !torch.vtensor<[?,4],f32>, !torch.vtensor<[?,4],f32>, !torch.vtensor<[?],si64>, !torch.vtensor<[?,4],f32>, !torch.vtensor<[?,4],f32>, !torch.vtensor<[?,4],f32>
+}
+
+// -----
+
+// A reduction kernel loads its tables (it has no places to evaluate one at):
+// the gather of a computed table stays a pointwise group of its own.
+
+// CHECK-LABEL: func.func @no_fuse_gather_of_computed_table_into_reduction
+// CHECK:         "fusion.group"(%arg0, %arg1)
+// CHECK:           torch.aten.exp
+// CHECK:           torch.aten.index_select
+// CHECK:         fusion.explain = ["consumer fusion.group: gather of a computed table in a reduction group (read by pointwise kernels only)"]
+// CHECK-SAME:    kind = "pointwise"
+// CHECK:           torch.aten.sum.dim_IntList
+// CHECK:         kind = "reduction"
+func.func @no_fuse_gather_of_computed_table_into_reduction(%x: !torch.vtensor<[4,5],f32>, %j: !torch.vtensor<[2],si64>) -> !torch.vtensor<[2,1],f32> {
+  %int0 = torch.constant.int 0
+  %int1 = torch.constant.int 1
+  %true = torch.constant.bool true
+  %none = torch.constant.none
+  %0 = torch.aten.exp %x : !torch.vtensor<[4,5],f32> -> !torch.vtensor<[4,5],f32>
+  %1 = torch.aten.index_select %0, %int0, %j : !torch.vtensor<[4,5],f32>, !torch.int, !torch.vtensor<[2],si64> -> !torch.vtensor<[2,5],f32>
+  %l = torch.prim.ListConstruct %int1 : (!torch.int) -> !torch.list<int>
+  %2 = torch.aten.sum.dim_IntList %1, %l, %true, %none : !torch.vtensor<[2,5],f32>, !torch.list<int>, !torch.bool, !torch.none -> !torch.vtensor<[2,1],f32>
+  return %2 : !torch.vtensor<[2,1],f32>
 }

@@ -256,3 +256,36 @@ func.func @no_fuse_view_of_arange_into_reduction() -> !torch.vtensor<[8,1],f32> 
   %3 = torch.aten.sum.dim_IntList %2, %l, %true, %none : !torch.vtensor<[8,4],f32>, !torch.list<int>, !torch.bool, !torch.none -> !torch.vtensor<[8,1],f32>
   return %3 : !torch.vtensor<[8,1],f32>
 }
+
+// -----
+
+// An expand to the operand's own shape reads each element where it is: the
+// mask computed from an input joins the group turning it into an additive
+// bias (eager attention's `zeros/expand/where`), recomputing nothing.
+
+// CHECK-LABEL: func.func @fuse_identity_view_of_computed_value
+// CHECK:         %[[G:.+]] = "fusion.group"(%arg0)
+// CHECK:           torch.aten.ne.Scalar
+// CHECK:           torch.aten.expand
+// CHECK:           torch.aten.where.ScalarOther
+// CHECK-NEXT:      "fusion.yield"
+// CHECK-NOT:     fusion.group
+// CHECK:         return %[[G]]
+func.func @fuse_identity_view_of_computed_value(%m: !torch.vtensor<[2,1,8,8],si64>) -> !torch.vtensor<[2,1,8,8],f32> {
+  %int0 = torch.constant.int 0
+  %int2 = torch.constant.int 2
+  %int-1 = torch.constant.int -1
+  %int6 = torch.constant.int 6
+  %int8 = torch.constant.int 8
+  %none = torch.constant.none
+  %cpu = torch.constant.device "cpu"
+  %false = torch.constant.bool false
+  %float = torch.constant.float -3.4028234663852886E+38
+  %0 = torch.aten.ne.Scalar %m, %int0 : !torch.vtensor<[2,1,8,8],si64>, !torch.int -> !torch.vtensor<[2,1,8,8],i1>
+  %e = torch.prim.ListConstruct  : () -> !torch.list<int>
+  %1 = torch.aten.zeros %e, %int6, %none, %cpu, %false : !torch.list<int>, !torch.int, !torch.none, !torch.Device, !torch.bool -> !torch.vtensor<[],f32>
+  %s = torch.prim.ListConstruct %int2, %int-1, %int8, %int8 : (!torch.int, !torch.int, !torch.int, !torch.int) -> !torch.list<int>
+  %2 = torch.aten.expand %0, %s, %false : !torch.vtensor<[2,1,8,8],i1>, !torch.list<int>, !torch.bool -> !torch.vtensor<[2,1,8,8],i1>
+  %3 = torch.aten.where.ScalarOther %2, %1, %float : !torch.vtensor<[2,1,8,8],i1>, !torch.vtensor<[],f32>, !torch.float -> !torch.vtensor<[2,1,8,8],f32>
+  return %3 : !torch.vtensor<[2,1,8,8],f32>
+}
