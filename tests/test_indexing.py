@@ -111,6 +111,12 @@ def test_gather_from_a_computed_table_of_higher_rank_stores_it():
     assert cm.stats["launches"] == 2, cm.stats
 
 
+def test_embedding_of_position_ids_from_an_arange():
+    """Issue 22: ids computed from coordinates alone, read at [1,t,1] of the embedding's result, are evaluated there."""
+    w, x = torch.randn(10, 4), torch.randn(2, 8, 4)
+    one_kernel(lambda w, x: F.embedding((torch.arange(8) + 1).unsqueeze(0), w) + x, (w, x), "torch.aten.embedding")
+
+
 def test_gather_dim0_f16():
     x, index = torch.randn(4, 3).half(), ids(4, (6, 3))
     one_kernel(lambda x, i: torch.gather(x, 0, i) + 1, (x, index), "torch.aten.gather")

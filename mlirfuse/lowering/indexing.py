@@ -102,7 +102,7 @@ def indexing_sites(name: str, block: ir.Block, computed_tables: bool = False) ->
             site = site_of(v, "i", (UNSQUEEZE,) * plan.trailing, check=(table_shape[d], plan.wrap, plan.error))
             if site is not None:
                 sites[(result, k)] = site
-            elif plan.trailing:
+            elif plan.trailing and not computed_tables:
                 raise LoweringError(
                     f"kernel @{name}: '{op.operation.name}' reads a computed index that does not broadcast into its result"
                 )
@@ -219,8 +219,8 @@ class IndexingEmitter(KernelEmitter):
             if site is not None:
                 aligned = tensor_type(v.type).shape + (1,) * plan.trailing
                 index = self.load_at(site, aligned, tensor_type(v.type).dtype)
-            else:  # computed in the kernel, with the result's layout
-                index = operand_value(v)
+            else:  # computed in the kernel
+                index = self._computed_index(v, plan, operand_value)
             size = table_shape[d]
             low = -size if plan.wrap else 0
             if site is None:  # no host check can see it: a device-side assert, live under MLIRFUSE_CHECK_BOUNDS
@@ -247,6 +247,10 @@ class IndexingEmitter(KernelEmitter):
         offset, mask = self._address(op.results[0], plan, strides, operand_value, op.operation.name)
         comment = f"{op.operation.name}: {table.comment()}"
         return self.load(f"{table.name} + ({offset})", tensor_type(plan.table.type).dtype, comment, mask, other="0")
+
+    def _computed_index(self, v: ir.Value, plan, operand_value) -> Value:
+        """An index the kernel computes, which has the result's layout (`trailing` 0) here."""
+        return operand_value(v)
 
     def _gather_computed(self, op, plan, operand_value) -> Value:
         """A gather of a table the kernel computes (`computed_tables`): the schedule evaluates it where the lanes read."""

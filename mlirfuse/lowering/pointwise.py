@@ -38,7 +38,7 @@ from mlirfuse.lowering.emitter import (
 from mlirfuse.lowering.indexing import IndexingEmitter, kernel_device
 from mlirfuse.ops.dtypes import TRITON_DTYPES
 from mlirfuse.ops.elementwise import compute_dtype
-from mlirfuse.ops.indexing import CREATIONS, GATHERS, INDEXING_OPS, TRIANGLES, scatter, scatter_op
+from mlirfuse.ops.indexing import CREATIONS, GATHERS, INDEXING_OPS, TRIANGLES, gather, scatter, scatter_op
 from mlirfuse.ops.views import CAT, PADS, RESHAPES, VIEW_OPS, is_identity_view, pad_args, view_chain, view_coords
 
 
@@ -151,6 +151,19 @@ class _PointwiseEmitter(IndexingEmitter):
                 value = KernelEmitter.emit_op(self, op, lambda u: self.value_in(u, place))
             self.placed[key] = value
         return self.placed[key]
+
+    def _computed_index(self, v: ir.Value, plan, operand_value) -> Value:
+        """A computed index, evaluated where the result's index dims put it (an embedding of computed position ids)."""
+        if not plan.trailing:
+            return operand_value(v)
+        shape = tensor_type(v.type).shape
+        at = self.here.at(plan.shape)
+        first = plan.start + plan.width - len(shape)
+        coords = tuple("0" if n == 1 else at[first + i] for i, n in enumerate(shape))
+        value = self.value_in(v, _Place(tuple(shape), coords))
+        if value is None:
+            raise LoweringError(f"kernel @{self.name}: a gather's index is a constant")
+        return value
 
     def _gather_computed(self, op, plan, operand_value) -> Value:
         """A gather of a computed table: the table's ops evaluated at the gathered coordinates (0 where an index is out of range)."""
@@ -422,8 +435,9 @@ def _read_here(ops: list, terminator, concat, sites: dict) -> set:
         if name in PADS or (name == CAT and concat is None) or _computed_view(op, sites):
             continue
         if name in GATHERS:  # the table is loaded through its own site, or evaluated at the gathered coordinates
-            table = op.operands[GATHERS[name][0]]
-            here.update(v for v in op.operands if v != table)
+            plan = gather(op)  # (an index that does not broadcast into the result is evaluated where it is read)
+            elsewhere = {op.operands[GATHERS[name][0]]} | (set(plan.indices) if not isinstance(plan, str) and plan.trailing else set())
+            here.update(v for v in op.operands if v not in elsewhere)
             continue
         here.update(op.operands)
     return here

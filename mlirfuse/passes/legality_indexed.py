@@ -80,7 +80,7 @@ def why_not_indexed(producer, consumer) -> str | None:
                     if why:
                         return why
                     continue
-                if plan.trailing:
+                if plan.trailing and why_not_placed_index(producer, consumer):
                     return "computed index does not broadcast into the gather's result"
         if uses and all(reads_shape_only(u.owner.operation.name, u.operand_number) for u in uses):
             return "read only for its shape"
@@ -107,13 +107,30 @@ def why_not_computed_table(producer, consumer) -> str | None:
     return None
 
 
+def why_not_placed_index(producer, consumer) -> str | None:
+    """Why a computed index that does not broadcast into its gather's result cannot be recomputed where it is read (None: it can).
+
+    Position ids from an arange, embedded: a pointwise kernel evaluates the
+    index at the result's index dims, as it evaluates a view of it; the
+    producer reads no input, so nothing is loaded elsewhere.
+    """
+    if group_kind(consumer) != GroupKind.POINTWISE or len(producer.operands):
+        return "computed index does not broadcast into the gather's result"
+    return recomputable(producer, "a gather's index")
+
+
 def has_computed_table(group) -> bool:
-    """Does a gather of `group` read a table the group computes (pointwise kernels only)?"""
+    """Does a gather of `group` read a table, or an index that does not broadcast into its result, that the group computes?
+
+    Pointwise kernels evaluate those where the gather reads them; other kernels load tables and indices.
+    """
     block = group.regions[0].blocks[0]
-    return any(
-        op.operation.name in GATHERS and not isinstance(plan := gather(op), str) and view_chain(plan.table, block) is None
-        for op in block.operations
-    )
+    for op in block.operations:
+        if op.operation.name not in GATHERS or isinstance(plan := gather(op), str):
+            continue
+        if view_chain(plan.table, block) is None or (plan.trailing and any(view_chain(v, block) is None for v in plan.indices)):
+            return True
+    return False
 
 
 def _through_views(uses) -> list:

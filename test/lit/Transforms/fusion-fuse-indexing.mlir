@@ -568,3 +568,33 @@ func.func @no_fuse_gather_of_computed_table_into_reduction(%x: !torch.vtensor<[4
   %2 = torch.aten.sum.dim_IntList %1, %l, %true, %none : !torch.vtensor<[2,5],f32>, !torch.list<int>, !torch.bool, !torch.none -> !torch.vtensor<[2,1],f32>
   return %2 : !torch.vtensor<[2,1],f32>
 }
+
+// -----
+
+// Position ids from an arange, embedded: the index is read at [1,8,1] of the
+// [1,8,4] result, and it reads no input, so the kernel evaluates it there
+// (the ids computed from an input above stay a kernel of their own).
+
+// CHECK-LABEL: func.func @fuse_embedding_of_position_ids
+// CHECK:         "fusion.group"(%arg0)
+// CHECK:           torch.aten.arange
+// CHECK:           torch.aten.add.Scalar
+// CHECK:           torch.aten.unsqueeze
+// CHECK:           torch.aten.embedding
+// CHECK-NEXT:      "fusion.yield"
+// CHECK-NOT:     fusion.explain
+// CHECK:         return
+func.func @fuse_embedding_of_position_ids(%w: !torch.vtensor<[10,4],f32>) -> !torch.vtensor<[1,8,4],f32> {
+  %int0 = torch.constant.int 0
+  %int1 = torch.constant.int 1
+  %int-1 = torch.constant.int -1
+  %int8 = torch.constant.int 8
+  %none = torch.constant.none
+  %cpu = torch.constant.device "cpu"
+  %false = torch.constant.bool false
+  %0 = torch.aten.arange %int8, %none, %none, %cpu, %false : !torch.int, !torch.none, !torch.none, !torch.Device, !torch.bool -> !torch.vtensor<[8],si64>
+  %1 = torch.aten.add.Scalar %0, %int1, %int1 : !torch.vtensor<[8],si64>, !torch.int, !torch.int -> !torch.vtensor<[8],si64>
+  %2 = torch.aten.unsqueeze %1, %int0 : !torch.vtensor<[8],si64>, !torch.int -> !torch.vtensor<[1,8],si64>
+  %3 = torch.aten.embedding %w, %2, %int-1, %false, %false : !torch.vtensor<[10,4],f32>, !torch.vtensor<[1,8],si64>, !torch.int, !torch.bool, !torch.bool -> !torch.vtensor<[1,8,4],f32>
+  return %3 : !torch.vtensor<[1,8,4],f32>
+}
