@@ -147,7 +147,7 @@ def _why_not_scan(producer, consumer, p_op, c_op, red: Reduction | None, exporte
     if has_computed_view(producer) or has_computed_view(consumer):
         return "view of a computed value in a scan group (read by pointwise kernels only)"
     if has_computed_table(producer) or has_computed_table(consumer):
-        return "gather of a computed table in a scan group (read by pointwise kernels only)"
+        return "gather of a computed table or reshaped index in a scan group (read by pointwise kernels only)"
     if any(op.operation.name in WINDOWED for g in (producer, consumer) for op in g.regions[0].blocks[0].operations):
         return "pool or upsampling in a scan group (windows are read by pointwise kernels only)"
     p_scan, c_scan = (scan(op) if op is not None else None for op in (p_op, c_op))
@@ -206,7 +206,7 @@ def _why_not_by_rule(producer, consumer, dep: DependenceAnalysis, limits: Limits
     if has_computed_view(producer) or has_computed_view(consumer):
         return "view of a computed value in a reduction group (read by pointwise kernels only)"
     if has_computed_table(producer) or has_computed_table(consumer):
-        return "gather of a computed table in a reduction group (read by pointwise kernels only)"
+        return "gather of a computed table or reshaped index in a reduction group (read by pointwise kernels only)"
     if any(op.operation.name in WINDOWED for g in (producer, consumer) for op in g.regions[0].blocks[0].operations):
         return "pool or upsampling in a reduction group (windows are read by pointwise kernels only)"
     if p_red is not None and c_red is not None and (p_red.shape, p_red.dims) != (c_red.shape, c_red.dims):

@@ -553,7 +553,7 @@ func.func @no_fuse_indexing_and_creation_of_dynamic_sizes(%arg0: !torch.vtensor<
 // CHECK:         "fusion.group"(%arg0, %arg1)
 // CHECK:           torch.aten.exp
 // CHECK:           torch.aten.index_select
-// CHECK:         fusion.explain = ["consumer fusion.group: gather of a computed table in a reduction group (read by pointwise kernels only)"]
+// CHECK:         fusion.explain = ["consumer fusion.group: gather of a computed table or reshaped index in a reduction group (read by pointwise kernels only)"]
 // CHECK-SAME:    kind = "pointwise"
 // CHECK:           torch.aten.sum.dim_IntList
 // CHECK:         kind = "reduction"
@@ -597,4 +597,34 @@ func.func @fuse_embedding_of_position_ids(%w: !torch.vtensor<[10,4],f32>) -> !to
   %2 = torch.aten.unsqueeze %1, %int0 : !torch.vtensor<[8],si64>, !torch.int -> !torch.vtensor<[1,8],si64>
   %3 = torch.aten.embedding %w, %2, %int-1, %false, %false : !torch.vtensor<[10,4],f32>, !torch.vtensor<[1,8],si64>, !torch.int, !torch.bool, !torch.bool -> !torch.vtensor<[1,8,4],f32>
   return %3 : !torch.vtensor<[1,8,4],f32>
+}
+
+// -----
+
+// A reduction kernel loads its gathers' indices where they broadcast: the
+// embedding joins the sum, the position ids are a kernel of their own.
+
+// CHECK-LABEL: func.func @no_fuse_embedding_of_position_ids_into_reduction
+// CHECK:         "fusion.group"()
+// CHECK:           torch.aten.arange
+// CHECK:         fusion.explain = ["consumer fusion.group: view of a computed value"]
+// CHECK:           torch.aten.embedding
+// CHECK:           torch.aten.sum.dim_IntList
+// CHECK:         fusion.explain = ["producer fusion.group: view of a computed value"], kind = "reduction"
+func.func @no_fuse_embedding_of_position_ids_into_reduction(%w: !torch.vtensor<[10,4],f32>) -> !torch.vtensor<[1,8,1],f32> {
+  %int0 = torch.constant.int 0
+  %int1 = torch.constant.int 1
+  %int2 = torch.constant.int 2
+  %int-1 = torch.constant.int -1
+  %int8 = torch.constant.int 8
+  %true = torch.constant.bool true
+  %none = torch.constant.none
+  %cpu = torch.constant.device "cpu"
+  %false = torch.constant.bool false
+  %0 = torch.aten.arange %int8, %none, %none, %cpu, %false : !torch.int, !torch.none, !torch.none, !torch.Device, !torch.bool -> !torch.vtensor<[8],si64>
+  %1 = torch.aten.unsqueeze %0, %int0 : !torch.vtensor<[8],si64>, !torch.int -> !torch.vtensor<[1,8],si64>
+  %2 = torch.aten.embedding %w, %1, %int-1, %false, %false : !torch.vtensor<[10,4],f32>, !torch.vtensor<[1,8],si64>, !torch.int, !torch.bool, !torch.bool -> !torch.vtensor<[1,8,4],f32>
+  %l = torch.prim.ListConstruct %int2 : (!torch.int) -> !torch.list<int>
+  %3 = torch.aten.sum.dim_IntList %2, %l, %true, %none : !torch.vtensor<[1,8,4],f32>, !torch.list<int>, !torch.bool, !torch.none -> !torch.vtensor<[1,8,1],f32>
+  return %3 : !torch.vtensor<[1,8,1],f32>
 }
