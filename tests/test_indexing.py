@@ -84,6 +84,39 @@ def test_gather_with_a_computed_index():
     one_kernel(lambda x, i: torch.gather(x, 1, 4 - i) * 2, (x, index), "torch.aten.gather")
 
 
+def test_gather_from_an_elementwise_table():
+    """Issue 22: a table computed by elementwise ops of inputs is evaluated at the gathered coordinates, in one kernel."""
+    x, j = torch.randn(4, 5), torch.tensor([3, 0, 3, 1])
+    cm = one_kernel(lambda x, j: torch.index_select(torch.exp(x) * 2, 0, j) + 1, (x, j), "torch.aten.index_select")
+    assert "of a computed table" in next(iter(cm.kernels.values())).source
+
+
+def test_padding_mask_gathered_from_a_bool_cast():
+    """A decoder's padding mask: the mask cast to bool, gathered at aranges over batch and keys, and-ed with causality."""
+
+    def mask(m):
+        b, k = torch.arange(2).view(2, 1, 1, 1), torch.arange(8).view(1, 1, 1, 8)
+        causal = torch.arange(8).view(1, 1, 1, 8) <= torch.arange(8).view(1, 1, 8, 1)
+        return causal & m.bool()[b, k]
+
+    m = torch.ones(2, 8, dtype=torch.long)
+    m[0, :3] = 0
+    one_kernel(mask, (m,), "torch.aten.index.Tensor")
+
+
+def test_gather_from_a_computed_table_of_higher_rank_stores_it():
+    # Both dims indexed: the [4,5] table's input cannot be addressed in the [3] space; the cast is a kernel of its own.
+    x, i, j = torch.randn(4, 5), torch.tensor([0, 3, 1]), torch.tensor([4, 0, 2])
+    cm = compile_and_compare(lambda x, i, j: (x * 2)[i, j] + 1, (x, i, j), fused=False)
+    assert cm.stats["launches"] == 2, cm.stats
+
+
+def test_embedding_of_position_ids_from_an_arange():
+    """Issue 22: ids computed from coordinates alone, read at [1,t,1] of the embedding's result, are evaluated there."""
+    w, x = torch.randn(10, 4), torch.randn(2, 8, 4)
+    one_kernel(lambda w, x: F.embedding((torch.arange(8) + 1).unsqueeze(0), w) + x, (w, x), "torch.aten.embedding")
+
+
 def test_gather_dim0_f16():
     x, index = torch.randn(4, 3).half(), ids(4, (6, 3))
     one_kernel(lambda x, i: torch.gather(x, 0, i) + 1, (x, index), "torch.aten.gather")

@@ -79,6 +79,36 @@ def test_module_list_stack_compiles_one_block_called_per_layer():
         torch.testing.assert_close(on(y), model(y), **TOL)
 
 
+class PositionedBlock(nn.Module):
+    """A block handed position ids it never reads (as a `transformers` decoder layer is, rotary done outside)."""
+
+    def __init__(self):
+        super().__init__()
+        self.mlp = Block()
+
+    def forward(self, x, position_ids):
+        return self.mlp(x)
+
+
+class PositionedStack(Stack):
+    def forward(self, x):
+        position_ids = (torch.arange(x.shape[1]) + 1).unsqueeze(0)
+        for block in self.blocks:
+            x = block(x, position_ids)
+        return self.head(x)
+
+
+def test_arguments_a_layer_never_reads_are_dropped():
+    """Issue 22: the unread position ids are no longer passed, so nothing computes them (one launch less)."""
+    torch.manual_seed(0)
+    model = PositionedStack([PositionedBlock() for _ in range(2)]).eval()
+    x = torch.randn(2, 8, 32)
+    on, off = compile_both(model, (x,))
+    assert calls_in(on.mlir) == {"layer_PositionedBlock": 2}
+    assert "arange" not in on.mlir.split("func.func @forward")[1].split("call @")[0]
+    assert on.stats["launches"] == off.stats["launches"]
+
+
 def test_option_and_environment_turn_it_off(monkeypatch):
     model = Stack([Block() for _ in range(2)]).eval()
     x = torch.randn(2, 8, 32)

@@ -133,3 +133,48 @@ def test_reshape_of_a_non_contiguous_input_matches_eager(fn):
     cm = mlirfuse.compile(Lambda(fn), (torch.randn(4, 6), w))
     x = torch.randn(6, 4).t()
     torch.testing.assert_close(cm(x, w), fn(x, w), **TOL)
+
+
+# Issue 22: values computed from coordinates alone (aranges, fills, elementwise ops of them), read through
+# views by a pointwise group, are recomputed at the views' coordinates: one kernel, no stored intermediate.
+COORDINATE_VIEWS = {
+    "causal mask": (lambda x: (torch.arange(8).unsqueeze(0) <= torch.arange(8).unsqueeze(1)) & (x > 0), ((8, 8),)),
+    "position ids": (lambda x: x * (torch.arange(8) + 3).unsqueeze(1).float(), ((8, 5),)),
+    "transpose": (lambda x: x + (torch.arange(12).view(3, 4) * 2).t(), ((4, 3),)),
+    "slice with step": (lambda x: x + torch.arange(20, dtype=torch.float32)[3::4], ((5,),)),
+    "select": (lambda x: x - torch.arange(24).view(2, 3, 4).select(1, 2), ((2, 4),)),
+    "reshape": (lambda x: x * torch.arange(1, 13, dtype=torch.float32).reshape(3, 4).reshape(2, 6), ((2, 6),)),
+    "expand and permute": (
+        lambda x: x + (torch.arange(4) * 10).unsqueeze(0).expand(3, 4).permute(1, 0), ((4, 3),)
+    ),
+    "pad of an arange": (lambda x: F.pad(torch.arange(5, dtype=torch.float32) + x, (1, 2)), ((5,),)),
+}
+
+
+@pytest.mark.parametrize("name", list(COORDINATE_VIEWS))
+def test_view_of_coordinate_value_is_recomputed(name):
+    fn, shapes = COORDINATE_VIEWS[name]
+    inputs = [torch.randn(s) for s in shapes]
+    cm = compile_checked(fn, *inputs)
+    assert cm.stats["launches"] == 1, (cm.stats, cm.mlir)
+    assert aten_steps(cm) == [], aten_steps(cm)
+
+
+def test_position_ids_read_by_two_kernels_are_recomputed_in_each():
+    """A decoder's preamble: the position ids feed the causal mask and the rotary angles (two iteration spaces)."""
+
+    def preamble(inv_freq):
+        position = torch.arange(8) + 0
+        mask = position.unsqueeze(0) <= position.unsqueeze(1)
+        angles = position.unsqueeze(1).float() * inv_freq
+        return mask, torch.cat([angles, angles], -1).cos()
+
+    cm = compile_checked(preamble, torch.rand(4))
+    assert cm.stats["launches"] == 2, (cm.stats, cm.mlir)
+
+
+def test_identity_expand_of_a_computed_mask_is_one_kernel():
+    """Eager attention's additive mask: a bool mask computed from an input, expanded to its own shape, made a bias."""
+    big = torch.finfo(torch.float32).min
+    cm = compile_checked(lambda m: torch.where((m != 0).expand(2, -1, 8, 8), torch.zeros(()), big), torch.randint(0, 2, (2, 1, 8, 8)))
+    assert cm.stats["launches"] == 1, (cm.stats, cm.mlir)

@@ -611,11 +611,27 @@ def _call_operands(variant: _Variant, operands: list) -> list:
     return chosen
 
 
+def _drop_unread_arguments(function) -> set[int]:
+    """Erase the arguments `function`'s body never reads (the position ids every decoder layer is handed); their numbers.
+
+    A call then no longer keeps a value alive (and its kernel launched) for a
+    layer that ignores it.
+    """
+    block = function.regions[0].blocks[0]
+    unread = {a.arg_number for a in block.arguments if not any(True for _ in a.uses)}
+    for i in sorted(unread, reverse=True):
+        block.erase_argument(i)
+    old = ir.FunctionType(ir.TypeAttr(function.attributes["function_type"]).value)
+    function.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get([a.type for a in block.arguments], list(old.results)))
+    return unread
+
+
 def _calls_to_functions(module: ir.Module, variants: dict[str, _Variant]) -> None:
     """Each layer's custom op (`torch.operator "torch.mlirfuse.layer_<n>"`) as a `func.call` of its function."""
     functions = {ir.StringAttr(op.attributes["sym_name"]).value: op for op in module.body.operations
                  if op.operation.name == "func.func"}
     with module.context:
+        unread = {v.layer.name: _drop_unread_arguments(functions[v.layer.name]) for v in variants.values()}
         for function in functions.values():
             for op in list(function.regions[0].blocks[0].operations):
                 if op.operation.name != "torch.operator":
@@ -625,7 +641,7 @@ def _calls_to_functions(module: ir.Module, variants: dict[str, _Variant]) -> Non
                     continue
                 name = variant.layer.name
                 callee = ir.FunctionType(ir.TypeAttr(functions[name].attributes["function_type"]).value)
-                operands = _call_operands(variant, list(op.operands))
+                operands = [v for i, v in enumerate(_call_operands(variant, list(op.operands))) if i not in unread[name]]
                 results = [r.type for r in op.results]
                 if list(callee.inputs) != [v.type for v in operands] or list(callee.results) != results:
                     raise _Mismatch(f"@{name}'s type {callee} differs from its call's")

@@ -330,8 +330,8 @@ def load_sites(name: str, block: ir.Block, cat_of_inputs: bool = True, computed_
 
     Keyed by the value, or for the pieces of a cat of inputs by (cat result,
     piece number); `cat_of_inputs=False` for concat kernels, whose cat is a store.
-    `computed_pads`: the kernel evaluates the operands of pads and the pieces
-    of cats that are computed (pointwise kernels); others must read inputs.
+    `computed_pads`: the kernel evaluates the operands of pads and views and
+    the pieces of cats that are computed (pointwise kernels); others must read inputs.
     """
     sites: dict[ir.Value, Site] = {}
     views_of: dict[int, int] = {}
@@ -392,6 +392,8 @@ def load_sites(name: str, block: ir.Block, cat_of_inputs: bool = True, computed_
         if chain is None:
             if op.operation.name in RESHAPES and all(u.owner.operation.name in RESHAPES | {"fusion.yield"} for u in result.uses):
                 continue  # an exit reshape: stored, not loaded
+            if computed_pads:
+                continue  # a view of a computed value: evaluated at the view's coordinates (pointwise kernels)
             raise LoweringError(f"kernel @{name}: '{op.operation.name}' must read a kernel input through views only")
         if read_by_compute(result):
             i, views = chain

@@ -49,8 +49,12 @@ UNSQUEEZE = ("torch.aten.unsqueeze", (-1,))
 INDEX_ASSERT = "mlirfuse index check: "
 
 
-def indexing_sites(name: str, block: ir.Block) -> dict[tuple[ir.Value, int], Site]:
-    """The tables (key (result, -1)) and index inputs (key (result, k)) the gathers of a kernel body load."""
+def indexing_sites(name: str, block: ir.Block, computed_tables: bool = False) -> dict[tuple[ir.Value, int], Site]:
+    """The tables (key (result, -1)) and index inputs (key (result, k)) the gathers of a kernel body load.
+
+    `computed_tables`: a gather's table may be computed in the kernel (pointwise kernels evaluate it at the
+    gathered coordinates); others must load it.
+    """
     sites: dict[tuple[ir.Value, int], Site] = {}
     count: dict[tuple[int, str], int] = {}
 
@@ -90,14 +94,15 @@ def indexing_sites(name: str, block: ir.Block) -> dict[tuple[ir.Value, int], Sit
         table_shape = tensor_type(plan.table.type).shape
         if op.operation.name in GATHERS:
             table = site_of(plan.table, "t", table_rank=len(table_shape))
-            if table is None:
+            if table is None and not computed_tables:
                 raise LoweringError(f"kernel @{name}: '{op.operation.name}' indexes a computed value; the table must be a kernel input")
-            sites[(result, -1)] = table
+            if table is not None:
+                sites[(result, -1)] = table
         for k, (v, d) in enumerate(zip(plan.indices, plan.index_dims)):
             site = site_of(v, "i", (UNSQUEEZE,) * plan.trailing, check=(table_shape[d], plan.wrap, plan.error))
             if site is not None:
                 sites[(result, k)] = site
-            elif plan.trailing:
+            elif plan.trailing and not computed_tables:
                 raise LoweringError(
                     f"kernel @{name}: '{op.operation.name}' reads a computed index that does not broadcast into its result"
                 )
@@ -134,10 +139,11 @@ class IndexingEmitter(KernelEmitter):
     """A KernelEmitter that also writes gathers, creation ops and coordinate masks (see the module docstring)."""
 
     space: tuple[int, ...] = ()
+    computed_tables = False  # may a gather's table be computed in the kernel (`_gather_computed`)?
 
     def __init__(self, name: str, block: ir.Block):
         super().__init__(name, block)
-        self.indexing = indexing_sites(name, block)
+        self.indexing = indexing_sites(name, block, self.computed_tables)
         self.window = window_ops(block)  # computed by emit_pool at window positions only
 
     # --- what the schedule says --------------------------------------------------------------
@@ -193,7 +199,13 @@ class IndexingEmitter(KernelEmitter):
         return self.coordinate(len(self.space) - len(shape) + j)
 
     def _address(self, result: ir.Value, plan, strides: list[str], operand_value, op_name: str) -> tuple[str, str]:
-        """(offset, mask) of the element `plan` addresses for each lane: indices along their dims, coordinates along the rest.
+        """(offset, mask) of the element `plan` addresses for each lane (see `_table_coords`)."""
+        coords, mask = self._table_coords(result, plan, operand_value, op_name)
+        return " + ".join(f"{x} * {strides[d]}" for d, x in coords.items()), mask
+
+    def _table_coords(self, result: ir.Value, plan, operand_value, op_name: str) -> tuple[dict[int, str], str]:
+        """({table dim: coordinate}, mask) of the element `plan` addresses for each lane: indices along their dims,
+        coordinates along the rest (dims absent read coordinate 0).
 
         Masked off: lanes outside the value and lanes whose index is out of range. An index computed in the
         kernel is also asserted in range (`tl.device_assert`: compiled out unless the launch asks for debug,
@@ -201,14 +213,14 @@ class IndexingEmitter(KernelEmitter):
         """
         shape = plan.shape
         table_shape = tensor_type(plan.table.type).shape
-        masks, terms = [self.lane_mask(shape)], []
+        masks, coords = [self.lane_mask(shape)], {}
         for k, (v, d) in enumerate(zip(plan.indices, plan.index_dims)):
             site = self.indexing.get((result, k))
             if site is not None:
                 aligned = tensor_type(v.type).shape + (1,) * plan.trailing
                 index = self.load_at(site, aligned, tensor_type(v.type).dtype)
-            else:  # computed in the kernel, with the result's layout
-                index = operand_value(v)
+            else:  # computed in the kernel
+                index = self._computed_index(v, plan, operand_value)
             size = table_shape[d]
             low = -size if plan.wrap else 0
             if site is None:  # no host check can see it: a device-side assert, live under MLIRFUSE_CHECK_BOUNDS
@@ -220,19 +232,29 @@ class IndexingEmitter(KernelEmitter):
             if plan.wrap:
                 index = self.tmp(f"tl.where({index.text} < 0, {index.text} + {size}, {index.text})", index.dtype, "negative index counts from the end")
             masks.append(f"({index.text} >= 0) & ({index.text} < {size})")
-            terms.append(f"{index.text} * {strides[d]}")
+            coords[d] = index.text
         for d, j in enumerate(plan.coord_of):
             if j is not None and table_shape[d] != 1 and shape[j] != 1:
-                terms.append(f"{self.result_coord(shape, j)} * {strides[d]}")
-        return " + ".join(terms), " & ".join(masks)
+                coords[d] = self.result_coord(shape, j)
+        return coords, " & ".join(masks)
 
     def _gather(self, op, operand_value) -> Value:
         plan = gather(op)
+        if (op.results[0], -1) not in self.indexing:
+            return self._gather_computed(op, plan, operand_value)
         table = self.indexing[(op.results[0], -1)]
         strides = [f"{table.name}_st{d}" for d in range(table.table_rank)]
         offset, mask = self._address(op.results[0], plan, strides, operand_value, op.operation.name)
         comment = f"{op.operation.name}: {table.comment()}"
         return self.load(f"{table.name} + ({offset})", tensor_type(plan.table.type).dtype, comment, mask, other="0")
+
+    def _computed_index(self, v: ir.Value, plan, operand_value) -> Value:
+        """An index the kernel computes, which has the result's layout (`trailing` 0) here."""
+        return operand_value(v)
+
+    def _gather_computed(self, op, plan, operand_value) -> Value:
+        """A gather of a table the kernel computes (`computed_tables`): the schedule evaluates it where the lanes read."""
+        raise LoweringError(f"kernel @{self.name}: '{op.operation.name}' indexes a computed value; the table must be a kernel input")
 
     def scatter_store(self, op, j: int, dtype: str) -> None:
         """The scatter `op`'s source stored (or atomically added) where it addresses out{j}, a contiguous copy of its input."""
@@ -281,18 +303,22 @@ class IndexingEmitter(KernelEmitter):
         dtype = compute_dtype(result.dtype)
         return self.tmp(f"tl.where({inside}, {cast(value, dtype)}, {cast(x, dtype)})", dtype, op.operation.name)
 
-    def _triangle(self, op, operand_value) -> Value:
+    def _triangle(self, op, operand_value, coord=None) -> Value:
+        """tril / triu of its operand at the coordinates `coord(shape, j)` gives (default: the kernel's own)."""
+        coord = coord or self.result_coord
         result = tensor_type(op.results[0].type)
         x = operand_value(op.operands[0])
         rank = len(result.shape)
-        row, col = self.result_coord(result.shape, rank - 2), self.result_coord(result.shape, rank - 1)
+        row, col = coord(result.shape, rank - 2), coord(result.shape, rank - 1)
         keep = f"({col} - {row} {TRIANGLES[op.operation.name]} {constant_value(op.operands[1])})"
         dtype = compute_dtype(result.dtype)
         if dtype == "bool":
             return self.tmp(f"{cast(x, 'bool')} & {keep}", dtype, op.operation.name)
         return self.tmp(f"tl.where({keep}, {cast(x, dtype)}, 0)", dtype, op.operation.name)
 
-    def _creation(self, op) -> Value:
+    def _creation(self, op, coord=None) -> Value:
+        """A creation op's value at the coordinates `coord(shape, j)` gives (default: the kernel's own)."""
+        coord = coord or self.result_coord
         name = op.operation.name
         result = tensor_type(op.results[0].type)
         dtype = compute_dtype(result.dtype)
@@ -300,7 +326,7 @@ class IndexingEmitter(KernelEmitter):
         if name in ARANGES:
             args = [constant_value(v) for v in list(op.operands)[: CREATIONS[name][2]]]
             start, end, step = (0, args[0], 1) if len(args) == 1 else (args[0], args[1], 1) if len(args) == 2 else args
-            i = self.result_coord(result.shape, 0)
+            i = coord(result.shape, 0)
             if dtype in FLOAT_DTYPES:
                 # eager accumulates in double (f32/f64) or float (f16/bf16), then rounds once
                 acc = "tl.float64" if result.dtype in ("float32", "float64") else "tl.float32"
@@ -309,7 +335,7 @@ class IndexingEmitter(KernelEmitter):
                 expr = f"({int(start)} + {int(step)} * ({i}).to(tl.int64))"
             return self._rounded(expr, "float64" if dtype in FLOAT_DTYPES else "int64", result.dtype, name)
         if name in EYES:
-            row, col = self.result_coord(result.shape, 0), self.result_coord(result.shape, 1)
+            row, col = coord(result.shape, 0), coord(result.shape, 1)
             return self._rounded(f"({row} == {col})", "bool", result.dtype, name)
         value = creation_value(op)
         value = bool(value) if dtype == "bool" else float(value) if dtype in FLOAT_DTYPES else int(value)

@@ -38,8 +38,8 @@ from mlirfuse.lowering.emitter import (
 from mlirfuse.lowering.indexing import IndexingEmitter, kernel_device
 from mlirfuse.ops.dtypes import TRITON_DTYPES
 from mlirfuse.ops.elementwise import compute_dtype
-from mlirfuse.ops.indexing import INDEXING_OPS, scatter, scatter_op
-from mlirfuse.ops.views import CAT, PADS, VIEW_OPS, pad_args
+from mlirfuse.ops.indexing import CREATIONS, GATHERS, INDEXING_OPS, TRIANGLES, gather, scatter, scatter_op
+from mlirfuse.ops.views import CAT, PADS, RESHAPES, VIEW_OPS, is_identity_view, pad_args, view_chain, view_coords
 
 
 @dataclass(frozen=True)
@@ -49,7 +49,8 @@ class _Place:
     A kernel evaluates its values at its own coordinates (x0, x1, ...); the
     operand of a pad, or a piece of a cat, is evaluated at the pad's shifted,
     mirrored or clamped coordinates (a constant pad masks the lanes outside
-    its operand: they load nothing and take the pad value). Places compose:
+    its operand: they load nothing and take the pad value), the operand of a
+    view of a computed value at the view's (`view_coords`). Places compose:
     a pad inside a pad's operand shifts the shifted coordinates.
     """
 
@@ -89,6 +90,8 @@ class _Place:
 
 class _PointwiseEmitter(IndexingEmitter):
     """One flat [XBLOCK] block over the iteration space: coordinates x0, x1, ..."""
+
+    computed_tables = True
 
     def __init__(self, name: str, block: ir.Block, space: tuple[int, ...], sites: dict):
         super().__init__(name, block)
@@ -136,12 +139,62 @@ class _PointwiseEmitter(IndexingEmitter):
                 value = self.pad_in(op, place)
             elif op.operation.name == CAT:
                 value = self.cat_in(op, place)
-            elif op.operation.name in INDEXING_OPS:  # they read the kernel's own coordinates
+            elif op.operation.name in VIEW_OPS:
+                value = self.view_in(op, place)
+            elif op.operation.name in CREATIONS:
+                value = self._creation(op, self.coordinate_in(place))
+            elif op.operation.name in TRIANGLES:
+                value = self._triangle(op, lambda u: self.value_in(u, place), self.coordinate_in(place))
+            elif op.operation.name in INDEXING_OPS:  # gathers and pools read tables at the kernel's own coordinates
                 raise LoweringError(f"kernel @{self.name}: '{op.operation.name}' cannot be evaluated at a pad's or cat piece's coordinates")
             else:
                 value = KernelEmitter.emit_op(self, op, lambda u: self.value_in(u, place))
             self.placed[key] = value
         return self.placed[key]
+
+    def _computed_index(self, v: ir.Value, plan, operand_value) -> Value:
+        """A computed index, evaluated where the result's index dims put it (an embedding of computed position ids)."""
+        if not plan.trailing:
+            return operand_value(v)
+        shape = tensor_type(v.type).shape
+        at = self.here.at(plan.shape)
+        first = plan.start + plan.width - len(shape)
+        coords = tuple("0" if n == 1 else at[first + i] for i, n in enumerate(shape))
+        value = self.value_in(v, _Place(tuple(shape), coords))
+        if value is None:
+            raise LoweringError(f"kernel @{self.name}: a gather's index is a constant")
+        return value
+
+    def _gather_computed(self, op, plan, operand_value) -> Value:
+        """A gather of a computed table: the table's ops evaluated at the gathered coordinates (0 where an index is out of range)."""
+        coords, mask = self._table_coords(op.results[0], plan, operand_value, op.operation.name)
+        shape = tensor_type(plan.table.type).shape
+        terms = tuple(t for t in mask.split(" & ") if t != "xmask")  # (every load masks xmask already)
+        place = _Place(tuple(shape), tuple(coords.get(d, "0") for d in range(len(shape))), terms)
+        value = self.value_in(plan.table, place)
+        if value is None:
+            raise LoweringError(f"kernel @{self.name}: '{op.operation.name}' of a constant")
+        dtype = compute_dtype(tensor_type(op.results[0].type).dtype)
+        zero = "False" if dtype == "bool" else "0"
+        return self.tmp(f"tl.where({mask}, {cast(value, dtype)}, {zero})", dtype, f"{op.operation.name}: of a computed table")
+
+    def coordinate_in(self, place: _Place):
+        """`coord(shape, j)` for creation ops evaluated at `place`: dim j's coordinate of a value of `shape` there, as a block."""
+
+        def coord(shape, j: int) -> str:
+            x = place.at(shape)[j]
+            return f"tl.full({self.block_shape()}, {x}, tl.int32)" if x.lstrip("-").isdigit() else x
+
+        return coord
+
+    def view_in(self, op, place: _Place) -> Value | None:
+        """A view of a computed value evaluated at `place`: its operand at the coordinates the view reads."""
+        result = tensor_type(op.results[0].type).shape
+        inner = view_coords(op.operation, place.at(result))
+        if inner is None:
+            raise LoweringError(f"kernel @{self.name}: '{op.operation.name}' of a computed value has no index map")
+        source = tensor_type(op.operands[0].type).shape
+        return self.value_in(op.operands[0], _Place(tuple(source), tuple(inner), place.masks))
 
     def pad_in(self, op, place: _Place) -> Value:
         """A pad evaluated at `place`: its operand at the pad's coordinates; a constant pad's value outside them."""
@@ -220,7 +273,7 @@ def lower_pointwise(kernel, kind: GroupKind) -> TritonKernel:
     # kernel's coordinates is loaded once there, through strides that
     # broadcast it; sites read only by pads and cats are loaded at theirs.
     # (In a concat kernel a piece narrower than the space is masked beyond its end.)
-    here = _read_here(ops, terminator, cat)
+    here = _read_here(ops, terminator, cat, sites)
     for value, site in sites.items():
         if site.pad is not None:  # a pad of an input, or a piece of a cat of inputs padded to the cat's shape
             padded = value[0] if isinstance(value, tuple) else value
@@ -240,6 +293,10 @@ def lower_pointwise(kernel, kind: GroupKind) -> TritonKernel:
             em.env[op.results[0]] = em.cat_in(op, em.here)
         elif what in PADS and op.results[0] not in sites:  # a pad of a computed value
             em.env[op.results[0]] = em.pad_in(op, em.here)
+        elif _computed_view(op, sites):
+            em.env[op.results[0]] = em.view_in(op, em.here)
+        elif _identity_of_computed(op, sites):
+            em.env[op.results[0]] = em.env[op.operands[0]]
         elif what not in VIEW_OPS | PADS and what != CAT and (scatter is None or op != scatter):
             em.emit_body_op(op)
     for j, (v, t) in enumerate(zip(stored, outputs)):
@@ -347,14 +404,40 @@ def _padded_operand(key) -> ir.Value:
     return key.owner.operands[0]
 
 
-def _read_here(ops: list, terminator, concat) -> set:
-    """The values a kernel evaluates at its own coordinates: all but those read only by pads and cat pieces (at theirs)."""
+def _computed_view(op, sites: dict) -> bool:
+    """Is `op` a view of a computed value that the kernel reads (not only stores): evaluated at the view's coordinates?"""
+    if op.operation.name not in VIEW_OPS or op.results[0] in sites or view_chain(op.results[0], op.operation.block) is not None:
+        return False
+    return not _stored_only(op.results[0]) and not is_identity_view(op.operation)
+
+
+def _identity_of_computed(op, sites: dict) -> bool:
+    """Is `op` a view of a computed value that reads each element where it is (its value is its operand's)?"""
+    return (op.operation.name in VIEW_OPS and op.results[0] not in sites and is_identity_view(op.operation)
+            and view_chain(op.results[0], op.operation.block) is None)
+
+
+def _stored_only(value) -> bool:
+    """Is `value` only yielded, directly or through reshapes (an exit reshape: stored row-major, no index map)?"""
+    return all(
+        u.owner.operation.name == "fusion.yield" or (u.owner.operation.name in RESHAPES and _stored_only(u.owner.results[0]))
+        for u in value.uses
+    )
+
+
+def _read_here(ops: list, terminator, concat, sites: dict) -> set:
+    """The values a kernel evaluates at its own coordinates: all but those read only by pads, cat pieces and views (at theirs)."""
     here = set(terminator.operands)
     for op in reversed(ops):
         if not any(r in here for r in op.results):
             continue
         name = op.operation.name
-        if name in PADS or (name == CAT and concat is None):
+        if name in PADS or (name == CAT and concat is None) or _computed_view(op, sites):
+            continue
+        if name in GATHERS:  # the table is loaded through its own site, or evaluated at the gathered coordinates
+            plan = gather(op)  # (an index that does not broadcast into the result is evaluated where it is read)
+            elsewhere = {op.operands[GATHERS[name][0]]} | (set(plan.indices) if not isinstance(plan, str) and plan.trailing else set())
+            here.update(v for v in op.operands if v not in elsewhere)
             continue
         here.update(op.operands)
     return here

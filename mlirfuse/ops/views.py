@@ -155,6 +155,74 @@ def view_chain(value: ir.Value, block: ir.Block) -> tuple[int, tuple] | None:
     return ir.BlockArgument(root).arg_number, tuple((op.operation.name, view_args(op.operation)) for op in ops)
 
 
+def view_coords(op, coords: list[str]) -> list[str] | None:
+    """The coordinates of operand 0 that view `op` reads at result coordinates `coords` (Triton expressions; "0" a zero).
+
+    The view's index map, so that a kernel can evaluate a computed value at a
+    view's coordinates (`fusion.group` bodies view only values they can
+    recompute anywhere: see `legality_cat.why_not_viewed`). None where the view
+    has no constant arguments or a static shape, or is not mapped here.
+    """
+    args = view_args(op)
+    if args is None or not tensor_type(op.operands[0].type).is_static:
+        return None
+    name, source = op.name, tensor_type(op.operands[0].type).shape
+    result = tensor_type(op.results[0].type).shape
+    if len(coords) != len(result):
+        return None
+    if name in RESHAPES:
+        return _reshaped_coords(source, result, coords)
+    if name == "torch.aten.expand":
+        offset = len(result) - len(source)
+        return ["0" if n == 1 and result[d + offset] != 1 else coords[d + offset] for d, n in enumerate(source)]
+    if name == "torch.aten.permute":
+        dims = [d % len(source) for d in args[0]]
+        out = ["0"] * len(source)
+        for j, d in enumerate(dims):
+            out[d] = coords[j]
+        return out
+    if name in ("torch.aten.transpose.int", "torch.aten.t"):
+        a, b = (args[0] % len(source), args[1] % len(source)) if name.endswith(".int") else (0, len(source) - 1)
+        out = list(coords)
+        out[a], out[b] = coords[b], coords[a]
+        return out
+    if name == "torch.aten.slice.Tensor":
+        dim, start, _, step = args[0] % len(source), args[1], args[2], args[3]
+        if not isinstance(step, int) or step < 1:
+            return None
+        start = 0 if start is None else start + source[dim] if start < 0 else start
+        start = min(max(start, 0), source[dim])
+        out = list(coords)
+        out[dim] = f"({start} + {step} * {coords[dim]})" if coords[dim] != "0" else str(start)
+        return out
+    if name == "torch.aten.select.int":
+        dim, index = args[0] % len(source), args[1]
+        return [*coords[:dim], str(index % source[dim]), *coords[dim:]]
+    return None
+
+
+def is_identity_view(op) -> bool:
+    """Does view `op` read each element where it is (an expand or reshape to the operand's own shape)?"""
+    result = tensor_type(op.results[0].type)
+    if result is None or tensor_type(op.operands[0].type) is None or tensor_type(op.operands[0].type).shape != result.shape:
+        return False
+    coords = [f"x{d}" for d in range(len(result.shape))]
+    return view_coords(op, coords) == coords
+
+
+def _reshaped_coords(source, result, coords: list[str]) -> list[str]:
+    """A reshape's index map: dims of size 1 dropped or added by name; otherwise through the row-major offset."""
+    if [n for n in source if n != 1] == [n for n in result if n != 1]:
+        kept = iter(c for c, n in zip(coords, result) if n != 1)
+        return ["0" if n == 1 else next(kept) for n in source]
+    def scaled(c: str, k: int, op: str) -> str:
+        return c if k == 1 else f"{c} {op} {k}"
+
+    terms = [scaled(c, math.prod(result[d + 1 :]), "*") for d, c in enumerate(coords) if c != "0" and result[d] != 1]
+    flat = f"({' + '.join(terms) or '0'})"
+    return ["0" if n == 1 else f"({scaled(flat, math.prod(source[d + 1 :]), '//')} % {n})" for d, n in enumerate(source)]
+
+
 def why_not_fusible(op) -> str | None:
     """None if the pad `op` can join a group (views join the group that reads them); otherwise the reason."""
     return None if pad_args(op.operation) is not None else "pad by non-constant or dynamic sizes"
@@ -167,5 +235,6 @@ FAMILY = Family(
 )
 
 __all__ = [
-    "VIEW_OPS", "ALIASING_OPS", "RESHAPES", "PADS", "FAMILY", "is_view", "pad_args", "view_args", "view_chain", "why_not_fusible",
+    "VIEW_OPS", "ALIASING_OPS", "RESHAPES", "PADS", "FAMILY", "is_identity_view", "is_view", "pad_args", "view_args", "view_chain", "view_coords",
+    "why_not_fusible",
 ]

@@ -37,7 +37,7 @@ from mlirfuse.passes.legality import (
     is_fusible_group,
     why_not_merge,
 )
-from mlirfuse.passes.legality_cat import CAT, cat_list, why_not_cat_of_inputs, why_not_remapped
+from mlirfuse.passes.legality_cat import CAT, MAX_RECOMPUTED_OPS, cat_list, why_not_cat_of_inputs, why_not_remapped
 from mlirfuse.passes.options import Limits, option, option_group
 from mlirfuse.passes.rewriter import defined_by, used_outside
 
@@ -152,11 +152,12 @@ class VerticalFuser:
         return False
 
     def _merge_copy(self, producer, consumer) -> bool:
-        """Merge a copy of `producer` into `consumer`, which pads or cats its values, if that is legal.
+        """Merge a copy of `producer` into `consumer`, which pads, cats or views its values, if that is legal.
 
         The pad evaluates the copy at its own coordinates, so a small
         elementwise producer whose values are also read elsewhere (in its own
-        iteration space) is recomputed there rather than stored and reloaded.
+        iteration space) is recomputed there rather than stored and reloaded;
+        so is a view of position ids or a mask built from aranges.
         """
         if why_not_remapped(producer, consumer) is not None or _torch_ops(producer) > MAX_RECOMPUTED_OPS:
             return False
@@ -183,10 +184,6 @@ class VerticalFuser:
             view = clone
         wrapped = self.rewriter.wrap([view], GroupKind.POINTWISE)
         self.rewriter.merge(wrapped, consumer, self.dep)
-
-
-# Torch ops of a producer recomputed at a pad's coordinates rather than stored (`_merge_copy`).
-MAX_RECOMPUTED_OPS = 8
 
 
 def _torch_ops(group) -> int:

@@ -34,13 +34,15 @@ from mlirfuse.passes.base import body_ops
 from mlirfuse.passes.legality_cat import (
     CAT,
     cat_list,
+    has_computed_view,
     has_pad,
     piece_groups,
     viewed_inputs,
     why_not_remapped_producer,
     why_not_static_cat,
+    why_not_viewed,
 )
-from mlirfuse.passes.legality_indexed import why_not_indexed, why_not_scatter, why_not_window
+from mlirfuse.passes.legality_indexed import has_computed_table, why_not_indexed, why_not_scatter, why_not_window
 from mlirfuse.passes.options import Limits
 from mlirfuse.passes.policy import veto
 from mlirfuse.passes.rewriter import FusionRewriter, exported_results, merged_inputs
@@ -142,6 +144,10 @@ def _why_not_scan(producer, consumer, p_op, c_op, red: Reduction | None, exporte
         return "a scan and a reduction (a scan kernel computes no reduction)"
     if has_pad(producer) or has_pad(consumer):
         return "pad or cat in a scan group (read by pointwise kernels only)"
+    if has_computed_view(producer) or has_computed_view(consumer):
+        return "view of a computed value in a scan group (read by pointwise kernels only)"
+    if has_computed_table(producer) or has_computed_table(consumer):
+        return "gather of a computed table or reshaped index in a scan group (read by pointwise kernels only)"
     if any(op.operation.name in WINDOWED for g in (producer, consumer) for op in g.regions[0].blocks[0].operations):
         return "pool or upsampling in a scan group (windows are read by pointwise kernels only)"
     p_scan, c_scan = (scan(op) if op is not None else None for op in (p_op, c_op))
@@ -167,9 +173,9 @@ def _why_not_by_rule(producer, consumer, dep: DependenceAnalysis, limits: Limits
     if dep.dependents_between(producer, consumer)[1]:
         return "cycle"
     viewed = viewed_inputs(consumer, producer)
-    if viewed == "view":
-        return "view of a computed value"
-    if viewed and why_not_remapped_producer(producer, viewed):
+    if viewed == "view" and (why := why_not_viewed(producer, consumer)):
+        return why
+    if viewed in ("pad", "cat") and why_not_remapped_producer(producer, viewed):
         return why_not_remapped_producer(producer, viewed)
     why = why_not_indexed(producer, consumer) or why_not_window(producer, consumer)
     if why:
@@ -197,6 +203,10 @@ def _why_not_by_rule(producer, consumer, dep: DependenceAnalysis, limits: Limits
         return None
     if has_pad(producer) or has_pad(consumer):
         return "pad or cat in a reduction group (read by pointwise kernels only)"
+    if has_computed_view(producer) or has_computed_view(consumer):
+        return "view of a computed value in a reduction group (read by pointwise kernels only)"
+    if has_computed_table(producer) or has_computed_table(consumer):
+        return "gather of a computed table or reshaped index in a reduction group (read by pointwise kernels only)"
     if any(op.operation.name in WINDOWED for g in (producer, consumer) for op in g.regions[0].blocks[0].operations):
         return "pool or upsampling in a reduction group (windows are read by pointwise kernels only)"
     if p_red is not None and c_red is not None and (p_red.shape, p_red.dims) != (c_red.shape, c_red.dims):

@@ -1,11 +1,13 @@
-"""Fusion legality where a kernel reads values at coordinates of its own: pads and cats.
+"""Fusion legality where a kernel reads values at coordinates of its own: pads, cats and views of computed values.
 
 A pointwise kernel reads a pad or a cat of its inputs by index arithmetic,
 evaluating what feeds it at the shifted, mirrored or clamped coordinates of
 the pad or at each piece's coordinates; a cat of computed values read by
 nothing fusible is the exit of a concat group instead (`why_not_concat` in
-`mlirfuse.passes.legality`). Each `why_not_*` returns None when legal,
-otherwise the reason.
+`mlirfuse.passes.legality`). A view of a value computed from coordinates
+alone (aranges, fills and elementwise ops of them: position ids, masks) is
+evaluated at the view's coordinates the same way (`why_not_viewed`). Each
+`why_not_*` returns None when legal, otherwise the reason.
 """
 
 from __future__ import annotations
@@ -13,9 +15,9 @@ from __future__ import annotations
 from mlirfuse.dialect import GroupKind, group_kind
 from mlirfuse.ir import block_ops, constant_value, defining_op, ir, is_constant_like, op_id, tensor_type, torch_name
 from mlirfuse.ops.elementwise import RULES, fusible
-from mlirfuse.ops.indexing import INDEXING_OPS
+from mlirfuse.ops.indexing import CREATIONS, INDEXING_OPS, TRIANGLES
 from mlirfuse.ops.reductions import REDUCTIONS
-from mlirfuse.ops.views import CAT, PADS, VIEW_OPS
+from mlirfuse.ops.views import CAT, PADS, RESHAPES, VIEW_OPS, is_identity_view, view_chain, view_coords
 from mlirfuse.passes.base import body_ops
 from mlirfuse.passes.rewriter import defined_by
 
@@ -76,10 +78,12 @@ def _remapped_args(block) -> dict[int, str]:
 
 
 def why_not_remapped(producer, consumer) -> str | None:
-    """Why `consumer` does not pad or cat (directly or through elementwise ops) values `producer` may compute at the pad's coordinates; None if it does."""
+    """Why `consumer` does not pad, cat (directly or through elementwise ops) or view values `producer` may compute at the pad's, piece's or view's coordinates; None if it does."""
     viewed = viewed_inputs(consumer, producer)
+    if viewed == "view":
+        return why_not_viewed(producer, consumer)
     if viewed not in ("pad", "cat"):
-        return "neither padded nor concatenated"
+        return "neither padded, concatenated nor viewed"
     return why_not_remapped_producer(producer, viewed)
 
 
@@ -88,9 +92,9 @@ def why_not_remapped_producer(producer, what: str) -> str | None:
 
     The kernel evaluates the producer's ops at the shifted, mirrored or
     clamped coordinates of the pad (masked outside a constant pad): only
-    elementwise ops, views of inputs, and pads and cats (whose coordinates
-    compose) can be evaluated anywhere; gathers and creation ops read the
-    kernel's own coordinates, reductions a whole row.
+    elementwise ops, creation ops (from the coordinates), views, and pads
+    and cats (whose coordinates compose) can be evaluated anywhere; gathers
+    read tables at the kernel's own coordinates, reductions a whole row.
     """
     kind = group_kind(producer)
     if kind != GroupKind.POINTWISE:
@@ -99,9 +103,90 @@ def why_not_remapped_producer(producer, what: str) -> str | None:
         name = op.operation.name
         if name.startswith("torch.constant.") or name in VIEW_OPS or name in PADS or name in (CAT, "torch.prim.ListConstruct"):
             continue
+        if name in CREATIONS or name in TRIANGLES:
+            continue
         if name in INDEXING_OPS or torch_name(op) not in RULES:
             return f"{what} of a value computed by {name} (only elementwise ops are evaluated at a {what}'s coordinates)"
     return None
+
+
+# Torch ops a group may hold and still be recomputed where its values are read (a view's, pad's or gather's coordinates).
+MAX_RECOMPUTED_OPS = 8
+
+
+def recomputable(producer, what: str) -> str | None:
+    """Why `producer`'s values cannot be recomputed where `what` reads them (None: they can).
+
+    Creation ops (from the coordinates), elementwise ops and views evaluate
+    anywhere; a few of them cost less than a store and a load.
+    """
+    if group_kind(producer) != GroupKind.POINTWISE:
+        return f"{what} of a {group_kind(producer)} result"
+    computing = 0
+    for op in body_ops(producer)[0]:
+        name = op.operation.name
+        if name.startswith("torch.constant.") or name in VIEW_OPS or name == "torch.prim.ListConstruct":
+            continue
+        if name not in CREATIONS and name not in TRIANGLES and torch_name(op) not in RULES:
+            return f"{what} of a value computed by {name} (only creation and elementwise ops are recomputed)"
+        computing += 1
+    if computing > MAX_RECOMPUTED_OPS:
+        return f"{what} of a value of {computing} ops (more than {MAX_RECOMPUTED_OPS} recomputed)"
+    return None
+
+
+def why_not_viewed(producer, consumer) -> str | None:
+    """Why `consumer` cannot read the views of `producer`'s values by evaluating them at the views' coordinates (None: it can).
+
+    Both are pointwise, and every view the consumer applies to the
+    producer's values has an index map (`view_coords`); unless all of them
+    are identities (an expand to the same shape), the producer reads no
+    input and holds a creation op (aranges, fills and elementwise ops of
+    them: recomputing them costs no load) and is `recomputable`. Otherwise
+    the view is of a stored value.
+    """
+    if group_kind(producer) != GroupKind.POINTWISE or group_kind(consumer) != GroupKind.POINTWISE:
+        return "view of a computed value"
+    block = consumer.regions[0].blocks[0]
+    args = [arg for arg, v in zip(block.arguments, consumer.operands) if defined_by(v, producer)]
+    if not all(_views_mapped(arg) for arg in args):
+        return "view of a computed value (a view with no index map)"
+    if all(_identity_views(arg) for arg in args):
+        return None
+    if len(producer.operands) or not any(op.operation.name in CREATIONS for op in body_ops(producer)[0]):
+        return "view of a computed value"
+    why = recomputable(producer, "view")
+    return why and f"{why} (a view of a computed value)"
+
+
+def _identity_views(value) -> bool:
+    """Are all views reading `value` (and views of them) identities (`is_identity_view`)?"""
+    return all(
+        u.owner.operation.name not in VIEW_OPS or (is_identity_view(u.owner.operation) and _identity_views(u.owner.results[0]))
+        for u in value.uses
+    )
+
+
+def _views_mapped(value) -> bool:
+    """Do all views reading `value` (and views of them) have index maps?"""
+    for use in value.uses:
+        op = use.owner
+        if op.operation.name in VIEW_OPS:
+            rank = len(tensor_type(op.results[0].type).shape)
+            if view_coords(op.operation, ["x"] * rank) is None or not _views_mapped(op.results[0]):
+                return False
+    return True
+
+
+def has_computed_view(group) -> bool:
+    """Does `group` view a value it computes (read at the view's coordinates: pointwise kernels only)?"""
+    block = group.regions[0].blocks[0]
+    return any(op.operation.name in VIEW_OPS and view_chain(op.results[0], block) is None and not _exit_reshape(op) for op in body_ops(group)[0])
+
+
+def _exit_reshape(op) -> bool:
+    """A reshape of a computed value only stored (`fusion-sink-exit-reshapes`): no index map involved."""
+    return op.operation.name in RESHAPES and all(u.owner.operation.name in RESHAPES | {"fusion.yield"} for u in op.results[0].uses)
 
 
 def has_pad(group) -> bool:

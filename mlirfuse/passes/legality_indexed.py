@@ -24,7 +24,8 @@ from mlirfuse.ops.indexing import (
     scatter_op,
 )
 from mlirfuse.ops.pooling import WINDOWED, window_ops
-from mlirfuse.ops.views import VIEW_OPS
+from mlirfuse.ops.views import VIEW_OPS, view_chain
+from mlirfuse.passes.legality_cat import recomputable
 from mlirfuse.passes.rewriter import defined_by
 
 
@@ -63,7 +64,7 @@ def why_not_indexed(producer, consumer) -> str | None:
         if not defined_by(v, producer):
             continue
         uses = list(arg.uses)
-        for use in uses:
+        for use in _through_views(uses):
             owner, number = use.owner, use.operand_number
             if owner.operation.name == "torch.prim.ListConstruct" and indexed_operand(owner, number):
                 owner = next(u.owner for u in owner.results[0].uses if u.owner.operation.name in INDEX_LISTS)
@@ -75,12 +76,71 @@ def why_not_indexed(producer, consumer) -> str | None:
                 if isinstance(plan, str):
                     continue
                 if number == GATHERS[owner.operation.name][0]:
-                    return "indexes a computed value (the table must be a kernel input)"
-                if plan.trailing:
+                    why = why_not_computed_table(producer, consumer)
+                    if why:
+                        return why
+                    continue
+                if plan.trailing and why_not_placed_index(producer, consumer):
                     return "computed index does not broadcast into the gather's result"
         if uses and all(reads_shape_only(u.owner.operation.name, u.operand_number) for u in uses):
             return "read only for its shape"
     return None
+
+
+def why_not_computed_table(producer, consumer) -> str | None:
+    """Why a gather in `consumer` cannot read its table where `producer` computes it (None: it can).
+
+    A pointwise kernel evaluates a table of elementwise ops (a mask cast to
+    bool) at the gathered coordinates: one load of each of its inputs per
+    gathered element, as a load of the stored table would be, and a few
+    ops recomputed (`recomputable`).
+    """
+    if group_kind(consumer) != GroupKind.POINTWISE or group_kind(producer) != GroupKind.POINTWISE:
+        return "indexes a computed value (the table must be a kernel input)"
+    if recomputable(producer, "a gather's table") is not None:
+        return "indexes a computed value (the table must be a kernel input)"
+    # The table's inputs are addressed through their strides in the kernel's space, right-aligned.
+    rank = len(tensor_type(consumer.results[0].type).shape)
+    values = [*producer.operands, *(r for op in producer.regions[0].blocks[0].operations for r in op.results)]
+    if any((t := tensor_type(v.type)) is not None and len(t.shape) > rank for v in values):
+        return "indexes a computed value of a higher rank than the kernel's space (the table must be a kernel input)"
+    return None
+
+
+def why_not_placed_index(producer, consumer) -> str | None:
+    """Why a computed index that does not broadcast into its gather's result cannot be recomputed where it is read (None: it can).
+
+    Position ids from an arange, embedded: a pointwise kernel evaluates the
+    index at the result's index dims, as it evaluates a view of it; the
+    producer reads no input, so nothing is loaded elsewhere.
+    """
+    if group_kind(consumer) != GroupKind.POINTWISE or len(producer.operands):
+        return "computed index does not broadcast into the gather's result"
+    return recomputable(producer, "a gather's index")
+
+
+def has_computed_table(group) -> bool:
+    """Does a gather of `group` read a table, or an index that does not broadcast into its result, that the group computes?
+
+    Pointwise kernels evaluate those where the gather reads them; other kernels load tables and indices.
+    """
+    block = group.regions[0].blocks[0]
+    for op in block.operations:
+        if op.operation.name not in GATHERS or isinstance(plan := gather(op), str):
+            continue
+        if view_chain(plan.table, block) is None or (plan.trailing and any(view_chain(v, block) is None for v in plan.indices)):
+            return True
+    return False
+
+
+def _through_views(uses) -> list:
+    """`uses`, and the uses of views reading them (a computed value viewed in the group is read where its views are)."""
+    found = []
+    for use in uses:
+        found.append(use)
+        if use.owner.operation.name in VIEW_OPS:
+            found += _through_views(list(use.owner.results[0].uses))
+    return found
 
 
 def why_not_scatter(producer, consumer) -> str | None:

@@ -111,3 +111,46 @@ func.func @arange_eye(%x: !torch.vtensor<[4,4],f32>) -> !torch.vtensor<[4,4],f32
   %3 = torch.aten.mul.Tensor %2, %1 : !torch.vtensor<[4,4],f32>, !torch.vtensor<[4,4],f32> -> !torch.vtensor<[4,4],f32>
   return %3 : !torch.vtensor<[4,4],f32>
 }
+
+// -----
+
+// A decoder's padding and causal mask (issue 22): the mask cast to bool is a
+// table computed in the kernel, evaluated at the coordinates the computed
+// aranges gather (0 where an index is out of range); the aranges are views
+// evaluated at their own coordinates. One kernel, one load.
+
+// CHECK-LABEL: def fused_to_copy_arange_view_index_le___and_0(
+// CHECK-SAME:    in0, out0, xnumel, s1, s2, s3, in0_st0, in0_st1, in0_st2, in0_st3, XBLOCK: tl.constexpr)
+// CHECK:         tmp0 = (0 + 1 * (x3).to(tl.int64))  # torch.aten.arange
+// CHECK-NEXT:    tmp1 = (0 + 1 * (x0).to(tl.int64))  # torch.aten.arange
+// CHECK:         tmp4 = tl.load(in0 + (tmp2 * in0_st2 + tmp3 * in0_st3), mask=xmask & (tmp2 >= 0) & (tmp2 < 2) & (tmp3 >= 0) & (tmp3 < 8))  # load %arg0
+// CHECK-NEXT:    tmp5 = (tmp4 != 0)  # torch.aten._to_copy
+// CHECK-NEXT:    tmp6 = tl.where(xmask & (tmp2 >= 0) & (tmp2 < 2) & (tmp3 >= 0) & (tmp3 < 8), tmp5, False)  # torch.aten.index.Tensor: of a computed table
+// CHECK-NEXT:    tmp7 = (0 + 1 * (x2).to(tl.int64))  # torch.aten.arange
+// CHECK-NEXT:    tmp8 = tmp0 <= tmp7  # torch.aten.le.Tensor
+// CHECK-NEXT:    tmp9 = tmp8 & tmp6  # torch.aten.__and__.Tensor
+// CHECK-NEXT:    tl.store(out0 + xindex, tmp9, mask=xmask)
+// CHECK-NOT:     @triton.jit
+func.func @padding_and_causal_mask(%mask: !torch.vtensor<[2,8],si64>) -> !torch.vtensor<[2,1,8,8],i1> {
+  %int1 = torch.constant.int 1
+  %int2 = torch.constant.int 2
+  %int8 = torch.constant.int 8
+  %int11 = torch.constant.int 11
+  %none = torch.constant.none
+  %cpu = torch.constant.device "cpu"
+  %false = torch.constant.bool false
+  %0 = torch.aten.arange %int8, %none, %none, %cpu, %false : !torch.int, !torch.none, !torch.none, !torch.Device, !torch.bool -> !torch.vtensor<[8],si64>
+  %1 = torch.aten._to_copy %mask, %int11, %none, %none, %none, %false, %none : !torch.vtensor<[2,8],si64>, !torch.int, !torch.none, !torch.none, !torch.none, !torch.bool, !torch.none -> !torch.vtensor<[2,8],i1>
+  %2 = torch.aten.arange %int2, %none, %none, %cpu, %false : !torch.int, !torch.none, !torch.none, !torch.Device, !torch.bool -> !torch.vtensor<[2],si64>
+  %sb = torch.prim.ListConstruct %int2, %int1, %int1, %int1 : (!torch.int, !torch.int, !torch.int, !torch.int) -> !torch.list<int>
+  %3 = torch.aten.view %2, %sb : !torch.vtensor<[2],si64>, !torch.list<int> -> !torch.vtensor<[2,1,1,1],si64>
+  %sk = torch.prim.ListConstruct %int1, %int1, %int1, %int8 : (!torch.int, !torch.int, !torch.int, !torch.int) -> !torch.list<int>
+  %4 = torch.aten.view %0, %sk : !torch.vtensor<[8],si64>, !torch.list<int> -> !torch.vtensor<[1,1,1,8],si64>
+  %5 = torch.prim.ListConstruct %3, %4 : (!torch.vtensor<[2,1,1,1],si64>, !torch.vtensor<[1,1,1,8],si64>) -> !torch.list<optional<vtensor>>
+  %6 = torch.aten.index.Tensor %1, %5 : !torch.vtensor<[2,8],i1>, !torch.list<optional<vtensor>> -> !torch.vtensor<[2,1,1,8],i1>
+  %sq = torch.prim.ListConstruct %int1, %int1, %int8, %int1 : (!torch.int, !torch.int, !torch.int, !torch.int) -> !torch.list<int>
+  %7 = torch.aten.view %0, %sq : !torch.vtensor<[8],si64>, !torch.list<int> -> !torch.vtensor<[1,1,8,1],si64>
+  %8 = torch.aten.le.Tensor %4, %7 : !torch.vtensor<[1,1,1,8],si64>, !torch.vtensor<[1,1,8,1],si64> -> !torch.vtensor<[1,1,8,8],i1>
+  %9 = torch.aten.__and__.Tensor %8, %6 : !torch.vtensor<[1,1,8,8],i1>, !torch.vtensor<[2,1,1,8],i1> -> !torch.vtensor<[2,1,8,8],i1>
+  return %9 : !torch.vtensor<[2,1,8,8],i1>
+}

@@ -65,3 +65,33 @@ func.func @slice_in_reduction(%a: !torch.vtensor<[2,8],f32>) -> !torch.vtensor<[
   %2 = torch.aten.sum.dim_IntList %0, %l, %true, %none : !torch.vtensor<[2,4],f32>, !torch.list<int>, !torch.bool, !torch.none -> !torch.vtensor<[2,1],f32>
   return %2 : !torch.vtensor<[2,1],f32>
 }
+
+// -----
+
+// A view of a value computed from coordinates alone (issue 22) is no load:
+// the arange is evaluated at the coordinates the transpose and the view
+// read, through the row-major offset of the reshape.
+
+// CHECK-LABEL: def fused_arange_view_transpose_add_0(
+// CHECK-SAME:    in0, out0, xnumel, s1, in0_st0, in0_st1, XBLOCK: tl.constexpr)
+// CHECK:         tmp0 = tl.load(in0 + (x0 * in0_st0 + x1 * in0_st1), mask=xmask)  # load %arg0
+// CHECK-NEXT:    tmp1 = (0.0 + 1.0 * (((x1 * 4 + x0) % 12)).to(tl.float64)).to(tl.float32)  # torch.aten.arange
+// CHECK-NEXT:    tmp2 = tmp0 + tmp1  # torch.aten.add.Tensor
+// CHECK-NEXT:    tl.store(out0 + xindex, tmp2, mask=xmask)
+func.func @view_of_arange(%x: !torch.vtensor<[4,3],f32>) -> !torch.vtensor<[4,3],f32> {
+  %int0 = torch.constant.int 0
+  %int1 = torch.constant.int 1
+  %int3 = torch.constant.int 3
+  %int4 = torch.constant.int 4
+  %int6 = torch.constant.int 6
+  %int12 = torch.constant.int 12
+  %none = torch.constant.none
+  %cpu = torch.constant.device "cpu"
+  %false = torch.constant.bool false
+  %0 = torch.aten.arange %int12, %int6, %none, %cpu, %false : !torch.int, !torch.int, !torch.none, !torch.Device, !torch.bool -> !torch.vtensor<[12],f32>
+  %s = torch.prim.ListConstruct %int3, %int4 : (!torch.int, !torch.int) -> !torch.list<int>
+  %1 = torch.aten.view %0, %s : !torch.vtensor<[12],f32>, !torch.list<int> -> !torch.vtensor<[3,4],f32>
+  %2 = torch.aten.transpose.int %1, %int0, %int1 : !torch.vtensor<[3,4],f32>, !torch.int, !torch.int -> !torch.vtensor<[4,3],f32>
+  %3 = torch.aten.add.Tensor %x, %2, %int1 : !torch.vtensor<[4,3],f32>, !torch.vtensor<[4,3],f32>, !torch.int -> !torch.vtensor<[4,3],f32>
+  return %3 : !torch.vtensor<[4,3],f32>
+}

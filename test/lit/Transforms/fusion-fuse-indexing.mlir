@@ -154,21 +154,44 @@ func.func @no_fuse_view_into_scatter(%x: !torch.vtensor<[5,3],f32>, %i: !torch.v
 
 // -----
 
-// A table computed by the producer: every lane may read any of its elements,
-// so it must be a kernel input.
+// A table computed by elementwise ops of inputs (a padding mask cast to
+// bool): the pointwise kernel evaluates them at the gathered coordinates,
+// one load of each input per gathered element as the stored table's would be.
 
-// CHECK-LABEL: func.func @no_fuse_gather_from_computed_table
+// CHECK-LABEL: func.func @fuse_gather_from_elementwise_table
+// CHECK:         "fusion.group"(%arg0, %arg1)
 // CHECK:           torch.aten.exp
-// CHECK:         "fusion.group"
-// CHECK-NEXT:    ^bb0
 // CHECK:           torch.aten.index_select
-// CHECK:         fusion.explain = ["producer fusion.group: indexes a computed value (the table must be a kernel input)"]
-// CHECK-SAME:    kind = "pointwise"
-func.func @no_fuse_gather_from_computed_table(%x: !torch.vtensor<[4,5],f32>, %j: !torch.vtensor<[2],si64>) -> !torch.vtensor<[2,5],f32> {
+// CHECK-NEXT:      "fusion.yield"
+// CHECK-NOT:     fusion.explain
+// CHECK:         return
+func.func @fuse_gather_from_elementwise_table(%x: !torch.vtensor<[4,5],f32>, %j: !torch.vtensor<[2],si64>) -> !torch.vtensor<[2,5],f32> {
   %int0 = torch.constant.int 0
   %0 = torch.aten.exp %x : !torch.vtensor<[4,5],f32> -> !torch.vtensor<[4,5],f32>
   %1 = torch.aten.index_select %0, %int0, %j : !torch.vtensor<[4,5],f32>, !torch.int, !torch.vtensor<[2],si64> -> !torch.vtensor<[2,5],f32>
   return %1 : !torch.vtensor<[2,5],f32>
+}
+
+// -----
+
+// A table computed by a reduction: every lane may read any of its rows, so
+// it is stored by a kernel of its own and the gather reads it.
+
+// CHECK-LABEL: func.func @no_fuse_gather_from_reduced_table
+// CHECK:           torch.aten.sum.dim_IntList
+// CHECK:         "fusion.group"
+// CHECK-NEXT:    ^bb0
+// CHECK:           torch.aten.index_select
+// CHECK:         fusion.explain = ["producer fusion.group: indexes a computed value (the table must be a kernel input)"]
+func.func @no_fuse_gather_from_reduced_table(%x: !torch.vtensor<[4,5],f32>, %j: !torch.vtensor<[2],si64>) -> !torch.vtensor<[2,1],f32> {
+  %int0 = torch.constant.int 0
+  %int1 = torch.constant.int 1
+  %true = torch.constant.bool true
+  %none = torch.constant.none
+  %l = torch.prim.ListConstruct %int1 : (!torch.int) -> !torch.list<int>
+  %0 = torch.aten.sum.dim_IntList %x, %l, %true, %none : !torch.vtensor<[4,5],f32>, !torch.list<int>, !torch.bool, !torch.none -> !torch.vtensor<[4,1],f32>
+  %1 = torch.aten.index_select %0, %int0, %j : !torch.vtensor<[4,1],f32>, !torch.int, !torch.vtensor<[2],si64> -> !torch.vtensor<[2,1],f32>
+  return %1 : !torch.vtensor<[2,1],f32>
 }
 
 // -----
@@ -519,4 +542,89 @@ func.func @no_fuse_indexing_and_creation_of_dynamic_sizes(%arg0: !torch.vtensor<
   %36 = torch.aten.relu %7 : !torch.vtensor<[?,2],f32> -> !torch.vtensor<[?,2],f32>
   %37 = torch.aten.scatter.src %arg0, %int1, %arg1, %36 : !torch.vtensor<[?,4],f32>, !torch.int, !torch.vtensor<[?,2],si64>, !torch.vtensor<[?,2],f32> -> !torch.vtensor<[?,4],f32>
   return %3, %5, %7, %9, %11, %13, %15, %18, %35, %37 : !torch.vtensor<[?,4],f32>, !torch.vtensor<[?,4],f32>, !torch.vtensor<[?,2],f32>, !torch.vtensor<[?,4],f32>, !torch.vtensor<[?,4],f32>, !torch.vtensor<[?,4],f32>, !torch.vtensor<[?],si64>, !torch.vtensor<[?,4],f32>, !torch.vtensor<[?,4],f32>, !torch.vtensor<[?,4],f32>
+}
+
+// -----
+
+// A reduction kernel loads its tables (it has no places to evaluate one at):
+// the gather of a computed table stays a pointwise group of its own.
+
+// CHECK-LABEL: func.func @no_fuse_gather_of_computed_table_into_reduction
+// CHECK:         "fusion.group"(%arg0, %arg1)
+// CHECK:           torch.aten.exp
+// CHECK:           torch.aten.index_select
+// CHECK:         fusion.explain = ["consumer fusion.group: gather of a computed table or reshaped index in a reduction group (read by pointwise kernels only)"]
+// CHECK-SAME:    kind = "pointwise"
+// CHECK:           torch.aten.sum.dim_IntList
+// CHECK:         kind = "reduction"
+func.func @no_fuse_gather_of_computed_table_into_reduction(%x: !torch.vtensor<[4,5],f32>, %j: !torch.vtensor<[2],si64>) -> !torch.vtensor<[2,1],f32> {
+  %int0 = torch.constant.int 0
+  %int1 = torch.constant.int 1
+  %true = torch.constant.bool true
+  %none = torch.constant.none
+  %0 = torch.aten.exp %x : !torch.vtensor<[4,5],f32> -> !torch.vtensor<[4,5],f32>
+  %1 = torch.aten.index_select %0, %int0, %j : !torch.vtensor<[4,5],f32>, !torch.int, !torch.vtensor<[2],si64> -> !torch.vtensor<[2,5],f32>
+  %l = torch.prim.ListConstruct %int1 : (!torch.int) -> !torch.list<int>
+  %2 = torch.aten.sum.dim_IntList %1, %l, %true, %none : !torch.vtensor<[2,5],f32>, !torch.list<int>, !torch.bool, !torch.none -> !torch.vtensor<[2,1],f32>
+  return %2 : !torch.vtensor<[2,1],f32>
+}
+
+// -----
+
+// Position ids from an arange, embedded: the index is read at [1,8,1] of the
+// [1,8,4] result, and it reads no input, so the kernel evaluates it there
+// (the ids computed from an input above stay a kernel of their own).
+
+// CHECK-LABEL: func.func @fuse_embedding_of_position_ids
+// CHECK:         "fusion.group"(%arg0)
+// CHECK:           torch.aten.arange
+// CHECK:           torch.aten.add.Scalar
+// CHECK:           torch.aten.unsqueeze
+// CHECK:           torch.aten.embedding
+// CHECK-NEXT:      "fusion.yield"
+// CHECK-NOT:     fusion.explain
+// CHECK:         return
+func.func @fuse_embedding_of_position_ids(%w: !torch.vtensor<[10,4],f32>) -> !torch.vtensor<[1,8,4],f32> {
+  %int0 = torch.constant.int 0
+  %int1 = torch.constant.int 1
+  %int-1 = torch.constant.int -1
+  %int8 = torch.constant.int 8
+  %none = torch.constant.none
+  %cpu = torch.constant.device "cpu"
+  %false = torch.constant.bool false
+  %0 = torch.aten.arange %int8, %none, %none, %cpu, %false : !torch.int, !torch.none, !torch.none, !torch.Device, !torch.bool -> !torch.vtensor<[8],si64>
+  %1 = torch.aten.add.Scalar %0, %int1, %int1 : !torch.vtensor<[8],si64>, !torch.int, !torch.int -> !torch.vtensor<[8],si64>
+  %2 = torch.aten.unsqueeze %1, %int0 : !torch.vtensor<[8],si64>, !torch.int -> !torch.vtensor<[1,8],si64>
+  %3 = torch.aten.embedding %w, %2, %int-1, %false, %false : !torch.vtensor<[10,4],f32>, !torch.vtensor<[1,8],si64>, !torch.int, !torch.bool, !torch.bool -> !torch.vtensor<[1,8,4],f32>
+  return %3 : !torch.vtensor<[1,8,4],f32>
+}
+
+// -----
+
+// A reduction kernel loads its gathers' indices where they broadcast: the
+// embedding joins the sum, the position ids are a kernel of their own.
+
+// CHECK-LABEL: func.func @no_fuse_embedding_of_position_ids_into_reduction
+// CHECK:         "fusion.group"()
+// CHECK:           torch.aten.arange
+// CHECK:         fusion.explain = ["consumer fusion.group: view of a computed value"]
+// CHECK:           torch.aten.embedding
+// CHECK:           torch.aten.sum.dim_IntList
+// CHECK:         fusion.explain = ["producer fusion.group: view of a computed value"], kind = "reduction"
+func.func @no_fuse_embedding_of_position_ids_into_reduction(%w: !torch.vtensor<[10,4],f32>) -> !torch.vtensor<[1,8,1],f32> {
+  %int0 = torch.constant.int 0
+  %int1 = torch.constant.int 1
+  %int2 = torch.constant.int 2
+  %int-1 = torch.constant.int -1
+  %int8 = torch.constant.int 8
+  %true = torch.constant.bool true
+  %none = torch.constant.none
+  %cpu = torch.constant.device "cpu"
+  %false = torch.constant.bool false
+  %0 = torch.aten.arange %int8, %none, %none, %cpu, %false : !torch.int, !torch.none, !torch.none, !torch.Device, !torch.bool -> !torch.vtensor<[8],si64>
+  %1 = torch.aten.unsqueeze %0, %int0 : !torch.vtensor<[8],si64>, !torch.int -> !torch.vtensor<[1,8],si64>
+  %2 = torch.aten.embedding %w, %1, %int-1, %false, %false : !torch.vtensor<[10,4],f32>, !torch.vtensor<[1,8],si64>, !torch.int, !torch.bool, !torch.bool -> !torch.vtensor<[1,8,4],f32>
+  %l = torch.prim.ListConstruct %int2 : (!torch.int) -> !torch.list<int>
+  %3 = torch.aten.sum.dim_IntList %2, %l, %true, %none : !torch.vtensor<[1,8,4],f32>, !torch.list<int>, !torch.bool, !torch.none -> !torch.vtensor<[1,8,1],f32>
+  return %3 : !torch.vtensor<[1,8,1],f32>
 }

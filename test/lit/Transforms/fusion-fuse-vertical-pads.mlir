@@ -117,12 +117,18 @@ func.func @no_fuse_pad_of_reduction_result(%arg0: !torch.vtensor<[3,5],f32>) -> 
 
 // -----
 
-// An arange reads the kernel's own coordinates: it is not evaluated at a pad's.
+// An arange computes from coordinates, so it is evaluated at the pad's
+// (shifted) ones like an elementwise op: one group.
 
-// CHECK-LABEL: func.func @no_fuse_pad_of_creation_op
-// CHECK:         fusion.explain = ["consumer fusion.group: pad of a value computed by torch.aten.arange.start_step (only elementwise ops are evaluated at a pad's coordinates)"]
-// CHECK:         torch.aten.constant_pad_nd
-func.func @no_fuse_pad_of_creation_op(%arg0: !torch.vtensor<[5],f32>) -> !torch.vtensor<[7],f32> {
+// CHECK-LABEL: func.func @fuse_pad_of_creation_op
+// CHECK:         "fusion.group"(%arg0)
+// CHECK:           torch.aten.arange.start_step
+// CHECK:           torch.aten.add.Tensor
+// CHECK:           torch.aten.constant_pad_nd
+// CHECK-NEXT:      "fusion.yield"
+// CHECK-NOT:     fusion.explain
+// CHECK:         return
+func.func @fuse_pad_of_creation_op(%arg0: !torch.vtensor<[5],f32>) -> !torch.vtensor<[7],f32> {
   %int0 = torch.constant.int 0
   %int1 = torch.constant.int 1
   %int5 = torch.constant.int 5
@@ -330,4 +336,23 @@ func.func @no_fuse_reflection_and_replication_pads_of_dynamic_shape(%arg0: !torc
   %9 = torch.aten.reflection_pad3d %7, %8 : !torch.vtensor<[?,3,4,5],f32>, !torch.list<int> -> !torch.vtensor<[?,5,6,7],f32>
   %10 = torch.aten.replication_pad3d %7, %8 : !torch.vtensor<[?,3,4,5],f32>, !torch.list<int> -> !torch.vtensor<[?,5,6,7],f32>
   return %2, %3, %5, %6, %9, %10 : !torch.vtensor<[?,3,8],f32>, !torch.vtensor<[?,3,8],f32>, !torch.vtensor<[?,5,8],f32>, !torch.vtensor<[?,5,8],f32>, !torch.vtensor<[?,5,6,7],f32>, !torch.vtensor<[?,5,6,7],f32>
+}
+
+// -----
+
+// A gather reads its table at the kernel's own coordinates: a gathered value
+// is not evaluated at a pad's.
+
+// CHECK-LABEL: func.func @no_fuse_pad_of_gather
+// CHECK:         fusion.explain = ["consumer fusion.group: pad of a value computed by torch.aten.index_select (only elementwise ops are evaluated at a pad's coordinates)"]
+// CHECK:         torch.aten.constant_pad_nd
+func.func @no_fuse_pad_of_gather(%arg0: !torch.vtensor<[5],f32>, %arg1: !torch.vtensor<[5],si64>) -> !torch.vtensor<[7],f32> {
+  %int0 = torch.constant.int 0
+  %int1 = torch.constant.int 1
+  %0 = torch.aten.index_select %arg0, %int0, %arg1 : !torch.vtensor<[5],f32>, !torch.int, !torch.vtensor<[5],si64> -> !torch.vtensor<[5],f32>
+  %1 = torch.aten.exp %0 : !torch.vtensor<[5],f32> -> !torch.vtensor<[5],f32>
+  %2 = torch.prim.ListConstruct %int1, %int1 : (!torch.int, !torch.int) -> !torch.list<int>
+  %float = torch.constant.float 0.000000e+00
+  %3 = torch.aten.constant_pad_nd %1, %2, %float : !torch.vtensor<[5],f32>, !torch.list<int>, !torch.float -> !torch.vtensor<[7],f32>
+  return %3 : !torch.vtensor<[7],f32>
 }

@@ -156,3 +156,136 @@ func.func @no_fuse_view_with_computed_size(%a: !torch.vtensor<[4,8],f32>, %n: !t
   %1 = torch.aten.neg %0 : !torch.vtensor<[32],f32> -> !torch.vtensor<[32],f32>
   return %1 : !torch.vtensor<[32],f32>
 }
+
+// -----
+
+// Position ids and a causal mask built from aranges (a decoder's preamble):
+// the aranges read no input, so each view of them is evaluated at the view's
+// coordinates inside the mask's group instead of being stored by a kernel of
+// its own. The position ids are read by a second group too (another
+// iteration space): each reader recomputes its own copy.
+
+// CHECK-LABEL: func.func @fuse_views_of_aranges
+// CHECK:         %[[MASK:.+]] = "fusion.group"()
+// CHECK:           torch.aten.arange
+// CHECK:           torch.aten.add.Scalar
+// CHECK:           torch.aten.unsqueeze
+// CHECK:           torch.aten.arange
+// CHECK:           torch.aten.unsqueeze
+// CHECK:           torch.aten.le.Tensor
+// CHECK:         }) {kind = "pointwise"} : () -> !torch.vtensor<[8,8],i1>
+// CHECK:         %[[ANGLE:.+]] = "fusion.group"(%arg0)
+// CHECK:           torch.aten.arange
+// CHECK:           torch.aten.add.Scalar
+// CHECK:           torch.aten.unsqueeze
+// CHECK:           torch.aten._to_copy
+// CHECK:           torch.aten.mul.Tensor
+// CHECK:           torch.aten.cos
+// CHECK:         }) {kind = "pointwise"} : (!torch.vtensor<[4],f32>) -> !torch.vtensor<[8,4],f32>
+// CHECK-NOT:     fusion.group
+// CHECK:         return %[[MASK]], %[[ANGLE]]
+func.func @fuse_views_of_aranges(%inv_freq: !torch.vtensor<[4],f32>) -> (!torch.vtensor<[8,8],i1>, !torch.vtensor<[8,4],f32>) {
+  %int0 = torch.constant.int 0
+  %int1 = torch.constant.int 1
+  %int6 = torch.constant.int 6
+  %int8 = torch.constant.int 8
+  %none = torch.constant.none
+  %cpu = torch.constant.device "cpu"
+  %false = torch.constant.bool false
+  %0 = torch.aten.arange %int8, %none, %none, %cpu, %false : !torch.int, !torch.none, !torch.none, !torch.Device, !torch.bool -> !torch.vtensor<[8],si64>
+  %1 = torch.aten.add.Scalar %0, %int0, %int1 : !torch.vtensor<[8],si64>, !torch.int, !torch.int -> !torch.vtensor<[8],si64>
+  %2 = torch.aten.arange %int8, %none, %none, %cpu, %false : !torch.int, !torch.none, !torch.none, !torch.Device, !torch.bool -> !torch.vtensor<[8],si64>
+  %3 = torch.aten.unsqueeze %2, %int0 : !torch.vtensor<[8],si64>, !torch.int -> !torch.vtensor<[1,8],si64>
+  %4 = torch.aten.unsqueeze %1, %int1 : !torch.vtensor<[8],si64>, !torch.int -> !torch.vtensor<[8,1],si64>
+  %5 = torch.aten.le.Tensor %3, %4 : !torch.vtensor<[1,8],si64>, !torch.vtensor<[8,1],si64> -> !torch.vtensor<[8,8],i1>
+  %6 = torch.aten.unsqueeze %1, %int1 : !torch.vtensor<[8],si64>, !torch.int -> !torch.vtensor<[8,1],si64>
+  %7 = torch.aten._to_copy %6, %int6, %none, %none, %none, %false, %none : !torch.vtensor<[8,1],si64>, !torch.int, !torch.none, !torch.none, !torch.none, !torch.bool, !torch.none -> !torch.vtensor<[8,1],f32>
+  %8 = torch.aten.mul.Tensor %7, %inv_freq : !torch.vtensor<[8,1],f32>, !torch.vtensor<[4],f32> -> !torch.vtensor<[8,4],f32>
+  %9 = torch.aten.cos %8 : !torch.vtensor<[8,4],f32> -> !torch.vtensor<[8,4],f32>
+  return %5, %9 : !torch.vtensor<[8,8],i1>, !torch.vtensor<[8,4],f32>
+}
+
+// -----
+
+// A value computed from an input is not recomputed at a view's coordinates
+// even when an arange feeds it (its loads would move with it): two groups.
+
+// CHECK-LABEL: func.func @no_fuse_view_of_arange_plus_input
+// CHECK:         fusion.explain = ["consumer fusion.group: view of a computed value"]
+// CHECK:         torch.aten.transpose.int
+// CHECK:         fusion.explain = ["producer fusion.group: view of a computed value"]
+func.func @no_fuse_view_of_arange_plus_input(%a: !torch.vtensor<[4,8],si64>) -> !torch.vtensor<[8,4],si64> {
+  %int0 = torch.constant.int 0
+  %int1 = torch.constant.int 1
+  %int8 = torch.constant.int 8
+  %none = torch.constant.none
+  %cpu = torch.constant.device "cpu"
+  %false = torch.constant.bool false
+  %0 = torch.aten.arange %int8, %none, %none, %cpu, %false : !torch.int, !torch.none, !torch.none, !torch.Device, !torch.bool -> !torch.vtensor<[8],si64>
+  %1 = torch.aten.add.Tensor %a, %0, %int1 : !torch.vtensor<[4,8],si64>, !torch.vtensor<[8],si64>, !torch.int -> !torch.vtensor<[4,8],si64>
+  %2 = torch.aten.transpose.int %1, %int0, %int1 : !torch.vtensor<[4,8],si64>, !torch.int, !torch.int -> !torch.vtensor<[8,4],si64>
+  %3 = torch.aten.neg %2 : !torch.vtensor<[8,4],si64> -> !torch.vtensor<[8,4],si64>
+  return %3 : !torch.vtensor<[8,4],si64>
+}
+
+// -----
+
+// A reduction kernel reads its inputs through views only (the places of
+// lowering/pointwise.py are a pointwise kernel's): a view of an arange
+// summed is a group of its own.
+
+// CHECK-LABEL: func.func @no_fuse_view_of_arange_into_reduction
+// CHECK:         fusion.explain = ["consumer fusion.group: view of a computed value"]
+// CHECK:         torch.aten.sum.dim_IntList
+// CHECK:         fusion.explain = ["producer fusion.group: view of a computed value"]
+func.func @no_fuse_view_of_arange_into_reduction() -> !torch.vtensor<[8,1],f32> {
+  %int0 = torch.constant.int 0
+  %int1 = torch.constant.int 1
+  %int4 = torch.constant.int 4
+  %int6 = torch.constant.int 6
+  %int8 = torch.constant.int 8
+  %true = torch.constant.bool true
+  %none = torch.constant.none
+  %cpu = torch.constant.device "cpu"
+  %false = torch.constant.bool false
+  %0 = torch.aten.arange %int4, %int6, %none, %cpu, %false : !torch.int, !torch.int, !torch.none, !torch.Device, !torch.bool -> !torch.vtensor<[4],f32>
+  %1 = torch.aten.unsqueeze %0, %int0 : !torch.vtensor<[4],f32>, !torch.int -> !torch.vtensor<[1,4],f32>
+  %s = torch.prim.ListConstruct %int8, %int4 : (!torch.int, !torch.int) -> !torch.list<int>
+  %2 = torch.aten.expand %1, %s, %false : !torch.vtensor<[1,4],f32>, !torch.list<int>, !torch.bool -> !torch.vtensor<[8,4],f32>
+  %l = torch.prim.ListConstruct %int1 : (!torch.int) -> !torch.list<int>
+  %3 = torch.aten.sum.dim_IntList %2, %l, %true, %none : !torch.vtensor<[8,4],f32>, !torch.list<int>, !torch.bool, !torch.none -> !torch.vtensor<[8,1],f32>
+  return %3 : !torch.vtensor<[8,1],f32>
+}
+
+// -----
+
+// An expand to the operand's own shape reads each element where it is: the
+// mask computed from an input joins the group turning it into an additive
+// bias (eager attention's `zeros/expand/where`), recomputing nothing.
+
+// CHECK-LABEL: func.func @fuse_identity_view_of_computed_value
+// CHECK:         %[[G:.+]] = "fusion.group"(%arg0)
+// CHECK:           torch.aten.ne.Scalar
+// CHECK:           torch.aten.expand
+// CHECK:           torch.aten.where.ScalarOther
+// CHECK-NEXT:      "fusion.yield"
+// CHECK-NOT:     fusion.group
+// CHECK:         return %[[G]]
+func.func @fuse_identity_view_of_computed_value(%m: !torch.vtensor<[2,1,8,8],si64>) -> !torch.vtensor<[2,1,8,8],f32> {
+  %int0 = torch.constant.int 0
+  %int2 = torch.constant.int 2
+  %int-1 = torch.constant.int -1
+  %int6 = torch.constant.int 6
+  %int8 = torch.constant.int 8
+  %none = torch.constant.none
+  %cpu = torch.constant.device "cpu"
+  %false = torch.constant.bool false
+  %float = torch.constant.float -3.4028234663852886E+38
+  %0 = torch.aten.ne.Scalar %m, %int0 : !torch.vtensor<[2,1,8,8],si64>, !torch.int -> !torch.vtensor<[2,1,8,8],i1>
+  %e = torch.prim.ListConstruct  : () -> !torch.list<int>
+  %1 = torch.aten.zeros %e, %int6, %none, %cpu, %false : !torch.list<int>, !torch.int, !torch.none, !torch.Device, !torch.bool -> !torch.vtensor<[],f32>
+  %s = torch.prim.ListConstruct %int2, %int-1, %int8, %int8 : (!torch.int, !torch.int, !torch.int, !torch.int) -> !torch.list<int>
+  %2 = torch.aten.expand %0, %s, %false : !torch.vtensor<[2,1,8,8],i1>, !torch.list<int>, !torch.bool -> !torch.vtensor<[2,1,8,8],i1>
+  %3 = torch.aten.where.ScalarOther %2, %1, %float : !torch.vtensor<[2,1,8,8],i1>, !torch.vtensor<[],f32>, !torch.float -> !torch.vtensor<[2,1,8,8],f32>
+  return %3 : !torch.vtensor<[2,1,8,8],f32>
+}
