@@ -22,7 +22,7 @@ from mlirfuse.models import TinyBlock
 from mlirfuse.runtime.liveness import plan, slot_uses
 from mlirfuse.runtime.program import Step
 from mlirfuse.tools.main import fusion_report
-from helpers import Lambda
+from helpers import Lambda, compile_and_compare
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 
@@ -472,3 +472,16 @@ def test_a_taken_buffer_gives_eager_results_and_allocates_less(monkeypatch):
     assert off.program.plan.take == {} and off.stats["allocated_bytes"] > cm.stats["allocated_bytes"]
     assert off.stats["planned_peak_bytes"] >= cm.stats["planned_peak_bytes"]
     torch.testing.assert_close(off(x, w), f(x, w))
+
+
+def test_a_returned_unsafe_view_keeps_its_buffer_from_in_place_reuse():
+    # Fuzz seed 2800217: flatten of an expanded input is a copy kernel then `_unsafe_view`, whose schema declares a
+    # fresh result although the program returns a view of the copy; the softmax after it wrote its exp in place
+    # over that copy, so the returned flatten held exp values.
+    x = torch.randn(1, 2).expand(3, 2)
+
+    def fn(x):
+        v = x.flatten()
+        return v, (torch.softmax(v, -1) + 2e-3).amax(0)
+
+    compile_and_compare(fn, (x,), fused=False)  # the _unsafe_view runs as an ATen view

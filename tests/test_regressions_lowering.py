@@ -277,3 +277,12 @@ def test_logit_clamps_to_bounds_of_its_dtype(dtype, eps):
     x = torch.tensor([0.0, 1.0, 0.05, 0.97, 0.5, 0.3] * 8, dtype=dtype)
     cm = mlirfuse.compile(Lambda(lambda x: torch.logit(x, eps=eps)), (x,))
     assert torch.equal(cm(x), torch.logit(x, eps=eps))
+
+
+@pytest.mark.parametrize("value", [-1.5, 2.7])
+def test_integer_masked_fill_truncates_its_number(value):
+    # Fuzz seed 2790892: masked_fill of an int32 tensor with -1.5 emitted the float literal, so the kernel's value
+    # was float; floor_divide of it failed in the interpreter ("unexpected type fp32"). Eager fills int(-1.5) = -1.
+    x = torch.arange(-12, 13, dtype=torch.int32).reshape(5, 5)
+    y = torch.randint(1, 6, (5, 5), dtype=torch.int32)
+    compile_and_compare(lambda x, y: (torch.floor_divide(x.masked_fill(x < 0, value), y), x.masked_fill(x < 0, value)), (x, y))

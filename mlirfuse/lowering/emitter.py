@@ -44,7 +44,7 @@ from mlirfuse.dialect import SCALAR_MARK, GroupKind
 from mlirfuse.errors import MlirfuseError
 from mlirfuse.ir import TensorType, block_ops, constant_value, ir, is_constant_like, op_id, tensor_type, torch_name
 from mlirfuse.lowering.math_helpers import MATH_HELPERS
-from mlirfuse.ops.dtypes import TRITON_DTYPES
+from mlirfuse.ops.dtypes import INT_DTYPES, TRITON_DTYPES
 from mlirfuse.ops.elementwise import RULES, Types, compute_dtype, literal, promote
 from mlirfuse.ops.indexing import indexed_operand, reads_shape_only
 from mlirfuse.ops.pooling import window_ops
@@ -558,6 +558,10 @@ class KernelEmitter:
             rounding = result.dtype
         if rounding is not None:
             consts = _round_scalars(consts, rounding)
+        if rule.kind == "select" and target in INT_DTYPES:
+            # A float number selected into an integer result is that integer, as eager converts it: masked_fill of
+            # an int32 tensor with -1.5 fills -1; the float literal made the kernel's value float (fuzz seed 2790892).
+            consts = [int(c) if isinstance(c, float) and math.isfinite(c) else c for c in consts]
         args = []
         for i, c in enumerate(consts):
             if i in tensors:

@@ -181,7 +181,10 @@ class Program:
             values.append(("const", convert(str(schema_arg.real_type), arg[1])) if arg[0] == "const" else arg)
         args, kwargs = split_by_schema(schema, values)
         outs = [self._slot(r) for r in op.results]
-        view = all(r.alias_info is not None and not r.alias_info.is_write for r in schema.returns)
+        # _unsafe_view's schema declares a fresh result, but view_or_reshape returns a view where it can: its
+        # result shares its operand's buffer, which must then not be written over in place (fuzz seed 2800217:
+        # a returned flatten of a copied expand read the softmax a later kernel wrote into that buffer).
+        view = all(r.alias_info is not None and not r.alias_info.is_write for r in schema.returns) or name in RESHAPING
         in_place = any(r.alias_info is not None and r.alias_info.is_write for r in schema.returns)
         fn = RESHAPING.get(name, overload)
         if not view and len(op.results) == 1:
