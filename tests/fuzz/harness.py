@@ -330,7 +330,7 @@ def run_case_source(source: str) -> dict:
                 for cls in PRECISION_ORACLES:
                     if cls not in outputs:
                         outputs[cls] = PRECISION_ORACLES[cls](model, make_inputs) or ()
-                    if i < len(outputs[cls]) and _bitwise_equal(a, outputs[cls][i]):
+                    if i < len(outputs[cls]) and _explained_by(a, e, outputs[cls][i], cls):
                         oracles.setdefault(cls, []).append(i)
                         break
                 else:
@@ -490,6 +490,27 @@ def accepted_class(model, make_inputs, actual, expected, outputs, alternatives_o
     if outs is not None and explains(outs):
         return "int-from-float-rounding-point"
     return None
+
+
+def _explained_by(actual, expected, oracle, cls: str) -> bool:
+    """Whether an f16/bf16 output that is not eager's is the oracle's (PRECISION_ORACLES).
+
+    The libm oracle also takes an element where eager's own libm puts eager off the oracle and the kernel is no
+    farther from it: a cancellation after a transcendental op can make both differ from the oracle (fuzz seed
+    2810248: bf16 gelu(-5.09, tanh) is -1.2e-7 in float64, -1.5e-7 from the kernel's correctly rounded tanh,
+    -0.0 from eager's, whose f32 tanh there is -1). Every element where eager is the oracle stays held to it.
+    """
+    import torch
+
+    if _bitwise_equal(actual, oracle):
+        return True
+    if cls != "transcendental-last-bit" or not isinstance(oracle, torch.Tensor) or oracle.shape != expected.shape:
+        return False
+    a, e, o = actual.double(), expected.double(), oracle.double()
+    nan = torch.isnan(e) & torch.isnan(a)
+    same = nan | ((a == e) & (torch.signbit(a) == torch.signbit(e))) | ((a == o) & (torch.signbit(a) == torch.signbit(o)))
+    closer = (e != o) & ((a - o).abs() <= (e - o).abs())
+    return bool((same | closer).all())
 
 
 def _bitwise_equal(a, e) -> bool:

@@ -248,3 +248,18 @@ def test_hardtanh_backward_at_nan_takes_the_specified_value_only():
     wrong = fused.clone()
     wrong[1] = 1.0  # x = 0.5: the gradient (-6) in every loop
     assert accepted_class(model, lambda: inputs, [wrong], [expected], [0], alternatives_only=True) is None
+
+
+def test_libm_oracle_takes_a_kernel_no_farther_from_it_than_eager():
+    # Fuzz seed 2810248: bf16 gelu(-5.09375, tanh) cancels 1 + tanh: float64 gives -1.2e-7, the kernel (a correctly
+    # rounded f32 tanh) -1.5e-7, eager -0.0 (its f32 tanh is -1 there). Where eager is the oracle, only eager counts.
+    from .harness import _explained_by
+
+    bf16 = torch.bfloat16
+    eager = torch.tensor([-0.0, 1.5], dtype=bf16)
+    oracle = torch.tensor([-1.2057833653940364e-07, 1.5], dtype=bf16)
+    assert _explained_by(torch.tensor([-1.51805579662323e-07, 1.5], dtype=bf16), eager, oracle, "transcendental-last-bit")
+    assert not _explained_by(torch.tensor([-3e-07, 1.5], dtype=bf16), eager, oracle, "transcendental-last-bit")
+    assert not _explained_by(torch.tensor([-1.51805579662323e-07, 1.5078125], dtype=bf16), eager, oracle,
+                             "transcendental-last-bit")
+    assert not _explained_by(torch.tensor([-1.51805579662323e-07, 1.5], dtype=bf16), eager, oracle, "export-decomposition")
