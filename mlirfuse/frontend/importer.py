@@ -30,6 +30,7 @@ from mlirfuse.dialect import make_context
 from mlirfuse.errors import UnsupportedModelError
 from mlirfuse.frontend.decompositions import canonicalize, table_for
 from mlirfuse.ir import ir
+from mlirfuse.ops.dtypes import TABLE
 
 
 @dataclass
@@ -201,7 +202,8 @@ def import_program(
 
 # Lifted constants inlined as literals: integer tensors of at most this many elements (index tensors).
 INLINED_CONSTANT_MAX_ELEMENTS = 1
-_LITERAL_ELEMENTS = {torch.int64: "si64", torch.int32: "si32", torch.int16: "si16", torch.int8: "si8"}
+# Signed integer dtypes only (dtypes.py's table, by torch dtype -> its element type asm).
+_LITERAL_ELEMENTS = {getattr(torch, d.name): d.asm for d in TABLE if d.kind == "int" and d.asm.startswith("si")}
 
 
 def _function(module: ir.Module, name: str):

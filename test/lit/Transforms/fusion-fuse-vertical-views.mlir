@@ -259,6 +259,36 @@ func.func @no_fuse_view_of_arange_into_reduction() -> !torch.vtensor<[8,1],f32> 
 
 // -----
 
+// The same limit for arange.start_step (torch.arange(0, 8, 2), as the
+// importer spells a stepped arange).
+
+// CHECK-LABEL: func.func @no_fuse_view_of_arange_start_step_into_reduction
+// CHECK:         torch.aten.arange.start_step
+// CHECK:         fusion.explain = ["consumer fusion.group: view of a computed value"]
+// CHECK:         torch.aten.sum.dim_IntList
+// CHECK:         fusion.explain = ["producer fusion.group: view of a computed value"]
+func.func @no_fuse_view_of_arange_start_step_into_reduction() -> !torch.vtensor<[8,1],f32> {
+  %int0 = torch.constant.int 0
+  %int1 = torch.constant.int 1
+  %int2 = torch.constant.int 2
+  %int4 = torch.constant.int 4
+  %int6 = torch.constant.int 6
+  %int8 = torch.constant.int 8
+  %true = torch.constant.bool true
+  %none = torch.constant.none
+  %cpu = torch.constant.device "cpu"
+  %false = torch.constant.bool false
+  %0 = torch.aten.arange.start_step %int0, %int8, %int2, %int6, %none, %cpu, %false : !torch.int, !torch.int, !torch.int, !torch.int, !torch.none, !torch.Device, !torch.bool -> !torch.vtensor<[4],f32>
+  %1 = torch.aten.unsqueeze %0, %int0 : !torch.vtensor<[4],f32>, !torch.int -> !torch.vtensor<[1,4],f32>
+  %s = torch.prim.ListConstruct %int8, %int4 : (!torch.int, !torch.int) -> !torch.list<int>
+  %2 = torch.aten.expand %1, %s, %false : !torch.vtensor<[1,4],f32>, !torch.list<int>, !torch.bool -> !torch.vtensor<[8,4],f32>
+  %l = torch.prim.ListConstruct %int1 : (!torch.int) -> !torch.list<int>
+  %3 = torch.aten.sum.dim_IntList %2, %l, %true, %none : !torch.vtensor<[8,4],f32>, !torch.list<int>, !torch.bool, !torch.none -> !torch.vtensor<[8,1],f32>
+  return %3 : !torch.vtensor<[8,1],f32>
+}
+
+// -----
+
 // An expand to the operand's own shape reads each element where it is: the
 // mask computed from an input joins the group turning it into an additive
 // bias (eager attention's `zeros/expand/where`), recomputing nothing.
