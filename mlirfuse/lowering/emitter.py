@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import math
 import re
-import struct
 from dataclasses import dataclass
 from enum import Enum
 from typing import Callable, Sequence
@@ -44,7 +43,7 @@ from mlirfuse.dialect import SCALAR_MARK, GroupKind
 from mlirfuse.errors import MlirfuseError
 from mlirfuse.ir import TensorType, block_ops, constant_value, ir, is_constant_like, op_id, tensor_type, torch_name
 from mlirfuse.lowering.math_helpers import MATH_HELPERS
-from mlirfuse.ops.dtypes import INT_DTYPES, TRITON_DTYPES
+from mlirfuse.ops.dtypes import INT_DTYPES, TRITON_DTYPES, round_to
 from mlirfuse.ops.elementwise import RULES, Types, compute_dtype, literal, promote
 from mlirfuse.ops.indexing import indexed_operand, reads_shape_only
 from mlirfuse.ops.pooling import window_ops
@@ -649,20 +648,6 @@ def _round_scalars(consts: list, dtype: str) -> list:
     if dtype not in ("float16", "bfloat16"):
         return consts
     return [round_to(c, dtype) if isinstance(c, float) else c for c in consts]
-
-
-def round_to(value: float, dtype: str) -> float:
-    """`value` rounded to nearest even in f16 or bf16, as torch.tensor(value, dtype=...) does."""
-    if not math.isfinite(value):
-        return value
-    try:
-        if dtype == "float16":
-            return struct.unpack("<e", struct.pack("<e", value))[0]
-        bits = struct.unpack("<I", struct.pack("<f", value))[0]  # via f32, as torch converts
-    except OverflowError:  # beyond the dtype's range
-        return math.copysign(math.inf, value)
-    bits = (bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000
-    return struct.unpack("<f", struct.pack("<I", bits & 0xFFFFFFFF))[0]
 
 
 __all__ = [

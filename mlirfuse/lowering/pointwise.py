@@ -31,12 +31,11 @@ from mlirfuse.lowering.emitter import (
     coords,
     load_sites,
     program_offset,
-    round_to,
     static_signature,
     stored_value,
 )
 from mlirfuse.lowering.indexing import IndexingEmitter, kernel_device
-from mlirfuse.ops.dtypes import TRITON_DTYPES
+from mlirfuse.ops.dtypes import TRITON_DTYPES, round_to
 from mlirfuse.ops.elementwise import compute_dtype
 from mlirfuse.ops.indexing import CREATIONS, GATHERS, INDEXING_OPS, TRIANGLES, gather, scatter, scatter_op
 from mlirfuse.ops.views import CAT, PADS, RESHAPES, VIEW_OPS, is_identity_view, pad_args, view_chain, view_coords

@@ -11,6 +11,8 @@ copy against them. Every other dtype table is derived from `TABLE` below
 from __future__ import annotations
 
 import functools
+import math
+import struct
 from dataclasses import dataclass
 
 
@@ -60,6 +62,20 @@ SCALAR_TYPES = {d.code: d.name for d in TABLE}
 BY_ASM = {d.asm: d.name for d in TABLE}
 
 
+def round_to(value: float, dtype: str) -> float:
+    """`value` rounded to nearest even in f16 or bf16, as torch.tensor(value, dtype=...) does."""
+    if not math.isfinite(value):
+        return value
+    try:
+        if dtype == "float16":
+            return struct.unpack("<e", struct.pack("<e", value))[0]
+        bits = struct.unpack("<I", struct.pack("<f", value))[0]  # via f32, as torch converts
+    except OverflowError:  # beyond the dtype's range
+        return math.copysign(math.inf, value)
+    bits = (bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000
+    return struct.unpack("<f", struct.pack("<I", bits & 0xFFFFFFFF))[0]
+
+
 @functools.cache
 def torch_dtypes() -> dict:
     """torch-mlir's dtype code -> `torch.dtype`, for every dtype torch-mlir knows (an ATen call may take any).
@@ -75,5 +91,5 @@ def torch_dtypes() -> dict:
 
 __all__ = [
     "BITS", "BY_ASM", "BY_NAME", "DTYPE_CODES", "DType", "FLOAT_DTYPES", "FLOAT_MAX", "INT_DTYPES", "POINTER_TYPES",
-    "SCALAR_TYPES", "TABLE", "TRITON_DTYPES", "itemsize", "torch_dtypes",
+    "SCALAR_TYPES", "TABLE", "TRITON_DTYPES", "itemsize", "round_to", "torch_dtypes",
 ]

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from mlirfuse.ir import NO_CONSTANT, constant_value, tensor_type, torch_name
-from mlirfuse.ops.dtypes import BITS, FLOAT_DTYPES, FLOAT_MAX, INT_DTYPES, SCALAR_TYPES, TRITON_DTYPES
+from mlirfuse.ops.dtypes import BITS, FLOAT_DTYPES, FLOAT_MAX, INT_DTYPES, SCALAR_TYPES, TRITON_DTYPES, round_to
 from mlirfuse.ops.family import Family
 
 
@@ -511,15 +511,6 @@ def _softplus(a, c) -> str:
     return f"tl.where({scaled} > {a[2]}, {x}, {soft})"
 
 
-def _as_dtype(value: float, dtype: str) -> float:
-    """A Python float as a tensor of `dtype` holds it (f16/bf16 round to nearest even; other dtypes keep it)."""
-    if dtype not in ("float16", "bfloat16"):
-        return value
-    import torch
-
-    return torch.tensor(value, dtype=getattr(torch, dtype)).item()
-
-
 def _rounded(expr: str, dtype: str) -> str:
     """`expr` (computed in f32) rounded to f16/bf16 and widened again: an intermediate eager rounds."""
     if dtype == "float16":
@@ -534,7 +525,10 @@ def _logit(a, c, t) -> str:
     if c[1] is not None:
         # Eager clamps in the tensor's dtype: for f16/bf16 both bounds are rounded to it first (bf16 logit(1.0,
         # eps=0.1) clamps to 0.8984375 and gives 2.1875, not logit(0.9) = 2.203125; fuzz seed 2781551).
-        lo, hi = (literal(_as_dtype(v, t.result)) for v in (float(c[1]), 1.0 - float(c[1])))
+        bounds = (float(c[1]), 1.0 - float(c[1]))
+        if t.result in ("float16", "bfloat16"):
+            bounds = tuple(round_to(v, t.result) for v in bounds)
+        lo, hi = (literal(v) for v in bounds)
         x = f"tl.where({x} < {lo}, {lo}, tl.where({x} > {hi}, {hi}, {x}))"
     # f16/bf16: eager rounds 1 - x and the quotient to the dtype before the log.
     denominator = _rounded(f"1 - {x}", t.result)
