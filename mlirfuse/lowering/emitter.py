@@ -43,7 +43,7 @@ from mlirfuse.dialect import SCALAR_MARK, GroupKind
 from mlirfuse.errors import MlirfuseError
 from mlirfuse.ir import TensorType, block_ops, constant_value, ir, is_constant_like, op_id, tensor_type, torch_name
 from mlirfuse.lowering.math_helpers import MATH_HELPERS
-from mlirfuse.ops.dtypes import INT_DTYPES, TRITON_DTYPES, round_to
+from mlirfuse.ops.dtypes import INT_DTYPES, TRITON_DTYPES, number_as, round_to
 from mlirfuse.ops.elementwise import RULES, Types, compute_dtype, literal, promote
 from mlirfuse.ops.indexing import indexed_operand, reads_shape_only
 from mlirfuse.ops.pooling import window_ops
@@ -560,7 +560,7 @@ class KernelEmitter:
         if rule.kind == "select" and target in INT_DTYPES:
             # A float number selected into an integer result is that integer, as eager converts it: masked_fill of
             # an int32 tensor with -1.5 fills -1; the float literal made the kernel's value float (fuzz seed 2790892).
-            consts = [int(c) if isinstance(c, float) and math.isfinite(c) else c for c in consts]
+            consts = [number_as(c, target) for c in consts]
         args = []
         for i, c in enumerate(consts):
             if i in tensors:

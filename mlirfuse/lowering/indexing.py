@@ -26,7 +26,7 @@ import math
 from mlirfuse.ir import block_ops, constant_value, ir, is_constant_like, op_id, tensor_type, torch_name
 from mlirfuse.lowering.emitter import KernelEmitter, LoweringError, Site, Value, cast
 from mlirfuse.lowering.pooling import emit_pool, emit_upsample
-from mlirfuse.ops.dtypes import FLOAT_DTYPES, INT_DTYPES, TRITON_DTYPES
+from mlirfuse.ops.dtypes import FLOAT_DTYPES, TRITON_DTYPES, number_as
 from mlirfuse.ops.elementwise import RULES, compute_dtype
 from mlirfuse.ops.indexing import (
     ARANGES,
@@ -266,11 +266,7 @@ class IndexingEmitter(KernelEmitter):
             dt = compute_dtype(dtype)
             # The number as the dtype holds it, as eager converts it (1.5 into int64 is 1): a float literal in an
             # integer tl.full does not compile (fuzz seed 2800028 with --aot: "get_int64(): incompatible ... float").
-            number = plan.value
-            if dt in INT_DTYPES and isinstance(number, float) and math.isfinite(number):
-                number = int(number)
-            elif dt == "bool":
-                number = bool(number)
+            number = number_as(plan.value, dt)
             value = Value(f"tl.full({self.block_shape()}, {self.scalar_text(number)}, {TRITON_DTYPES[dt]})", dt)
         else:
             value = self.env[plan.source]

@@ -76,6 +76,16 @@ def round_to(value: float, dtype: str) -> float:
     return struct.unpack("<f", struct.pack("<I", bits & 0xFFFFFFFF))[0]
 
 
+def number_as(value, dtype: str):
+    """A Python number as eager converts it into a tensor of `dtype` with a float in it: an integer dtype truncates a
+    finite float (1.5 -> 1, -1.5 -> -1), bool takes its truth; anything else is returned as it is."""
+    if isinstance(value, float) and math.isfinite(value) and BY_NAME[dtype].kind == "int":
+        return int(value)
+    if dtype == "bool" and isinstance(value, (int, float)):
+        return bool(value)
+    return value
+
+
 @functools.cache
 def torch_dtypes() -> dict:
     """torch-mlir's dtype code -> `torch.dtype`, for every dtype torch-mlir knows (an ATen call may take any).
@@ -91,5 +101,5 @@ def torch_dtypes() -> dict:
 
 __all__ = [
     "BITS", "BY_ASM", "BY_NAME", "DTYPE_CODES", "DType", "FLOAT_DTYPES", "FLOAT_MAX", "INT_DTYPES", "POINTER_TYPES",
-    "SCALAR_TYPES", "TABLE", "TRITON_DTYPES", "itemsize", "round_to", "torch_dtypes",
+    "SCALAR_TYPES", "TABLE", "TRITON_DTYPES", "itemsize", "number_as", "round_to", "torch_dtypes",
 ]
