@@ -354,3 +354,19 @@ def test_no_cache_is_off_only_when_set(monkeypatch, text):
     monkeypatch.setenv("MLIRFUSE_NO_CACHE", "1")
     assert not cache.enabled()
 
+
+
+def test_a_package_without_metadata_keys_by_its_sources(tmp_path, monkeypatch):
+    # A package imported from a folder on PYTHONPATH (the GPU machine's torch-mlir, an unpacked archive) has no
+    # distribution metadata: versions() raised PackageNotFoundError and no compile could start. Its sources stand in.
+    package = tmp_path / "unpackaged_pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("X = 1\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    first = cache._version("unpackaged-pkg", "unpackaged_pkg")
+    assert first.startswith("unpackaged+")
+    (package / "__init__.py").write_text("X = 2\n")
+    assert cache._version("unpackaged-pkg", "unpackaged_pkg") != first
+    (package / "__init__.py").unlink()  # a namespace package has locations and no origin (torch_mlir)
+    (package / "mod.py").write_text("Y = 1\n")
+    assert cache._version("unpackaged-pkg", "unpackaged_pkg").startswith("unpackaged+")

@@ -286,3 +286,12 @@ def test_integer_masked_fill_truncates_its_number(value):
     x = torch.arange(-12, 13, dtype=torch.int32).reshape(5, 5)
     y = torch.randint(1, 6, (5, 5), dtype=torch.int32)
     compile_and_compare(lambda x, y: (torch.floor_divide(x.masked_fill(x < 0, value), y), x.masked_fill(x < 0, value)), (x, y))
+
+
+@pytest.mark.parametrize("value", [-1.5, 0.0])
+def test_bool_masked_fill_takes_the_truth_of_its_number(value):
+    # Fuzz seed 2860034 (a run on an H200; the interpreter fails the same way): masked_fill of a bool tensor with -1.5 made the kernel's
+    # value float, and logical_and of it with a bool failed to compile ("invalid operands of type float32").
+    x = torch.tensor([[True, False, True, False, False]])
+    y = torch.tensor([True, True, False, True, False])
+    compile_and_compare(lambda x, y: (torch.logical_and(x.masked_fill(~y, value), y), x.masked_fill(y, value)), (x, y))

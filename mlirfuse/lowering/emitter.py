@@ -557,9 +557,10 @@ class KernelEmitter:
             rounding = result.dtype
         if rounding is not None:
             consts = _round_scalars(consts, rounding)
-        if rule.kind == "select" and target in INT_DTYPES:
+        if rule.kind == "select" and (target in INT_DTYPES or target == "bool"):
             # A float number selected into an integer result is that integer, as eager converts it: masked_fill of
             # an int32 tensor with -1.5 fills -1; the float literal made the kernel's value float (fuzz seed 2790892).
+            # Into a bool result it is its truth (-1.5 is True; seed 2860034, from a GPU run, the same in the interpreter).
             consts = [number_as(c, target) for c in consts]
         args = []
         for i, c in enumerate(consts):

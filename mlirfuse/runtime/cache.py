@@ -38,6 +38,7 @@ import dataclasses
 import functools
 import hashlib
 import importlib.metadata
+import importlib.util
 import logging
 import os
 import pickle
@@ -98,21 +99,40 @@ def max_bytes() -> int:
     return value
 
 
+def _source_digest(package: Path) -> str:
+    digest = hashlib.sha256()
+    for path in sorted(package.rglob("*.py")):
+        digest.update(path.relative_to(package).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()[:16]
+
+
+def _version(distribution: str, module: str) -> str:
+    """`distribution`'s installed version; for a package imported from a source tree or an unpacked archive
+    (no metadata), a digest of its Python sources stands in."""
+    try:
+        return importlib.metadata.version(distribution)
+    except importlib.metadata.PackageNotFoundError:
+        spec = importlib.util.find_spec(module)
+        if spec is None:
+            raise
+        # A namespace package (torch_mlir has no __init__.py) has locations and no origin.
+        folders = list(spec.submodule_search_locations or [Path(spec.origin).parent])
+        return "unpackaged+" + "+".join(_source_digest(Path(folder)) for folder in folders)
+
+
 @functools.cache
 def mlirfuse_version() -> str:
     """The package version and a digest of its sources: a changed checkout never reads another's entries."""
     package = Path(__file__).resolve().parent.parent
-    digest = hashlib.sha256()
-    for path in sorted(package.rglob("*.py")):
-        digest.update(path.relative_to(package).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
-    return f"{importlib.metadata.version('mlirfuse')}+{digest.hexdigest()[:16]}"
+    return f"{_version('mlirfuse', 'mlirfuse')}+{_source_digest(package)}"
 
 
 @functools.cache
 def versions() -> str:
     """Everything outside the key's arguments that a compiled program or kernel depends on."""
     return "\n".join(
-        f"{name} {importlib.metadata.version(name)}" for name in ("torch", "torch-mlir", "triton")
+        f"{name} {_version(name, module)}"
+        for name, module in (("torch", "torch"), ("torch-mlir", "torch_mlir"), ("triton", "triton"))
     ) + f"\nmlirfuse {mlirfuse_version()}"
 
 
