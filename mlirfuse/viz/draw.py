@@ -192,7 +192,8 @@ def to_html(graph: FusionGraph) -> str:
     if not VIZ_JS.is_file():
         raise VizError(
             f"the page inlines Graphviz for the browser (@viz-js/viz from npm), which is not installed at {VIZ_JS}: "
-            f"run 'make setup', or 'npm ci --prefix {HERE}'"
+            f"run 'make setup' or 'npm ci --prefix {HERE}' in a source checkout; an installed wheel carries it unless it "
+            f"was built with MLIRFUSE_WHEEL_WITHOUT_VIZ=1 (setup.py)"
         )
     s = graph.stats()
     summary = (
