@@ -24,3 +24,17 @@ def compile(model, example_inputs, example_kwargs=None, **options):
     from mlirfuse.compiler import compile as _compile
 
     return _compile(model, example_inputs, example_kwargs, **options)
+
+
+def save(cm, directory, targets=("sm_80", "sm_90"), **options):
+    """Write a compiled model as a package; see `mlirfuse.package.save`."""
+    from mlirfuse.package import save as _save
+
+    return _save(cm, directory, targets, **options)
+
+
+def load(directory, weights):
+    """A package as a callable bound to `weights`; see `mlirfuse.package.load`."""
+    from mlirfuse.package import load as _load
+
+    return _load(directory, weights)

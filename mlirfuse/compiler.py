@@ -354,17 +354,7 @@ class CompiledModule:
 
     def bind(self, imported: ImportedProgram, flat: list) -> list:
         """The program's arguments for flat inputs `flat`: the module's live parameters and buffers bound."""
-        arguments = []
-        for kind, what in imported.bindings:
-            if kind == "param":
-                arguments.append(self.model.get_parameter(what))
-            elif kind == "buffer":
-                arguments.append(self.model.get_buffer(what))
-            elif kind == "constant":
-                arguments.append(what)
-            else:
-                arguments.append(flat[what])
-        return arguments
+        return bind_arguments(imported, flat, self.model.get_parameter, self.model.get_buffer)
 
     def __call__(self, *inputs, **kwargs):
         graph = self._lookup(inputs, kwargs)
@@ -373,23 +363,49 @@ class CompiledModule:
             with torch.no_grad():
                 return self.model(*inputs, **kwargs)
         self._current = graph
-        imported = graph.imported
-        flat = flatten_inputs(inputs, kwargs, imported.in_spec)
-        arguments = self.bind(imported, flat)
-        with torch.no_grad():
-            results = graph.program.run(arguments)
-            outputs = []
-            for (kind, what), value in zip(imported.results, results):
-                if kind == "output":
-                    outputs.append(value)
-                elif kind == "buffer":
-                    self.model.get_buffer(what).copy_(value)
-                else:
-                    flat[what].copy_(value)
-        # An output that is a mutated input or buffer (`x.add_(1); return x`) is that tensor, as in eager.
-        for index, (kind, what) in imported.output_aliases.items():
-            outputs[index] = self.model.get_buffer(what) if kind == "buffer" else flat[what]
-        return pytree.tree_unflatten(outputs, imported.out_spec)
+        flat = flatten_inputs(inputs, kwargs, graph.imported.in_spec)
+        return call_program(graph.program, graph.imported, flat, self.model.get_parameter, self.model.get_buffer)
+
+
+def bind_arguments(signature, flat: list, parameter, buffer) -> list:
+    """The function's arguments for flat user inputs `flat` (see `call_program`)."""
+    arguments = []
+    for kind, what in signature.bindings:
+        if kind == "param":
+            arguments.append(parameter(what))
+        elif kind == "buffer":
+            arguments.append(buffer(what))
+        elif kind == "constant":
+            arguments.append(what)
+        else:
+            arguments.append(flat[what])
+    return arguments
+
+
+def call_program(program, signature, flat: list, parameter, buffer):
+    """Run `program` on flat user inputs `flat`; the outputs, unflattened.
+
+    `signature` says how the function's arguments and results meet the
+    model (an `ImportedProgram`, or a package's record of one: `bindings`,
+    `results`, `output_aliases`, `out_spec`); `parameter(name)` and
+    `buffer(name)` are the live tensors bound to them. Mutated buffers and
+    inputs are written back; an output that is a mutated input or buffer
+    (`x.add_(1); return x`) is that tensor, as in eager.
+    """
+    arguments = bind_arguments(signature, flat, parameter, buffer)
+    with torch.no_grad():
+        results = program.run(arguments)
+        outputs = []
+        for (kind, what), value in zip(signature.results, results):
+            if kind == "output":
+                outputs.append(value)
+            elif kind == "buffer":
+                buffer(what).copy_(value)
+            else:
+                flat[what].copy_(value)
+    for index, (kind, what) in signature.output_aliases.items():
+        outputs[index] = buffer(what) if kind == "buffer" else flat[what]
+    return pytree.tree_unflatten(outputs, signature.out_spec)
 
 
 MATMUL_MODES = ("triton", "aten")

@@ -1,24 +1,26 @@
 """Ahead-of-time compilation of generated kernels for real GPUs, no GPU needed.
 
 `triton.compile(ASTSource(...), target=GPUTarget("cuda", arch, 32))` turns a
-kernel into a cubin on any machine. Each kernel compiles in a worker
-subprocess, so several compile at once and a compiler crash cannot take the
-caller down.
-
-    python -m mlirfuse.runtime.aot_worker KERNEL.py NAME SIGNATURE_JSON ARCH OUT.cubin OPTIONS_JSON
-
-The worker (`aot_worker.py`) imports Triton only, not torch: it starts fast.
+kernel into a cubin on any machine. Kernels compile in long-lived worker
+subprocesses (`python -m mlirfuse.runtime.aot_worker --serve`, a pool kept
+for the process's life: one start per worker, not per kernel), so several
+compile at once and a compiler crash cannot take the caller down (that
+worker is replaced). The worker imports Triton only, not torch.
 """
 
 from __future__ import annotations
 
+import atexit
 import itertools
 import json
 import os
+import queue
 import re
 import subprocess
 import sys
 import tempfile
+import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +30,7 @@ from mlirfuse.lowering.emitter import Role
 from mlirfuse.lowering.kernel_kinds import kernel_kind
 from mlirfuse.lowering.triton import TritonKernel
 from mlirfuse.ops.dtypes import POINTER_TYPES
+from mlirfuse.runtime.aot_worker import ANSWER
 from mlirfuse.runtime.kernels import write_source
 
 
@@ -39,6 +42,7 @@ class CompiledKernel:
     shared: int = 0  # bytes of shared memory per block, from the compiled kernel's metadata
     spill_stores: int | None = None  # bytes, from ptxas's report at compile time (None: no report)
     spill_loads: int | None = None
+    seconds: float = 0.0  # wall seconds of its compile in the worker, request to answer
 
     def resources(self) -> dict[str, int]:
         """Registers, stack frame, shared and local memory, as `cuobjdump -res-usage` reads them from the cubin, and
@@ -120,15 +124,83 @@ def compile_kernels(
         with tempfile.TemporaryDirectory() as tmp:
             out = Path(tmp) / "kernel.cubin"
             constexprs, options = launch_constants(kernel, arch)
-            proc = subprocess.run(
-                [sys.executable, "-m", "mlirfuse.runtime.aot_worker", str(path), kernel.name, json.dumps(signature(kernel)), str(arch), str(out),
-                 json.dumps([constexprs, options])],
-                capture_output=True, text=True,
-            )
-            if proc.returncode != 0:
-                raise MlirfuseError(f"Triton could not compile @{kernel.name} for sm_{arch}:\n{proc.stderr[-4000:]}")
+            request = [str(path), kernel.name, json.dumps(signature(kernel)), str(arch), str(out),
+                       json.dumps([constexprs, options])]
+            start = time.perf_counter()
+            error = _POOL.compile(request)
+            if error is not None:
+                raise MlirfuseError(f"Triton could not compile @{kernel.name} for sm_{arch}:\n{error}")
             meta = json.loads(Path(f"{out}.json").read_text())
-            return CompiledKernel(kernel.name, arch, out.read_bytes(), meta["shared"], meta.get("spill_stores"), meta.get("spill_loads"))
+            return CompiledKernel(kernel.name, arch, out.read_bytes(), meta["shared"], meta.get("spill_stores"),
+                                  meta.get("spill_loads"), time.perf_counter() - start)
 
     with ThreadPoolExecutor(max_workers=jobs or os.cpu_count() or 1) as pool:
         return list(pool.map(one, kernels))
+
+
+class _Worker:
+    """One `aot_worker --serve` subprocess: a request line in, an answer line out."""
+
+    def __init__(self):
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "mlirfuse.runtime.aot_worker", "--serve"],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, bufsize=1,
+        )
+        # Drain stderr so a chatty compile never blocks the worker on a full pipe; keep its tail for a crash report.
+        self.stderr: list[str] = []
+        threading.Thread(target=self._drain, daemon=True).start()
+
+    def _drain(self):
+        for line in self.proc.stderr:
+            self.stderr = (self.stderr + [line])[-200:]
+
+    def compile(self, request: list) -> str | None:
+        """None once compiled, else the error; raises OSError/EOFError when the worker died."""
+        self.proc.stdin.write(json.dumps(request) + "\n")
+        self.proc.stdin.flush()
+        for line in self.proc.stdout:
+            if line.startswith(ANSWER):
+                return json.loads(line[len(ANSWER):])["error"]
+        raise EOFError("".join(self.stderr)[-4000:] or f"the worker exited with {self.proc.wait()}")
+
+    def close(self):
+        if self.proc.poll() is None:
+            self.proc.stdin.close()
+            try:
+                self.proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+
+
+class _Pool:
+    """Idle workers, started on demand and kept until the process exits."""
+
+    def __init__(self):
+        self.idle: queue.SimpleQueue = queue.SimpleQueue()
+        self.all: list[_Worker] = []
+        self.lock = threading.Lock()
+        atexit.register(self.close)
+
+    def compile(self, request: list) -> str | None:
+        try:
+            worker = self.idle.get_nowait()
+        except queue.Empty:
+            worker = _Worker()
+            with self.lock:
+                self.all.append(worker)
+        try:
+            error = worker.compile(request)
+        except (OSError, EOFError, ValueError) as e:  # the worker crashed (a compiler abort): replace it
+            worker.close()
+            return f"the compile worker died: {e}"
+        self.idle.put(worker)
+        return error
+
+    def close(self):
+        with self.lock:
+            for worker in self.all:
+                worker.close()
+            self.all.clear()
+
+
+_POOL = _Pool()

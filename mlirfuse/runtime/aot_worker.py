@@ -1,9 +1,12 @@
-"""One kernel's ahead-of-time compile, run in a worker subprocess by `mlirfuse.runtime.aot`.
+"""Ahead-of-time kernel compiles, in a worker subprocess of `mlirfuse.runtime.aot`.
 
-Imports Triton only (no torch, no torch-mlir): the worker starts in a
-fraction of a second, and `compile_kernels` starts one per kernel.
+Imports Triton only (no torch, no torch-mlir). `--serve` keeps one worker
+for many kernels: each request is a JSON line on stdin (the arguments of
+`compile_file`), each answer a line `mlirfuse-aot {"error": null | "..."}`
+on stdout (other lines there are Triton's). One kernel:
 
     python -m mlirfuse.runtime.aot_worker KERNEL.py NAME SIGNATURE_JSON ARCH OUT.cubin OPTIONS_JSON
+    python -m mlirfuse.runtime.aot_worker --serve
 """
 
 from __future__ import annotations
@@ -56,5 +59,21 @@ def compile_file(path: str, name: str, sig_json: str, arch: str, out: str, const
     }))
 
 
+ANSWER = "mlirfuse-aot "
+
+
+def serve() -> None:
+    """Compile the kernels of requests read from stdin, one JSON list of `compile_file`'s arguments per line."""
+    import traceback
+
+    for line in sys.stdin:
+        try:
+            compile_file(*json.loads(line))
+            error = None
+        except Exception:  # the caller reports it as this kernel's compile failure
+            error = traceback.format_exc()[-4000:]
+        print(ANSWER + json.dumps({"error": error}), flush=True)
+
+
 if __name__ == "__main__":
-    compile_file(*sys.argv[1:7])
+    serve() if sys.argv[1:] == ["--serve"] else compile_file(*sys.argv[1:7])

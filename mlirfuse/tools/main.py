@@ -10,6 +10,11 @@
     mlirfuse cache info|clear
         the persistent compile cache ($MLIRFUSE_CACHE_DIR): its directory,
         entries and bytes per level and size bound; or delete every entry
+    mlirfuse compile MODULE:FACTORY [--example 2x64:int64 ...] [--target sm_80,sm_90] -o DIR
+        compile the model FACTORY() returns (or the (model, example inputs)
+        it returns) and write a package (mlirfuse/package.py): final IR,
+        Triton sources, cubins per target, manifest.json, summary.txt;
+        `mlirfuse.load(DIR, weights=model)` runs it
 """
 
 from __future__ import annotations
@@ -177,6 +182,71 @@ def cache(action: str) -> int:
     return 0
 
 
+def _example(spec: str):
+    """A random example input from `2x64:int64` (dims x-separated, a torch dtype; default float32).
+    Integer inputs are zeros (a valid index into any table), floating ones standard normal."""
+    import torch
+
+    dims, _, dtype_name = spec.partition(":")
+    dtype = getattr(torch, dtype_name or "float32", None)
+    if not isinstance(dtype, torch.dtype):
+        raise ValueError(f"--example {spec!r}: {dtype_name!r} is not a torch dtype")
+    try:
+        shape = [int(d) for d in dims.split("x")] if dims else []
+    except ValueError:
+        raise ValueError(f"--example {spec!r}: dims are integers separated by x (2x64)") from None
+    if dtype.is_floating_point:
+        return torch.randn(shape, dtype=dtype)
+    return torch.zeros(shape, dtype=dtype)
+
+
+def compile_package(target: str, examples: list[str], targets: str, out: Path, jobs: int | None) -> int:
+    """`mlirfuse compile`: import MODULE, call FACTORY, compile, write the package; errors as one line, exit 1."""
+    import importlib
+
+    import mlirfuse
+    from mlirfuse.package import PackageError
+
+    module_name, _, factory_name = target.partition(":")
+    if not module_name or not factory_name:
+        print(f"mlirfuse compile: expected MODULE:FACTORY, got {target!r}", file=sys.stderr)
+        return 1
+    try:
+        sys.path.insert(0, str(Path.cwd()))
+        factory = getattr(importlib.import_module(module_name), factory_name)
+    except (ImportError, AttributeError) as e:
+        print(f"mlirfuse compile: cannot find {target}: {e}", file=sys.stderr)
+        return 1
+    made = factory()
+    model, inputs = made if isinstance(made, tuple) else (made, None)
+    try:
+        if examples:
+            inputs = tuple(_example(spec) for spec in examples)
+    except ValueError as e:
+        print(f"mlirfuse compile: {e}", file=sys.stderr)
+        return 1
+    if inputs is None:
+        print("mlirfuse compile: give --example shapes, or have FACTORY return (model, example inputs)", file=sys.stderr)
+        return 1
+    arches = [t.strip() for t in targets.split(",") if t.strip()]
+    progress = Progress()
+    try:
+        cm = mlirfuse.compile(model.eval(), tuple(inputs))
+        progress.phase("compiling kernels ahead of time")
+        total = len(cm.kernels) * len(arches)
+        counter = iter(range(total))
+        manifest = mlirfuse.save(cm, out, arches, jobs=jobs,
+                                 on_done=lambda _i, _n, name: progress.step("compiled", next(counter), total, name))
+    except (mlirfuse.MlirfuseError, PackageError) as e:
+        print(f"mlirfuse compile: {e}", file=sys.stderr)
+        return 1
+    finally:
+        progress.done()
+    print((out / "summary.txt").read_text(), end="")
+    print(f"wrote {out} ({len(manifest['files'])} files)")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="mlirfuse", description="mlirfuse: a fusion compiler for PyTorch on MLIR")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -189,7 +259,16 @@ def main(argv: list[str] | None = None) -> int:
     v.add_argument("--format", choices=("html", "dot", "svg"), help="default: from -o's suffix, else html (svg needs Graphviz)")
     c = sub.add_parser("cache", help="show or clear the persistent compile cache ($MLIRFUSE_CACHE_DIR)")
     c.add_argument("action", choices=("info", "clear"), help="info: directory, entries and bytes per level; clear: delete them")
+    p = sub.add_parser("compile", help="compile a model ahead of time into a package (mlirfuse.load runs it)")
+    p.add_argument("target", metavar="MODULE:FACTORY", help="a function returning the model, or (model, example inputs)")
+    p.add_argument("--example", action="append", default=[], metavar="SHAPE[:DTYPE]",
+                   help="an example input per flag, e.g. 2x64:int64 (random floats, integer zeros)")
+    p.add_argument("--target", dest="targets", default="sm_80,sm_90", help="GPU targets for cubins ('' for none)")
+    p.add_argument("--jobs", type=int, default=None, help="parallel kernel compiles (default: one per core)")
+    p.add_argument("-o", dest="output", type=Path, required=True, help="package folder (new or empty)")
     args = parser.parse_args(argv)
+    if args.command == "compile":
+        return compile_package(args.target, args.example, args.targets, args.output, args.jobs)
     if args.command == "demo":
         return demo(args.out, args.aot)
     if args.command == "viz":

@@ -1,0 +1,129 @@
+"""Compiled packages (issue 20 item 5): what writing one costs, and what loading it saves a second process.
+
+    python bench/package.py              # print the table, make it bench/package.py's section of bench/RESULTS.md
+    python bench/package.py --no-write   # print only
+    python bench/package.py --layers 12 --targets sm_90
+
+For a GPT2Model (d=256, 4 heads, input [2,64], random weights from a config,
+offline) in fresh processes, one run: (1) `mlirfuse.compile` plus
+`mlirfuse.save` with every kernel compiled ahead of time for the targets
+(cold: an empty compile cache, Triton's own cache empty); (2) a second
+process calling `mlirfuse.load` on that package (the first load imports
+what the runtime needs: torch-mlir's bindings, Triton; "load again" is a
+second load in that process), then the first call
+(kernels run in the Triton interpreter on this CPU machine); (3) Inductor's
+cold compile (`torch.compile`, first call, its caches in an empty folder:
+CPU C++ here) as the yardstick. Seconds are wall seconds of each phase
+(this process's Python imports excluded); CPU seconds where said.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+COLUMNS = ("layers", "targets", "kernels", "compile s", "AOT s", "compile + AOT s", "load s", "load again s", "first call s (interpreter)",
+           "max abs diff vs eager", "inductor cold compile s", "inductor / (compile + AOT)")
+
+
+def _model(layers: int):
+    import torch
+    import transformers
+
+    config = transformers.GPT2Config(n_layer=layers, n_head=4, n_embd=256, n_positions=64, vocab_size=1000,
+                                     use_cache=False, attn_implementation="sdpa")
+    torch.manual_seed(0)
+    return transformers.GPT2Model(config).eval(), torch.randint(0, 1000, (2, 64))
+
+
+def worker(what: str, layers: int, package: str, targets: str) -> None:
+    import torch
+
+    import mlirfuse
+
+    model, ids = _model(layers)
+    result = {}
+    if what == "save":
+        start = time.perf_counter()
+        cm = mlirfuse.compile(model, (ids,))
+        result["compile"] = time.perf_counter() - start
+        start = time.perf_counter()
+        manifest = mlirfuse.save(cm, package, [t for t in targets.split(",") if t])
+        result["aot"] = time.perf_counter() - start
+        result["kernels"] = len(manifest["kernels"])
+    elif what == "load":
+        start = time.perf_counter()
+        run = mlirfuse.load(package, weights=model)
+        result["load"] = time.perf_counter() - start
+        start = time.perf_counter()
+        mlirfuse.load(package, weights=model)
+        result["load_again"] = time.perf_counter() - start
+        start = time.perf_counter()
+        got = run(ids).last_hidden_state
+        result["first_call"] = time.perf_counter() - start
+        with torch.no_grad():
+            result["diff"] = (got - model(ids).last_hidden_state).abs().max().item()
+    else:
+        start = time.perf_counter()
+        compiled = torch.compile(model)
+        with torch.no_grad():
+            compiled(ids)
+        result["inductor"] = time.perf_counter() - start
+    print(json.dumps(result))
+
+
+def _run(what: str, layers: int, package: Path, targets: str, env: dict) -> dict:
+    proc = subprocess.run([sys.executable, __file__, "--worker", what, "--layers", str(layers), "--package",
+                           str(package), "--targets", targets], capture_output=True, text=True, env=env)
+    if proc.returncode != 0:
+        raise RuntimeError(f"{what} failed:\n{proc.stderr[-3000:]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--layers", type=int, nargs="+", default=[12])
+    parser.add_argument("--targets", default="sm_90")
+    parser.add_argument("--no-write", action="store_true")
+    parser.add_argument("--no-inductor", action="store_true")
+    parser.add_argument("--worker", default=None)
+    parser.add_argument("--package", default="")
+    args = parser.parse_args()
+    if args.worker:
+        worker(args.worker, args.layers[0], args.package, args.targets)
+        return 0
+    from report import header, markdown_table, publish
+
+    rows = []
+    for layers in args.layers:
+        with tempfile.TemporaryDirectory() as tmp:
+            env = dict(os.environ, MLIRFUSE_CACHE_DIR=f"{tmp}/cache", TRITON_CACHE_DIR=f"{tmp}/triton",
+                       TORCHINDUCTOR_CACHE_DIR=f"{tmp}/inductor", TRITON_INTERPRET="1")
+            env.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
+            saved = _run("save", layers, Path(tmp) / "pkg", args.targets, env)
+            loaded = _run("load", layers, Path(tmp) / "pkg", args.targets, env)
+            inductor = None if args.no_inductor else _run("inductor", layers, Path(tmp) / "pkg", args.targets, env)
+        total = saved["compile"] + saved["aot"]
+        rows.append([
+            str(layers), args.targets or "none", str(saved["kernels"]), f"{saved['compile']:.2f}", f"{saved['aot']:.2f}",
+            f"{total:.2f}", f"{loaded['load']:.3f}", f"{loaded['load_again']:.3f}", f"{loaded['first_call']:.2f}", f"{loaded['diff']:.1e}",
+            "" if inductor is None else f"{inductor['inductor']:.2f}",
+            "" if inductor is None else f"{inductor['inductor'] / total:.2f}",
+        ])
+        print(" | ".join(rows[-1]), file=sys.stderr, flush=True)
+    report = f"{header('package.py')}\n\n{markdown_table(COLUMNS, rows)}\n"
+    publish(report, not args.no_write)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,309 @@
+"""Compiled packages: a compiled model in a folder, loaded back without export, import or fusion.
+
+    cm = mlirfuse.compile(model, (x,))
+    mlirfuse.save(cm, "pkg", targets=("sm_80", "sm_90"))  # or: mlirfuse compile MODULE:FACTORY -o pkg
+    run = mlirfuse.load("pkg", weights=model)             # or weights=model.state_dict()
+    y = run(x)
+
+A package holds:
+
+- `program.mlir`: the final fused IR (the fusion report's, `cm.mlir`);
+- `kernels/NAME.py`: each kernel's Triton source; `kernels/NAME.pkl`: what
+  the launcher needs beside it (the lowered `TritonKernel`);
+- `cubins/sm_XX/NAME.cubin`: each kernel compiled ahead of time per target
+  (registers, spills and shared memory in the manifest);
+- `constants.pt`: tensors the program takes as constant arguments, if any;
+  `buffers.pt`: the values of buffers a state_dict does not hold
+  (non-persistent ones: a causal mask, rotary frequencies);
+- `manifest.json`: versions, the inputs' guards, how arguments and results
+  meet the model, per kernel its canonical hash, launches per call,
+  resources and compile seconds, and every file's sha256;
+- `summary.txt`: the same for people.
+
+`load` checks every file against its sha256 (an altered or truncated file
+is refused, never run), the versions (a package runs on the mlirfuse,
+torch, torch-mlir and Triton it was written with), parses `program.mlir`
+and builds the runnable program from the stored kernels: no torch.export,
+no FX import, no pass runs, no kernel is lowered. Its calls check the
+inputs against the guards (shapes, dtypes, devices of the example).
+Packages of `dynamic_shapes` compiles are not written yet.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import pickle
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+from torch.utils import _pytree as pytree
+
+from mlirfuse.errors import InputMismatchError, MlirfuseError
+
+FORMAT = 1
+MANIFEST = "manifest.json"
+
+
+class PackageError(MlirfuseError):
+    """A package that cannot be written or loaded: what is wrong with it, and what to do."""
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _meta_json(meta):
+    """An input's guard as JSON: a tensor's (shape, dtype, device), or a plain value."""
+    if isinstance(meta, tuple) and len(meta) == 3 and isinstance(meta[1], torch.dtype):
+        shape, dtype, device = meta
+        return {"tensor": [list(shape), str(dtype).removeprefix("torch."), str(device)]}
+    if meta is None or isinstance(meta, (bool, int, float, str)):
+        return {"value": meta}
+    raise PackageError(f"an input of type {type(meta).__name__} cannot be recorded in a package's guards")
+
+
+def _meta_from_json(item):
+    if "tensor" in item:
+        shape, dtype, device = item["tensor"]
+        return (tuple(shape), getattr(torch, dtype), torch.device(device))
+    return item["value"]
+
+
+def _launch_counts(program) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for step in program.flat_steps():
+        if step.kind == "launch":
+            counts[step.name] = counts.get(step.name, 0) + 1
+    return counts
+
+
+def save(cm, directory, targets=("sm_80", "sm_90"), jobs: int | None = None, on_done=None) -> dict:
+    """Write compiled model `cm` (its current specialization) as a package in `directory`; returns the manifest.
+
+    `targets`: GPU architectures each kernel is compiled for ahead of time
+    (() for none); `jobs`: parallel compiles; `on_done(count, total, name)`
+    is called as each compile finishes (progress).
+    """
+    from mlirfuse.runtime.aot import compile_kernels
+    from mlirfuse.runtime.cache import kernel_key, mlirfuse_version, versions
+
+    graph = cm._current
+    imported = graph.imported
+    if imported.covers is not None:
+        raise PackageError("packages of dynamic_shapes compiles are not written yet: compile with static shapes")
+    archs = []
+    for target in targets:
+        if not (isinstance(target, str) and target.startswith("sm_") and target[3:].isdigit()):
+            raise PackageError(f"a target is sm_<arch> (sm_80, sm_90), got {target!r}")
+        archs.append(int(target[3:]))
+    root = Path(directory)
+    root.mkdir(parents=True, exist_ok=True)
+    if any(root.iterdir()):
+        raise PackageError(f"{root} is not empty: a package is written into an empty or new folder")
+    (root / "kernels").mkdir()
+    (root / "program.mlir").write_text(graph.mlir)
+
+    kernel_ops = {}
+    for op in imported.module.body.operations:
+        if op.operation.name == "fusion.kernel":
+            kernel_ops[op.attributes["sym_name"].value] = op
+    launches = _launch_counts(graph.program)
+    kernels = {}
+    for name, kernel in graph.kernels.items():
+        (root / "kernels" / f"{name}.py").write_text(kernel.source)
+        (root / "kernels" / f"{name}.pkl").write_bytes(pickle.dumps(kernel))
+        kernels[name] = {
+            "kind": str(kernel.kind), "canonical_hash": kernel_key(kernel_ops[name]) if name in kernel_ops else None,
+            "launches_per_call": launches.get(name, 0), "targets": {},
+        }
+    # Kernels the runtime launches as ATen ops (`?` sizes the lowering cannot size) are not in graph.kernels.
+    for arch in archs:
+        folder = root / "cubins" / f"sm_{arch}"
+        folder.mkdir(parents=True)
+        for compiled in compile_kernels(list(graph.kernels.values()), arch=arch, jobs=jobs, on_done=on_done):
+            (folder / f"{compiled.name}.cubin").write_bytes(compiled.cubin)
+            usage = compiled.resources()
+            kernels[compiled.name]["targets"][f"sm_{arch}"] = {
+                "registers": usage["reg"], "shared_bytes": compiled.shared, "spill_stores": usage["spill_stores"],
+                "spill_loads": usage["spill_loads"], "compile_seconds": round(compiled.seconds, 3),
+            }
+
+    constants, bindings = [], []
+    for kind, what in imported.bindings:
+        if kind == "constant":
+            bindings.append(["constant", len(constants)])
+            constants.append(what)
+        else:
+            bindings.append([kind, what])
+    if constants:
+        torch.save(constants, root / "constants.pt")
+    # Buffers a state_dict does not hold (non-persistent: a causal mask, rotary frequencies): their values now.
+    persistent = set(cm.model.state_dict())
+    unsaved = {what: cm.model.get_buffer(what).detach().clone()
+               for kind, what in imported.bindings if kind == "buffer" and what not in persistent}
+    if unsaved:
+        torch.save(unsaved, root / "buffers.pt")
+    manifest = {
+        "format": FORMAT,
+        "mlirfuse": mlirfuse_version(),
+        "versions": versions(),
+        "model": type(cm.model).__name__,
+        "in_spec": pytree.treespec_dumps(imported.in_spec) if imported.in_spec is not None else None,
+        "out_spec": pytree.treespec_dumps(imported.out_spec),
+        "inputs": [_meta_json(m) for m in imported.input_meta],
+        "bindings": bindings,
+        "results": [[kind, what] for kind, what in imported.results],
+        "output_aliases": {str(i): list(alias) for i, alias in imported.output_aliases.items()},
+        "stats": {k: v for k, v in graph.stats.items() if isinstance(v, (int, float))},
+        "targets": [f"sm_{a}" for a in archs],
+        "kernels": kernels,
+    }
+    (root / "summary.txt").write_text(summary(manifest))
+    manifest["files"] = {
+        path.relative_to(root).as_posix(): _sha256(path) for path in sorted(root.rglob("*")) if path.is_file()
+    }
+    (root / MANIFEST).write_text(json.dumps(manifest, indent=1) + "\n")
+    return manifest
+
+
+def summary(manifest: dict) -> str:
+    """The package for people: what it holds, per kernel its launches and resources per target."""
+    stats = manifest["stats"]
+    lines = [
+        f"mlirfuse package of {manifest['model']} (format {manifest['format']}, mlirfuse {manifest['mlirfuse']})",
+        f"{stats.get('launches', 0)} launches and {stats.get('unfused_ops', 0)} ATen calls per call, "
+        f"{len(manifest['kernels'])} distinct kernels, targets: {', '.join(manifest['targets']) or 'none'}",
+        "inputs: " + ", ".join(
+            f"{m['tensor'][1]}{m['tensor'][0]} on {m['tensor'][2]}" if "tensor" in m else repr(m["value"])
+            for m in manifest["inputs"]),
+        "",
+        "kernel | kind | launches/call | " + " | ".join(f"{t} regs / spills / shared / s" for t in manifest["targets"]),
+    ]
+    for name, k in manifest["kernels"].items():
+        cells = [
+            f"{r['registers']} / {r['spill_stores'] + r['spill_loads']} / {r['shared_bytes']} / {r['compile_seconds']}"
+            if (r := k["targets"].get(t)) else "-"
+            for t in manifest["targets"]
+        ]
+        lines.append(" | ".join([name, k["kind"], str(k["launches_per_call"]), *cells]))
+    return "\n".join(lines) + "\n"
+
+
+@dataclass
+class _Signature:
+    """How the package's function meets the model (the fields `compiler.call_program` reads)."""
+
+    bindings: list
+    results: list
+    output_aliases: dict
+    out_spec: object
+
+
+class LoadedModel:
+    """A package's program, bound to weights: call it as the model."""
+
+    def __init__(self, root: Path, manifest: dict, program, signature: _Signature, in_spec, input_meta, fetch):
+        self.root, self.manifest, self.program = root, manifest, program
+        self._signature, self._in_spec, self._input_meta = signature, in_spec, input_meta
+        self._parameter = lambda name: fetch("param", name)
+        self._buffer = lambda name: fetch("buffer", name)
+
+    def __call__(self, *inputs, **kwargs):
+        from mlirfuse.compiler import call_program, describe_mismatch
+        from mlirfuse.frontend.importer import flatten_inputs
+
+        try:
+            flat = flatten_inputs(inputs, kwargs, self._in_spec)
+        except ValueError:
+            raise InputMismatchError(f"package {self.root}: keyword arguments {sorted(kwargs)} differ from its example's") from None
+        metas = [(tuple(x.shape), x.dtype, x.device) if isinstance(x, torch.Tensor) else x for x in flat]
+        if metas != self._input_meta:
+            raise InputMismatchError(f"package {self.root}: {describe_mismatch(self._input_meta, flat)}")
+        return call_program(self.program, self._signature, flat, self._parameter, self._buffer)
+
+
+def load(directory, weights) -> LoadedModel:
+    """The package in `directory` as a callable, its parameters and buffers taken from `weights` (the model,
+    or a state_dict): every file checked against the manifest, no export, import, pass or lowering run."""
+    from mlirfuse.dialect import make_context
+    from mlirfuse.ir import ir, tensor_type
+    from mlirfuse.runtime.cache import mlirfuse_version, versions
+    from mlirfuse.runtime.program import Program
+
+    root = Path(directory)
+    try:
+        manifest = json.loads((root / MANIFEST).read_text())
+    except FileNotFoundError:
+        raise PackageError(f"{root} is no mlirfuse package: it has no {MANIFEST}") from None
+    except json.JSONDecodeError as e:
+        raise PackageError(f"package {root}: {MANIFEST} is not valid JSON ({e}); write the package again") from None
+    if manifest.get("format") != FORMAT or "files" not in manifest:
+        raise PackageError(f"package {root}: format {manifest.get('format')!r}, this mlirfuse reads format {FORMAT}")
+    present = {p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file()} - {MANIFEST}
+    for name, digest in manifest["files"].items():
+        path = root / name
+        if not path.is_file():
+            raise PackageError(f"package {root}: {name} is missing; write the package again")
+        if _sha256(path) != digest:
+            raise PackageError(f"package {root}: {name} was altered or truncated (its sha256 is not the manifest's); "
+                               "it is not loaded: write the package again")
+    if extra := sorted(present - set(manifest["files"])):
+        raise PackageError(f"package {root}: files the manifest does not list: {', '.join(extra)}")
+    if manifest["mlirfuse"] != mlirfuse_version() or manifest["versions"] != versions():
+        raise PackageError(
+            f"package {root} was written by another mlirfuse, torch, torch-mlir or Triton "
+            f"({manifest['versions']!r}, mlirfuse {manifest['mlirfuse']}); this one is "
+            f"{versions()!r}, mlirfuse {mlirfuse_version()}: compile the package again"
+        )
+
+    kernels = {name: pickle.loads((root / "kernels" / f"{name}.pkl").read_bytes()) for name in manifest["kernels"]}
+
+    def lower(kernel):
+        name = ir.StringAttr(kernel.attributes["sym_name"]).value
+        if name not in kernels:
+            raise PackageError(f"package {root}: program.mlir launches @{name}, which the package does not hold")
+        return kernels[name]
+
+    context = make_context()
+    module = ir.Module.parse((root / "program.mlir").read_text(), context)
+    func = next(op for op in module.body.operations if op.operation.name == "func.func")
+    program = Program(func, module, lower=lower)
+
+    constants = torch.load(root / "constants.pt") if (root / "constants.pt").is_file() else []
+    unsaved = torch.load(root / "buffers.pt") if (root / "buffers.pt").is_file() else {}
+    bindings = [(kind, constants[what] if kind == "constant" else what) for kind, what in manifest["bindings"]]
+
+    def fetch(kind: str, name: str) -> torch.Tensor:
+        """A parameter or buffer of `weights` (a module or a state_dict; a state_dict's missing non-persistent
+        buffers from the package)."""
+        if isinstance(weights, torch.nn.Module):
+            return weights.get_parameter(name) if kind == "param" else weights.get_buffer(name)
+        if name not in weights and kind == "buffer" and name in unsaved:
+            return unsaved[name]
+        return weights[name]
+
+    arguments = func.regions[0].blocks[0].arguments
+    for (kind, what), arg in zip(bindings, arguments):
+        if kind not in ("param", "buffer"):
+            continue
+        try:
+            tensor = fetch(kind, what)
+        except (AttributeError, KeyError):
+            raise PackageError(f"package {root}: the weights have no {kind} {what!r}") from None
+        t = tensor_type(arg.type)
+        if t is not None and (list(tensor.shape) != list(t.shape) or str(tensor.dtype).removeprefix("torch.") != t.dtype):
+            raise PackageError(f"package {root}: {kind} {what!r} is {str(tensor.dtype).removeprefix('torch.')}"
+                               f"{list(tensor.shape)} in the weights, {t.dtype}{list(t.shape)} in the package")
+    signature = _Signature(
+        bindings, [tuple(r) for r in manifest["results"]],
+        {int(i): tuple(alias) for i, alias in manifest["output_aliases"].items()},
+        pytree.treespec_loads(manifest["out_spec"]),
+    )
+    in_spec = pytree.treespec_loads(manifest["in_spec"]) if manifest["in_spec"] is not None else None
+    input_meta = [_meta_from_json(m) for m in manifest["inputs"]]
+    return LoadedModel(root, manifest, program, signature, in_spec, input_meta, fetch)
+
+
+__all__ = ["LoadedModel", "PackageError", "load", "save", "summary"]
