@@ -81,6 +81,47 @@ def test_dynamic_kernels_compile_ahead_of_time_for_sm90():
     assert compiled.cubin
 
 
+def test_gemms_over_dynamic_rows_are_kernels():
+    # Issue 20 item 6: a linear over `?` batch and sequence rows is the GEMM template with its epilogue (M and
+    # the row sizes are arguments), not an ATen call; one compile serves every size, across block boundaries.
+    torch.manual_seed(0)
+    model = MLP(16, 32).eval()
+    cm = mlirfuse.compile(model, torch.randn(2, 3, 16), dynamic_shapes=({0: Dim("batch"), 1: Dim("seq")},))
+    steps = [s.name for s in cm.program.steps if s.kind == "aten" and not s.view]
+    assert "torch.aten.linear" not in steps and not cm.program.aten_kernels, steps
+    gemms = [k for k in cm.kernels.values() if k.kind == "matmul"]
+    assert len(gemms) == 2 and all(k.dynamic is not None and "Rows `?`" in k.source for k in gemms)
+    cm(torch.randn(2, 3, 16))
+    _check_sizes(cm, model, [(5, 3, 16), (1, 7, 16), (4, 65, 16), (1, 1, 16)])
+    with torch.no_grad():
+        assert cm(torch.randn(0, 3, 16)).shape == (0, 3, 16)  # no rows: an empty result, no launch
+    assert cm.guard_stats["compiles"] == 1
+
+
+def test_a_gemm_over_dynamic_rows_takes_a_residual_and_bf16():
+    torch.manual_seed(0)
+    lin = torch.nn.Linear(24, 40).to(torch.bfloat16)
+    model = Lambda(lambda x, r: torch.nn.functional.gelu(lin(x)) + r)
+    x, r = torch.randn(3, 24, dtype=torch.bfloat16), torch.randn(3, 40, dtype=torch.bfloat16)
+    cm = mlirfuse.compile(model, (x, r), dynamic_shapes=_varargs({0: Dim("n")}, {0: Dim("n")}))
+    assert [k.kind for k in cm.kernels.values()] == ["matmul"] and cm.stats["unfused_ops"] == 0
+    for n in (3, 1, 70):
+        x, r = torch.randn(n, 24, dtype=torch.bfloat16), torch.randn(n, 40, dtype=torch.bfloat16)
+        with torch.no_grad():  # bf16's tolerances: the default precision keeps the GEMM's result in f32 for gelu
+            torch.testing.assert_close(cm(x, r), model(x, r), atol=1e-2, rtol=1.6e-2)
+
+
+def test_a_gemm_over_dynamic_rows_compiles_for_sm90():
+    from mlirfuse.runtime.aot import compile_kernels, signature
+
+    model = MLP(16, 32).eval()
+    cm = mlirfuse.compile(model, torch.randn(2, 3, 16), dynamic_shapes=({0: Dim("batch"), 1: Dim("seq")},))
+    gemm = next(k for k in cm.kernels.values() if k.kind == "matmul")
+    assert signature(gemm)["M"] == "i64"
+    (compiled,) = compile_kernels([gemm], arch=90, jobs=1)
+    assert compiled.cubin and not compiled.spilled()
+
+
 def test_reductions_over_a_dynamic_dim_loop_over_it():
     # softmax, amax and mean over a `?` row: one looped kernel; rows longer than one RBLOCK too.
     model = Lambda(lambda x: (x.softmax(-1), x.amax(-1), x.mean(-1)))

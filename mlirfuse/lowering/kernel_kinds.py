@@ -19,6 +19,7 @@ that need them.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from typing import Callable
@@ -267,6 +268,10 @@ class MatmulKind(KernelKind):
 
     def launch_args(self, kernel: TritonKernel, launch: Launch, blocks: dict):
         g, config = kernel.template, self._config(kernel, launch)
+        if g.dynamic:  # `?` rows: this launch's sizes (lowering/dynamic.py resolved them from the loaded tensors)
+            g = dataclasses.replace(g, out=tuple(launch.shape))
+            if g.m == 0:
+                return None
         options = {} if launch.interpret else {"num_warps": config.num_warps, "num_stages": config.num_stages}
         return [g.m, g.n, g.k, *g.k_extra, *g.out], matmul_grid(g, config), options
 
