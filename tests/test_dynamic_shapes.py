@@ -111,15 +111,50 @@ def test_a_gemm_over_dynamic_rows_takes_a_residual_and_bf16():
             torch.testing.assert_close(cm(x, r), model(x, r), atol=1e-2, rtol=1.6e-2)
 
 
-def test_a_gemm_over_dynamic_rows_compiles_for_sm90():
+def test_gpt2_block_over_dynamic_batch_and_sequence_keeps_its_gemms_and_attention():
+    # Issue 20's acceptance: one compile serves (1, 7), (4, 64), (2, 129) with the GEMMs and the attention as
+    # kernels (no ATen matmul), matching eager. The causal mask buffer (160) bounds the sequence.
+    torch.manual_seed(0)
+    model = TinyBlock(32, 2, 160).eval()
+    cm = mlirfuse.compile(model, torch.randn(2, 8, 32), dynamic_shapes=({0: Dim("batch"), 1: Dim("seq", max=159)},))
+    aten = {s.name for s in cm.program.flat_steps() if s.kind == "aten" and not s.view}
+    assert aten <= {"torch.aten.size.int"}, aten
+    kinds = sorted(k.kind for k in cm.kernels.values())
+    assert "attention" in kinds and kinds.count("matmul") >= 3, kinds
+    assert all(k.dynamic is not None for k in cm.kernels.values() if k.kind in ("attention", "matmul"))
+    cm(torch.randn(2, 8, 32))
+    _check_sizes(cm, model, [(1, 7, 32), (4, 64, 32), (2, 129, 32)])
+    assert cm.guard_stats["compiles"] == 1
+
+
+def test_sdpa_over_dynamic_lengths_is_one_kernel():
+    class Attend(torch.nn.Module):
+        def forward(self, q, k, v):
+            return torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True) * 2
+
+    model = Attend()
+    q = torch.randn(2, 3, 5, 16)
+    seq = Dim("seq", max=300)
+    cm = mlirfuse.compile(model, (q, q.clone(), q.clone()), dynamic_shapes=({0: Dim("b"), 2: seq},) * 3)
+    # The attention, then its `* 2` (attention takes no epilogue yet); no ATen call.
+    assert [k.kind for k in cm.kernels.values()] == ["attention", "pointwise"] and cm.stats["unfused_ops"] == 0
+    assert "? queries, ? keys" in next(iter(cm.kernels.values())).source
+    for b, n in ((2, 5), (1, 1), (3, 70), (1, 257)):
+        q, k, v = (torch.randn(b, 3, n, 16) for _ in range(3))
+        torch.testing.assert_close(cm(q, k, v), model(q, k, v))
+    assert cm.guard_stats["compiles"] == 1
+
+
+def test_dynamic_gemm_and_attention_compile_for_sm90():
     from mlirfuse.runtime.aot import compile_kernels, signature
 
-    model = MLP(16, 32).eval()
-    cm = mlirfuse.compile(model, torch.randn(2, 3, 16), dynamic_shapes=({0: Dim("batch"), 1: Dim("seq")},))
+    model = TinyBlock(32, 2, 16).eval()
+    cm = mlirfuse.compile(model, torch.randn(2, 8, 32), dynamic_shapes=({0: Dim("batch"), 1: Dim("seq", max=15)},))
     gemm = next(k for k in cm.kernels.values() if k.kind == "matmul")
-    assert signature(gemm)["M"] == "i64"
-    (compiled,) = compile_kernels([gemm], arch=90, jobs=1)
-    assert compiled.cubin and not compiled.spilled()
+    attention = next(k for k in cm.kernels.values() if k.kind == "attention")
+    assert signature(gemm)["M"] == "i64" and signature(attention)["lq"] == "i64"
+    for compiled in compile_kernels([gemm, attention], arch=90, jobs=1):
+        assert compiled.cubin and not compiled.spilled(), compiled.name
 
 
 def test_reductions_over_a_dynamic_dim_loop_over_it():

@@ -232,13 +232,24 @@ class AttentionKind(KernelKind):
         arch = 90 if launch.interpret else launch.arch()
         # On CPU, sdpa's NaN/inf semantics are those of the backend eager picks for these tensors.
         math_backend = launch.interpret and bool(kernel.sdpa_sites) and launch.eager_math_sdpa()
-        return attention_blocks(kernel, launch.interpret, arch, math_backend, launch.cpu_vector_width())
+        lq, lk = self._lengths(kernel, launch)
+        return attention_blocks(kernel, launch.interpret, arch, math_backend, launch.cpu_vector_width(), lq, lk)
+
+    @staticmethod
+    def _lengths(kernel: TritonKernel, launch: Launch) -> tuple[int, int]:
+        """This launch's query and key lengths: its space's last two sizes over `?`, else the kernel's."""
+        return (launch.shape[-2], launch.shape[-1]) if kernel.dynamic is not None else (kernel.lq, kernel.lk)
 
     def launch_args(self, kernel: TritonKernel, launch: Launch, blocks: dict):
-        if launch.numel == 0:
+        batch = launch.shape[:-2] if kernel.dynamic is not None else kernel.batch
+        lq, lk = self._lengths(kernel, launch)
+        if kernel.dynamic is not None:
+            if 0 in (*batch, lq):
+                return None
+        elif launch.numel == 0:
             return None
-        sizes = [*kernel.batch, kernel.lq, kernel.lk, kernel.dqk, kernel.dv]
-        return sizes, (_programs(kernel.lq, blocks["BLOCK_M"]), math.prod(kernel.batch)), {}
+        sizes = [*batch, lq, lk, kernel.dqk, kernel.dv]
+        return sizes, (_programs(lq, blocks["BLOCK_M"]), math.prod(batch)), {}
 
     def aot_constants(self, kernel: TritonKernel, arch: int) -> tuple[dict, dict]:
         constexprs = attention_blocks(kernel, interpret=False, arch=arch)
