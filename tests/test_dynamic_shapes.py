@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import math
 
 import pytest
 import torch
@@ -143,6 +144,27 @@ def test_sdpa_over_dynamic_lengths_is_one_kernel():
         q, k, v = (torch.randn(b, 3, n, 16) for _ in range(3))
         torch.testing.assert_close(cm(q, k, v), model(q, k, v))
     assert cm.guard_stats["compiles"] == 1
+
+
+def test_a_gemm_over_dynamic_rows_takes_its_tile_rows_from_each_launch():
+    # "Block sizes chosen per launch from the actual sizes, within a small compiled set": on a GPU, the rows of
+    # the tile follow this launch's M (16 for a 7-token call, the table's 128 for 4 x 64 tokens), and the grid.
+    from mlirfuse.lowering.kernel_kinds import Launch, kernel_kind
+
+    model = MLP(16, 32).eval()
+    cm = mlirfuse.compile(model, torch.randn(2, 3, 16), dynamic_shapes=({0: Dim("batch"), 1: Dim("seq")},))
+    gemm = next(k for k in cm.kernels.values() if k.kind == "matmul")
+    schedule = kernel_kind(gemm.kind)
+
+    def launch(*shape):
+        n = math.prod(shape)
+        return Launch(False, shape, n, n, 1, lambda: 90, lambda: False, lambda: 8)
+
+    small, big = schedule.blocks(gemm, launch(1, 7, 32)), schedule.blocks(gemm, launch(4, 64, 32))
+    assert small["BLOCK_M"] == 16 and big["BLOCK_M"] == 128
+    sizes, grid, _ = schedule.launch_args(gemm, launch(4, 64, 32), big)
+    assert sizes[0] == 256 and grid == (2 * math.ceil(32 / big["BLOCK_N"]), 1)
+    assert schedule.launch_args(gemm, launch(0, 64, 32), big) is None  # no rows: nothing to launch
 
 
 def test_dynamic_gemm_and_attention_compile_for_sm90():

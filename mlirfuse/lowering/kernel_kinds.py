@@ -267,8 +267,15 @@ class MatmulKind(KernelKind):
     def lower(self, kernel, kind: GroupKind) -> TritonKernel:
         return lower_matmul(kernel)
 
+    @staticmethod
+    def _gemm(kernel: TritonKernel, launch: Launch):
+        """The kernel's GEMM at this launch's sizes: over `?` rows, the rows the launcher resolved."""
+        g = kernel.template
+        return dataclasses.replace(g, out=tuple(launch.shape)) if getattr(g, "dynamic", False) else g
+
     def _config(self, kernel: TritonKernel, launch: Launch):
-        return self.config(kernel.template, gemm_target(launch))
+        # Over `?` rows the tile's rows follow this launch's M (16, 32, 64 or the table's: a small compiled set).
+        return self.config(self._gemm(kernel, launch), gemm_target(launch))
 
     @staticmethod
     def _mode(kernel: TritonKernel, interpreted: bool) -> dict:
@@ -278,11 +285,9 @@ class MatmulKind(KernelKind):
         return self._config(kernel, launch).constexprs() | self._mode(kernel, launch.interpret)
 
     def launch_args(self, kernel: TritonKernel, launch: Launch, blocks: dict):
-        g, config = kernel.template, self._config(kernel, launch)
-        if g.dynamic:  # `?` rows: this launch's sizes (lowering/dynamic.py resolved them from the loaded tensors)
-            g = dataclasses.replace(g, out=tuple(launch.shape))
-            if g.m == 0:
-                return None
+        g, config = self._gemm(kernel, launch), self._config(kernel, launch)
+        if g.m == 0:  # `?` rows, none at this launch
+            return None
         options = {} if launch.interpret else {"num_warps": config.num_warps, "num_stages": config.num_stages}
         return [g.m, g.n, g.k, *g.k_extra, *g.out], matmul_grid(g, config), options
 
