@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import math
 
 import pytest
 import torch
@@ -79,6 +80,103 @@ def test_dynamic_kernels_compile_ahead_of_time_for_sm90():
     reduction = next(k for k in kernels if k.kind.endswith("reduction"))
     (compiled,) = compile_kernels([reduction], arch=90, jobs=1)
     assert compiled.cubin
+
+
+def test_gemms_over_dynamic_rows_are_kernels():
+    # Issue 20 item 6: a linear over `?` batch and sequence rows is the GEMM template with its epilogue (M and
+    # the row sizes are arguments), not an ATen call; one compile serves every size, across block boundaries.
+    torch.manual_seed(0)
+    model = MLP(16, 32).eval()
+    cm = mlirfuse.compile(model, torch.randn(2, 3, 16), dynamic_shapes=({0: Dim("batch"), 1: Dim("seq")},))
+    steps = [s.name for s in cm.program.steps if s.kind == "aten" and not s.view]
+    assert "torch.aten.linear" not in steps and not cm.program.aten_kernels, steps
+    gemms = [k for k in cm.kernels.values() if k.kind == "matmul"]
+    assert len(gemms) == 2 and all(k.dynamic is not None and "Rows `?`" in k.source for k in gemms)
+    cm(torch.randn(2, 3, 16))
+    _check_sizes(cm, model, [(5, 3, 16), (1, 7, 16), (4, 65, 16), (1, 1, 16)])
+    with torch.no_grad():
+        assert cm(torch.randn(0, 3, 16)).shape == (0, 3, 16)  # no rows: an empty result, no launch
+    assert cm.guard_stats["compiles"] == 1
+
+
+def test_a_gemm_over_dynamic_rows_takes_a_residual_and_bf16():
+    torch.manual_seed(0)
+    lin = torch.nn.Linear(24, 40).to(torch.bfloat16)
+    model = Lambda(lambda x, r: torch.nn.functional.gelu(lin(x)) + r)
+    x, r = torch.randn(3, 24, dtype=torch.bfloat16), torch.randn(3, 40, dtype=torch.bfloat16)
+    cm = mlirfuse.compile(model, (x, r), dynamic_shapes=_varargs({0: Dim("n")}, {0: Dim("n")}))
+    assert [k.kind for k in cm.kernels.values()] == ["matmul"] and cm.stats["unfused_ops"] == 0
+    for n in (3, 1, 70):
+        x, r = torch.randn(n, 24, dtype=torch.bfloat16), torch.randn(n, 40, dtype=torch.bfloat16)
+        with torch.no_grad():  # bf16's tolerances: the default precision keeps the GEMM's result in f32 for gelu
+            torch.testing.assert_close(cm(x, r), model(x, r), atol=1e-2, rtol=1.6e-2)
+
+
+def test_gpt2_block_over_dynamic_batch_and_sequence_keeps_its_gemms_and_attention():
+    # Issue 20's acceptance: one compile serves (1, 7), (4, 64), (2, 129) with the GEMMs and the attention as
+    # kernels (no ATen matmul), matching eager. The causal mask buffer (160) bounds the sequence.
+    torch.manual_seed(0)
+    model = TinyBlock(32, 2, 160).eval()
+    cm = mlirfuse.compile(model, torch.randn(2, 8, 32), dynamic_shapes=({0: Dim("batch"), 1: Dim("seq", max=159)},))
+    aten = {s.name for s in cm.program.flat_steps() if s.kind == "aten" and not s.view}
+    assert aten <= {"torch.aten.size.int"}, aten
+    kinds = sorted(k.kind for k in cm.kernels.values())
+    assert "attention" in kinds and kinds.count("matmul") >= 3, kinds
+    assert all(k.dynamic is not None for k in cm.kernels.values() if k.kind in ("attention", "matmul"))
+    cm(torch.randn(2, 8, 32))
+    _check_sizes(cm, model, [(1, 7, 32), (4, 64, 32), (2, 129, 32)])
+    assert cm.guard_stats["compiles"] == 1
+
+
+def test_sdpa_over_dynamic_lengths_is_one_kernel():
+    class Attend(torch.nn.Module):
+        def forward(self, q, k, v):
+            return torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True) * 2
+
+    model = Attend()
+    q = torch.randn(2, 3, 5, 16)
+    seq = Dim("seq", max=300)
+    cm = mlirfuse.compile(model, (q, q.clone(), q.clone()), dynamic_shapes=({0: Dim("b"), 2: seq},) * 3)
+    # The attention, then its `* 2` (attention takes no epilogue yet); no ATen call.
+    assert [k.kind for k in cm.kernels.values()] == ["attention", "pointwise"] and cm.stats["unfused_ops"] == 0
+    assert "? queries, ? keys" in next(iter(cm.kernels.values())).source
+    for b, n in ((2, 5), (1, 1), (3, 70), (1, 257)):
+        q, k, v = (torch.randn(b, 3, n, 16) for _ in range(3))
+        torch.testing.assert_close(cm(q, k, v), model(q, k, v))
+    assert cm.guard_stats["compiles"] == 1
+
+
+def test_a_gemm_over_dynamic_rows_takes_its_tile_rows_from_each_launch():
+    # "Block sizes chosen per launch from the actual sizes, within a small compiled set": on a GPU, the rows of
+    # the tile follow this launch's M (16 for a 7-token call, the table's 128 for 4 x 64 tokens), and the grid.
+    from mlirfuse.lowering.kernel_kinds import Launch, kernel_kind
+
+    model = MLP(16, 32).eval()
+    cm = mlirfuse.compile(model, torch.randn(2, 3, 16), dynamic_shapes=({0: Dim("batch"), 1: Dim("seq")},))
+    gemm = next(k for k in cm.kernels.values() if k.kind == "matmul")
+    schedule = kernel_kind(gemm.kind)
+
+    def launch(*shape):
+        n = math.prod(shape)
+        return Launch(False, shape, n, n, 1, lambda: 90, lambda: False, lambda: 8)
+
+    small, big = schedule.blocks(gemm, launch(1, 7, 32)), schedule.blocks(gemm, launch(4, 64, 32))
+    assert small["BLOCK_M"] == 16 and big["BLOCK_M"] == 128
+    sizes, grid, _ = schedule.launch_args(gemm, launch(4, 64, 32), big)
+    assert sizes[0] == 256 and grid == (2 * math.ceil(32 / big["BLOCK_N"]), 1)
+    assert schedule.launch_args(gemm, launch(0, 64, 32), big) is None  # no rows: nothing to launch
+
+
+def test_dynamic_gemm_and_attention_compile_for_sm90():
+    from mlirfuse.runtime.aot import compile_kernels, signature
+
+    model = TinyBlock(32, 2, 16).eval()
+    cm = mlirfuse.compile(model, torch.randn(2, 8, 32), dynamic_shapes=({0: Dim("batch"), 1: Dim("seq", max=15)},))
+    gemm = next(k for k in cm.kernels.values() if k.kind == "matmul")
+    attention = next(k for k in cm.kernels.values() if k.kind == "attention")
+    assert signature(gemm)["M"] == "i64" and signature(attention)["lq"] == "i64"
+    for compiled in compile_kernels([gemm, attention], arch=90, jobs=1):
+        assert compiled.cubin and not compiled.spilled(), compiled.name
 
 
 def test_reductions_over_a_dynamic_dim_loop_over_it():

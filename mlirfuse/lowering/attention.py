@@ -47,6 +47,7 @@ from dataclasses import dataclass
 
 from mlirfuse.dialect import GroupKind
 from mlirfuse.ir import block_ops, ir, tensor_type
+from mlirfuse.lowering.dynamic import format_shape
 from mlirfuse.lowering.emitter import (
     KernelEmitter,
     LoweringError,
@@ -87,6 +88,30 @@ class AttentionKernel(TritonKernel):
     spaces: tuple[tuple[int, ...], ...] = ()
 
 
+@dataclass(frozen=True)
+class AttentionSizes:
+    """How an attention kernel over `?` sizes is sized per launch (the `dynamic` a Launcher reads): its space is the
+    scores' `(*batch, lq, lk)`, taken from q (batch and query dims) and v (keys), its output `(*batch, lq, dv)`."""
+
+    q_site: int
+    v_site: int
+    space: tuple  # `(*batch, lq, lk)`, None where `?`
+    out: tuple  # `(*batch, lq, dv)`, None where `?`
+    empty_rows_error: str | None = None
+
+    def resolve(self, loaded: list) -> tuple[tuple[int, ...], list[tuple[int, ...]]]:
+        q, v = loaded[self.q_site], loaded[self.v_site]
+        nb = len(self.space) - 2
+        batch = []
+        for d in range(nb):  # a batch dim q broadcasts (size 1 in q where `?` in the space) is v's
+            size = q.shape[d - nb - 2 + q.dim()] if q.dim() >= nb + 2 - d else 1
+            if self.space[d] is None and size == 1 and v.dim() >= nb + 2 - d:
+                size = v.shape[d - nb - 2 + v.dim()]
+            batch.append(size if self.space[d] is None else self.space[d])
+        lq, lk = q.shape[-2], v.shape[-2]
+        return (*batch, lq, lk), [(*batch, lq, self.out[-1])]
+
+
 def _pow2(n: int, least: int = 16) -> int:
     size = least
     while size < n:
@@ -103,24 +128,28 @@ def flash_q_split(lq: int) -> int:
     return min(lq, next(split for least, split in FLASH_Q_SPLITS if lq >= least))
 
 
-def sdpa_constants(kernel: AttentionKernel, math_backend: bool = False, vector_width: int = 8) -> dict:
+def sdpa_constants(kernel: AttentionKernel, math_backend: bool = False, vector_width: int = 8,
+                   lq: int | None = None, lk: int | None = None) -> dict:
     """The constexprs giving an sdpa kernel eager's CPU NaN/inf semantics (see the module docstring).
 
     ATen's flash kernel, or its math one if `math_backend`; {} for explicit attention.
     `vector_width`: floats per ATen CPU vector (`runtime.kernels.cpu_vector_width`).
+    `lq`, `lk`: this launch's query and key lengths (a kernel over `?` sizes), else the kernel's.
     """
     if not kernel.sdpa_sites:
         return {}
+    lq, lk = kernel.lq if lq is None else lq, kernel.lk if lk is None else lk
     if math_backend:
-        return {"Q_SPLIT": max(kernel.lq, 1), "KV_SPLIT": max(kernel.lk, 1), "CAUSAL_ADD": True, "VEC": 1}
+        return {"Q_SPLIT": max(lq, 1), "KV_SPLIT": max(lk, 1), "CAUSAL_ADD": True, "VEC": 1}
     return {
-        "Q_SPLIT": max(flash_q_split(kernel.lq), 1), "KV_SPLIT": max(min(FLASH_KV_SPLIT, kernel.lk), 1),
+        "Q_SPLIT": max(flash_q_split(lq), 1), "KV_SPLIT": max(min(FLASH_KV_SPLIT, lk), 1),
         "CAUSAL_ADD": False, "VEC": 1 if kernel.masked else vector_width,
     }
 
 
 def attention_blocks(
-    kernel: AttentionKernel, interpret: bool, arch: int = 90, math_backend: bool = False, vector_width: int = 8
+    kernel: AttentionKernel, interpret: bool, arch: int = 90, math_backend: bool = False, vector_width: int = 8,
+    lq: int | None = None, lk: int | None = None,
 ) -> dict:
     """Block sizes (and, compiled, warps and stages) for one attention kernel.
 
@@ -139,11 +168,12 @@ get the constexprs of `sdpa_constants`.
     if kernel.dtype == "bfloat16":
         blocks["INTERPRET"] = interpret  # see the dot_bf16 helper
     if interpret:
-        sdpa = sdpa_constants(kernel, math_backend, vector_width)
-        block_m = min(128, _pow2(kernel.lq))
-        if kernel.causal and kernel.lq > sdpa["Q_SPLIT"]:  # each program's rows in one of eager's query blocks
+        lq, lk = kernel.lq if lq is None else lq, kernel.lk if lk is None else lk
+        sdpa = sdpa_constants(kernel, math_backend, vector_width, lq, lk)
+        block_m = min(128, _pow2(lq))
+        if kernel.causal and lq > sdpa["Q_SPLIT"]:  # each program's rows in one of eager's query blocks
             block_m = min(block_m, sdpa["Q_SPLIT"])  # a power of two there
-        return {"BLOCK_M": block_m, "BLOCK_N": min(128, _pow2(kernel.lk)), **blocks, **sdpa}
+        return {"BLOCK_M": block_m, "BLOCK_N": min(128, _pow2(lk)), **blocks, **sdpa}
     wide = max(bd, bdv) > 64
     block_n = (16 if wide else 32) if kernel.dtype == "float32" else (32 if wide else 64)
     # Compiled: the causal loop stops at the diagonal block; the mask replaces the scores; no SIMD tail.
@@ -204,8 +234,9 @@ def lower_attention(kernel) -> AttentionKernel:
     name = ir.StringAttr(kernel.attributes["sym_name"]).value
     block = kernel.regions[0].blocks[0]
     ops, terminator = block_ops(block)
-    inputs, outputs = static_signature(name, block, terminator)
-    wide = needs_64bit(inputs + outputs)  # 64-bit batch, query and key indices
+    inputs, outputs = static_signature(name, block, terminator, dynamic=True)
+    dynamic = not all(t.is_static for t in inputs + outputs)
+    wide = dynamic or needs_64bit(inputs + outputs)  # 64-bit batch, query and key indices (any size where `?`)
     if len(outputs) != 1 or not isinstance(terminator.operands[0].owner, ir.OpView):
         raise LoweringError(f"kernel @{name}: an attention kernel yields the attention output only")
     att = match(terminator.operands[0].owner, block, kernel=True)
@@ -317,20 +348,28 @@ def lower_attention(kernel) -> AttentionKernel:
     params = kernel_params(sites, 1, len(em.scalars), sizes, [nb + 2] * len(sites))
     what = "sdpa" if att.root.operation.name == SDPA else "matmul -> softmax -> matmul"
     header = [
-        f"flash attention ({what}): batch {list(batch)}, {lq} queries, {lk} keys, head dims {dqk} / {dv}, {dtype}.",
+        f"flash attention ({what}): batch {format_shape(batch)}, {lq if lq is not None else '?'} queries, "
+        f"{lk if lk is not None else '?'} keys, head dims {dqk} / {dv}, {dtype}.",
         "Tiled over the keys with an online softmax; the scores never leave registers.",
     ]
+    sizing = None
+    if dynamic:
+        header.append("`?` sizes: batch, query and key lengths are arguments, sized per launch from q and v.")
+        sizing = AttentionSizes(
+            next(i for i, x in enumerate(em.sites) if x[0] is q[0]), next(i for i, x in enumerate(em.sites) if x[0] is v[0]),
+            (*batch, lq, lk), (*batch, lq, dv),
+        )
     blocks = ["BLOCK_M", "BLOCK_N", "BLOCK_D", "BLOCK_DV"] + (["INTERPRET"] if dtype == "bfloat16" else [])
     blocks += ["Q_SPLIT", "KV_SPLIT", "CAUSAL_ADD", "VEC"] if sdpa else []
     source = em.render(header, params, blocks, head + loop + tail + [store])
     return AttentionKernel(
         name, source, tuple(inputs), tuple(outputs), tuple(em.scalars), tuple(params),
-        kind=GroupKind.ATTENTION, sites=tuple(sites), space=tuple(out.shape),
+        kind=GroupKind.ATTENTION, sites=tuple(sites), space=tuple(out.shape) if sizing is None else sizing.space,
         batch=tuple(batch), lq=lq, lk=lk, dqk=dqk, dv=dv, causal=att.causal, dtype=dtype,
         spaces=tuple(sp for _, _, sp in em.sites),
         sdpa_sites=tuple(next(i for i, x in enumerate(em.sites) if x[0] is e[0]) for e in (q, k, v, *masks.values())) if sdpa else (),
         sdpa_shapes=tuple(tuple(tensor_type(x.type).shape) for x in att.root.operands[:3]) if sdpa else (),
-        scale=att.scale, gqa=att.gqa > 1, masked=bool(att.masks),
+        scale=att.scale, gqa=att.gqa > 1, masked=bool(att.masks), dynamic=sizing,
     )
 
 

@@ -19,6 +19,7 @@ that need them.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from typing import Callable
@@ -231,13 +232,24 @@ class AttentionKind(KernelKind):
         arch = 90 if launch.interpret else launch.arch()
         # On CPU, sdpa's NaN/inf semantics are those of the backend eager picks for these tensors.
         math_backend = launch.interpret and bool(kernel.sdpa_sites) and launch.eager_math_sdpa()
-        return attention_blocks(kernel, launch.interpret, arch, math_backend, launch.cpu_vector_width())
+        lq, lk = self._lengths(kernel, launch)
+        return attention_blocks(kernel, launch.interpret, arch, math_backend, launch.cpu_vector_width(), lq, lk)
+
+    @staticmethod
+    def _lengths(kernel: TritonKernel, launch: Launch) -> tuple[int, int]:
+        """This launch's query and key lengths: its space's last two sizes over `?`, else the kernel's."""
+        return (launch.shape[-2], launch.shape[-1]) if kernel.dynamic is not None else (kernel.lq, kernel.lk)
 
     def launch_args(self, kernel: TritonKernel, launch: Launch, blocks: dict):
-        if launch.numel == 0:
+        batch = launch.shape[:-2] if kernel.dynamic is not None else kernel.batch
+        lq, lk = self._lengths(kernel, launch)
+        if kernel.dynamic is not None:
+            if 0 in (*batch, lq):
+                return None
+        elif launch.numel == 0:
             return None
-        sizes = [*kernel.batch, kernel.lq, kernel.lk, kernel.dqk, kernel.dv]
-        return sizes, (_programs(kernel.lq, blocks["BLOCK_M"]), math.prod(kernel.batch)), {}
+        sizes = [*batch, lq, lk, kernel.dqk, kernel.dv]
+        return sizes, (_programs(lq, blocks["BLOCK_M"]), math.prod(batch)), {}
 
     def aot_constants(self, kernel: TritonKernel, arch: int) -> tuple[dict, dict]:
         constexprs = attention_blocks(kernel, interpret=False, arch=arch)
@@ -255,8 +267,15 @@ class MatmulKind(KernelKind):
     def lower(self, kernel, kind: GroupKind) -> TritonKernel:
         return lower_matmul(kernel)
 
+    @staticmethod
+    def _gemm(kernel: TritonKernel, launch: Launch):
+        """The kernel's GEMM at this launch's sizes: over `?` rows, the rows the launcher resolved."""
+        g = kernel.template
+        return dataclasses.replace(g, out=tuple(launch.shape)) if getattr(g, "dynamic", False) else g
+
     def _config(self, kernel: TritonKernel, launch: Launch):
-        return self.config(kernel.template, gemm_target(launch))
+        # Over `?` rows the tile's rows follow this launch's M (16, 32, 64 or the table's: a small compiled set).
+        return self.config(self._gemm(kernel, launch), gemm_target(launch))
 
     @staticmethod
     def _mode(kernel: TritonKernel, interpreted: bool) -> dict:
@@ -266,7 +285,9 @@ class MatmulKind(KernelKind):
         return self._config(kernel, launch).constexprs() | self._mode(kernel, launch.interpret)
 
     def launch_args(self, kernel: TritonKernel, launch: Launch, blocks: dict):
-        g, config = kernel.template, self._config(kernel, launch)
+        g, config = self._gemm(kernel, launch), self._config(kernel, launch)
+        if g.m == 0:  # `?` rows, none at this launch
+            return None
         options = {} if launch.interpret else {"num_warps": config.num_warps, "num_stages": config.num_stages}
         return [g.m, g.n, g.k, *g.k_extra, *g.out], matmul_grid(g, config), options
 

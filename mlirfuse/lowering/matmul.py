@@ -33,6 +33,7 @@ from dataclasses import dataclass
 
 from mlirfuse.dialect import GroupKind
 from mlirfuse.ir import block_ops, constant_value, op_id, tensor_type
+from mlirfuse.lowering.dynamic import dynamic_sizes
 from mlirfuse.lowering.emitter import (
     KernelEmitter,
     LoweringError,
@@ -98,9 +99,10 @@ CONFIG_TABLE = {
 TARGETS = ("sm_80", "sm_90", "interpreter")
 
 
-def _fit(size: int, cap: int) -> int:
+def _fit(size: int | None, cap: int) -> int:
+    """The block for a dim of `size` (None: `?`, known per launch: the cap)."""
     block = 16
-    while block < size and block < cap:
+    while (size is None or block < size) and block < cap:
         block *= 2
     return block
 
@@ -147,7 +149,6 @@ def lower_matmul(kernel) -> TritonKernel:
     name = kernel.attributes["sym_name"].value
     block = kernel.regions[0].blocks[0]
     ops, terminator = block_ops(block)
-    inputs, outputs = static_signature(name, block, terminator)
     matmuls = [op for op in ops if op.operation.name in MATMUL_OPS]
     gemms = [gemm(op) for op in matmuls]
     why = next((g for g in gemms if not isinstance(g, Gemm)), None) if gemms else "no matmul"
@@ -155,6 +156,9 @@ def lower_matmul(kernel) -> TritonKernel:
         why = _why_not_grouped(matmuls, gemms)
     if why is not None:
         raise LoweringError(f"kernel @{name}: a matmul kernel holds GEMMs the template takes ({why})")
+    inputs, outputs = static_signature(name, block, terminator, dynamic=gemms[0].dynamic)
+    if gemms[0].dynamic and any(tuple(t.shape) != gemms[0].out for t in outputs):
+        raise LoweringError(f"kernel @{name}: a GEMM over `?` rows stores only values of its result's shape")
     return _MatmulEmitter(name, block, matmuls, gemms).lower(ops, terminator, inputs, outputs)
 
 
@@ -271,7 +275,8 @@ class _MatmulEmitter(KernelEmitter):
 
     def lower(self, ops, terminator, inputs, outputs) -> TritonKernel:
         g, mms = self.g, self.mms
-        self.wide = needs_64bit(inputs + outputs, g.out)  # 64-bit rows, columns, K and batch indices
+        # 64-bit rows, columns, K and batch indices; over `?` rows always (any launch may need them).
+        self.wide = g.dynamic or needs_64bit(inputs + outputs, g.out)
         sites = load_sites(self.name, self.block, cat_of_inputs=False)
         producer = {r: op for op in ops for r in op.results}
         operand = self.operand
@@ -338,7 +343,7 @@ class _MatmulEmitter(KernelEmitter):
         # Epilogue inputs read as whole [BLOCK_M, BLOCK_N] tiles (a residual), not rows or columns (a bias).
         epilogue_tiles = sum(
             1 for value, *_ in loads["out"]
-            if len(shape := tensor_type(value.type).shape) >= 2 and shape[-1] != 1 and math.prod(shape[:-1]) != 1
+            if len(shape := tensor_type(value.type).shape) >= 2 and shape[-1] != 1 and any(d != 1 for d in shape[:-1])
         )
         later = set(map(id, epilogue))
         for op in ops:
@@ -380,12 +385,21 @@ class _MatmulEmitter(KernelEmitter):
             if len(segments) > 1:
                 stretches = ", ".join(f"[{start}, {end})" for start, end, _ in segments)
                 header.append(f"K-split: a cat operand is read piece by piece, one K loop each: {stretches}.")
+        dynamic = None
+        if g.dynamic:
+            if self.split_cats:
+                raise LoweringError(f"kernel @{self.name}: a GEMM over `?` rows reads no cat by K-split (yet)")
+            header.append("Rows `?`: M and the row sizes are arguments, sized per launch.")
+            rank = len(g.out)
+            dynamic = dynamic_sizes(self.name, g.out, self.site_shapes,
+                                    [(t, t.shape, tuple(range(rank)), False) for t in outputs])
         source = self.render(header, params, blocks, lines)
         return TritonKernel(
             self.name, source, tuple(inputs), tuple(outputs), tuple(self.scalars), tuple(params),
             kind=GroupKind.MATMUL, sites=tuple(kernel_sites), space=g.out, site_spaces=tuple(site_spaces),
             template=dataclasses.replace(g, siblings=len(mms), k_extra=tuple(self.kvalues[1:]), wide=self.wide,
                                          outputs=len(outputs), epilogue_tiles=epilogue_tiles),
+            dynamic=dynamic,
         )
 
     def site_params(self, sites: dict, regions: list[str], operand: dict, readers: dict, also_read) -> tuple:
@@ -393,6 +407,9 @@ class _MatmulEmitter(KernelEmitter):
         region its loads (value, parameter name, site, raw). A region reads a site that is its operand, that
         an op of `readers[region]` reads, or where `also_read(region, value)` says so."""
         kernel_sites, site_spaces, loads = [], [], {region: [] for region in regions}
+        # Per kernel site, its shape where it is laid out like the result (`?` rows sized from it: A's and the
+        # epilogue's), () for B's (lowering/dynamic.py).
+        self.site_shapes = []
         for value, site in sites.items():
             for region in regions:
                 direct = region in operand and value == operand[region]
@@ -402,6 +419,7 @@ class _MatmulEmitter(KernelEmitter):
                 kname = site.name if region == "out" else f"{site.name}_{region}"
                 kernel_sites.append(Site(site.input, site.chain, kname))
                 site_spaces.append(self.spaces[region])
+                self.site_shapes.append(() if region.startswith("b") else tuple(tensor_type(value.type).shape))
                 # An operand loaded only to be multiplied keeps its dtype (tensor cores read f16/bf16).
                 raw = direct and not any(value in list(op.operands) for op in readers[region])
                 loads[region].append((value, kname, site, raw))

@@ -228,9 +228,14 @@ def _read_chain(chain: list, allow_repeat: bool) -> tuple[int, tuple[int, int] |
     return start, repeat, views
 
 
-def _static_float(*values) -> bool:
+def _static_float(*values, head_dims=(-1, -1, -1)) -> bool:
+    """f32/f16/bf16 tensors whose head dims (`head_dims`, one per value: the last, kᵀ's second to last) are
+    static: batch, query and key sizes may be `?` (the kernel takes them per launch, lowering/attention.py)."""
     types = [tensor_type(v.type) for v in values]
-    return all(t is not None and t.is_static and t.dtype in ATTENTION_DTYPES for t in types)
+    return all(
+        t is not None and t.dtype in ATTENTION_DTYPES and len(t.shape) >= 2 and t.shape[d] is not None
+        for t, d in zip(types, head_dims)
+    )
 
 
 def _broadcasts(shape, target) -> bool:
@@ -263,7 +268,7 @@ def match(root, block: ir.Block | None = None, kernel: bool = False) -> Attentio
 def _match_sdpa(op, block) -> Attention | str:
     q, k, v, mask, dropout, causal, scale, gqa = op.operands
     if not _static_float(q, k, v) or tensor_type(op.results[0].type) is None:
-        return "q, k and v must be statically shaped f32, f16 or bf16 tensors"
+        return "q, k and v must be f32, f16 or bf16 tensors with static head dims"
     if constant_value(scale) is NO_CONSTANT:
         return "scale must be a constant"
     dropout, causal, scale, gqa = _const(dropout), _const(causal), _const(scale), _const(gqa)
@@ -283,6 +288,8 @@ def _match_sdpa(op, block) -> Attention | str:
     qo, ko, vo = operand(q, block, False), operand(k, block), operand(v, block)
     n = 1
     if gqa and len(qt.shape) >= 3 and kt.shape[-3] != qt.shape[-3]:
+        if None in (kt.shape[-3], qt.shape[-3], vt.shape[-3]):
+            return "enable_gqa with `?` head counts"
         if kt.shape[-3] == 0 or qt.shape[-3] % kt.shape[-3] or vt.shape[-3] != kt.shape[-3]:
             return "enable_gqa needs query heads a multiple of the kv heads"
         n = qt.shape[-3] // kt.shape[-3]
@@ -300,8 +307,8 @@ def _match_sdpa(op, block) -> Attention | str:
     bool_mask = False
     if constant_value(mask) is not None:
         mt = tensor_type(mask.type)
-        if mt is None or not mt.is_static:
-            return "attn_mask must be a statically shaped tensor"
+        if mt is None:
+            return "attn_mask must be a tensor"
         if mt.dtype not in ("bool", *ATTENTION_DTYPES):
             return f"attn_mask of dtype {mt.dtype} (only bool or float masks)"
         scores = (*batch, qt.shape[-2], kt.shape[-2])
@@ -350,8 +357,8 @@ def _match_explicit(second, block, kernel: bool) -> Attention | str | None:
         return softmax
     x = softmax.operands[0]
     st = tensor_type(x.type)
-    if st is None or not st.is_static or len(st.shape) < 2:
-        return "the scores must be statically shaped, rank 2 or more"
+    if st is None or len(st.shape) < 2:
+        return "the scores must be a tensor of rank 2 or more"
     if _normalized(_const(softmax.operands[1]), len(st.shape)) != len(st.shape) - 1:
         return "softmax over a dim other than the keys (the last)"
     if not _single_use(softmax.results[0], kernel):
@@ -385,8 +392,8 @@ def _match_explicit(second, block, kernel: bool) -> Attention | str | None:
     score_ops.reverse()
     q_value, kt_value = first.operands
     v_value = second.operands[1]
-    if not _static_float(q_value, kt_value, v_value):
-        return "q, k and v must be statically shaped f32, f16 or bf16 tensors"
+    if not _static_float(q_value, kt_value, v_value, head_dims=(-1, -2, -1)):
+        return "q, k and v must be f32, f16 or bf16 tensors with static head dims"
     qt, ktt, vt, out = (tensor_type(t.type) for t in (q_value, kt_value, v_value, second.results[0]))
     if min(len(qt.shape), len(ktt.shape), len(vt.shape)) < 2 or len({qt.dtype, ktt.dtype, vt.dtype}) != 1:
         return "q, k and v must have rank 2 or more and one dtype"
@@ -431,8 +438,8 @@ def _from_matmul(value: ir.Value, block) -> bool:
 def _side(value: ir.Value, block, scores: tuple, masks: list, ops: list, depth: int, kernel: bool) -> str | None:
     """A tensor a score op reads: elementwise ops computing it join the kernel while read only there; leaves are loads."""
     t = tensor_type(value.type)
-    if t is None or not t.is_static:
-        return "a mask is not a statically shaped tensor"
+    if t is None:
+        return "a mask is not a tensor"
     if not _broadcasts(t.shape, scores):
         return f"a mask of shape {list(t.shape)} does not broadcast to the scores {list(scores)}"
     op = defining_op(value)
@@ -465,7 +472,8 @@ def why_not_root(op) -> str | None:
 FAMILY = Family(
     __name__, frozenset({SDPA, DROPOUT, REPEAT_INTERLEAVE, *MATMULS, *SOFTMAXES, *CASTS}), why_not_root,
     lowering="mlirfuse/lowering/attention.py",
-    limits=f"statically shaped f32, f16 or bf16 q, k and v of one dtype; head dim {MAX_HEAD_DIM} at most; no dropout; "
+    limits=f"f32, f16 or bf16 q, k and v of one dtype, static head dims ({MAX_HEAD_DIM} at most; batch, query and key "
+    "sizes may be `?`); no dropout; "
     "bool or float masks that broadcast to the scores",
 )
 

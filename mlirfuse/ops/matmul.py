@@ -88,8 +88,14 @@ class Gemm:
         return tuple(range(self.batch, len(self.out) - 1))
 
     @property
-    def m(self) -> int:
-        return math.prod(self.out[d] for d in self.rows)
+    def m(self) -> int | None:
+        """The rows flattened; None where a row size is `?` (known per launch)."""
+        rows = [self.out[d] for d in self.rows]
+        return None if None in rows else math.prod(rows)
+
+    @property
+    def dynamic(self) -> bool:
+        return self.m is None
 
     @property
     def n(self) -> int:
@@ -143,7 +149,11 @@ def gemm(op) -> Gemm | str:
         a, b = 0, 1
     ta, tb, out = tensor_type(operands[a].type), tensor_type(operands[b].type), tensor_type(op.results[0].type)
     tbias = tensor_type(operands[bias].type) if bias is not None else None
-    if any(t is None or not t.is_static for t in (ta, tb, out) + ((tbias,) if bias is not None else ())):
+    if any(t is None for t in (ta, tb, out) + ((tbias,) if bias is not None else ())):
+        return "an operand or the result is not a tensor"
+    if not (ta.is_static and out.is_static) and not _dynamic_rows_only(name, ta, tb, out, tbias):
+        return "a `?` size outside the rows of A and of the result (K, N, batch and B must be static)"
+    if not tb.is_static or (tbias is not None and not tbias.is_static):
         return "an operand or the result is not a statically shaped tensor of a handled dtype"
     if ta.dtype not in GEMM_DTYPES or ta.dtype != tb.dtype or out.dtype != ta.dtype:
         return f"dtypes {ta.dtype} @ {tb.dtype} -> {out.dtype} (the template takes f32/f16/bf16, all alike)"
@@ -169,6 +179,18 @@ def gemm(op) -> Gemm | str:
     if g.batch_count > MAX_BATCH:
         return f"batch {g.batch_count} > {MAX_BATCH}"
     return g
+
+
+def _dynamic_rows_only(name: str, ta, tb, out, tbias) -> bool:
+    """A GEMM over `?` rows: a linear or a matmul by a static 2-D B, `?` only in A's and the result's row
+    dims (the template takes M and the row sizes as arguments; N, K and the tiles are fixed)."""
+    if name not in ("torch.aten.linear", "torch.aten.matmul", "torch.aten.mm") or len(tb.shape) != 2 or not tb.is_static:
+        return False
+    if tbias is not None and not tbias.is_static:
+        return False
+    if len(ta.shape) != len(out.shape) or ta.shape[-1] is None or out.shape[-1] is None:
+        return False
+    return all(a == o for a, o in zip(ta.shape[:-1], out.shape[:-1]))
 
 
 def _broadcasts_into(shape, target) -> bool:

@@ -53,6 +53,8 @@ def why_not_chain(first, second, dep: DependenceAnalysis, limits: Limits = Limit
             if use.owner.operation != mm2.operation or use.operand_number != g2.a:
                 role = "B operand" if use.owner.operation == mm2.operation else f"'{use.owner.operation.name}'"
                 return f"the intermediate is read by the second GEMM's {role} (a chain feeds it to the GEMM as its A only)"
+    if g1.dynamic or g2.dynamic:
+        return "a GEMM over `?` rows (the back-to-back template is static)"
     if g1.out != g2.a_space():
         return "the second GEMM's rows are not the first's"
     hidden, most = hidden_block(g1.n), min(chain_max_hidden(g1.dtype), chain_max_hidden(g2.dtype))

@@ -145,6 +145,8 @@ def eager_math_sdpa(kernel: AttentionKernel, loaded: list) -> bool:
     args = []
     for i, shape in zip(kernel.sdpa_sites, kernel.sdpa_shapes + (None,)):
         t = loaded[i]
+        if shape is not None and len(shape) == t.dim():  # `?` sizes (a kernel over them): this launch's
+            shape = tuple(n if s is None else s for s, n in zip(shape, t.shape))
         if shape is not None and tuple(t.shape) != shape:
             t = torch.empty(shape, dtype=t.dtype)
         args.append(t)

@@ -205,11 +205,12 @@ func.func @no_fuse_sdpa_int_mask(%q: !torch.vtensor<[1,2,5,8],f32>, %k: !torch.v
 
 // -----
 
-// A mask of a dynamic shape: the attention kernel takes static shapes only.
+// A mask with a `?` where the scores are static: not known to broadcast (a `?` size must stand where the
+// scores have one, or be static).
 
 // CHECK-LABEL: func.func @no_fuse_explicit_dynamic_mask
 // CHECK-NOT:     fusion.group
-// CHECK:         torch.aten.matmul {{.*}} {fusion.explain = ["attention not fused: a mask is not a statically shaped tensor"]}
+// CHECK:         torch.aten.matmul {{.*}} {fusion.explain = ["attention not fused: a mask of shape [None, 5] does not broadcast to the scores [1, 2, 5, 5]"]}
 func.func @no_fuse_explicit_dynamic_mask(%q: !torch.vtensor<[1,2,5,8],f32>, %kt: !torch.vtensor<[1,2,8,5],f32>, %v: !torch.vtensor<[1,2,5,8],f32>, %mask: !torch.vtensor<[?,5],f32>) -> !torch.vtensor<[1,2,5,8],f32> {
   %int-1 = torch.constant.int -1
   %int1 = torch.constant.int 1
@@ -247,4 +248,42 @@ func.func @no_fuse_weights_read_elsewhere(%q: !torch.vtensor<[1,2,5,8],f32>, %kt
 func.func @no_fuse_plain_matmul(%a: !torch.vtensor<[4,8],f32>, %b: !torch.vtensor<[8,3],f32>) -> !torch.vtensor<[4,3],f32> {
   %0 = torch.aten.matmul %a, %b : !torch.vtensor<[4,8],f32>, !torch.vtensor<[8,3],f32> -> !torch.vtensor<[4,3],f32>
   return %0 : !torch.vtensor<[4,3],f32>
+}
+
+// -----
+
+// `?` batch, query and key lengths (a dynamic batch and sequence): one attention group; the kernel takes the
+// sizes per launch. Head dims must be static.
+
+// CHECK-LABEL: func.func @fuse_explicit_dynamic_lengths
+// CHECK:         %[[G:.+]] = "fusion.group"(%arg0, %arg1, %arg3, %arg2) ({
+// CHECK:           torch.aten.matmul
+// CHECK:           torch.aten.add.Tensor
+// CHECK:           torch.aten.softmax.int
+// CHECK:           torch.aten.matmul
+// CHECK:         }) {kind = "attention"}
+func.func @fuse_explicit_dynamic_lengths(%q: !torch.vtensor<[?,2,?,8],f32>, %kt: !torch.vtensor<[?,2,8,?],f32>, %v: !torch.vtensor<[?,2,?,8],f32>, %mask: !torch.vtensor<[1,1,?,?],f32>) -> !torch.vtensor<[?,2,?,8],f32> {
+  %int-1 = torch.constant.int -1
+  %int1 = torch.constant.int 1
+  %none = torch.constant.none
+  %0 = torch.aten.matmul %q, %kt : !torch.vtensor<[?,2,?,8],f32>, !torch.vtensor<[?,2,8,?],f32> -> !torch.vtensor<[?,2,?,?],f32>
+  %1 = torch.aten.add.Tensor %0, %mask, %int1 : !torch.vtensor<[?,2,?,?],f32>, !torch.vtensor<[1,1,?,?],f32>, !torch.int -> !torch.vtensor<[?,2,?,?],f32>
+  %2 = torch.aten.softmax.int %1, %int-1, %none : !torch.vtensor<[?,2,?,?],f32>, !torch.int, !torch.none -> !torch.vtensor<[?,2,?,?],f32>
+  %3 = torch.aten.matmul %2, %v : !torch.vtensor<[?,2,?,?],f32>, !torch.vtensor<[?,2,?,8],f32> -> !torch.vtensor<[?,2,?,8],f32>
+  return %3 : !torch.vtensor<[?,2,?,8],f32>
+}
+
+// -----
+
+// A `?` head dim stays unfused.
+
+// CHECK-LABEL: func.func @no_fuse_dynamic_head_dim
+// CHECK-NOT:     fusion.group
+// CHECK:         torch.aten.scaled_dot_product_attention {{.*}} {fusion.explain = ["attention not fused: q, k and v must be f32, f16 or bf16 tensors with static head dims"]}
+func.func @no_fuse_dynamic_head_dim(%q: !torch.vtensor<[1,2,5,?],f32>, %k: !torch.vtensor<[1,2,5,?],f32>, %v: !torch.vtensor<[1,2,5,?],f32>) -> !torch.vtensor<[1,2,5,?],f32> {
+  %none = torch.constant.none
+  %p = torch.constant.float 0.000000e+00
+  %false = torch.constant.bool false
+  %0 = torch.aten.scaled_dot_product_attention %q, %k, %v, %none, %p, %false, %none, %false : !torch.vtensor<[1,2,5,?],f32>, !torch.vtensor<[1,2,5,?],f32>, !torch.vtensor<[1,2,5,?],f32>, !torch.none, !torch.float, !torch.bool, !torch.none, !torch.bool -> !torch.vtensor<[1,2,5,?],f32>
+  return %0 : !torch.vtensor<[1,2,5,?],f32>
 }

@@ -648,3 +648,39 @@ func.func @no_fuse_conv_into_conv_or_f64(%x: !torch.vtensor<[1,2,5,5],f32>, %w: 
   %3 = torch.aten.conv2d %x64, %h, %none, %0, %0, %0, %int1 : !torch.vtensor<[1,2,5,5],f64>, !torch.vtensor<[2,2,3,3],f64>, !torch.none, !torch.list<int>, !torch.list<int>, !torch.list<int>, !torch.int -> !torch.vtensor<[1,2,5,5],f64>
   return %2, %3 : !torch.vtensor<[1,2,5,5],f32>, !torch.vtensor<[1,2,5,5],f64>
 }
+
+// -----
+
+// `?` rows (dynamic batch and sequence): the linear and its epilogue are one
+// matmul group; M and the row sizes are the kernel's arguments per launch.
+
+// CHECK-LABEL: func.func @fuse_linear_dynamic_rows
+// CHECK:         %[[G:.+]] = "fusion.group"(%arg0, %arg1, %arg2) ({
+// CHECK:           %[[MM:.+]] = torch.aten.linear
+// CHECK:           %[[ADD:.+]] = torch.aten.add.Tensor %[[MM]]
+// CHECK:           %[[RELU:.+]] = torch.aten.relu %[[ADD]]
+// CHECK-NEXT:      "fusion.yield"(%[[RELU]])
+// CHECK-NEXT:    }) {kind = "matmul"}
+func.func @fuse_linear_dynamic_rows(%x: !torch.vtensor<[?,?,8],f32>, %w: !torch.vtensor<[16,8],f32>, %b: !torch.vtensor<[16],f32>) -> !torch.vtensor<[?,?,16],f32> {
+  %none = torch.constant.none
+  %int1 = torch.constant.int 1
+  %0 = torch.aten.linear %x, %w, %none : !torch.vtensor<[?,?,8],f32>, !torch.vtensor<[16,8],f32>, !torch.none -> !torch.vtensor<[?,?,16],f32>
+  %1 = torch.aten.add.Tensor %0, %b, %int1 : !torch.vtensor<[?,?,16],f32>, !torch.vtensor<[16],f32>, !torch.int -> !torch.vtensor<[?,?,16],f32>
+  %2 = torch.aten.relu %1 : !torch.vtensor<[?,?,16],f32> -> !torch.vtensor<[?,?,16],f32>
+  return %2 : !torch.vtensor<[?,?,16],f32>
+}
+
+// -----
+
+// The limit: a `?` K (or N, or a batched B) stays an ATen call; its relu is a pointwise group.
+
+// CHECK-LABEL: func.func @dynamic_k_stays_aten
+// CHECK:         torch.aten.mm
+// CHECK:         kind = "pointwise"
+// EXPLAIN-LABEL: func.func @dynamic_k_stays_aten
+// EXPLAIN:       fusion.explain = ["producer torch.aten.mm: not a GEMM the template takes: a `?` size outside the rows of A and of the result (K, N, batch and B must be static)"]
+func.func @dynamic_k_stays_aten(%a: !torch.vtensor<[4,?],f32>, %b: !torch.vtensor<[?,8],f32>) -> !torch.vtensor<[4,8],f32> {
+  %0 = torch.aten.mm %a, %b : !torch.vtensor<[4,?],f32>, !torch.vtensor<[?,8],f32> -> !torch.vtensor<[4,8],f32>
+  %1 = torch.aten.relu %0 : !torch.vtensor<[4,8],f32> -> !torch.vtensor<[4,8],f32>
+  return %1 : !torch.vtensor<[4,8],f32>
+}
