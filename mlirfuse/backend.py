@@ -21,6 +21,10 @@ importer (no second torch.export) and run through the same pipeline and
 runtime as `mlirfuse.compile`. Without gradients (`torch.no_grad()`, or
 nothing requires grad) AOTAutograd hands over one "inference" graph.
 
+Dynamo's `invoke_subgraph` (a `torch.compiler.nested_compile_region`) is
+imported as a call of one private function per distinct subgraph
+(frontend/importer.py): the block is compiled once, called per occurrence.
+
 A graph that cannot be compiled (an op the importer or the runtime does
 not know) runs eagerly, with one warning on the `mlirfuse` logger naming
 the op or the reason; the other graphs stay compiled.
@@ -106,6 +110,12 @@ def unsupported_node(gm: torch.fx.GraphModule) -> str | None:
             target = node.target
             if target is operator.getitem or isinstance(target, torch._ops.OpOverload):
                 continue
+            if target is torch.ops.higher_order.invoke_subgraph and node.args[0].op == "get_attr":
+                # nested_compile_region: the subgraph is compiled once, a function each invocation calls
+                why = unsupported_node(operator.attrgetter(node.args[0].target)(gm))
+                if why is None:
+                    continue
+                return f"subgraph {node.args[0].target}: {why}"
             if isinstance(node.meta.get("val"), torch.SymInt) and getattr(target, "__module__", None) == "_operator":
                 continue  # arithmetic on symbolic sizes (s0 * 8): imported as torch.aten.*.int, run as Python ints
             name = getattr(target, "name", None)

@@ -138,3 +138,62 @@ def test_automatic_dynamic_shapes_compile_the_second_graph_symbolic():
     stats = backend.stats["inference"]
     assert stats["graphs"] == 2 and stats["eager_graphs"] == 0, stats
     assert "?,8" in backend.graphs[-1].graph.mlir
+
+
+class _RegionBlock(torch.nn.Module):
+    def __init__(self, d: int = 16):
+        super().__init__()
+        self.lin = torch.nn.Linear(d, d)
+        self.norm = torch.nn.LayerNorm(d)
+
+    @torch.compiler.nested_compile_region
+    def forward(self, x):
+        return self.norm(torch.nn.functional.gelu(self.lin(x)) + x)
+
+
+class _RegionStack(torch.nn.Module):
+    def __init__(self, layers: int):
+        super().__init__()
+        self.blocks = torch.nn.ModuleList([_RegionBlock() for _ in range(layers)])
+
+    def forward(self, x):
+        x = x * 2
+        for block in self.blocks:
+            x = block(x)
+        return x.sum(-1)
+
+
+@pytest.mark.parametrize("layers", [2, 5])
+def test_nested_compile_regions_compile_once_and_are_called_per_block(layers):
+    # Issue 20 item 1: Dynamo's invoke_subgraph (torch.compiler.nested_compile_region) reached the backend as a
+    # higher-order op and the whole graph ran eagerly. Now the subgraph is one private function, compiled once
+    # (its kernels do not grow with depth), called per block.
+    torch.manual_seed(0)
+    model = _RegionStack(layers).eval()
+    b = Backend()
+    compiled = torch.compile(model, backend=b)
+    x = torch.randn(4, 16)
+    with torch.no_grad():
+        torch.testing.assert_close(compiled(x), model(x))
+    (record,) = b.graphs
+    assert record.eager_reason is None
+    graph = record.graph
+    assert [s.kind for s in graph.program.steps].count("call") == layers
+    assert "func.func private @forward_repeated_subgraph0" in graph.mlir
+    assert graph.stats["kernels"] == 4  # the scale, the block's GEMM + gelu + residual and layer norm, the sum
+    assert graph.stats["launches"] == 2 + 2 * layers
+
+
+def test_nested_compile_regions_train_like_eager():
+    torch.manual_seed(0)
+    model = _RegionStack(3)
+    reference = _RegionStack(3)
+    reference.load_state_dict(model.state_dict())
+    b = Backend()
+    compiled = torch.compile(model, backend=b)
+    x = torch.randn(4, 16)
+    compiled(x).sum().backward()
+    reference(x).sum().backward()
+    assert [(g.role, g.eager_reason) for g in b.graphs] == [("forward", None), ("backward", None)]
+    for p, q in zip(model.parameters(), reference.parameters()):
+        torch.testing.assert_close(p.grad, q.grad)

@@ -124,6 +124,7 @@ def _import_graph(
     """`graph` as a func.func of a new module (or of `into`); every placeholder becomes an argument."""
     from torch_mlir.extras.fx_importer import FxImporter
 
+    _install_hop_handlers()
     importer = FxImporter(context=make_context()) if into is None else FxImporter(module=into)
     try:
         importer.import_stateless_graph(graph, func_name=func_name, func_visibility="private" if private else None)
@@ -245,18 +246,74 @@ def import_graph_module(gm: torch.fx.GraphModule, func_name: str = "forward") ->
     The placeholders are the call's arguments, in order; tensor constants the
     graph reads with get_attr follow them, bound to the module's tensors (the
     importer would bake them into the IR). The results are the output node's
-    values, in order (returned as a flat list).
+    values, in order (returned as a flat list). Each distinct subgraph the
+    graph invokes (`invoke_subgraph`, from `torch.compiler.nested_compile_region`)
+    is imported once, as a private function each invocation calls (`func.call`).
     """
     graph, constants = _lift_constants(gm)
     kept, passthrough = _drop_script_objects(graph)
     canonicalize(graph)
-    module, context = _import_graph(graph, func_name, "FX graph")
+    targets = invoked_subgraphs(gm)
+    _SUBGRAPH_FUNCTIONS.clear()
+    _SUBGRAPH_FUNCTIONS.update({target: f"{func_name}_{target}" for target in targets})
+    try:
+        module, context = _import_graph(graph, func_name, "FX graph")
+        for target in targets:
+            sub = operator.attrgetter(target)(gm)
+            sub_graph, sub_constants = _lift_constants(sub)
+            if sub_constants or invoked_subgraphs(sub):
+                raise UnsupportedModelError(f"subgraph {target} holds tensor constants or subgraphs of its own")
+            canonicalize(sub_graph)
+            _import_graph(sub_graph, _SUBGRAPH_FUNCTIONS[target], f"subgraph {target}", into=module, private=True)
+    finally:
+        _SUBGRAPH_FUNCTIONS.clear()
     output = next(n for n in graph.nodes if n.op == "output").args[0]
     count = len(output) if isinstance(output, (tuple, list)) else 1
     bindings = [("input", i) for i in kept] + [("constant", t) for t in constants]
     return ImportedProgram(
         module, context, bindings, [("output", i) for i in range(count)], None, passthrough=passthrough
     )
+
+
+# While a graph with subgraph calls imports: each invoked subgraph's get_attr target -> its function's name.
+_SUBGRAPH_FUNCTIONS: dict[str, str] = {}
+
+
+def invoked_subgraphs(gm: torch.fx.GraphModule) -> list[str]:
+    """The get_attr targets of the subgraphs `gm` invokes (`invoke_subgraph`), each once, in order."""
+    targets = []
+    for node in gm.graph.nodes:
+        if node.op == "call_function" and node.target is torch.ops.higher_order.invoke_subgraph:
+            sub = node.args[0]
+            if sub.op == "get_attr" and sub.target not in targets:
+                targets.append(sub.target)
+    return targets
+
+
+def _import_hop_invoke_subgraph(self, loc, node: torch.fx.Node, hop) -> None:
+    """torch-mlir's FX importer has no handler for `invoke_subgraph`: a `func.call` of the subgraph's function,
+    one result per value the subgraph returns (the getitem nodes read them)."""
+    from torch_mlir.ir import FlatSymbolRefAttr, Operation
+
+    sub, _identifier, *operands = node.args
+    if sub.op != "get_attr" or sub.target not in _SUBGRAPH_FUNCTIONS:
+        raise NotImplementedError(f"invoke_subgraph of {sub} (not a subgraph this graph holds)")
+    values = [self._import_argument(loc, a) for a in operands]
+    types = [self._cc.value_info_to_type(v) for v in node.meta["val"]]
+    call = Operation.create(
+        "func.call", attributes={"callee": FlatSymbolRefAttr.get(_SUBGRAPH_FUNCTIONS[sub.target])},
+        results=types, operands=values, loc=loc,
+    )
+    self._multi_result_nodes.add(node)
+    for i, result in enumerate(call.results):
+        self.bind_node_value(node, result, i)
+
+
+def _install_hop_handlers() -> None:
+    from torch_mlir.extras.fx_importer import GraphNodeImporter
+
+    if not hasattr(GraphNodeImporter, "_import_hop_invoke_subgraph"):
+        GraphNodeImporter._import_hop_invoke_subgraph = _import_hop_invoke_subgraph
 
 
 def _is_script_object(value) -> bool:
