@@ -134,6 +134,20 @@ def _bert_inputs():
 
 
 # name -> () -> (model, inputs); built after torch.manual_seed(0).
+def _moe_layer():
+    """A Mixtral-style sparse MoE layer (transformers' MixtralSparseMoeBlock: router, top-2 of 4 experts, SwiGLU
+    experts as its default grouped_mm), weights drawn N(0, 0.05) (the block alone leaves them uninitialized)."""
+    import transformers
+    from transformers.models.mixtral.modeling_mixtral import MixtralSparseMoeBlock
+
+    config = transformers.MixtralConfig(hidden_size=64, intermediate_size=128, num_local_experts=4, num_experts_per_tok=2,
+                                        experts_implementation="grouped_mm")
+    block = MixtralSparseMoeBlock(config).eval()
+    for p in block.parameters():
+        nn.init.normal_(p, std=0.05)
+    return block, (torch.randn(2, 16, 64),)
+
+
 MODELS = {
     "MLP block d=256 h=1024 [2,128,256]": lambda: (MLPBlock(), (torch.randn(2, 128, 256),)),
     "GPT-2 block d=256 4 heads [2,128,256]": lambda: (GPT2Block(), (torch.randn(2, 128, 256),)),
@@ -142,6 +156,7 @@ MODELS = {
     "BERT layer d=128 4 heads, padding mask [2,32,128]": lambda: (BertLayer(), _bert_inputs()),
     "ResNet basic block 32 ch [4,32,16,16]": lambda: (ResNetBlock(), (torch.randn(4, 32, 16, 16),)),
     "ResNet block 32->64 stride 2 [4,32,16,16]": lambda: (ResNetBlock(32, 64, 2), (torch.randn(4, 32, 16, 16),)),
+    "MoE layer (Mixtral-style) d=64 4 experts top-2 [2,16,64]": _moe_layer,
 }
 
 def matmul_mode() -> dict:
