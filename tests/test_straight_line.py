@@ -14,6 +14,7 @@ import sys
 
 import pytest
 import torch
+from test_memory import Stack, allocation_peaks
 from torch import nn
 from torch.export import Dim
 
@@ -21,7 +22,6 @@ import mlirfuse
 from mlirfuse.backend import Backend
 from mlirfuse.runtime.kernels import DirectLauncher
 from helpers import Lambda
-from test_memory import Stack, allocation_peaks
 
 
 def _takes(x, w):
