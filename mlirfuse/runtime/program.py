@@ -4,6 +4,10 @@ The function's ops are turned once into a flat list of steps over numbered
 slots (no IR is touched per call). Constants and lists of constants are
 evaluated at build time. Each slot is dropped after its last use
 (runtime/liveness.py), so intermediates are freed during the call.
+
+A call runs the steps as generated straight-line Python (runtime/codegen.py,
+`Program.execute`); `run` interprets them, for `straight_line=False` and for
+measurements that watch every step (`on_step`).
 """
 
 from __future__ import annotations
@@ -56,9 +60,7 @@ class Program:
         `straight_line`: calls run the generated function (`source`) instead of interpreting the steps (`run`).
         """
         self._lower = lower if caller is None else caller._lower
-        # How a call runs: the generated straight-line function (runtime/codegen.py), or `run` interpreting
-        # the steps; a callee runs as its caller does.
-        self.straight_line = straight_line if caller is None else caller.straight_line
+        self._straight_line = straight_line if caller is None else caller.straight_line
         self.slots: dict[ir.Value, int] = {}
         self._next_slot = 0
         self._slot_bytes: dict[int, int | None] = {}  # result slot -> bytes of its tensor (None: dynamic)
@@ -224,6 +226,17 @@ class Program:
         args = [self._arg(v) for v in op.operands]
         outs = [self._slot(r) for r in op.results]
         self.steps.append(Step(callee.call, args, {}, outs, "call", name, inner_peak=callee.plan.planned_peak_bytes))
+
+    @property
+    def straight_line(self) -> bool:
+        """How a call runs: the generated straight-line function (runtime/codegen.py), or `run` interpreting the
+        steps. Set on the calling program, it holds for every function it calls."""
+        return self._straight_line
+
+    @straight_line.setter
+    def straight_line(self, value: bool) -> None:
+        for program in [self, *self.callees.values()]:
+            program._straight_line = bool(value)
 
     @functools.cached_property
     def generated(self) -> Generated:
