@@ -36,7 +36,9 @@ arguments, so one graph serves every size Dynamo's guards let through.
 
 Options (`torch.compile(..., options={...})` or `Backend(**options)`):
 `pipeline` (a pass pipeline string or list of pass names, as for
-`mlirfuse.compile`), `explain` (record why neighbours were not fused).
+`mlirfuse.compile`), `explain` (record why neighbours were not fused),
+`straight_line` (False: interpret the program's steps per call instead of
+running its generated straight-line Python; as for `mlirfuse.compile`).
 """
 
 from __future__ import annotations
@@ -56,7 +58,7 @@ from mlirfuse.frontend.importer import import_graph_module
 
 logger = logging.getLogger("mlirfuse")
 
-OPTIONS = ("pipeline", "explain")
+OPTIONS = ("pipeline", "explain", "straight_line")
 
 # Decomposed by AOTAutograd before import: backward (and training-mode
 # batch norm) ops into the pointwise ops and reductions the fuser groups.
@@ -171,7 +173,8 @@ class Backend:
         if reason is None:
             try:
                 record.graph = CompiledGraph(
-                    import_graph_module(gm), options.get("pipeline"), bool(options.get("explain", False))
+                    import_graph_module(gm), options.get("pipeline"), bool(options.get("explain", False)),
+                    straight_line=options.get("straight_line"),
                 )
             except MlirfuseError as e:
                 reason = str(e).split("\n", 1)[0]
@@ -194,11 +197,11 @@ class Backend:
             if not passthrough and len(inputs) == len(args):
                 arguments = [*args, *constants]
                 args.clear()
-                return program.run(arguments)
+                return program.execute(arguments)
             handed_back = [(k, args[i]) for k, i in passthrough]
             arguments = [*(args[i] for i in inputs), *constants]
             args.clear()
-            results = program.run(arguments)
+            results = program.execute(arguments)
             for k, value in handed_back:
                 results.insert(k, value)
             return results

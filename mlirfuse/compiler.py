@@ -9,6 +9,7 @@
     cm.mlir          # the final IR
     cm.kernels       # kernel name -> TritonKernel (source included)
     cm.guard_stats   # compiles, hits, eager_calls: how calls met the specializations
+    cm.program_source()  # the generated Python each call runs (runtime/codegen.py)
 
 Inference only: calls run under `torch.no_grad()`.
 
@@ -31,6 +32,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import os
 import warnings
 
 import torch
@@ -81,6 +83,13 @@ def count_aten_ops(module: ir.Module) -> int:
     return count(next(iter(functions))) if functions else 0
 
 
+def straight_line_enabled(option: bool | None) -> bool:
+    """`straight_line=` as given, else on unless `MLIRFUSE_STRAIGHT_LINE` is "0"."""
+    if option is not None:
+        return bool(option)
+    return os.environ.get("MLIRFUSE_STRAIGHT_LINE", "") != "0"
+
+
 def run_pipeline(module: ir.Module, context: ir.Context, pipeline=None, explain: bool = False, progress=None) -> int:
     """Run the fusion pipeline on `module`; returns how many of mlirfuse's passes ran."""
     ran = 0
@@ -108,9 +117,11 @@ class CompiledGraph:
 
     def __init__(
         self, imported: ImportedProgram, pipeline=None, explain: bool = False, progress: Progress | None = None,
-        cache: bool = True,
+        cache: bool = True, straight_line: bool | None = None,
     ):
-        """`cache`: use the persistent cache (runtime/cache.py; MLIRFUSE_NO_CACHE=1 turns it off everywhere)."""
+        """`cache`: use the persistent cache (runtime/cache.py; MLIRFUSE_NO_CACHE=1 turns it off everywhere).
+        `straight_line`: run the program as generated straight-line Python (runtime/codegen.py) instead of
+        interpreting its steps; None: `straight_line_enabled`."""
         self.imported = imported
         aten_ops = count_aten_ops(imported.module)
         # --- persistent cache: a program hit replaces the pipeline by the stored final IR (runtime/cache.py)
@@ -122,7 +133,8 @@ class CompiledGraph:
             self.mlir = str(imported.module)
         func = next(op for op in imported.module.body.operations if op.operation.name == "func.func")
         on_kernel = None if progress is None else functools.partial(progress.step, "lowering kernel")
-        self.program = Program(func, imported.module, on_kernel=on_kernel, lower=lowering)
+        self.program = Program(func, imported.module, on_kernel=on_kernel, lower=lowering,
+                               straight_line=straight_line_enabled(straight_line))
         programs.store(self.mlir)
         # --- end persistent cache
         self.kernels = self.program.kernels
@@ -235,6 +247,7 @@ class CompiledModule:
         policy=None,
         cache: bool = True,
         dedup_layers: bool | None = None,
+        straight_line: bool | None = None,
     ):
         """`imported`: the example inputs' program, where the caller imported it already."""
         if not isinstance(max_specializations, int) or isinstance(max_specializations, bool) or max_specializations < 1:
@@ -248,6 +261,7 @@ class CompiledModule:
         self.policy = policy
         self.cache = cache
         self.dedup_layers = dedup_enabled(dedup_layers)
+        self.straight_line = straight_line_enabled(straight_line)
         # input_key -> CompiledGraph; None for keys that run eagerly (past the bound or not compilable).
         self.specializations: dict[tuple, CompiledGraph | None] = {}
         self.guard_stats = {"compiles": 0, "hits": 0, "eager_calls": 0}
@@ -268,6 +282,11 @@ class CompiledModule:
         """Kernel name -> why its neighbours were not fused (compile with explain=True)."""
         return self._current.explain()
 
+    def program_source(self) -> str:
+        """The Python each call of the last specialization runs: `def call(args):`, one line per launch or ATen
+        call (runtime/codegen.py), each called layer's function after it."""
+        return self._current.program.source
+
     def _specialize(self, key: tuple, args: tuple, kwargs: dict, imported: ImportedProgram | None = None) -> CompiledGraph:
         progress = Progress()
         try:
@@ -275,7 +294,8 @@ class CompiledModule:
                 progress.phase("exporting and importing the model")
                 imported = self._import(args, kwargs)
             with using_policy(self.policy):
-                graph = CompiledGraph(imported, self.pipeline, self.explain_unfused, progress, self.cache)
+                graph = CompiledGraph(imported, self.pipeline, self.explain_unfused, progress, self.cache,
+                                      self.straight_line)
         finally:
             progress.done()
         self.specializations[key] = graph
@@ -394,7 +414,7 @@ def call_program(program, signature, flat: list, parameter, buffer):
     """
     arguments = bind_arguments(signature, flat, parameter, buffer)
     with torch.no_grad():
-        results = program.run(arguments)
+        results = program.execute(arguments)
         outputs = []
         for (kind, what), value in zip(signature.results, results):
             if kind == "output":
@@ -426,6 +446,7 @@ def compile(
     policy=None,
     cache: bool = True,
     dedup_layers: bool | None = None,
+    straight_line: bool | None = None,
 ) -> CompiledModule:
     """Compile `model` for inputs shaped like `example_inputs` (a tuple) and `example_kwargs`.
 
@@ -454,6 +475,11 @@ def compile(
     occurrence (frontend/layers.py; `cm.layers` says which, and what was
     refused and why); default on unless `MLIRFUSE_NO_LAYER_DEDUP=1`; off with
     `dynamic_shapes`.
+    `straight_line`: each call runs the program as generated straight-line
+    Python, one line per launch or ATen call with the launches' grids, blocks
+    and output shapes computed once (`cm.program_source()` shows it); False
+    interprets the program's steps per call (A/B, debugging); default on
+    unless `MLIRFUSE_STRAIGHT_LINE=0`.
     """
     if matmul not in MATMUL_MODES:
         raise ValueError(f"matmul must be one of {', '.join(map(repr, MATMUL_MODES))}, got {matmul!r}")
@@ -477,4 +503,5 @@ def compile(
         model, tuple(example_inputs), example_kwargs,
         pipeline=parsed, explain=explain, max_specializations=max_specializations, strict=strict,
         dynamic_shapes=dynamic_shapes, policy=policy, cache=cache, dedup_layers=dedup_layers,
+        straight_line=straight_line,
     )

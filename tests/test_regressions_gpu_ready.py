@@ -193,18 +193,18 @@ def test_compiled_mode_launches_skip_the_swap_unless_an_interpreted_launch_leake
     script = tmp_path / "probe.py"
     script.write_text(
         "import torch, triton, triton.language as tl\n"
-        "from mlirfuse.runtime.triton_mode import _already_compiled, triton_mode\n"
-        "assert _already_compiled()\n"
+        "from mlirfuse.runtime.triton_mode import already_compiled, triton_mode\n"
+        "assert already_compiled()\n"
         "@triton.jit\n"
         "def k(x):\n"
         "    tl.store(x + tl.arange(0, 4), tl.sum(tl.load(x + tl.arange(0, 4))))\n"
         "with triton_mode(True):\n"
-        "    assert not _already_compiled()\n"
+        "    assert not already_compiled()\n"
         "    from triton.runtime.interpreter import InterpretedFunction\n"
         "    InterpretedFunction(k.fn)[(1,)](torch.ones(4))\n"
-        "assert _already_compiled(), 'the interpreted launch was not undone'\n"
+        "assert already_compiled(), 'the interpreted launch was not undone'\n"
         "tl.core.tensor.__index__ = lambda self: 0  # what a launch outside triton_mode leaves behind\n"
-        "assert not _already_compiled()\n"
+        "assert not already_compiled()\n"
         "print('ok')\n"
     )
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}

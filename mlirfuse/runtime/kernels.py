@@ -20,6 +20,7 @@ import importlib.util
 import math
 import os
 import tempfile
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import torch
@@ -33,7 +34,7 @@ from mlirfuse.lowering.triton import TritonKernel
 from mlirfuse.ops.views import RESHAPES
 from mlirfuse.runtime import cache, checks
 from mlirfuse.runtime.aten import aten_call
-from mlirfuse.runtime.triton_mode import host_arguments_in_place, triton_mode
+from mlirfuse.runtime.triton_mode import already_compiled, host_arguments_in_place, triton_mode
 
 _LOADED: dict[tuple[str, bool], object] = {}
 # How `load` found kernels: "loaded" (a source executed and jitted anew), "hits" (already loaded).
@@ -250,6 +251,18 @@ class Launcher:
             lambda: _arch(device), lambda: eager_math_sdpa(self.kernel, loaded), cpu_vector_width,
         )
 
+    def function(self, interpret: bool):
+        """The kernel's function for one mode, loaded at its first launch in that mode."""
+        if self._fn is None or self._interpret != interpret:
+            self._fn = load(self.kernel, interpret)
+            self._interpret = interpret
+        return self._fn
+
+    @functools.cached_property
+    def direct(self) -> DirectLauncher:
+        """This kernel's launches from a generated program (runtime/codegen.py)."""
+        return DirectLauncher(self)
+
     def scalars(self, values=()) -> tuple[float, ...]:
         """The kernel's scalar parameters for a launch passing `values` (its `scalars` attribute)."""
         return tuple(s.value(values) if isinstance(s, LaunchScalar) else s for s in self.kernel.scalars)
@@ -297,9 +310,7 @@ class Launcher:
         launch = self.launch(interpret, device, loaded)
         if self.schedule.empty(launch):
             return outputs
-        if self._fn is None or self._interpret != interpret:
-            self._fn = load(self.kernel, interpret)
-            self._interpret = interpret
+        self.function(interpret)
         strides = []
         for site, t, space in zip(self.kernel.sites, loaded, spaces):
             if site.check is not None and (interpret or checked):
@@ -336,3 +347,109 @@ class Launcher:
             kept = [(p, out, raw) for p, out, raw in zip(out_params, outputs, guarded) if raw is not None]
             checks.verify_guards(self.kernel.name, {p: out for p, out, _ in kept}, [raw for _, _, raw in kept])
         return outputs
+
+
+@dataclass(frozen=True)
+class _Prepared:
+    """What every launch of a static kernel on one device shares: computed from sizes alone, at the first."""
+
+    device: torch.device
+    interpret: bool
+    sites: tuple  # per load site: (input position, its view chain as (view, args, kwargs))
+    spaces: tuple  # per load site: the shape its strides are taken in, or None for a gather's table
+    outputs: tuple  # per output: (shape, dtype)
+    run: object  # `fn[grid]`, or None where there is nothing to launch (empty, or no program)
+    sizes: tuple
+    constants: dict  # blocks and compile options
+    strides: dict = field(default_factory=dict)  # the sites' strides -> the kernel's stride arguments
+
+
+# How many stride layouts of one launch's inputs a prepared launch remembers; past that it computes them per call.
+STRIDE_LAYOUTS = 16
+
+
+class DirectLauncher:
+    """One kernel's launches from a generated program: a static kernel's launch on one device precomputes, at its
+    first, its views, output shapes, blocks, grid, sizes and options, and the strides per layout of its inputs
+    (the specialization guards shapes, not strides: they are looked up per call). Anything else — `?` sizes,
+    a scatter's init copies, checked launches, 64-bit offsets, inputs on several devices, interpreted index
+    checks and sdpa backend choices — takes the `Launcher`'s path. Either way the same kernel runs on the same
+    arguments: the results are the same bits."""
+
+    def __init__(self, launcher: Launcher):
+        self.launcher = launcher
+        kernel = launcher.kernel
+        self._static = kernel.dynamic is None and not kernel.init and not kernel.wide_flag
+        self._prepared: dict[torch.device, _Prepared | None] = {}
+
+    def __call__(self, *inputs, reuse: dict[int, int] | None = None, buffers: dict | None = None,
+                 scalars: tuple[float, ...] | None = None):
+        launcher = self.launcher
+        scalars = launcher._scalars if scalars is None else scalars
+        if not self._static or scalars is None or checks.enabled():
+            return launcher(*inputs, reuse=reuse, buffers=buffers, scalars=scalars)
+        if inputs:
+            device = inputs[0].device
+            for t in inputs:
+                if t.device != device:  # a 0-d CPU tensor beside GPU ones
+                    return launcher(*inputs, reuse=reuse, buffers=buffers, scalars=scalars)
+        else:
+            device = torch.device(launcher.kernel.device or "cpu")
+        prepared = self._prepared.get(device, False)
+        if prepared is False:
+            prepared = self._prepared[device] = self._prepare(device)
+        if prepared is None:
+            return launcher(*inputs, reuse=reuse, buffers=buffers, scalars=scalars)
+        loaded = []
+        for i, views in prepared.sites:
+            t = inputs[i]
+            for view, args, kwargs in views:
+                t = view(t, *args, **kwargs)
+            loaded.append(t)
+        outputs = []
+        for j, (shape, dtype) in enumerate(prepared.outputs):
+            out = _reusable(inputs[reuse[j]], shape, dtype, device) if reuse and j in reuse else None
+            if out is None and buffers and j in buffers:
+                out = _reusable(buffers[j], shape, dtype, device)
+            outputs.append(torch.empty(shape, dtype=dtype, device=device) if out is None else out)
+        if prepared.run is None:
+            return outputs
+        layout = tuple(t.stride() for t in loaded)
+        strides = prepared.strides.get(layout)
+        if strides is None:
+            strides = []
+            for t, space in zip(loaded, prepared.spaces):
+                strides.extend(t.stride() if space is None else strides_in(t, space))
+            if len(prepared.strides) < STRIDE_LAYOUTS:
+                prepared.strides[layout] = strides
+        if prepared.interpret:
+            with triton_mode(True), host_arguments_in_place():
+                prepared.run(*loaded, *outputs, *scalars, *prepared.sizes, *strides, **prepared.constants)
+        elif already_compiled():
+            prepared.run(*loaded, *outputs, *scalars, *prepared.sizes, *strides, **prepared.constants)
+        else:
+            with triton_mode(False):
+                prepared.run(*loaded, *outputs, *scalars, *prepared.sizes, *strides, **prepared.constants)
+        return outputs
+
+    def _prepare(self, device: torch.device) -> _Prepared | None:
+        """What every launch on `device` shares; None where they take the `Launcher`'s path."""
+        launcher = self.launcher
+        kernel = launcher.kernel
+        interpret = device.type != "cuda"
+        if interpret and (any(site.check is not None for site in kernel.sites) or getattr(kernel, "sdpa_sites", ())):
+            return None  # per call: the interpreter checks indices on the host; sdpa's backend follows the tensors
+        launch = launcher.launch(interpret, device)
+        outputs = tuple((tuple(shape), dtype) for shape, dtype in zip(launcher.out_shapes, launcher.out_dtypes))
+        sites = tuple((site.input, tuple((view, tuple(args[1:]), kwargs) for view, args, kwargs in views))
+                      for site, views in zip(kernel.sites, launcher._views))
+        spaces = launcher._spaces or [launcher.shape] * len(kernel.sites)
+        spaces = tuple(None if site.table_rank else space for site, space in zip(kernel.sites, spaces))
+        args = None if launcher.schedule.empty(launch) else launcher.schedule.launch_args(
+            kernel, launch, blocks := launcher.schedule.blocks(kernel, launch))
+        if args is None:
+            return _Prepared(device, interpret, sites, spaces, outputs, None, (), {})
+        sizes, grid, options = args
+        options = ({} if interpret else {"enable_fp_fusion": True}) | options
+        return _Prepared(device, interpret, sites, spaces, outputs, launcher.function(interpret)[grid], tuple(sizes),
+                         {**blocks, **options})

@@ -4,6 +4,10 @@ The function's ops are turned once into a flat list of steps over numbered
 slots (no IR is touched per call). Constants and lists of constants are
 evaluated at build time. Each slot is dropped after its last use
 (runtime/liveness.py), so intermediates are freed during the call.
+
+A call runs the steps as generated straight-line Python (runtime/codegen.py,
+`Program.execute`); `run` interprets them, for `straight_line=False` and for
+measurements that watch every step (`on_step`).
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from mlirfuse.ir import NO_CONSTANT, constant_value, ir, tensor_type
 from mlirfuse.lowering.triton import LoweringError, TritonKernel, lower_kernel
 from mlirfuse.ops.dtypes import itemsize
 from mlirfuse.runtime.aten import RESHAPING, aten_overload, convert, split_by_schema
+from mlirfuse.runtime.codegen import Generated, generate
 from mlirfuse.runtime.kernels import Launcher
 from mlirfuse.runtime.liveness import Plan, buffers, plan, reuse_enabled
 
@@ -47,13 +52,15 @@ class Program:
     """The steps of one func.func, ready to run on torch values."""
 
     def __init__(self, func_op, module: ir.Module, on_kernel=None, lower: Callable = lower_kernel,
-                 caller: Program | None = None):
+                 caller: Program | None = None, straight_line: bool = True):
         """`on_kernel(index, total, name)` is called as each kernel is lowered (progress); `lower` lowers one
         fusion.kernel (`lower_kernel`, or the persistent cache's `KernelCache`).
 
         `caller`: the program calling this function (`func.call`); they share kernels, callees and `lower`.
+        `straight_line`: calls run the generated function (`source`) instead of interpreting the steps (`run`).
         """
         self._lower = lower if caller is None else caller._lower
+        self._straight_line = straight_line if caller is None else caller.straight_line
         self.slots: dict[ir.Value, int] = {}
         self._next_slot = 0
         self._slot_bytes: dict[int, int | None] = {}  # result slot -> bytes of its tensor (None: dynamic)
@@ -83,7 +90,7 @@ class Program:
             slot_dtypes=self._slot_dtypes,
         )
         for i, reuse in self.plan.reuse.items():
-            self.steps[i].fn = functools.partial(self.steps[i].fn, reuse=reuse)
+            self.steps[i].kwargs["reuse"] = ("const", reuse)
 
     def _blobs(self, module: ir.Module) -> dict[str, bytes]:
         if self._resource_blobs is None:
@@ -158,8 +165,8 @@ class Program:
             outs = [self._slot(r) for r in op.results]
             launcher = self._launchers[kernel_name]
             values = launch_scalars(op)  # a kernel shared modulo constants: this launch's values, rounded once here
-            fn = functools.partial(launcher, scalars=launcher.scalars(values)) if values else launcher
-            self.steps.append(Step(fn, args, {}, outs, "launch", kernel_name, reusable=launcher.in_place))
+            kwargs = {"scalars": ("const", launcher.scalars(values))} if values else {}
+            self.steps.append(Step(launcher, args, kwargs, outs, "launch", kernel_name, reusable=launcher.in_place))
             return
         if name == "torch.operator":
             target = op.attributes["name"].value
@@ -220,11 +227,46 @@ class Program:
         outs = [self._slot(r) for r in op.results]
         self.steps.append(Step(callee.call, args, {}, outs, "call", name, inner_peak=callee.plan.planned_peak_bytes))
 
+    @property
+    def straight_line(self) -> bool:
+        """How a call runs: the generated straight-line function (runtime/codegen.py), or `run` interpreting the
+        steps. Set on the calling program, it holds for every function it calls."""
+        return self._straight_line
+
+    @straight_line.setter
+    def straight_line(self, value: bool) -> None:
+        for program in [self, *self.callees.values()]:
+            program._straight_line = bool(value)
+
+    @functools.cached_property
+    def generated(self) -> Generated:
+        """This program as straight-line Python (runtime/codegen.py): its source text and globals."""
+        return generate(self)
+
+    @property
+    def source(self) -> str:
+        """The generated `call(args)`, with each called layer's after it."""
+        parts = [self.generated.source]
+        for name, callee in self.callees.items():
+            parts.append(f"# @{name}\n{callee.generated.source}")
+        return "\n".join(parts)
+
+    @functools.cached_property
+    def _generated_call(self) -> Callable[[list], list]:
+        return self.generated.function()
+
+    def execute(self, arguments: list) -> list:
+        """The results for `arguments` (a list the program takes over and empties, as `run`): through the
+        generated function where `straight_line` is on, else `run`."""
+        if self.straight_line:
+            return self._generated_call(arguments)
+        return self.run(arguments)
+
     def call(self, *arguments) -> list:
         """The results for `arguments`, each a tensor of its own: a result sharing an argument's buffer
         (or a constant's) is copied, so that the caller's plan, which counts a call's results as new
         buffers, holds."""
-        results = self.run(list(arguments))
+        results = self.execute(list(arguments))
         for i in self._aliased_returns:
             results[i] = results[i].clone()
         return results

@@ -85,7 +85,7 @@ def _imported_compiled() -> bool:
     return all(value is swapped for (_, _, value), (_, _, swapped) in zip(_jit_functions(), _swaps(False)))
 
 
-def _already_compiled() -> bool:
+def already_compiled() -> bool:
     """Whether Triton is in compiled mode now, untouched by any interpreted launch: nothing to swap or restore.
 
     The common case on a GPU (no `TRITON_INTERPRET`): a launch then skips the
@@ -102,7 +102,7 @@ def triton_mode(interpret: bool):
     """Within: `@triton.jit` and `triton.language` behave as under `TRITON_INTERPRET=<interpret>`."""
     import triton
 
-    if not interpret and _already_compiled():
+    if not interpret and already_compiled():
         yield
         return
     namespaces = _namespaces()
