@@ -238,7 +238,8 @@ class _PointwiseEmitter(IndexingEmitter):
                 value = self.load_in(site, size, tensor_type(piece.type).dtype, place.padded(site.pad, result.shape)[0], 0)
             else:
                 value = self.value_in(piece, place.padded(("constant", lows, 0), result.shape)[0])
-            ends.append((start, cast(value, dtype)))
+            # a computed f16/bf16 piece of a wider cat: eager widens the piece's rounded values
+            ends.append((start, cast(as_declared(piece, value), dtype)))
         expr = ends[-1][1]
         for end, value in reversed(ends[:-1]):
             expr = f"tl.where({x} < {end}, {value}, {expr})"
