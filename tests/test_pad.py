@@ -13,7 +13,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from helpers import compile_and_compare, kernel_ops
+from helpers import compile_and_compare, kernel_ops, unfused_ops
 
 
 def fused_with(cm, *ops):
@@ -187,9 +187,73 @@ def test_cropped_piece_of_a_concat_kernel_reads_only_inside_its_input():
 
 
 def test_cat_of_a_cat_result():
-    # A concat group holds one cat: the inner cat stays with the exp, the outer one is ATen's.
+    # A concat kernel writes one cat, and the exp's group holds the inner one: the outer cat is the
+    # result of a pointwise kernel over its shape (each lane evaluates its piece), no longer ATen's.
     x, y, z = torch.randn(2, 3), torch.randn(2, 1), torch.randn(3, 4)
-    compile_and_compare(lambda x, y, z: torch.cat([torch.cat([x, y], 1).exp(), z], 0), (x, y, z), fused=False)
+    cm = compile_and_compare(lambda x, y, z: torch.cat([torch.cat([x, y], 1).exp(), z], 0), (x, y, z))
+    assert cm.stats["launches"] == 1
+
+
+@pytest.mark.parametrize("read", [True, False], ids=["read-pointwise", "exit"])
+def test_computed_bf16_piece_of_an_f32_cat_is_rounded_as_eager(read):
+    # Eager computes the exp in bf16 and widens its rounded values into the f32 cat; the kernel computes
+    # the piece in f32 and widened it unrounded (found writing the pointwise cat exits).
+    x, y, z = torch.randn(2, 3).to(torch.bfloat16), torch.randn(2, 1).to(torch.bfloat16), torch.randn(3, 4)
+
+    def f(x, y, z):
+        out = torch.cat([torch.cat([x, y], 1).exp(), z], 0)
+        return out + 1 if read else out
+
+    cm = compile_and_compare(f, (x, y, z))
+    assert cm.stats["launches"] == 1
+
+
+def _partial_rotary(x, cos, sin):
+    """GPT-NeoX's and Phi's rotary embedding on the first 4 features, the rest passed through."""
+    rotated, passed = x[..., :4], x[..., 4:]
+    half = torch.cat([-rotated[..., 2:], rotated[..., :2]], -1)
+    return torch.cat([rotated * cos + half * sin, passed], -1)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
+def test_partial_rotary_cats_are_one_pointwise_kernel(dtype):
+    """Issue 22: `cat(rotated, pass-through)` of q and k, read by attention, were two ATen cats.
+
+    The rotating group holds a cat of its own (rotate-half), so no concat
+    kernel writes them; one pointwise kernel over [2, 4, 8, 12] now evaluates
+    both cats, attention a second.
+    """
+    q, k, v = (torch.randn(2, 4, 8, 12).to(dtype) for _ in range(3))
+    cos, sin = torch.randn(8, 4).to(dtype), torch.randn(8, 4).to(dtype)
+
+    def f(q, k, v, cos, sin):
+        return F.scaled_dot_product_attention(_partial_rotary(q, cos, sin), _partial_rotary(k, cos, sin), v)
+
+    tolerances = {} if dtype == torch.float32 else dict(rtol=2e-2, atol=2e-2)
+    cm = compile_and_compare(f, (q, k, v, cos, sin), fused=False, **tolerances)
+    # (The pass-through slices are the kernel's strided operands: views, no call.)
+    assert cm.stats["unfused_ops"] == cm.stats["unfused_views"], unfused_ops(cm)
+    fused_with(cm, "torch.aten.cat", "torch.aten.scaled_dot_product_attention")
+    assert cm.stats["launches"] == 2
+
+
+def test_partial_rotary_cat_stays_aten_where_the_rotated_part_is_returned_too():
+    # The kernel over the cat's shape would have no place to store the rotated part: the cat stays ATen's.
+    q, cos, sin = torch.randn(2, 8, 12), torch.randn(8, 4), torch.randn(8, 4)
+
+    def f(q, cos, sin):
+        out = _partial_rotary(q, cos, sin)
+        return out, out.exp()
+
+    def g(q, cos, sin):
+        rotated = q[..., :4]
+        half = torch.cat([-rotated[..., 2:], rotated[..., :2]], -1)
+        part = rotated * cos + half * sin
+        return torch.cat([part, q[..., 4:]], -1), part
+
+    compile_and_compare(f, (q, cos, sin))  # the cat's reader is pointwise: read by index arithmetic
+    cm = compile_and_compare(g, (q, cos, sin), fused=False)
+    assert [op for op in unfused_ops(cm) if op not in ("torch.aten.slice.Tensor",)] == ["torch.aten.cat"]
 
 
 def test_bool_pad_with_a_non_boolean_value_matches_eager():

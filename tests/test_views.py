@@ -178,3 +178,45 @@ def test_identity_expand_of_a_computed_mask_is_one_kernel():
     big = torch.finfo(torch.float32).min
     cm = compile_checked(lambda m: torch.where((m != 0).expand(2, -1, 8, 8), torch.zeros(()), big), torch.randint(0, 2, (2, 1, 8, 8)))
     assert cm.stats["launches"] == 1, (cm.stats, cm.mlir)
+
+
+def _rotate(x, cos, sin):
+    half = x.shape[-1] // 2
+    return x * cos + torch.cat([-x[..., half:], x[..., :half]], -1) * sin
+
+
+def falcon_rotary(qkv, cos, sin):
+    """Falcon's q and k off its fused qkv ([b, t, groups, q heads per group + k + v, d]), rotated.
+
+    q's slice and k's broadcast over the group's heads are not viewable as
+    [b, heads, t, d]: eager copies them (clone) before the reshape.
+    """
+    x = qkv.view(2, 8, 2, 4, 8)
+    q = x[:, :, :, :-2].reshape(2, 8, 4, 8).transpose(1, 2)
+    k = x[:, :, :, 2:3].expand(2, 8, 2, 2, 8).reshape(2, 8, 4, 8).transpose(1, 2)
+    return _rotate(q, cos, sin), _rotate(k, cos, sin)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16], ids=str)
+def test_views_of_copies_are_read_through_in_one_kernel(dtype):
+    """Issue 22: Falcon's copies of q and the broadcast k were a launch of their own, read back by the rotary kernel.
+
+    A group that only copies (views of) its inputs computes nothing: the
+    rotary kernel reads the inputs at the views' coordinates instead (in
+    more dims than its iteration space: the site's own strides).
+    """
+    qkv, cos, sin = torch.randn(2, 8, 64).to(dtype), torch.randn(8, 8).to(dtype), torch.randn(8, 8).to(dtype)
+    # (f16: eager rounds after each op, the kernel once per result.)
+    tol = TOL if dtype == torch.float32 else dict(rtol=1e-2, atol=1e-2)
+    cm = mlirfuse.compile(Lambda(falcon_rotary), (qkv, cos, sin))
+    # Another qkv's strides too: the copies read their input through strides passed at launch.
+    for x in (qkv, torch.randn(2, 8, 128).to(dtype)[..., ::2]):
+        torch.testing.assert_close(cm(x, cos, sin), falcon_rotary(x, cos, sin), **tol)
+    assert cm.stats["launches"] == 1, (cm.stats, cm.mlir)
+    assert aten_steps(cm) == [], aten_steps(cm)
+
+
+def test_view_of_a_computed_copy_splits_the_group():
+    # The copy's operand is computed (exp): recomputing it at the view's coordinates is not a copy's load.
+    cm = compile_checked(lambda x: x.view(2, 4, 3)[:, :, :2].exp().clone().reshape(2, 8).t() + 1, torch.randn(2, 12))
+    assert cm.stats["launches"] == 2 and aten_steps(cm) == [], cm.stats

@@ -14,7 +14,7 @@ straight into its slice of the cat's buffer, narrower pieces under a mask.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from mlirfuse.dialect import GroupKind
 from mlirfuse.ir import TensorType, block_ops, constant_value, ir, is_constant_like, tensor_type
@@ -113,7 +113,7 @@ class _PointwiseEmitter(IndexingEmitter):
 
     def load_in(self, site: Site, shape, dtype: str, place: _Place, other=None) -> Value:
         """A load of `site` (a value of `shape`) at `place`, masked outside it (`other` there)."""
-        offset = len(self.space) - len(shape)
+        offset = 0 if site.table_rank else len(self.space) - len(shape)  # (a site of its own strides has all its dims)
         terms = [f"{x} * {site.name}_st{d + offset}" for d, x in enumerate(place.at(shape)) if x != "0"]
         address = f"{site.name} + ({' + '.join(terms) or 'xindex * 0'})"
         other = None if other is None else self.scalar_text(other)
@@ -238,7 +238,8 @@ class _PointwiseEmitter(IndexingEmitter):
                 value = self.load_in(site, size, tensor_type(piece.type).dtype, place.padded(site.pad, result.shape)[0], 0)
             else:
                 value = self.value_in(piece, place.padded(("constant", lows, 0), result.shape)[0])
-            ends.append((start, cast(value, dtype)))
+            # a computed f16/bf16 piece of a wider cat: eager widens the piece's rounded values
+            ends.append((start, cast(as_declared(piece, value), dtype)))
         expr = ends[-1][1]
         for end, value in reversed(ends[:-1]):
             expr = f"tl.where({x} < {end}, {value}, {expr})"
@@ -273,6 +274,11 @@ def lower_pointwise(kernel, kind: GroupKind) -> TritonKernel:
     # broadcast it; sites read only by pads and cats are loaded at theirs.
     # (In a concat kernel a piece narrower than the space is masked beyond its end.)
     here = _read_here(ops, terminator, cat, sites)
+    # A site in more dims than the space is read only where a view of a computed value places it
+    # (a copy of a view of an input, viewed back into the space): addressed through its own strides.
+    for value, site in sites.items():
+        if not isinstance(value, tuple) and site.pad is None and len(tensor_type(value.type).shape) > rank:
+            sites[value] = replace(site, table_rank=len(tensor_type(value.type).shape))
     for value, site in sites.items():
         if site.pad is not None:  # a pad of an input, or a piece of a cat of inputs padded to the cat's shape
             padded = value[0] if isinstance(value, tuple) else value

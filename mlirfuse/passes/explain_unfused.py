@@ -25,7 +25,7 @@ from mlirfuse.ops.registry import FUSED
 from mlirfuse.ops.scans import SCANS
 from mlirfuse.ops.views import PADS, VIEW_OPS, pad_args, view_args
 from mlirfuse.passes.base import ModulePass
-from mlirfuse.passes.legality import FUSION_ANALYSES, why_not_concat, why_not_merge, why_not_sink_reshape
+from mlirfuse.passes.legality import FUSION_ANALYSES, why_not_cat_exit, why_not_merge, why_not_sink_reshape
 from mlirfuse.passes.legality_cat import CAT
 from mlirfuse.passes.legality_matmul import left_to_gemm, why_not_template
 from mlirfuse.passes.options import Limits, option_group
@@ -57,7 +57,7 @@ def why_outside(op, group, role: str, dep: DependenceAnalysis, limits: Limits) -
     if op.name in CONV_FAMILY.ops and isinstance(conv(op.opview), str):
         return f"not a convolution the template takes: {conv(op.opview)}"
     if op.name == CAT:
-        return why_not_concat(op.opview, dep, limits) or left_to_gemm(op.opview) or "not merged"
+        return why_not_cat_exit(op.opview, dep, limits) or left_to_gemm(op.opview) or "not merged"
     if op.name in VIEW_OPS:
         if view_args(op) is None:
             return "view with non-constant arguments"

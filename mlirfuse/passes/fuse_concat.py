@@ -4,7 +4,13 @@ The groups computing the pieces merge (they are independent) and the cat
 becomes the merged group's exit: a `concat` group whose kernel stores each
 piece straight into its slice of the cat's buffer. Pieces may differ in size
 along the cat dim; a piece no group computes (a group input) is copied into
-its slice by the same kernel. Refusals are `why_not_concat`'s.
+its slice by the same kernel.
+
+Where a concat kernel cannot write the cat (a piece's group holds a cat of
+its own: a partial rotary embedding's `cat(rotated, pass-through)`), the cat
+is instead the exit of a `pointwise` group over its shape that evaluates each
+piece at the piece's coordinates, together with the other cats of that shape
+its pieces' groups feed (`cat_exits`). Refusals are `why_not_cat_exit`'s.
 """
 
 from __future__ import annotations
@@ -12,10 +18,17 @@ from __future__ import annotations
 import dataclasses
 
 from mlirfuse.dialect import GroupKind, set_group_kind
-from mlirfuse.ir import ir
+from mlirfuse.ir import ir, parent_name
 from mlirfuse.log import FusionDecisions
 from mlirfuse.passes.base import ModulePass, function_ops
-from mlirfuse.passes.legality import FUSION_ANALYSES, fusion_rewriter, why_not_concat
+from mlirfuse.passes.legality import (
+    FUSION_ANALYSES,
+    HOLDS_A_CAT,
+    cat_exits,
+    fusion_rewriter,
+    why_not_cat_exit,
+    why_not_concat,
+)
 from mlirfuse.passes.legality_cat import CAT, cat_list, piece_groups
 from mlirfuse.passes.legality_matmul import left_to_gemm
 from mlirfuse.passes.options import Limits, option, option_of
@@ -24,6 +37,11 @@ from mlirfuse.passes.options import Limits, option, option_of
 @dataclasses.dataclass(frozen=True)
 class FuseConcat(ModulePass):
     """Make a cat of pointwise group results the exit of one `concat` group that writes every piece into its slice.
+
+    Where a piece's group holds a cat of its own (one concat kernel writes one
+    cat), the cat and the other cats of its shape those groups feed are the
+    results of one `pointwise` group over that shape instead, each lane
+    evaluating its piece at the piece's coordinates.
 
     A cat that only GEMMs read, along their K dim (an LSTM's `cat([x_t, h])`
     before its Linear), is left to fusion-fuse-matmul, which reads it piece
@@ -44,11 +62,14 @@ class FuseConcat(ModulePass):
         decisions = FusionDecisions(self.name)
         for ops in function_ops(module):
             for op in ops:
-                if op.operation.name != CAT:
-                    continue
-                reason = why_not_concat(op, dep, limits) or (left_to_gemm(op) if self.ksplit else None)
+                if op.operation.name != CAT or parent_name(op) != "func.func":
+                    continue  # (a cat an earlier cat's pointwise exit took in is inside a group now)
+                reason = why_not_cat_exit(op, dep, limits) or (left_to_gemm(op) if self.ksplit else None)
                 if reason is not None:
                     decisions.refused(op, None, reason, how="with its pieces")
+                    continue
+                if why_not_concat(op, dep, limits) == HOLDS_A_CAT:
+                    self._pointwise_exits(*cat_exits(op, dep, limits), rewriter, dep, decisions)
                     continue
                 groups = sorted(piece_groups(op), key=dep.position)
                 decisions.merged(op, None, how="with its pieces")
@@ -59,3 +80,14 @@ class FuseConcat(ModulePass):
                 merged = rewriter.merge(merged, cat, dep)
                 set_group_kind(merged, GroupKind.CONCAT)
         rewriter.erase_dead_constants(module)
+
+    @staticmethod
+    def _pointwise_exits(cats: list, groups: list, rewriter, dep, decisions) -> None:
+        """The pieces' groups and the cats as one pointwise group over the cats' shape: the cats are its results."""
+        merged = groups[0]
+        for group in groups[1:]:
+            merged = rewriter.merge(merged, group, dep)
+        for cat in cats:
+            decisions.merged(cat, None, how="with its pieces, evaluated at their coordinates")
+            wrapped = rewriter.wrap([cat_list(cat).opview, cat], GroupKind.POINTWISE)
+            merged = rewriter.merge(merged, wrapped, dep)

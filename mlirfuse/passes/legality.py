@@ -246,6 +246,10 @@ def _keepdim(op) -> bool:
     return isinstance(red, Reduction) and (red.keepdim or len(red.dims) == 0)
 
 
+# A concat kernel writes one cat; a cat of such pieces may be a pointwise group's exit instead (`cat_exits`).
+HOLDS_A_CAT = "a piece's group holds a cat of its own (a concat kernel writes one cat)"
+
+
 def why_not_concat(cat, dep: DependenceAnalysis, limits: Limits = Limits()) -> str | None:
     """None if `cat` and the groups computing its pieces can become one concat group; otherwise why not."""
     reason = why_not_static_cat(cat)
@@ -258,7 +262,7 @@ def why_not_concat(cat, dep: DependenceAnalysis, limits: Limits = Limits()) -> s
     if any(group_kind(g) != GroupKind.POINTWISE for g in groups):
         return "cat of a reduction result"
     if any(op.operation.name == CAT for g in groups for op in body_ops(g)[0]):
-        return "a piece's group holds a cat of its own (a concat kernel writes one cat)"
+        return HOLDS_A_CAT
     members = {op_id(g) for g in groups}
     for i, a in enumerate(groups):
         for b in groups[i + 1 :]:
@@ -272,6 +276,94 @@ def why_not_concat(cat, dep: DependenceAnalysis, limits: Limits = Limits()) -> s
     outputs = 1 + sum(1 for g in groups for r in g.results if any(u.owner.operation != items.operation for u in r.uses))
     if len(inputs) + outputs > limits.max_args:
         return f"argument limit ({len(inputs) + outputs} > {limits.max_args})"
+    return None
+
+
+def why_not_cat_exit(cat, dep: DependenceAnalysis, limits: Limits = Limits()) -> str | None:
+    """None if `cat` can be the exit of a concat group (`why_not_concat`) or of a pointwise one (`cat_exits`); otherwise why neither."""
+    reason = why_not_concat(cat, dep, limits)
+    if reason != HOLDS_A_CAT:
+        return reason
+    exits = cat_exits(cat, dep, limits)
+    if not isinstance(exits, str):
+        return None
+    return f"{reason}; nor a pointwise exit: {exits}"
+
+
+def cat_exits(cat, dep: DependenceAnalysis, limits: Limits = Limits()) -> tuple[list, list] | str:
+    """(cats, groups) where `cat` can be the exit of one pointwise group that evaluates it by index arithmetic; else why not.
+
+    Where a concat kernel cannot write the cat (`why_not_concat`: a piece's
+    group holds a cat of its own, as a partial rotary's `cat(rotate(x[..., :r]),
+    x[..., r:])` does inside its rotation), a pointwise kernel over the cat's
+    shape can: each lane evaluates the piece its coordinate falls in, at the
+    piece's coordinates (`legality_cat.why_not_remapped_producer`: elementwise,
+    creation and view ops, pads and cats). The pieces' groups join, and with
+    them every other cat of the same shape and dtype their results feed
+    (rotary q and k computed by one group, each concatenated with its
+    pass-through part); each result those groups store otherwise must have
+    that shape (the kernel's one iteration space).
+    """
+    shape = tensor_type(cat.results[0].type)
+    cats, groups = [], {}
+    pending = [cat]
+    while pending:
+        each = pending.pop()
+        if any(op_id(c) == op_id(each) for c in cats):
+            continue
+        reason = why_not_static_cat(each)
+        if reason:
+            return reason
+        if tensor_type(each.results[0].type) != shape:
+            return "cats of different shapes or dtypes (one iteration space)"
+        cats.append(each)
+        for group in piece_groups(each):
+            if op_id(group) in groups:
+                continue
+            reason = why_not_remapped_producer(group, "cat")
+            if reason:
+                return reason
+            groups[op_id(group)] = group
+            for r in group.results:
+                for use in r.uses:
+                    owner = use.owner.opview
+                    reader = _list_cat(owner)
+                    if reader is not None:
+                        pending.append(reader)
+                    elif tensor_type(r.type).shape != shape.shape:
+                        return "a piece's group stores a value of another shape (one iteration space)"
+    if not groups:
+        return "no piece is computed by a group"
+    members = list(groups.values())
+    for i, a in enumerate(members):
+        for b in members[i + 1 :]:
+            if dep.reaches(a, b) or dep.reaches(b, a):
+                return "cycle"
+    if max(dep.position(m) for m in members) > min(dep.position(c) for c in cats):
+        return "a cat comes before a piece's group (the group would run after it)"
+    inside = set(groups) | {op_id(c) for c in cats}
+    for c in cats:  # a piece no member computes must not be computed from one (or from another of the cats)
+        for v in cat_list(c).operands:
+            owner = defining_op(v)
+            if owner is not None and op_id(owner) not in inside and any(dep.reaches(m, owner) for m in members + cats):
+                return "cycle"
+    inputs = {v for g in members for v in g.operands}
+    inputs |= {v for c in cats for v in cat_list(c).operands if not _defined_by_any(v, set(groups))}
+    outputs = len(cats) + sum(
+        1 for g in members for r in g.results if any(_list_cat(u.owner.opview) is None for u in r.uses)
+    )
+    if len(inputs) + outputs > limits.max_args:
+        return f"argument limit ({len(inputs) + outputs} > {limits.max_args})"
+    return sorted(cats, key=dep.position), sorted(members, key=dep.position)
+
+
+def _list_cat(op):
+    """The cat reading `op` if `op` is a cat's list (a ListConstruct only that cat reads), else None."""
+    if op.operation.name != "torch.prim.ListConstruct":
+        return None
+    users = [u.owner.opview for u in op.results[0].uses]
+    if len(users) == 1 and users[0].operation.name == CAT and users[0].operands[0] == op.results[0]:
+        return users[0]
     return None
 
 

@@ -142,8 +142,9 @@ def why_not_viewed(producer, consumer) -> str | None:
     producer's values has an index map (`view_coords`); unless all of them
     are identities (an expand to the same shape), the producer reads no
     input and holds a creation op (aranges, fills and elementwise ops of
-    them: recomputing them costs no load) and is `recomputable`. Otherwise
-    the view is of a stored value.
+    them: recomputing them costs no load) and is `recomputable`, or only
+    copies its inputs (`copies_only`: reading them at the views' coordinates
+    costs the load of the copy). Otherwise the view is of a stored value.
     """
     if group_kind(producer) != GroupKind.POINTWISE or group_kind(consumer) != GroupKind.POINTWISE:
         return "view of a computed value"
@@ -151,12 +152,25 @@ def why_not_viewed(producer, consumer) -> str | None:
     args = [arg for arg, v in zip(block.arguments, consumer.operands) if defined_by(v, producer)]
     if not all(_views_mapped(arg) for arg in args):
         return "view of a computed value (a view with no index map)"
-    if all(_identity_views(arg) for arg in args):
+    if all(_identity_views(arg) for arg in args) or copies_only(producer):
         return None
     if len(producer.operands) or not any(op.operation.name in CREATIONS for op in body_ops(producer)[0]):
         return "view of a computed value"
     why = recomputable(producer, "view")
     return why and f"{why} (a view of a computed value)"
+
+
+# Ops whose result holds their operand's values: a group of them and views computes nothing.
+COPIES = frozenset({"torch.aten.clone"})
+
+
+def copies_only(group) -> bool:
+    """Does `group` only copy (views of) its inputs: clones (Falcon's q and the broadcast k made contiguous)?"""
+    names = [op.operation.name for op in body_ops(group)[0]]
+    return any(name in COPIES for name in names) and all(
+        name.startswith("torch.constant.") or name in VIEW_OPS or name in COPIES or name == "torch.prim.ListConstruct"
+        for name in names
+    )
 
 
 def _identity_views(value) -> bool:

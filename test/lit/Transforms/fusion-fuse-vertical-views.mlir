@@ -143,6 +143,60 @@ func.func @no_fuse_view_of_computed_value(%a: !torch.vtensor<[4,8],f32>) -> !tor
 
 // -----
 
+// A group that only copies (views of) its inputs computes nothing (Falcon's
+// q and broadcast k made contiguous before their reshape): its reader views
+// the copy at the view's coordinates, loading the input there as the copy
+// would; one group.
+
+// CHECK-LABEL: func.func @fuse_view_of_a_copy
+// CHECK-NEXT:    %[[G:.+]] = "fusion.group"(%arg0) ({
+// CHECK:           %[[C:.+]] = torch.aten.clone
+// CHECK:           %[[V:.+]] = torch.aten._unsafe_view %[[C]]
+// CHECK:           torch.aten.transpose.int %[[V]]
+// CHECK-NEXT:      torch.aten.neg
+// CHECK:         }) {kind = "pointwise"}
+// CHECK-NEXT:    return %[[G]]
+
+func.func @fuse_view_of_a_copy(%a: !torch.vtensor<[2,4,3],f32>) -> !torch.vtensor<[8,2],f32> {
+  %int0 = torch.constant.int 0
+  %int1 = torch.constant.int 1
+  %int2 = torch.constant.int 2
+  %int8 = torch.constant.int 8
+  %0 = torch.aten.slice.Tensor %a, %int2, %int0, %int2, %int1 : !torch.vtensor<[2,4,3],f32>, !torch.int, !torch.int, !torch.int, !torch.int -> !torch.vtensor<[2,4,2],f32>
+  %1 = torch.aten.clone %0, %int0 : !torch.vtensor<[2,4,2],f32>, !torch.int -> !torch.vtensor<[2,4,2],f32>
+  %l = torch.prim.ListConstruct %int2, %int8 : (!torch.int, !torch.int) -> !torch.list<int>
+  %2 = torch.aten._unsafe_view %1, %l : !torch.vtensor<[2,4,2],f32>, !torch.list<int> -> !torch.vtensor<[2,8],f32>
+  %3 = torch.aten.transpose.int %2, %int0, %int1 : !torch.vtensor<[2,8],f32>, !torch.int, !torch.int -> !torch.vtensor<[8,2],f32>
+  %4 = torch.aten.neg %3 : !torch.vtensor<[8,2],f32> -> !torch.vtensor<[8,2],f32>
+  return %4 : !torch.vtensor<[8,2],f32>
+}
+
+// -----
+
+// The copy's operand is computed (exp): not a copy of an input, so its view
+// is of a stored value; two groups.
+
+// CHECK-LABEL: func.func @no_fuse_view_of_a_computed_copy
+// CHECK:         fusion.explain = ["consumer fusion.group: view of a computed value"]
+// CHECK:         torch.aten._unsafe_view
+// CHECK:         fusion.explain = ["producer fusion.group: view of a computed value"]
+
+func.func @no_fuse_view_of_a_computed_copy(%a: !torch.vtensor<[2,4,2],f32>) -> !torch.vtensor<[8,2],f32> {
+  %int0 = torch.constant.int 0
+  %int1 = torch.constant.int 1
+  %int2 = torch.constant.int 2
+  %int8 = torch.constant.int 8
+  %0 = torch.aten.exp %a : !torch.vtensor<[2,4,2],f32> -> !torch.vtensor<[2,4,2],f32>
+  %1 = torch.aten.clone %0, %int0 : !torch.vtensor<[2,4,2],f32>, !torch.int -> !torch.vtensor<[2,4,2],f32>
+  %l = torch.prim.ListConstruct %int2, %int8 : (!torch.int, !torch.int) -> !torch.list<int>
+  %2 = torch.aten._unsafe_view %1, %l : !torch.vtensor<[2,4,2],f32>, !torch.list<int> -> !torch.vtensor<[2,8],f32>
+  %3 = torch.aten.transpose.int %2, %int0, %int1 : !torch.vtensor<[2,8],f32>, !torch.int, !torch.int -> !torch.vtensor<[8,2],f32>
+  %4 = torch.aten.neg %3 : !torch.vtensor<[8,2],f32> -> !torch.vtensor<[8,2],f32>
+  return %4 : !torch.vtensor<[8,2],f32>
+}
+
+// -----
+
 // A view whose sizes are computed at run time stays outside.
 
 // CHECK-LABEL: func.func @no_fuse_view_with_computed_size
