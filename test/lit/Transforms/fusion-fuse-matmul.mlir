@@ -648,3 +648,80 @@ func.func @no_fuse_conv_into_conv_or_f64(%x: !torch.vtensor<[1,2,5,5],f32>, %w: 
   %3 = torch.aten.conv2d %x64, %h, %none, %0, %0, %0, %int1 : !torch.vtensor<[1,2,5,5],f64>, !torch.vtensor<[2,2,3,3],f64>, !torch.none, !torch.list<int>, !torch.list<int>, !torch.list<int>, !torch.int -> !torch.vtensor<[1,2,5,5],f64>
   return %2, %3 : !torch.vtensor<[1,2,5,5],f32>, !torch.vtensor<[1,2,5,5],f64>
 }
+
+// -----
+
+// The backward's bias gradient beside its weight gradient: the GEMM's
+// kernel sums its A (g's transpose) over K as it loads it.
+
+// CHECK-LABEL: func.func @fuse_bias_gradient_beside_weight_gradient
+// CHECK:         %[[G:.+]]:2 = "fusion.group"(%arg0, %arg1) ({
+// CHECK:           %[[MM:.+]] = torch.aten.mm
+// CHECK:           %[[SUM:.+]] = torch.aten.sum.dim_IntList
+// CHECK:           %[[V:.+]] = torch.aten.view %[[SUM]]
+// CHECK:           "fusion.yield"(%[[V]], %[[MM]])
+// CHECK-NEXT:    }) {kind = "matmul"}
+// CHECK-NEXT:    return %[[G]]#1, %[[G]]#0
+func.func @fuse_bias_gradient_beside_weight_gradient(%g: !torch.vtensor<[2,3,8],f32>, %x: !torch.vtensor<[6,5],f32>) -> (!torch.vtensor<[8,5],f32>, !torch.vtensor<[8],f32>) {
+  %int6 = torch.constant.int 6
+  %int8 = torch.constant.int 8
+  %int0 = torch.constant.int 0
+  %true = torch.constant.bool true
+  %none = torch.constant.none
+  %s0 = torch.prim.ListConstruct %int6, %int8 : (!torch.int, !torch.int) -> !torch.list<int>
+  %0 = torch.aten.view %g, %s0 : !torch.vtensor<[2,3,8],f32>, !torch.list<int> -> !torch.vtensor<[6,8],f32>
+  %1 = torch.aten.t %0 : !torch.vtensor<[6,8],f32> -> !torch.vtensor<[8,6],f32>
+  %2 = torch.aten.mm %1, %x : !torch.vtensor<[8,6],f32>, !torch.vtensor<[6,5],f32> -> !torch.vtensor<[8,5],f32>
+  %dims = torch.prim.ListConstruct %int0 : (!torch.int) -> !torch.list<int>
+  %3 = torch.aten.sum.dim_IntList %0, %dims, %true, %none : !torch.vtensor<[6,8],f32>, !torch.list<int>, !torch.bool, !torch.none -> !torch.vtensor<[1,8],f32>
+  %s1 = torch.prim.ListConstruct %int8 : (!torch.int) -> !torch.list<int>
+  %4 = torch.aten.view %3, %s1 : !torch.vtensor<[1,8],f32>, !torch.list<int> -> !torch.vtensor<[8],f32>
+  return %2, %4 : !torch.vtensor<[8,5],f32>, !torch.vtensor<[8],f32>
+}
+
+// -----
+
+// The sum runs over A's rows (M), not its K: the GEMM's tiles do not hold
+// whole rows of it, so it stays a reduction kernel of its own.
+
+// CHECK-LABEL: func.func @no_fuse_sum_over_rows_of_a
+// CHECK:         "fusion.group"
+// CHECK:           torch.aten.mm
+// CHECK:         }) {kind = "matmul"}
+// CHECK:         "fusion.group"
+// CHECK:           torch.aten.sum.dim_IntList
+// CHECK:         }) {kind = "{{(persistent-)?}}reduction"}
+func.func @no_fuse_sum_over_rows_of_a(%g: !torch.vtensor<[6,8],f32>, %x: !torch.vtensor<[6,5],f32>) -> (!torch.vtensor<[8,5],f32>, !torch.vtensor<[6],f32>) {
+  %int1 = torch.constant.int 1
+  %false = torch.constant.bool false
+  %none = torch.constant.none
+  %1 = torch.aten.t %g : !torch.vtensor<[6,8],f32> -> !torch.vtensor<[8,6],f32>
+  %2 = torch.aten.mm %1, %x : !torch.vtensor<[8,6],f32>, !torch.vtensor<[6,5],f32> -> !torch.vtensor<[8,5],f32>
+  %dims = torch.prim.ListConstruct %int1 : (!torch.int) -> !torch.list<int>
+  %3 = torch.aten.sum.dim_IntList %g, %dims, %false, %none : !torch.vtensor<[6,8],f32>, !torch.list<int>, !torch.bool, !torch.none -> !torch.vtensor<[6],f32>
+  return %2, %3 : !torch.vtensor<[8,5],f32>, !torch.vtensor<[6],f32>
+}
+
+// -----
+
+// A sum of a value computed from A (g * 2), not of A as stored: the GEMM
+// reads g, so the sum is no sum of its tiles.
+
+// CHECK-LABEL: func.func @no_fuse_sum_of_a_computed_value
+// CHECK:         }) {kind = "matmul"}
+// CHECK:         "fusion.group"
+// CHECK:           torch.aten.mul.Scalar
+// CHECK:           torch.aten.sum.dim_IntList
+// CHECK:         }) {kind = "{{(persistent-)?}}reduction"}
+func.func @no_fuse_sum_of_a_computed_value(%g: !torch.vtensor<[6,8],f32>, %x: !torch.vtensor<[6,5],f32>) -> (!torch.vtensor<[8,5],f32>, !torch.vtensor<[8],f32>) {
+  %int0 = torch.constant.int 0
+  %int2 = torch.constant.int 2
+  %false = torch.constant.bool false
+  %none = torch.constant.none
+  %1 = torch.aten.t %g : !torch.vtensor<[6,8],f32> -> !torch.vtensor<[8,6],f32>
+  %2 = torch.aten.mm %1, %x : !torch.vtensor<[8,6],f32>, !torch.vtensor<[6,5],f32> -> !torch.vtensor<[8,5],f32>
+  %m = torch.aten.mul.Scalar %g, %int2 : !torch.vtensor<[6,8],f32>, !torch.int -> !torch.vtensor<[6,8],f32>
+  %dims = torch.prim.ListConstruct %int0 : (!torch.int) -> !torch.list<int>
+  %3 = torch.aten.sum.dim_IntList %m, %dims, %false, %none : !torch.vtensor<[6,8],f32>, !torch.list<int>, !torch.bool, !torch.none -> !torch.vtensor<[8],f32>
+  return %2, %3 : !torch.vtensor<[8,5],f32>, !torch.vtensor<[8],f32>
+}
