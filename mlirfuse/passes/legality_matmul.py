@@ -20,7 +20,7 @@ from mlirfuse.ops.reductions import REDUCTIONS
 from mlirfuse.ops.views import CAT, PADS, RESHAPES, VIEW_OPS, walk_views
 from mlirfuse.passes.base import body_ops
 from mlirfuse.passes.legality import computing_ops, why_not_merge
-from mlirfuse.passes.legality_cat import cat_list, why_not_static_cat
+from mlirfuse.passes.legality_cat import cat_list, has_computed_view, why_not_static_cat
 from mlirfuse.passes.legality_chain import why_not_chain
 from mlirfuse.passes.options import Limits
 from mlirfuse.passes.policy import veto
@@ -68,6 +68,8 @@ def _why_not_on_tiles(group, role: str, pointwise_only: str, cats: bool = False)
     if kind != GroupKind.POINTWISE and not (cats and kind == GroupKind.CONCAT):
         return f"{role} is a {kind} group ({pointwise_only})"
     why = _tile_only(group, cats)
+    if why is None and has_computed_view(group):
+        why = "views a computed value (read at the view's coordinates by pointwise kernels only)"
     return f"{role} {why}" if why else None
 
 

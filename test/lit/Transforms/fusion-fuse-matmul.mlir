@@ -725,3 +725,34 @@ func.func @no_fuse_sum_of_a_computed_value(%g: !torch.vtensor<[6,8],f32>, %x: !t
   %3 = torch.aten.sum.dim_IntList %m, %dims, %false, %none : !torch.vtensor<[6,8],f32>, !torch.list<int>, !torch.bool, !torch.none -> !torch.vtensor<[8],f32>
   return %2, %3 : !torch.vtensor<[8,5],f32>, !torch.vtensor<[8],f32>
 }
+
+// -----
+
+// A copy read through a reshape joins the pointwise group reading it
+// (fusion-fuse-vertical evaluates it at the reshape's coordinates); GEMM
+// tiles read inputs through strides only, so that group is no epilogue.
+
+// CHECK-LABEL: func.func @no_fuse_epilogue_viewing_a_copy
+// CHECK:         %[[MM:.+]] = "fusion.group"(%arg0, %arg1)
+// CHECK:         }) {kind = "matmul"}
+// CHECK-NEXT:    %[[E:.+]] = "fusion.group"(%arg2, %[[MM]])
+// CHECK:           torch.aten.clone
+// CHECK:           torch.aten._unsafe_view
+// CHECK:           torch.aten.add.Tensor
+// CHECK:         }) {kind = "pointwise"}
+// EXPLAIN-LABEL: func.func @no_fuse_epilogue_viewing_a_copy
+// EXPLAIN:       "consumer fusion.group: consumer views a computed value (read at the view's coordinates by pointwise kernels only)"
+func.func @no_fuse_epilogue_viewing_a_copy(%a: !torch.vtensor<[6,8],f32>, %b: !torch.vtensor<[8,20],f32>, %x: !torch.vtensor<[2,4,3,5],f32>) -> !torch.vtensor<[6,20],f32> {
+  %int0 = torch.constant.int 0
+  %int1 = torch.constant.int 1
+  %int2 = torch.constant.int 2
+  %int6 = torch.constant.int 6
+  %int20 = torch.constant.int 20
+  %t = torch.aten.transpose.int %x, %int1, %int2 : !torch.vtensor<[2,4,3,5],f32>, !torch.int, !torch.int -> !torch.vtensor<[2,3,4,5],f32>
+  %c = torch.aten.clone %t, %int0 : !torch.vtensor<[2,3,4,5],f32>, !torch.int -> !torch.vtensor<[2,3,4,5],f32>
+  %s = torch.prim.ListConstruct %int6, %int20 : (!torch.int, !torch.int) -> !torch.list<int>
+  %v = torch.aten._unsafe_view %c, %s : !torch.vtensor<[2,3,4,5],f32>, !torch.list<int> -> !torch.vtensor<[6,20],f32>
+  %m = torch.aten.mm %a, %b : !torch.vtensor<[6,8],f32>, !torch.vtensor<[8,20],f32> -> !torch.vtensor<[6,20],f32>
+  %r = torch.aten.add.Tensor %m, %v, %int1 : !torch.vtensor<[6,20],f32>, !torch.vtensor<[6,20],f32>, !torch.int -> !torch.vtensor<[6,20],f32>
+  return %r : !torch.vtensor<[6,20],f32>
+}
