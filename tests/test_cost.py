@@ -108,4 +108,5 @@ def test_training_linear_views_do_not_cost_a_kernel_or_a_second_store():
     for ours, theirs in zip(model.parameters(), eager.parameters()):
         torch.testing.assert_close(ours.grad, theirs.grad, rtol=1e-4, atol=1e-5)
     stats = backend.stats
-    assert stats["forward"]["launches"] == 4 and stats["backward"]["launches"] == 7, stats
+    # Backward: 7 launches before the bias gradients were summed by their weight gradients' GEMMs, 5 since.
+    assert stats["forward"]["launches"] == 4 and stats["backward"]["launches"] == 5, stats

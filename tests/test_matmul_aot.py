@@ -75,6 +75,9 @@ def template_kernels():
         Lambda(lambda x, w1, w2: torch.bmm(torch.nn.functional.gelu(torch.bmm(x, w1)), w2)),
         (torch.randn(8, 512, 64), torch.randn(8, 64, 128), torch.randn(8, 128, 64)),
     ))
+    # A weight gradient with its bias gradient (the sum of A over K, from the A tiles), f32 and bf16.
+    for dtype in (torch.float32, torch.bfloat16):
+        models.append((Lambda(lambda g, x: (g.t() @ x, g.sum(0))), (torch.randn(4096, 1024).to(dtype), torch.randn(4096, 256).to(dtype))))
     kernels = []
     for model, inputs in models:
         cm = mlirfuse.compile(model.eval(), inputs)
@@ -85,7 +88,7 @@ def template_kernels():
 @pytest.mark.parametrize("arch", [80, 90])
 def test_gemm_kernels_compile_without_spills(template_kernels, arch):
     kernels = template_kernels
-    assert len(kernels) == 14 and sum(k.kind == "matmul-chain" for k in kernels) == 4, [k.name for k in kernels]
+    assert len(kernels) == 16 and sum(k.kind == "matmul-chain" for k in kernels) == 4, [k.name for k in kernels]
     for compiled in compile_kernels(kernels, arch=arch):
         usage = compiled.resources()
         # ptxas spills to the stack frame: none at all means no spill stores or loads.

@@ -37,7 +37,7 @@ from mlirfuse.ops.attention import MATMULS, SDPA, SOFTMAXES
 from mlirfuse.ops.conv import CONV_OPS, Conv, conv
 from mlirfuse.ops.elementwise import liftable_constants
 from mlirfuse.ops.indexing import scatter_op
-from mlirfuse.ops.matmul import MATMUL_OPS, Gemm, gemm
+from mlirfuse.ops.matmul import MATMUL_OPS, Gemm, gemm, why_not_k_sum
 from mlirfuse.ops.reductions import REDUCTIONS, Reduction, reduction
 from mlirfuse.ops.scans import SCANS, Scan, scan
 
@@ -132,9 +132,11 @@ def _verify_kind_matches_body(op, kind: GroupKind, ops: list) -> None:
             _error(op, "of kind \"attention\" holds neither one 'torch.aten.scaled_dot_product_attention' "
                    "nor matmul -> softmax -> matmul")
     if kind == GroupKind.MATMUL:
-        if reductions:
-            _error(op, f"of kind \"matmul\" holds a reduction '{reductions[0].operation.name}'")
         matmuls = [o for o in ops if o.operation.name in MATMUL_OPS]
+        # The one reduction a GEMM's kernel computes: its A summed over K, beside it (a bias gradient).
+        if reductions and (len(matmuls) != 1 or any(why_not_k_sum(r, matmuls[0]) for r in reductions)):
+            _error(op, f"of kind \"matmul\" holds a reduction '{reductions[0].operation.name}' that is not "
+                   "its one GEMM's A summed over K")
         if not matmuls:
             _error(op, "of kind \"matmul\" holds no matmul op")
         for mm in matmuls:  # several: a grouped GEMM (they share A)

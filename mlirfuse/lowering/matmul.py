@@ -12,6 +12,9 @@ one BLOCK_M x BLOCK_N tile of the result, for one batch index
     -> loop over K: load A and B tiles (prologue ops on the tiles), acc += tl.dot
        (an operand that is a cat along K: one loop per piece, see _MatmulEmitter)
     -> epilogue: one line per op on [BLOCK_M, BLOCK_N] tiles -> masked stores
+    (-> a sum of A over K, a bias gradient beside its weight gradient: the rows
+       of each A tile added as it is loaded, stored by the programs of the
+       first column of tiles; `ops.matmul.why_not_k_sum`)
 
 f32 accumulation always; f32 operands multiply in IEEE f32 (no TF32, as
 eager), f16/bf16 on tensor cores. The GEMM's own result is rounded to its
@@ -51,7 +54,8 @@ from mlirfuse.lowering.emitter import (
 )
 from mlirfuse.ops.dtypes import TRITON_DTYPES
 from mlirfuse.ops.elementwise import compute_dtype
-from mlirfuse.ops.matmul import MATMUL_OPS, Gemm, gemm, k_split
+from mlirfuse.ops.matmul import MATMUL_OPS, Gemm, gemm, k_split, why_not_k_sum
+from mlirfuse.ops.reductions import REDUCTIONS
 from mlirfuse.ops.views import VIEW_OPS
 
 
@@ -290,9 +294,11 @@ class _MatmulEmitter(KernelEmitter):
             and not op.operation.name.startswith("torch.constant.")
         ]
         split = {op_id(cat.operation) for cat in self.split_cats}  # read piece by piece, never computed
+        sums = self._k_sums(ops)
         epilogue = [
             op for op in computing
             if not any(op is m for m in mms) and op_id(op.operation) not in split and not any(op in c for c in cones.values())
+            and not any(op is t for t in sums)
         ]
         readers = {region: cones[region] for region in regions} | {"out": epilogue + [terminator]}
 
@@ -330,6 +336,8 @@ class _MatmulEmitter(KernelEmitter):
                     tiles[region] = self.tmp(f"tl.where({kmask}, {tile}, {fill})", g.dtype, "K past its end").text
                 for i, breg in zip(members, bregs):
                     loop += _dot(_acc(i), tiles[areg], tiles[breg], g.dtype, mms[i].operation.name, g.m)
+                # A summed over K beside the GEMM: the rows of each A tile (0 past K and M).
+                loop += [f"{_ksum(i)} += tl.sum({tiles[areg]}.to(tl.float32), 1)  # {t.operation.name}" for i, t in enumerate(sums)]
                 whole = len(segments) == 1
                 bounds = ("0", self.ksizes[j]) if whole else (str(start), str(end))
                 loops.append((bounds, loop))
@@ -355,7 +363,12 @@ class _MatmulEmitter(KernelEmitter):
         offset = "(rm[:, None] * N + rn[None, :])"
         if self.batch:
             offset = "(bid * M * N + rm[:, None] * N + rn[None, :])"
+        summed = {t.results[0]: i for i, t in enumerate(sums)}
         for j, (v, t) in enumerate(zip(terminator.operands, outputs)):
+            if (i := summed.get(stored_value(v, sites))) is not None:
+                # One row of programs stores the sums: those of the first column of tiles.
+                self.store(f"out{j}", "rm", Value(_ksum(i), "float32"), t.dtype, "mmask & (rm * 0 + pid_n == 0)", "A summed over K")
+                continue
             value = self.env.get(stored_value(v, sites))
             if value is None:
                 raise LoweringError(f"kernel @{self.name}: result #{j} is not computed by the epilogue")
@@ -366,6 +379,7 @@ class _MatmulEmitter(KernelEmitter):
         # The sum starts at -0.0, its identity: all-(-0.0) products give -0.0 as in eager (K = 0: eager's 0.0).
         zero = "-0.0" if g.k else "0.0"
         lines = head + [f"{_acc(i)} = tl.full([BLOCK_M, BLOCK_N], {zero}, dtype=tl.float32)" for i in range(len(mms))]
+        lines += [f"{_ksum(i)} = tl.zeros([BLOCK_M], dtype=tl.float32)" for i in range(len(sums))]
         for (first, end), loop in loops:
             lines += [f"for k in range({first}, {end}, BLOCK_K):"]
             lines += [f"    rk = {index('k + tl.arange(0, BLOCK_K)', self.wide)}", f"    kmask = rk < {end}"]
@@ -381,6 +395,8 @@ class _MatmulEmitter(KernelEmitter):
         elif len(mms) > 1:
             ks = ", ".join(f"{name} = {k}" for name, k in zip(self.ksizes, self.kvalues))
             header.append(f"Grouped: {len(mms)} GEMMs over {len(self.aregs)} A operands (one K loop each: {ks}), one accumulator each.")
+        if sums:
+            header.append("Beside it: A summed over K (a bias gradient), from the A tiles, stored by the first column of tiles.")
         for segments in self.segments:
             if len(segments) > 1:
                 stretches = ", ".join(f"[{start}, {end})" for start, end, _ in segments)
@@ -398,9 +414,20 @@ class _MatmulEmitter(KernelEmitter):
             self.name, source, tuple(inputs), tuple(outputs), tuple(self.scalars), tuple(params),
             kind=GroupKind.MATMUL, sites=tuple(kernel_sites), space=g.out, site_spaces=tuple(site_spaces),
             template=dataclasses.replace(g, siblings=len(mms), k_extra=tuple(self.kvalues[1:]), wide=self.wide,
-                                         outputs=len(outputs), epilogue_tiles=epilogue_tiles),
+                                         outputs=len(outputs) - len(sums), epilogue_tiles=epilogue_tiles),
             dynamic=dynamic,
         )
+
+    def _k_sums(self, ops) -> list:
+        """The sums of A over K the kernel computes beside its one GEMM (`ops.matmul.why_not_k_sum`), in order."""
+        sums = [op for op in ops if op.operation.name in REDUCTIONS]
+        if not sums:
+            return []
+        why = "a grouped GEMM" if len(self.mms) > 1 else "A is a cat" if self.pieces["a"] else None
+        why = why or next((w for t in sums if (w := why_not_k_sum(t, self.mm))), None)
+        if why:
+            raise LoweringError(f"kernel @{self.name}: a reduction in a GEMM kernel must sum its A over K ({why})")
+        return sums
 
     def site_params(self, sites: dict, regions: list[str], operand: dict, readers: dict, also_read) -> tuple:
         """One pointer parameter per (site, region reading it): the kernel's sites, each one's space, and per
@@ -553,6 +580,11 @@ def _dot(acc: str, a: str, b: str, dtype: str, what: str, rows: int | None = Non
 def _acc(i: int) -> str:
     """The accumulator of GEMM i of a kernel."""
     return "acc" if i == 0 else f"acc{i}"
+
+
+def _ksum(i: int) -> str:
+    """The row sums of A of sum i of a kernel (`[BLOCK_M]`, f32)."""
+    return f"ksum{i}"
 
 
 # What the back-to-back template (lowering/matmul_chain.py) shares with this one: regions, tiles, dots.

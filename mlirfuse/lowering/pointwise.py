@@ -13,6 +13,7 @@ straight into its slice of the cat's buffer, narrower pieces under a mask.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, replace
 
@@ -113,7 +114,8 @@ class _PointwiseEmitter(IndexingEmitter):
 
     def load_in(self, site: Site, shape, dtype: str, place: _Place, other=None) -> Value:
         """A load of `site` (a value of `shape`) at `place`, masked outside it (`other` there)."""
-        offset = 0 if site.table_rank else len(self.space) - len(shape)  # (a site of its own strides has all its dims)
+        # A site addressed through its own strides (`_own_strides`) or through its strides in the space.
+        offset = 0 if site.table_rank else len(self.space) - len(shape)
         terms = [f"{x} * {site.name}_st{d + offset}" for d, x in enumerate(place.at(shape)) if x != "0"]
         address = f"{site.name} + ({' + '.join(terms) or 'xindex * 0'})"
         other = None if other is None else self.scalar_text(other)
@@ -267,6 +269,7 @@ def lower_pointwise(kernel, kind: GroupKind) -> TritonKernel:
         if any(tensor_type(v.type).shape != shape for v in stored):
             raise LoweringError(f"kernel @{name}: results have different shapes; a pointwise kernel has one iteration space")
     rank = len(shape)
+    sites = {value: _own_strides(value, site, shape) for value, site in sites.items()}
 
     em = _PointwiseEmitter(name, block, shape, sites)
     # Every load site (an input, or a chain of views of one) read at the
@@ -399,6 +402,21 @@ def _concat(name: str, ops: list) -> _Concat:
     space = list(tensor_type(pieces[0].type).shape)
     space[dim] = max(tensor_type(p.type).shape[dim] for p in pieces)
     return _Concat(result, pieces, dim, tuple(space))
+
+
+def _own_strides(value, site: Site, space) -> Site:
+    """`site`, addressed through its own strides where it has more dims than the iteration space.
+
+    Such a site is read only where a view of a computed value reads it (a
+    copy's input, evaluated at the coordinates of a reshape of the copy:
+    `legality_cat.why_not_viewed`), never at the kernel's own coordinates;
+    its strides in the space (`runtime.kernels.strides_in`) would have no
+    place for its leading dims.
+    """
+    if isinstance(value, tuple) or site.pad is not None or site.table_rank:
+        return site
+    rank = len(tensor_type(value.type).shape)
+    return dataclasses.replace(site, table_rank=rank) if rank > len(space) else site
 
 
 def _padded_operand(key) -> ir.Value:

@@ -28,7 +28,8 @@ from mlirfuse.ir import NO_CONSTANT, constant_value, ir, is_constant_like, tenso
 from mlirfuse.ops.dtypes import itemsize
 from mlirfuse.ops.elementwise import RULES
 from mlirfuse.ops.family import Family
-from mlirfuse.ops.views import CAT
+from mlirfuse.ops.reductions import Reduction, reduction
+from mlirfuse.ops.views import CAT, view_args, walk_views
 
 MATMUL_OPS = frozenset(
     ("torch.aten.mm", "torch.aten.bmm", "torch.aten.matmul", "torch.aten.linear", "torch.aten.addmm", "torch.aten.baddbmm")
@@ -256,6 +257,61 @@ def computed_from_cat(value: ir.Value) -> bool:
     return False
 
 
+K_SUM = "torch.aten.sum.dim_IntList"
+
+
+def _transposes_2d(op) -> bool:
+    """Is view `op` the transpose of a 2-d value (`t`, `transpose(0, 1)`, `permute([1, 0])`)?"""
+    if len(tensor_type(op.operands[0].type).shape) != 2:
+        return False
+    name, args = op.operation.name, view_args(op.operation)
+    if name == "torch.aten.t":
+        return True
+    if name == "torch.aten.transpose.int":
+        return args is not None and {d % 2 for d in args} == {0, 1}
+    return name == "torch.aten.permute" and args is not None and tuple(d % 2 for d in args[0]) == (1, 0)
+
+
+def why_not_k_sum(op, mm, same_source=None) -> str | None:
+    """None if reduction `op` sums GEMM `mm`'s A operand over K, so the GEMM's kernel can compute it; otherwise why not.
+
+    A bias gradient beside its weight gradient: `sum(g, [0])` and
+    `g.t() @ x` read the same `g`; the second's A tile `[BLOCK_M, BLOCK_K]`
+    holds what the sum adds, so the template adds each tile's rows as it
+    loads them and stores the `M` sums beside its result (cuBLASLt's
+    BGRADA epilogue). The sum's input and A are view chains of one tensor
+    (`same_source(a_root, sum_root)`: whether the chains' starts are one
+    tensor, by default the same value): A is the sum's input and the sum
+    runs over A's last (K) dim, or A is the transpose of a 2-d input summed
+    over its dim 0. No prologue (A is read as it is stored), one unbatched
+    GEMM, one dtype.
+    """
+    g = gemm(mm)
+    if not isinstance(g, Gemm) or g.batch:
+        return "not an unbatched GEMM"
+    if op.operation.name != K_SUM or constant_value(op.operands[3]) is not None:
+        return "not a sum over dims without a dtype"
+    red = reduction(op)
+    if not isinstance(red, Reduction):
+        return red
+    a_root, a_views = walk_views(mm.operands[g.a])
+    u_root, u_views = walk_views(op.operands[0])
+    if not (same_source or (lambda a, b: a == b))(a_root, u_root):
+        return "the sum and the GEMM's A read different tensors"
+    if any(view_args(v.operation) is None for v in (*a_views, *u_views)):
+        return "a view with arguments that are not constant"
+    a_steps, u_steps = ([(v.operation.name, view_args(v.operation)) for v in views] for views in (a_views, u_views))
+    dtypes = {tensor_type(v.type).dtype for v in (op.operands[0], op.results[0], mm.operands[g.a])}
+    if dtypes != {g.dtype}:
+        return "the sum's dtypes are not the GEMM's"
+    rank = len(red.shape)
+    if a_steps == u_steps and red.dims == (rank - 1,):
+        return None  # A is the sum's input, summed along its K
+    if a_steps[:-1] == u_steps and a_views and _transposes_2d(a_views[-1]) and red.dims == (0,):
+        return None  # A = u.t(), u summed over its rows: A's K
+    return "the sum does not run over the GEMM's K dim of A"
+
+
 def why_not_fusible(op) -> str | None:
     """None if `op` is a GEMM the template computes (fusion-fuse-matmul); otherwise why it stays an ATen call."""
     plan = gemm(op)
@@ -269,6 +325,6 @@ FAMILY = Family(
 )
 
 __all__ = [
-    "CHAIN_MAX_HIDDEN", "FAMILY", "GEMM_DTYPES", "Gemm", "KSplit", "MATMUL_OPS", "chain_max_hidden", "computed_from_cat", "gemm",
-    "hidden_block", "k_split", "why_not_fusible",
+    "CHAIN_MAX_HIDDEN", "FAMILY", "GEMM_DTYPES", "Gemm", "KSplit", "K_SUM", "MATMUL_OPS", "chain_max_hidden", "computed_from_cat",
+    "gemm", "hidden_block", "k_split", "why_not_fusible", "why_not_k_sum",
 ]

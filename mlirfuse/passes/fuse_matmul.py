@@ -16,7 +16,11 @@ Runs after the elementwise fusion stages, on what they left:
 3. epilogue: a pointwise group reading the GEMM's result over the result's
    shape (bias add, activation, residual add, scale, cast) merges in; a
    result also read elsewhere (the pre-activation value) stays a result.
-4. chain: a GEMM group whose result only another GEMM reads, as its A,
+4. a sum beside the GEMM: a reduction group summing the GEMM's A over K
+   (a bias gradient `sum(g, [0])` beside its weight gradient `g.t() @ x`)
+   merges in; the template adds the rows of each A tile it loads and stores
+   the sums beside its result (`why_not_k_sum_group`);
+5. chain: a GEMM group whose result only another GEMM reads, as its A,
    merges with it into one `fusion.group {kind = "matmul-chain"}` where the
    result's rows fit on chip (an MLP with a small hidden: the hidden
    activation is never written; `passes/legality_chain.py`).
@@ -41,7 +45,7 @@ from __future__ import annotations
 import dataclasses
 
 from mlirfuse.analysis import AnalysisManager
-from mlirfuse.dialect import GroupKind, group_kind
+from mlirfuse.dialect import REDUCTION_KINDS, GroupKind, group_kind
 from mlirfuse.ir import defining_op, ir, op_id
 from mlirfuse.ops.conv import CONV_OPS, Conv, conv
 from mlirfuse.ops.matmul import MATMUL_OPS, Gemm, gemm
@@ -50,7 +54,13 @@ from mlirfuse.passes.base import ModulePass, body_ops, function_ops, unique_ops
 from mlirfuse.passes.legality import FUSION_ANALYSES, fusion_rewriter, why_not_merge
 from mlirfuse.passes.legality_cat import cat_list, why_not_static_cat
 from mlirfuse.passes.legality_chain import why_not_chain
-from mlirfuse.passes.legality_matmul import group_gemm, why_not_epilogue, why_not_ksplit, why_not_prologue
+from mlirfuse.passes.legality_matmul import (
+    group_gemm,
+    why_not_epilogue,
+    why_not_k_sum_group,
+    why_not_ksplit,
+    why_not_prologue,
+)
 from mlirfuse.passes.options import Limits, option, option_group
 from mlirfuse.passes.rewriter import FusionRewriter
 
@@ -74,7 +84,11 @@ class FuseMatmul(ModulePass):
     implicit GEMM) with their prologue and epilogue (bias, batch norm,
     activation, residual) the same way.
 
-    Options: prologue / epilogue / grouped / chain / conv (default true) switch the
+    A sum of a GEMM's A over K (a bias gradient beside its weight
+    gradient: `sum(g, [0])` and `g.t() @ x`) is computed by the GEMM's
+    kernel from the A tiles it loads, and stored beside its result.
+
+    Options: prologue / epilogue / grouped / k-sum / chain / conv (default true) switch the
     merges off; max-grouped (default 8) GEMMs per grouped kernel;
     max-prologue-ops (default 4) bounds what is recomputed per tile;
     max-args, max-group-size as fusion-fuse-vertical.
@@ -85,6 +99,7 @@ class FuseMatmul(ModulePass):
     prologue: bool = option(True, "merge pointwise producer groups into a GEMM as its prologue (recomputed on each tile)")
     epilogue: bool = option(True, "merge pointwise consumer groups into a GEMM as its epilogue (on its result tile)")
     grouped: bool = option(True, "make GEMMs sharing an A operand, or summed into one result, one grouped GEMM kernel")
+    k_sum: bool = option(True, "compute a sum of a GEMM's A over K (a bias gradient) in the GEMM's kernel, beside its result")
     chain: bool = option(True, "run a GEMM feeding only another GEMM's A back to back with it, its result kept on chip")
     conv: bool = option(True, "make convolutions implicit-GEMM groups (kind conv) with their prologue and epilogue")
     max_grouped: int = option(8, "most GEMMs in one grouped GEMM kernel")
@@ -112,6 +127,8 @@ class FuseMatmul(ModulePass):
                     group = self._absorb_prologue(group, rewriter, dep, limits)
                 if self.epilogue:
                     group = self._absorb_epilogue(group, rewriter, dep, limits)
+                if self.k_sum:
+                    group = _absorb_k_sum(group, rewriter, dep, limits)
                 finished.append(group)
             if self.chain:
                 _merge_chains(finished, rewriter, dep, limits)
@@ -153,6 +170,23 @@ class FuseMatmul(ModulePass):
                 if merged:
                     break
         return group
+
+
+def _absorb_k_sum(group, rewriter: FusionRewriter, dep, limits: Limits):
+    """`group` with the first reduction group summing its GEMM's A over K merged in (`why_not_k_sum_group`)."""
+    g = group_gemm(group)
+    if g is None or g.batch:
+        return group
+    for v in group.operands:
+        for use in v.uses:
+            owner = use.owner.operation
+            if owner.name != "fusion.group" or owner == group.operation or owner.block != group.operation.block:
+                continue
+            reducer = owner.opview
+            if group_kind(reducer) in REDUCTION_KINDS and why_not_k_sum_group(reducer, group, dep, limits) is None:
+                first, second = (reducer, group) if dep.position(reducer) < dep.position(group) else (group, reducer)
+                return rewriter.merge(first, second, dep, kind=GroupKind.MATMUL)
+    return group
 
 
 def _shared_a(group):

@@ -138,39 +138,43 @@ def recomputable(producer, what: str) -> str | None:
 def why_not_viewed(producer, consumer) -> str | None:
     """Why `consumer` cannot read the views of `producer`'s values by evaluating them at the views' coordinates (None: it can).
 
-    Both are pointwise, and every view the consumer applies to the
-    producer's values has an index map (`view_coords`); unless all of them
-    are identities (an expand to the same shape), the producer reads no
-    input and holds a creation op (aranges, fills and elementwise ops of
-    them: recomputing them costs no load) and is `recomputable`, or only
-    copies its inputs (`copies_only`: reading them at the views' coordinates
-    costs the load of the copy). Otherwise the view is of a stored value.
+    Both are pointwise (the consumer may end in a cat), and every view the
+    consumer applies to the producer's values has an index map
+    (`view_coords`); unless all of them are identities (an expand to the
+    same shape) or the producer only copies what only the consumer reads
+    (`_copies_for`: the copy's load is made where the view reads, and
+    nothing is stored), the producer reads no input and holds a creation op
+    (aranges, fills and elementwise ops of them: recomputing them costs no
+    load) and is `recomputable`. Otherwise the view is of a stored value.
     """
-    if group_kind(producer) != GroupKind.POINTWISE or group_kind(consumer) != GroupKind.POINTWISE:
+    if group_kind(producer) != GroupKind.POINTWISE or group_kind(consumer) not in (GroupKind.POINTWISE, GroupKind.CONCAT):
         return "view of a computed value"
     block = consumer.regions[0].blocks[0]
     args = [arg for arg, v in zip(block.arguments, consumer.operands) if defined_by(v, producer)]
     if not all(_views_mapped(arg) for arg in args):
         return "view of a computed value (a view with no index map)"
-    if all(_identity_views(arg) for arg in args) or copies_only(producer):
+    if all(_identity_views(arg) for arg in args) or _copies_for(producer, consumer):
         return None
+    if group_kind(consumer) != GroupKind.POINTWISE:
+        return "view of a computed value"
     if len(producer.operands) or not any(op.operation.name in CREATIONS for op in body_ops(producer)[0]):
         return "view of a computed value"
     why = recomputable(producer, "view")
     return why and f"{why} (a view of a computed value)"
 
 
-# Ops whose result holds their operand's values: a group of them and views computes nothing.
+# Ops that copy their operand's values: a group of these (and views) reads each element once wherever it is evaluated.
 COPIES = frozenset({"torch.aten.clone"})
 
 
-def copies_only(group) -> bool:
-    """Does `group` only copy (views of) its inputs: clones (Falcon's q and the broadcast k made contiguous)?"""
-    names = [op.operation.name for op in body_ops(group)[0]]
-    return any(name in COPIES for name in names) and all(
-        name.startswith("torch.constant.") or name in VIEW_OPS or name in COPIES or name == "torch.prim.ListConstruct"
-        for name in names
-    )
+def _copies_for(producer, consumer) -> bool:
+    """Does `producer` only copy (views and `COPIES` of its inputs: a transposed q/k/v gradient made contiguous
+    before a reshape), for `consumer` alone? Then the consumer reads the inputs where its views put them."""
+    for op in body_ops(producer)[0]:
+        name = op.operation.name
+        if not (name.startswith("torch.constant.") or name in VIEW_OPS or name in COPIES or name == "torch.prim.ListConstruct"):
+            return False
+    return all(u.owner.operation == consumer.operation for r in producer.results for u in r.uses)
 
 
 def _identity_views(value) -> bool:

@@ -12,16 +12,19 @@ from __future__ import annotations
 
 from mlirfuse.analysis.dependence import DependenceAnalysis
 from mlirfuse.dialect import TEMPLATE_KINDS, GroupKind, group_kind
-from mlirfuse.ir import defining_op, op_id, tensor_type
+from mlirfuse.ir import defining_op, ir, op_id, tensor_type
 from mlirfuse.ops.conv import CONV_OPS, Conv, conv
 from mlirfuse.ops.indexing import INDEXING_OPS
-from mlirfuse.ops.matmul import MATMUL_OPS, Gemm, KSplit, computed_from_cat, gemm, k_split
-from mlirfuse.ops.views import CAT, PADS, VIEW_OPS
+from mlirfuse.ops.matmul import MATMUL_OPS, Gemm, KSplit, computed_from_cat, gemm, k_split, why_not_k_sum
+from mlirfuse.ops.reductions import REDUCTIONS
+from mlirfuse.ops.views import CAT, PADS, RESHAPES, VIEW_OPS, walk_views
 from mlirfuse.passes.base import body_ops
 from mlirfuse.passes.legality import computing_ops, why_not_merge
-from mlirfuse.passes.legality_cat import cat_list, why_not_static_cat
+from mlirfuse.passes.legality_cat import cat_list, has_computed_view, why_not_static_cat
 from mlirfuse.passes.legality_chain import why_not_chain
 from mlirfuse.passes.options import Limits
+from mlirfuse.passes.policy import veto
+from mlirfuse.passes.rewriter import merged_inputs
 
 
 def group_gemm(group) -> Gemm | None:
@@ -65,6 +68,8 @@ def _why_not_on_tiles(group, role: str, pointwise_only: str, cats: bool = False)
     if kind != GroupKind.POINTWISE and not (cats and kind == GroupKind.CONCAT):
         return f"{role} is a {kind} group ({pointwise_only})"
     why = _tile_only(group, cats)
+    if why is None and has_computed_view(group):
+        why = "views a computed value (read at the view's coordinates by pointwise kernels only)"
     return f"{role} {why}" if why else None
 
 
@@ -176,6 +181,46 @@ def _cone_ops(value) -> set:
             found.add(op_id(op))
         stack.extend(op.operands)
     return found
+
+
+def why_not_k_sum_group(reducer, mm, dep: DependenceAnalysis, limits: Limits = Limits()) -> str | None:
+    """None if reduction group `reducer` sums what matmul group `mm`'s GEMM reads as A over K, so that the GEMM's kernel
+    computes it beside its result (`ops.matmul.why_not_k_sum`: a bias gradient beside its weight gradient); otherwise why not.
+
+    `reducer` holds that sum and views only, and yields reshapes of it; the
+    two groups are siblings (neither reads the other), and the GEMM group
+    holds one GEMM reading A as it is stored.
+    """
+    if group_kind(mm) != GroupKind.MATMUL:
+        return f"a {group_kind(mm)} group computes no sum beside its GEMM"
+    ops, terminator = body_ops(reducer)
+    computing = [op for op in ops if op.operation.name not in VIEW_OPS and op.operation.name != "torch.prim.ListConstruct"
+                 and not op.operation.name.startswith("torch.constant.")]
+    if len(computing) != 1 or computing[0].operation.name not in REDUCTIONS:
+        return "the reduction group computes more than one sum (only a lone sum is computed beside a GEMM)"
+    total = computing[0]
+    if any(walk_views(v, through=lambda op: op.name in RESHAPES)[0] != total.results[0] for v in terminator.operands):
+        return "the reduction group stores more than reshapes of its sum"
+    matmuls = [op for op in body_ops(mm)[0] if op.operation.name in MATMUL_OPS]
+    if len(matmuls) != 1:
+        return "a grouped GEMM computes no sum beside it"
+    if any(op.operation.name in REDUCTIONS for op in body_ops(mm)[0]):
+        return "the GEMM computes a sum beside it already"
+
+    def same_source(a_root, sum_root) -> bool:  # block arguments of the two groups standing for one tensor
+        args = [isinstance(r.owner, ir.Block) for r in (a_root, sum_root)]
+        return all(args) and (mm.operands[ir.BlockArgument(a_root).arg_number]
+                              == reducer.operands[ir.BlockArgument(sum_root).arg_number])
+
+    if why := why_not_k_sum(total, matmuls[0], same_source):
+        return why
+    first, second = (reducer, mm) if dep.position(reducer) < dep.position(mm) else (mm, reducer)
+    if dep.reaches(first, second):
+        return "cycle"
+    args = len(merged_inputs(first, second)) + len(mm.results) + len(reducer.results)
+    if args > limits.max_args:
+        return f"argument limit ({args} > {limits.max_args})"
+    return veto(reducer, mm)
 
 
 def why_not_template(producer, consumer, dep: DependenceAnalysis, limits: Limits = Limits()) -> str | None:

@@ -672,6 +672,36 @@ func.func @fuse_linear_dynamic_rows(%x: !torch.vtensor<[?,?,8],f32>, %w: !torch.
 
 // -----
 
+// The backward's bias gradient beside its weight gradient: the GEMM's
+// kernel sums its A (g's transpose) over K as it loads it.
+
+// CHECK-LABEL: func.func @fuse_bias_gradient_beside_weight_gradient
+// CHECK:         %[[G:.+]]:2 = "fusion.group"(%arg0, %arg1) ({
+// CHECK:           %[[MM:.+]] = torch.aten.mm
+// CHECK:           %[[SUM:.+]] = torch.aten.sum.dim_IntList
+// CHECK:           %[[V:.+]] = torch.aten.view %[[SUM]]
+// CHECK:           "fusion.yield"(%[[V]], %[[MM]])
+// CHECK-NEXT:    }) {kind = "matmul"}
+// CHECK-NEXT:    return %[[G]]#1, %[[G]]#0
+func.func @fuse_bias_gradient_beside_weight_gradient(%g: !torch.vtensor<[2,3,8],f32>, %x: !torch.vtensor<[6,5],f32>) -> (!torch.vtensor<[8,5],f32>, !torch.vtensor<[8],f32>) {
+  %int6 = torch.constant.int 6
+  %int8 = torch.constant.int 8
+  %int0 = torch.constant.int 0
+  %true = torch.constant.bool true
+  %none = torch.constant.none
+  %s0 = torch.prim.ListConstruct %int6, %int8 : (!torch.int, !torch.int) -> !torch.list<int>
+  %0 = torch.aten.view %g, %s0 : !torch.vtensor<[2,3,8],f32>, !torch.list<int> -> !torch.vtensor<[6,8],f32>
+  %1 = torch.aten.t %0 : !torch.vtensor<[6,8],f32> -> !torch.vtensor<[8,6],f32>
+  %2 = torch.aten.mm %1, %x : !torch.vtensor<[8,6],f32>, !torch.vtensor<[6,5],f32> -> !torch.vtensor<[8,5],f32>
+  %dims = torch.prim.ListConstruct %int0 : (!torch.int) -> !torch.list<int>
+  %3 = torch.aten.sum.dim_IntList %0, %dims, %true, %none : !torch.vtensor<[6,8],f32>, !torch.list<int>, !torch.bool, !torch.none -> !torch.vtensor<[1,8],f32>
+  %s1 = torch.prim.ListConstruct %int8 : (!torch.int) -> !torch.list<int>
+  %4 = torch.aten.view %3, %s1 : !torch.vtensor<[1,8],f32>, !torch.list<int> -> !torch.vtensor<[8],f32>
+  return %2, %4 : !torch.vtensor<[8,5],f32>, !torch.vtensor<[8],f32>
+}
+
+// -----
+
 // The limit: a `?` K (or N, or a batched B) stays an ATen call; its relu is a pointwise group.
 
 // CHECK-LABEL: func.func @dynamic_k_stays_aten
@@ -683,4 +713,82 @@ func.func @dynamic_k_stays_aten(%a: !torch.vtensor<[4,?],f32>, %b: !torch.vtenso
   %0 = torch.aten.mm %a, %b : !torch.vtensor<[4,?],f32>, !torch.vtensor<[?,8],f32> -> !torch.vtensor<[4,8],f32>
   %1 = torch.aten.relu %0 : !torch.vtensor<[4,8],f32> -> !torch.vtensor<[4,8],f32>
   return %1 : !torch.vtensor<[4,8],f32>
+}
+
+// -----
+
+// The sum runs over A's rows (M), not its K: the GEMM's tiles do not hold
+// whole rows of it, so it stays a reduction kernel of its own.
+
+// CHECK-LABEL: func.func @no_fuse_sum_over_rows_of_a
+// CHECK:         "fusion.group"
+// CHECK:           torch.aten.mm
+// CHECK:         }) {kind = "matmul"}
+// CHECK:         "fusion.group"
+// CHECK:           torch.aten.sum.dim_IntList
+// CHECK:         }) {kind = "{{(persistent-)?}}reduction"}
+func.func @no_fuse_sum_over_rows_of_a(%g: !torch.vtensor<[6,8],f32>, %x: !torch.vtensor<[6,5],f32>) -> (!torch.vtensor<[8,5],f32>, !torch.vtensor<[6],f32>) {
+  %int1 = torch.constant.int 1
+  %false = torch.constant.bool false
+  %none = torch.constant.none
+  %1 = torch.aten.t %g : !torch.vtensor<[6,8],f32> -> !torch.vtensor<[8,6],f32>
+  %2 = torch.aten.mm %1, %x : !torch.vtensor<[8,6],f32>, !torch.vtensor<[6,5],f32> -> !torch.vtensor<[8,5],f32>
+  %dims = torch.prim.ListConstruct %int1 : (!torch.int) -> !torch.list<int>
+  %3 = torch.aten.sum.dim_IntList %g, %dims, %false, %none : !torch.vtensor<[6,8],f32>, !torch.list<int>, !torch.bool, !torch.none -> !torch.vtensor<[6],f32>
+  return %2, %3 : !torch.vtensor<[8,5],f32>, !torch.vtensor<[6],f32>
+}
+
+// -----
+
+// A sum of a value computed from A (g * 2), not of A as stored: the GEMM
+// reads g, so the sum is no sum of its tiles.
+
+// CHECK-LABEL: func.func @no_fuse_sum_of_a_computed_value
+// CHECK:         }) {kind = "matmul"}
+// CHECK:         "fusion.group"
+// CHECK:           torch.aten.mul.Scalar
+// CHECK:           torch.aten.sum.dim_IntList
+// CHECK:         }) {kind = "{{(persistent-)?}}reduction"}
+func.func @no_fuse_sum_of_a_computed_value(%g: !torch.vtensor<[6,8],f32>, %x: !torch.vtensor<[6,5],f32>) -> (!torch.vtensor<[8,5],f32>, !torch.vtensor<[8],f32>) {
+  %int0 = torch.constant.int 0
+  %int2 = torch.constant.int 2
+  %false = torch.constant.bool false
+  %none = torch.constant.none
+  %1 = torch.aten.t %g : !torch.vtensor<[6,8],f32> -> !torch.vtensor<[8,6],f32>
+  %2 = torch.aten.mm %1, %x : !torch.vtensor<[8,6],f32>, !torch.vtensor<[6,5],f32> -> !torch.vtensor<[8,5],f32>
+  %m = torch.aten.mul.Scalar %g, %int2 : !torch.vtensor<[6,8],f32>, !torch.int -> !torch.vtensor<[6,8],f32>
+  %dims = torch.prim.ListConstruct %int0 : (!torch.int) -> !torch.list<int>
+  %3 = torch.aten.sum.dim_IntList %m, %dims, %false, %none : !torch.vtensor<[6,8],f32>, !torch.list<int>, !torch.bool, !torch.none -> !torch.vtensor<[8],f32>
+  return %2, %3 : !torch.vtensor<[8,5],f32>, !torch.vtensor<[8],f32>
+}
+
+// -----
+
+// A copy read through a reshape joins the pointwise group reading it
+// (fusion-fuse-vertical evaluates it at the reshape's coordinates); GEMM
+// tiles read inputs through strides only, so that group is no epilogue.
+
+// CHECK-LABEL: func.func @no_fuse_epilogue_viewing_a_copy
+// CHECK:         %[[MM:.+]] = "fusion.group"(%arg0, %arg1)
+// CHECK:         }) {kind = "matmul"}
+// CHECK-NEXT:    %[[E:.+]] = "fusion.group"(%arg2, %[[MM]])
+// CHECK:           torch.aten.clone
+// CHECK:           torch.aten._unsafe_view
+// CHECK:           torch.aten.add.Tensor
+// CHECK:         }) {kind = "pointwise"}
+// EXPLAIN-LABEL: func.func @no_fuse_epilogue_viewing_a_copy
+// EXPLAIN:       "consumer fusion.group: consumer views a computed value (read at the view's coordinates by pointwise kernels only)"
+func.func @no_fuse_epilogue_viewing_a_copy(%a: !torch.vtensor<[6,8],f32>, %b: !torch.vtensor<[8,20],f32>, %x: !torch.vtensor<[2,4,3,5],f32>) -> !torch.vtensor<[6,20],f32> {
+  %int0 = torch.constant.int 0
+  %int1 = torch.constant.int 1
+  %int2 = torch.constant.int 2
+  %int6 = torch.constant.int 6
+  %int20 = torch.constant.int 20
+  %t = torch.aten.transpose.int %x, %int1, %int2 : !torch.vtensor<[2,4,3,5],f32>, !torch.int, !torch.int -> !torch.vtensor<[2,3,4,5],f32>
+  %c = torch.aten.clone %t, %int0 : !torch.vtensor<[2,3,4,5],f32>, !torch.int -> !torch.vtensor<[2,3,4,5],f32>
+  %s = torch.prim.ListConstruct %int6, %int20 : (!torch.int, !torch.int) -> !torch.list<int>
+  %v = torch.aten._unsafe_view %c, %s : !torch.vtensor<[2,3,4,5],f32>, !torch.list<int> -> !torch.vtensor<[6,20],f32>
+  %m = torch.aten.mm %a, %b : !torch.vtensor<[6,8],f32>, !torch.vtensor<[8,20],f32> -> !torch.vtensor<[6,20],f32>
+  %r = torch.aten.add.Tensor %m, %v, %int1 : !torch.vtensor<[6,20],f32>, !torch.vtensor<[6,20],f32>, !torch.int -> !torch.vtensor<[6,20],f32>
+  return %r : !torch.vtensor<[6,20],f32>
 }

@@ -373,3 +373,63 @@ func.func @fuse_identity_view_of_computed_value(%m: !torch.vtensor<[2,1,8,8],si6
   %3 = torch.aten.where.ScalarOther %2, %1, %float : !torch.vtensor<[2,1,8,8],i1>, !torch.vtensor<[],f32>, !torch.float -> !torch.vtensor<[2,1,8,8],f32>
   return %3 : !torch.vtensor<[2,1,8,8],f32>
 }
+
+// -----
+
+// A copy (a transposed value made contiguous before a reshape: the q/k/v
+// gradients' pieces) read through a reshape: the reader evaluates the copy
+// where the reshape puts each element, loading the copy's input there; no
+// kernel only copies.
+
+// CHECK-LABEL: func.func @fuse_copy_viewed_by_a_cat
+// CHECK:         %[[G:.+]] = "fusion.group"(%arg0, %arg1)
+// CHECK:           %[[T:.+]] = torch.aten.transpose.int
+// CHECK:           %[[C:.+]] = torch.aten.clone %[[T]]
+// CHECK:           torch.aten._unsafe_view %[[C]]
+// CHECK:           torch.aten.cat
+// CHECK:           torch.aten.neg
+// CHECK:         }) {kind = "pointwise"}
+// CHECK-NEXT:    return %[[G]]
+func.func @fuse_copy_viewed_by_a_cat(%x: !torch.vtensor<[2,4,3,5],f32>, %y: !torch.vtensor<[2,3,20],f32>) -> !torch.vtensor<[2,3,40],f32> {
+  %int0 = torch.constant.int 0
+  %int1 = torch.constant.int 1
+  %int2 = torch.constant.int 2
+  %int3 = torch.constant.int 3
+  %int20 = torch.constant.int 20
+  %t = torch.aten.transpose.int %x, %int1, %int2 : !torch.vtensor<[2,4,3,5],f32>, !torch.int, !torch.int -> !torch.vtensor<[2,3,4,5],f32>
+  %c = torch.aten.clone %t, %int0 : !torch.vtensor<[2,3,4,5],f32>, !torch.int -> !torch.vtensor<[2,3,4,5],f32>
+  %s = torch.prim.ListConstruct %int2, %int3, %int20 : (!torch.int, !torch.int, !torch.int) -> !torch.list<int>
+  %v = torch.aten._unsafe_view %c, %s : !torch.vtensor<[2,3,4,5],f32>, !torch.list<int> -> !torch.vtensor<[2,3,20],f32>
+  %l = torch.prim.ListConstruct %v, %y : (!torch.vtensor<[2,3,20],f32>, !torch.vtensor<[2,3,20],f32>) -> !torch.list<vtensor>
+  %cat = torch.aten.cat %l, %int2 : !torch.list<vtensor>, !torch.int -> !torch.vtensor<[2,3,40],f32>
+  %n = torch.aten.neg %cat : !torch.vtensor<[2,3,40],f32> -> !torch.vtensor<[2,3,40],f32>
+  return %n : !torch.vtensor<[2,3,40],f32>
+}
+
+// -----
+
+// The copy is also returned: it is stored anyway, and the reader reads it
+// as stored.
+
+// CHECK-LABEL: func.func @no_fuse_copy_also_returned
+// CHECK:         %[[G0:.+]] = "fusion.group"(%arg0)
+// CHECK:           torch.aten.clone
+// CHECK:         fusion.explain = ["consumer fusion.group: view of a computed value"]
+// CHECK-NEXT:    "fusion.group"(%[[G0]], %arg1)
+// CHECK:           torch.aten._unsafe_view
+// CHECK:         fusion.explain = ["producer fusion.group: view of a computed value"]
+func.func @no_fuse_copy_also_returned(%x: !torch.vtensor<[2,4,3,5],f32>, %y: !torch.vtensor<[2,3,20],f32>) -> (!torch.vtensor<[2,3,40],f32>, !torch.vtensor<[2,3,4,5],f32>) {
+  %int0 = torch.constant.int 0
+  %int1 = torch.constant.int 1
+  %int2 = torch.constant.int 2
+  %int3 = torch.constant.int 3
+  %int20 = torch.constant.int 20
+  %t = torch.aten.transpose.int %x, %int1, %int2 : !torch.vtensor<[2,4,3,5],f32>, !torch.int, !torch.int -> !torch.vtensor<[2,3,4,5],f32>
+  %c = torch.aten.clone %t, %int0 : !torch.vtensor<[2,3,4,5],f32>, !torch.int -> !torch.vtensor<[2,3,4,5],f32>
+  %s = torch.prim.ListConstruct %int2, %int3, %int20 : (!torch.int, !torch.int, !torch.int) -> !torch.list<int>
+  %v = torch.aten._unsafe_view %c, %s : !torch.vtensor<[2,3,4,5],f32>, !torch.list<int> -> !torch.vtensor<[2,3,20],f32>
+  %l = torch.prim.ListConstruct %v, %y : (!torch.vtensor<[2,3,20],f32>, !torch.vtensor<[2,3,20],f32>) -> !torch.list<vtensor>
+  %cat = torch.aten.cat %l, %int2 : !torch.list<vtensor>, !torch.int -> !torch.vtensor<[2,3,40],f32>
+  %n = torch.aten.neg %cat : !torch.vtensor<[2,3,40],f32> -> !torch.vtensor<[2,3,40],f32>
+  return %n, %c : !torch.vtensor<[2,3,40],f32>, !torch.vtensor<[2,3,4,5],f32>
+}
