@@ -40,7 +40,14 @@ from pathlib import Path
 import torch
 from torch.utils import _pytree as pytree
 
+from mlirfuse.compiler import call_program, describe_mismatch
+from mlirfuse.dialect import make_context
 from mlirfuse.errors import InputMismatchError, MlirfuseError
+from mlirfuse.frontend.importer import flatten_inputs
+from mlirfuse.ir import ir, tensor_type
+from mlirfuse.runtime.aot import compile_kernels
+from mlirfuse.runtime.cache import kernel_key, mlirfuse_version, versions
+from mlirfuse.runtime.program import Program
 
 FORMAT = 1
 MANIFEST = "manifest.json"
@@ -86,8 +93,6 @@ def save(cm, directory, targets=("sm_80", "sm_90"), jobs: int | None = None, on_
     (() for none); `jobs`: parallel compiles; `on_done(count, total, name)`
     is called as each compile finishes (progress).
     """
-    from mlirfuse.runtime.aot import compile_kernels
-    from mlirfuse.runtime.cache import kernel_key, mlirfuse_version, versions
 
     graph = cm._current
     imported = graph.imported
@@ -211,8 +216,6 @@ class LoadedModel:
         self._buffer = lambda name: fetch("buffer", name)
 
     def __call__(self, *inputs, **kwargs):
-        from mlirfuse.compiler import call_program, describe_mismatch
-        from mlirfuse.frontend.importer import flatten_inputs
 
         try:
             flat = flatten_inputs(inputs, kwargs, self._in_spec)
@@ -227,10 +230,6 @@ class LoadedModel:
 def load(directory, weights) -> LoadedModel:
     """The package in `directory` as a callable, its parameters and buffers taken from `weights` (the model,
     or a state_dict): every file checked against the manifest, no export, import, pass or lowering run."""
-    from mlirfuse.dialect import make_context
-    from mlirfuse.ir import ir, tensor_type
-    from mlirfuse.runtime.cache import mlirfuse_version, versions
-    from mlirfuse.runtime.program import Program
 
     root = Path(directory)
     try:

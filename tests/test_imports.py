@@ -26,8 +26,10 @@ KNOWN_LOCAL_IMPORTS = {
     ("mlirfuse.tools.main", "mlirfuse.runtime.liveness"),
     ("mlirfuse.tools.main", "mlirfuse.ops.collectives"),
     ("mlirfuse.tools.main", "mlirfuse.runtime.cache"),
-    # `import mlirfuse` stays light: compile() imports the compiler when called
+    ("mlirfuse.tools.main", "mlirfuse.package"),
+    # `import mlirfuse` stays light: compile() imports the compiler when called, save()/load() the packages
     ("mlirfuse", "mlirfuse.compiler"),
+    ("mlirfuse", "mlirfuse.package"),
 }
 
 
