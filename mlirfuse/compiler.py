@@ -30,7 +30,9 @@ under a key of its own, without a new export or kernel.
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import gc
 import logging
 import os
 import warnings
@@ -229,6 +231,28 @@ def describe_mismatch(meta: list, flat: list) -> str:
     return "inputs differ from the example's"
 
 
+@contextlib.contextmanager
+def heap_frozen():
+    """The objects alive before a compile left out of the garbage collector's full scans during it.
+
+    A full collection scans every object the process tracks (torch and transformers
+    imported: ~450k, 0.2 s a scan), and a deeper model's compile allocates enough to
+    set off more of them: the collector's cost grew with depth though the garbage is
+    the compile's own. `gc.freeze` moves the live objects aside; `gc.unfreeze` puts them
+    back afterwards, so nothing is lost, only collected after the compile. Left alone
+    where the process froze objects itself (a forking server's), whose freeze this must
+    not undo.
+    """
+    if gc.get_freeze_count():
+        yield
+        return
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
+
+
 class CompiledModule:
     """`model` compiled per input specialization; see the module docstring for the guards."""
 
@@ -290,12 +314,13 @@ class CompiledModule:
     def _specialize(self, key: tuple, args: tuple, kwargs: dict, imported: ImportedProgram | None = None) -> CompiledGraph:
         progress = Progress()
         try:
-            if imported is None:
-                progress.phase("exporting and importing the model")
-                imported = self._import(args, kwargs)
-            with using_policy(self.policy):
-                graph = CompiledGraph(imported, self.pipeline, self.explain_unfused, progress, self.cache,
-                                      self.straight_line)
+            with heap_frozen():
+                if imported is None:
+                    progress.phase("exporting and importing the model")
+                    imported = self._import(args, kwargs)
+                with using_policy(self.policy):
+                    graph = CompiledGraph(imported, self.pipeline, self.explain_unfused, progress, self.cache,
+                                          self.straight_line)
         finally:
             progress.done()
         self.specializations[key] = graph

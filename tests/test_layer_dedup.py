@@ -109,6 +109,42 @@ def test_arguments_a_layer_never_reads_are_dropped():
     assert on.stats["launches"] == off.stats["launches"]
 
 
+class NormedStack(Stack):
+    """Outer code the frontend decomposes (vector_norm) around the blocks, reading one block's weight itself."""
+
+    def forward(self, x):
+        x = x / torch.linalg.vector_norm(x, dim=-1, keepdim=True)
+        for block in self.blocks:
+            x = block(x)
+        return self.head(x * self.blocks[1].ln.weight)
+
+
+def test_outer_graph_is_decomposed_without_the_layers_state(monkeypatch):
+    """The outer program is decomposed holding only the state its own ops read (not every layer's:
+    that made its re-trace grow with depth); the layers' parameters are bound per call after import."""
+    from mlirfuse.frontend import layers
+
+    decomposed = []
+    run_decompositions = torch.export.ExportedProgram.run_decompositions
+    monkeypatch.setattr(torch.export.ExportedProgram, "run_decompositions",
+                        lambda self, *a, **k: decomposed.append(self) or run_decompositions(self, *a, **k))
+    torch.manual_seed(0)
+    model = NormedStack([Block() for _ in range(3)]).eval()
+    on, _ = compile_both(model, (torch.randn(2, 8, 32),))
+    assert calls_in(on.mlir) == {"layer_Block": 3}
+
+    (outer,) = [p for p in decomposed if any(str(n.target).startswith("mlirfuse.layer_") for n in p.graph.nodes)]
+    read = {s.target for s in outer.graph_signature.input_specs if s.kind.name == "PARAMETER"}
+    assert read == {"head.weight", "head.bias", "blocks.1.ln.weight"}
+    # Its composite ops were still decomposed before import.
+    imported = layers.import_with_layers(model, (torch.randn(2, 8, 32),), {})
+    forward = str(imported.module).split("func.func @forward")[1].split("func.func private")[0]
+    assert "linalg_vector_norm" not in forward and "torch.aten.sum.dim_IntList" in forward
+    # Every parameter bound once, by its own name: blocks.1.ln.weight is the outer graph's and its layer's.
+    bound = [what for kind, what in imported.bindings if kind == "param"]
+    assert sorted(bound) == sorted(name for name, _ in model.named_parameters())
+
+
 def test_option_and_environment_turn_it_off(monkeypatch):
     model = Stack([Block() for _ in range(2)]).eval()
     x = torch.randn(2, 8, 32)

@@ -413,12 +413,19 @@ def import_module(
     if not isinstance(model, torch.nn.Module):
         raise UnsupportedModelError(f"expected a torch.nn.Module, got {type(model).__name__}")
     program = trace(model, example_inputs, example_kwargs, dynamic_shapes)
+    return import_traced(program, type(model).__name__, example_inputs, example_kwargs, dynamic_shapes)
+
+
+def import_traced(
+    program: ExportedProgram, what: str, example_inputs: tuple, example_kwargs: dict | None = None, dynamic_shapes=None
+) -> ImportedProgram:
+    """`import_module` after its trace: `program` (traced on these inputs) made functional and imported."""
     try:
-        imported = import_program(functional(program, type(model).__name__))
+        imported = import_program(functional(program, what))
     except UnsupportedModelError:
         # A decomposition torch.export or torch-mlir cannot take (one returning NotImplemented for these
         # arguments, an effectful check op): the ops stay whole. Without one, this raises the error again.
-        imported = import_program(decompose(program, {}, type(model).__name__))
+        imported = import_program(decompose(program, {}, what))
     flat = flatten_inputs(example_inputs, example_kwargs or {}, imported.in_spec)
     imported.input_meta = [
         (tuple(x.shape), x.dtype, x.device) if isinstance(x, torch.Tensor) else x for x in flat

@@ -17,9 +17,13 @@ One representative per class is exported alone, its parameters and buffers
 lifted to arguments. The model is then exported with each occurrence's
 `forward` replaced by an opaque custom op (`mlirfuse::layer_<n>`, its fake
 implementation returns the recorded output shapes) taking the activations and
-that occurrence's parameters, so export does not trace the layers again. Both
-are imported into one module: the layer as a private `func.func @layer_<Class>`,
-each custom op rewritten to a `func.call` of it. The pipeline fuses both
+the call's number, so export does not trace the layers again; the layers'
+parameters and buffers, which no op of that graph reads, are dropped from it
+before its decomposition (which re-traces every placeholder: its cost grew
+with depth). Both are imported into one module: the layer as a private
+`func.func @layer_<Class>`, each custom op rewritten to a `func.call` of it
+handed that occurrence's parameters and buffers, new arguments of the outer
+function bound by name. The pipeline fuses both
 functions (kernels shared between them are one `fusion.kernel`); the runtime
 runs the layer's program per call (runtime/program.py).
 
@@ -47,6 +51,8 @@ from dataclasses import dataclass, field
 
 import torch
 from torch._subclasses.fake_tensor import FakeTensor, FakeTensorMode
+from torch.export import ExportedProgram
+from torch.export.graph_signature import ExportGraphSignature, InputKind
 from torch.utils import _pytree as pytree
 from torch.utils._python_dispatch import TorchDispatchMode
 
@@ -57,6 +63,7 @@ from mlirfuse.frontend.importer import (
     functional,
     import_module,
     import_program,
+    import_traced,
     program_bindings,
     trace,
 )
@@ -413,8 +420,6 @@ class _Variant:
     in_leaves: list  # plain values as called; per tensor, its (shape, dtype, device)
     out_spec: object
     out_leaves: list
-    params: list[str]  # the op's operands after the tensor arguments: these parameters, then these buffers
-    buffers: list[str]
     program: object = None  # the representative's exported program
 
 
@@ -441,12 +446,17 @@ class _Outliner:
     Calls alike (same group, same arguments' structure, shapes, dtypes and plain values as export sees them,
     which may differ from eager's: a mask built only when tracing) share one op, defined at the first such
     call from the outputs of the module's own forward run on export's fake tensors, untraced.
+
+    The op takes the call's tensor arguments and the call's number (`calls`), not the layer's parameters
+    and buffers: those are bound per occurrence after import (`_calls_to_functions`), so the outer graph
+    does not carry every layer's state through its decomposition.
     """
 
     def __init__(self, library):
         self.library = library
         self.variants: dict[tuple, _Variant] = {}
         self.names: Counter = Counter()
+        self.calls: list[tuple[_Variant, str]] = []  # per call, in the order export made them: its variant and module path
 
     def forward(self, group: int, module: torch.nn.Module, path: str):
         original = module.forward
@@ -460,11 +470,8 @@ class _Outliner:
             variant = self.variants.get(key) or self._define(key, module, path, original, args, kwargs, spec, meta)
             variant.layer.members.append(path)
             variant.layer.calls += 1
-            params = dict(module.named_parameters(remove_duplicate=False))
-            buffers = dict(module.named_buffers(remove_duplicate=False))
-            operands = [x for x in leaves if isinstance(x, torch.Tensor)]
-            operands += [params[n] for n in variant.params] + [buffers[n] for n in variant.buffers]
-            results = variant.op(*operands)
+            results = variant.op(*(x for x in leaves if isinstance(x, torch.Tensor)), len(self.calls))
+            self.calls.append((variant, path))
             results = iter([results] if isinstance(results, torch.Tensor) else results)
             out = [next(results) if isinstance(x, tuple) else x for x in variant.out_leaves]
             return pytree.tree_unflatten(out, variant.out_spec)
@@ -484,10 +491,8 @@ class _Outliner:
         name = "layer_" + re.sub(r"\W", "_", type_name) + (f"_{self.names[type_name]}" if self.names[type_name] else "")
         self.names[type_name] += 1
         op_name = f"layer_{next(_op_numbers)}"
-        params = [n for n, _ in module.named_parameters(remove_duplicate=False)]
-        buffers = [n for n, _ in module.named_buffers(remove_duplicate=False)]
         tensors = sum(m[0] == "tensor" for m in meta)
-        arguments = ", ".join(f"Tensor a{i}" for i in range(tensors + len(params) + len(buffers)))
+        arguments = ", ".join([*(f"Tensor a{i}" for i in range(tensors)), "int call"])
         results = [m[1:] for m in out_meta if m[0] == "tensor"]
         self.library.define(f"{op_name}({arguments}) -> ({', '.join('Tensor' for _ in results)})")
 
@@ -500,7 +505,7 @@ class _Outliner:
             LayerClass(name, type_name, [], 0), module, f"torch.mlirfuse.{op_name}",
             getattr(torch.ops.mlirfuse, op_name).default, spec,
             [m[1:] if m[0] == "tensor" else m[1] for m in meta], out_spec,
-            [m[1:] if m[0] == "tensor" else m[1] for m in out_meta], params, buffers,
+            [m[1:] if m[0] == "tensor" else m[1] for m in out_meta],
         )
         self.variants[key] = variant
         return variant
@@ -580,7 +585,7 @@ def _import_outlined(model, args, kwargs, groups: list[list[str]]) -> tuple[Impo
                 module.forward = outliner.forward(group, module, path)
                 patched.append(module)
         try:
-            imported = import_module(model, args, kwargs)
+            imported = import_traced(_drop_unread_state(trace(model, args, kwargs)), type(model).__name__, args, kwargs)
         except UnsupportedModelError as e:
             if isinstance(e.__cause__, _Mismatch):
                 raise e.__cause__ from None
@@ -593,22 +598,36 @@ def _import_outlined(model, args, kwargs, groups: list[list[str]]) -> tuple[Impo
     for variant in variants:
         _export_layer(variant)
         import_program(variant.program, variant.layer.name, into=imported.module, private=True)
-    _calls_to_functions(imported.module, {v.op_name: v for v in variants})
+    _calls_to_functions(imported, outliner.calls)
     return imported, [v.layer for v in variants]
 
 
-def _call_operands(variant: _Variant, operands: list) -> list:
-    """The function's arguments among the custom op's operands (tensor arguments, parameters, buffers)."""
-    tensors = sum(isinstance(m, tuple) for m in variant.in_leaves)
-    chosen = []
-    for kind, what in variant.layer.bindings:
-        if kind == "input":
-            chosen.append(operands[what])
-        elif kind == "param":
-            chosen.append(operands[tensors + variant.params.index(what)])
-        else:
-            chosen.append(operands[tensors + len(variant.params) + variant.buffers.index(what)])
-    return chosen
+def _drop_unread_state(program: ExportedProgram) -> ExportedProgram:
+    """`program` without the parameters and buffers its graph never reads: the outlined layers' own.
+
+    Export lifts every parameter and buffer of the model, the layers' too, though
+    no op of the outer graph reads them (each layer's call takes its activations
+    only). Left in, `run_decompositions` re-traces them all, and its cost grows
+    with depth (torch.export's signature is scanned once per placeholder: quadratic).
+    """
+    graph = program.graph_module.graph
+    placeholders = {n.name: n for n in graph.nodes if n.op == "placeholder"}
+    state = (InputKind.PARAMETER, InputKind.BUFFER)
+    specs = program.graph_signature.input_specs
+    unread = [s for s in specs if s.kind in state and not placeholders[s.arg.name].users]
+    if not unread:
+        return program
+    for spec in unread:
+        graph.erase_node(placeholders[spec.arg.name])
+    program.graph_module.recompile()
+    dropped = {s.target for s in unread}
+    signature = ExportGraphSignature([s for s in specs if s not in unread], list(program.graph_signature.output_specs))
+    return ExportedProgram(
+        root=program.graph_module, graph=graph, graph_signature=signature,
+        state_dict={k: v for k, v in program.state_dict.items() if k not in dropped},
+        range_constraints=program.range_constraints, module_call_graph=program.module_call_graph,
+        example_inputs=program.example_inputs, constants=program.constants, verifiers=program.verifiers,
+    )
 
 
 def _drop_unread_arguments(function) -> set[int]:
@@ -626,29 +645,56 @@ def _drop_unread_arguments(function) -> set[int]:
     return unread
 
 
-def _calls_to_functions(module: ir.Module, variants: dict[str, _Variant]) -> None:
-    """Each layer's custom op (`torch.operator "torch.mlirfuse.layer_<n>"`) as a `func.call` of its function."""
+def _calls_to_functions(imported: ImportedProgram, calls: list[tuple[_Variant, str]]) -> None:
+    """Each layer's custom op (`torch.operator "torch.mlirfuse.layer_<n>"(activations..., call)`) as a
+    `func.call` of its function, handed that call's activations and its module's parameters and buffers.
+
+    The parameters and buffers become arguments of the outer function, one per tensor name
+    (`h.3.attn.c_attn.weight`, bound as any other: the module's live tensor on every call).
+    """
+    module = imported.module
     functions = {ir.StringAttr(op.attributes["sym_name"]).value: op for op in module.body.operations
                  if op.operation.name == "func.func"}
+    variants = {v.op_name: v for v, _ in calls}
+    outer = functions["forward"]
+    block = outer.regions[0].blocks[0]
+    # (kind, name) -> the outer function's argument bound to it: those the outer graph reads itself, then the layers'.
+    state = {(kind, what): arg for (kind, what), arg in zip(imported.bindings, block.arguments) if kind in ("param", "buffer")}
+
+    def bound(kind: str, name: str, type_) -> ir.Value:
+        if (kind, name) not in state:
+            state[kind, name] = block.add_argument(type_, ir.Location.unknown())
+            imported.bindings.append((kind, name))
+        return state[kind, name]
+
     with module.context:
         unread = {v.layer.name: _drop_unread_arguments(functions[v.layer.name]) for v in variants.values()}
-        for function in functions.values():
-            for op in list(function.regions[0].blocks[0].operations):
-                if op.operation.name != "torch.operator":
-                    continue
-                variant = variants.get(ir.StringAttr(op.attributes["name"]).value)
-                if variant is None:
-                    continue
-                name = variant.layer.name
-                callee = ir.FunctionType(ir.TypeAttr(functions[name].attributes["function_type"]).value)
-                operands = [v for i, v in enumerate(_call_operands(variant, list(op.operands))) if i not in unread[name]]
-                results = [r.type for r in op.results]
-                if list(callee.inputs) != [v.type for v in operands] or list(callee.results) != results:
-                    raise _Mismatch(f"@{name}'s type {callee} differs from its call's")
-                with ir.InsertionPoint(op), op.location:
-                    call = func.CallOp(results, ir.FlatSymbolRefAttr.get(name), operands)
-                for old, new in zip(op.results, call.results):
-                    old.replace_all_uses_with(new)
-                op.erase()
+        for op in list(block.operations):
+            if op.operation.name != "torch.operator" or ir.StringAttr(op.attributes["name"]).value not in variants:
+                continue
+            number = getattr(op.operands[-1].owner, "operation", None)
+            if number is None or number.name != "torch.constant.int":
+                raise _Mismatch(f"a layer call's number is not a constant: {number}")
+            variant, path = calls[ir.IntegerAttr(number.attributes["value"]).value]
+            name = variant.layer.name
+            callee = ir.FunctionType(ir.TypeAttr(functions[name].attributes["function_type"]).value)
+            wanted = [b for i, b in enumerate(variant.layer.bindings) if i not in unread[name]]
+            if len(wanted) != len(callee.inputs):
+                raise _Mismatch(f"@{name} takes {len(callee.inputs)} arguments, its call binds {len(wanted)}")
+            operands = [op.operands[what] if kind == "input" else bound(kind, f"{path}.{what}" if path else what, type_)
+                        for (kind, what), type_ in zip(wanted, callee.inputs)]
+            results = [r.type for r in op.results]
+            if list(callee.inputs) != [v.type for v in operands] or list(callee.results) != results:
+                raise _Mismatch(f"@{name}'s type {callee} differs from its call's")
+            with ir.InsertionPoint(op), op.location:
+                call = func.CallOp(results, ir.FlatSymbolRefAttr.get(name), operands)
+            for old, new in zip(op.results, call.results):
+                old.replace_all_uses_with(new)
+            op.erase()
+            if not any(True for _ in number.results[0].uses):
+                number.erase()
+        old = ir.FunctionType(ir.TypeAttr(outer.attributes["function_type"]).value)
+        outer.attributes["function_type"] = ir.TypeAttr.get(
+            ir.FunctionType.get([a.type for a in block.arguments], list(old.results)))
     if not module.operation.verify():
         raise _Mismatch("the module with layer calls does not verify")
