@@ -18,7 +18,7 @@ from __future__ import annotations
 import dataclasses
 
 from mlirfuse.dialect import GroupKind, set_group_kind
-from mlirfuse.ir import ir, parent_name
+from mlirfuse.ir import ir, op_id, parent_name
 from mlirfuse.log import FusionDecisions
 from mlirfuse.passes.base import ModulePass, function_ops
 from mlirfuse.passes.legality import (
@@ -61,15 +61,22 @@ class FuseConcat(ModulePass):
         limits = Limits(max_args=self.max_args)
         decisions = FusionDecisions(self.name)
         for ops in function_ops(module):
-            for op in ops:
-                if op.operation.name != CAT or parent_name(op) != "func.func":
-                    continue  # (a cat an earlier cat's pointwise exit took in is inside a group now)
+            # The cats, named before any rewrite: a cat an earlier cat's pointwise exit takes in is erased from the
+            # function by the merge, and its handle must not be read again (a use after free: an abort, not an
+            # exception; seen in test_zoo once the merges landed together).
+            cats = [(op, op_id(op)) for op in ops if op.operation.name == CAT]
+            taken: set[int] = set()
+            for op, ident in cats:
+                if ident in taken or parent_name(op) != "func.func":
+                    continue
                 reason = why_not_cat_exit(op, dep, limits) or (left_to_gemm(op) if self.ksplit else None)
                 if reason is not None:
                     decisions.refused(op, None, reason, how="with its pieces")
                     continue
                 if why_not_concat(op, dep, limits) == HOLDS_A_CAT:
-                    self._pointwise_exits(*cat_exits(op, dep, limits), rewriter, dep, decisions)
+                    exits, groups = cat_exits(op, dep, limits)
+                    taken.update(op_id(c) for c in exits)
+                    self._pointwise_exits(exits, groups, rewriter, dep, decisions)
                     continue
                 groups = sorted(piece_groups(op), key=dep.position)
                 decisions.merged(op, None, how="with its pieces")
