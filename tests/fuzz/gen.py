@@ -686,8 +686,8 @@ def _gen_index(b: _Builder):
         pad = rng.choice(("", f", padding_idx={rng.randrange(n)}"))
         return b.try_node(f"F.embedding($1, $0{pad})", [w, idx], "embedding")
     a = b.pick(lambda t: t.dim() >= 1 and min(t.shape) >= 1)
-    if a is None:
-        a = b.new_input(b.random_shape())
+    if a is None:  # as picked: no empty dim (indices into it, index shapes drawn below it)
+        a = b.new_input([max(1, s) for s in b.random_shape()] or [1])
     t = b.env[a]
     d = _dim(rng, t)
     n = t.shape[d]

@@ -36,6 +36,13 @@ def test_generator_is_deterministic():
     assert render(generate(7)) != render(generate(8))
 
 
+def test_indexing_over_a_new_input_draws_no_empty_dim():
+    # Seed 4242105 with --focus cat,cat_computed,view,slice: no tensor to index was at hand, the new one drew a
+    # size-0 dim, and the gather's index shape `randint(1, 0)` raised in the generator ("empty range").
+    case = generate(4242105, focus=("cat", "cat_computed", "view", "slice"))
+    assert case.nodes
+
+
 def test_every_op_family_yields_valid_nodes():
     """Each generator adds an eagerly valid node for some seeds: a family eager always rejects would vanish silently."""
     for gen, _ in GENERATORS:
