@@ -43,7 +43,7 @@ from torch.utils import _pytree as pytree
 from mlirfuse.analysis.cost import program_cost
 from mlirfuse.dialect import constant_merges
 from mlirfuse.errors import CompilationError, InputMismatchError, MlirfuseError, PipelineError, RecompileLimitWarning
-from mlirfuse.frontend.importer import ImportedProgram, flatten_inputs, import_module
+from mlirfuse.frontend.importer import ImportedProgram, flatten_inputs, import_module, input_meta
 from mlirfuse.frontend.layers import LayerReport, dedup_enabled, import_with_layers
 from mlirfuse.ir import ir
 from mlirfuse.passes import MLIRFUSE_PIPELINE, default_pipeline
@@ -194,16 +194,12 @@ class CompiledGraph:
         return reasons
 
 
-def _input_meta(x):
-    return (tuple(x.shape), x.dtype, x.device) if isinstance(x, torch.Tensor) else x
-
-
 def input_key(args: tuple, kwargs: dict) -> tuple:
     """What a specialization assumes about a call: the inputs' structure, tensor shapes/dtypes/devices, other values."""
     leaves, spec = pytree.tree_flatten((tuple(args), dict(sorted(kwargs.items()))))
     key = []
     for x in leaves:
-        meta = _input_meta(x)
+        meta = input_meta(x)
         try:
             hash(meta)
         except TypeError:
@@ -220,7 +216,7 @@ def describe_mismatch(meta: list, flat: list) -> str:
         if isinstance(m, tuple):
             if not isinstance(x, torch.Tensor):
                 return f"input {i}: expected a tensor, got {type(x).__name__}"
-            got = _input_meta(x)
+            got = input_meta(x)
             if got != m:
                 return (
                     f"input {i}: compiled for shape {list(m[0])} {m[1]} on {m[2]}, "

@@ -43,7 +43,7 @@ from torch.utils import _pytree as pytree
 from mlirfuse.compiler import call_program, describe_mismatch
 from mlirfuse.dialect import make_context
 from mlirfuse.errors import InputMismatchError, MlirfuseError
-from mlirfuse.frontend.importer import flatten_inputs
+from mlirfuse.frontend.importer import flatten_inputs, input_meta
 from mlirfuse.ir import ir, tensor_type
 from mlirfuse.runtime.aot import compile_kernels
 from mlirfuse.runtime.cache import kernel_key, mlirfuse_version, versions
@@ -78,14 +78,6 @@ def _meta_from_json(item):
     return item["value"]
 
 
-def _launch_counts(program) -> dict[str, int]:
-    counts: dict[str, int] = {}
-    for step in program.flat_steps():
-        if step.kind == "launch":
-            counts[step.name] = counts.get(step.name, 0) + 1
-    return counts
-
-
 def save(cm, directory, targets=("sm_80", "sm_90"), jobs: int | None = None, on_done=None) -> dict:
     """Write compiled model `cm` (its current specialization) as a package in `directory`; returns the manifest.
 
@@ -93,7 +85,6 @@ def save(cm, directory, targets=("sm_80", "sm_90"), jobs: int | None = None, on_
     (() for none); `jobs`: parallel compiles; `on_done(count, total, name)`
     is called as each compile finishes (progress).
     """
-
     graph = cm._current
     imported = graph.imported
     if imported.covers is not None:
@@ -114,7 +105,7 @@ def save(cm, directory, targets=("sm_80", "sm_90"), jobs: int | None = None, on_
     for op in imported.module.body.operations:
         if op.operation.name == "fusion.kernel":
             kernel_ops[op.attributes["sym_name"].value] = op
-    launches = _launch_counts(graph.program)
+    launches = graph.program.launch_counts()
     kernels = {}
     for name, kernel in graph.kernels.items():
         (root / "kernels" / f"{name}.py").write_text(kernel.source)
@@ -216,13 +207,11 @@ class LoadedModel:
         self._buffer = lambda name: fetch("buffer", name)
 
     def __call__(self, *inputs, **kwargs):
-
         try:
             flat = flatten_inputs(inputs, kwargs, self._in_spec)
         except ValueError:
             raise InputMismatchError(f"package {self.root}: keyword arguments {sorted(kwargs)} differ from its example's") from None
-        metas = [(tuple(x.shape), x.dtype, x.device) if isinstance(x, torch.Tensor) else x for x in flat]
-        if metas != self._input_meta:
+        if [input_meta(x) for x in flat] != self._input_meta:
             raise InputMismatchError(f"package {self.root}: {describe_mismatch(self._input_meta, flat)}")
         return call_program(self.program, self._signature, flat, self._parameter, self._buffer)
 
@@ -230,7 +219,6 @@ class LoadedModel:
 def load(directory, weights) -> LoadedModel:
     """The package in `directory` as a callable, its parameters and buffers taken from `weights` (the model,
     or a state_dict): every file checked against the manifest, no export, import, pass or lowering run."""
-
     root = Path(directory)
     try:
         manifest = json.loads((root / MANIFEST).read_text())

@@ -395,6 +395,11 @@ def _lift_constants(gm: torch.fx.GraphModule) -> tuple[torch.fx.Graph, list[torc
     return graph, constants
 
 
+def input_meta(x):
+    """What a specialization guards of one flat input: a tensor's (shape, dtype, device), any other value itself."""
+    return (tuple(x.shape), x.dtype, x.device) if isinstance(x, torch.Tensor) else x
+
+
 def flatten_inputs(args: tuple, kwargs: dict, in_spec) -> list:
     """The user inputs in the exported function's order: keyword arguments in the example's order, not the caller's."""
     if in_spec is not None:
@@ -427,9 +432,7 @@ def import_traced(
         # arguments, an effectful check op): the ops stay whole. Without one, this raises the error again.
         imported = import_program(decompose(program, {}, what))
     flat = flatten_inputs(example_inputs, example_kwargs or {}, imported.in_spec)
-    imported.input_meta = [
-        (tuple(x.shape), x.dtype, x.device) if isinstance(x, torch.Tensor) else x for x in flat
-    ]
+    imported.input_meta = [input_meta(x) for x in flat]
     if dynamic_shapes is not None:
         imported.covers = _covers(program, imported.input_meta)
     return imported

@@ -352,13 +352,14 @@ def lower_attention(kernel) -> AttentionKernel:
         f"{lk if lk is not None else '?'} keys, head dims {dqk} / {dv}, {dtype}.",
         "Tiled over the keys with an online softmax; the scores never leave registers.",
     ]
+
+    def site_index(entry) -> int:  # a role's site among the kernel's
+        return next(i for i, x in enumerate(em.sites) if x[0] is entry[0])
+
     sizing = None
     if dynamic:
         header.append("`?` sizes: batch, query and key lengths are arguments, sized per launch from q and v.")
-        sizing = AttentionSizes(
-            next(i for i, x in enumerate(em.sites) if x[0] is q[0]), next(i for i, x in enumerate(em.sites) if x[0] is v[0]),
-            (*batch, lq, lk), (*batch, lq, dv),
-        )
+        sizing = AttentionSizes(site_index(q), site_index(v), (*batch, lq, lk), (*batch, lq, dv))
     blocks = ["BLOCK_M", "BLOCK_N", "BLOCK_D", "BLOCK_DV"] + (["INTERPRET"] if dtype == "bfloat16" else [])
     blocks += ["Q_SPLIT", "KV_SPLIT", "CAUSAL_ADD", "VEC"] if sdpa else []
     source = em.render(header, params, blocks, head + loop + tail + [store])
@@ -367,7 +368,7 @@ def lower_attention(kernel) -> AttentionKernel:
         kind=GroupKind.ATTENTION, sites=tuple(sites), space=tuple(out.shape) if sizing is None else sizing.space,
         batch=tuple(batch), lq=lq, lk=lk, dqk=dqk, dv=dv, causal=att.causal, dtype=dtype,
         spaces=tuple(sp for _, _, sp in em.sites),
-        sdpa_sites=tuple(next(i for i, x in enumerate(em.sites) if x[0] is e[0]) for e in (q, k, v, *masks.values())) if sdpa else (),
+        sdpa_sites=tuple(site_index(e) for e in (q, k, v, *masks.values())) if sdpa else (),
         sdpa_shapes=tuple(tuple(tensor_type(x.type).shape) for x in att.root.operands[:3]) if sdpa else (),
         scale=att.scale, gqa=att.gqa > 1, masked=bool(att.masks), dynamic=sizing,
     )

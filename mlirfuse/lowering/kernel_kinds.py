@@ -243,10 +243,7 @@ class AttentionKind(KernelKind):
     def launch_args(self, kernel: TritonKernel, launch: Launch, blocks: dict):
         batch = launch.shape[:-2] if kernel.dynamic is not None else kernel.batch
         lq, lk = self._lengths(kernel, launch)
-        if kernel.dynamic is not None:
-            if 0 in (*batch, lq):
-                return None
-        elif launch.numel == 0:
+        if 0 in (*batch, lq, kernel.dv):  # an empty output (no keys still launch: their rows are sdpa's zeros)
             return None
         sizes = [*batch, lq, lk, kernel.dqk, kernel.dv]
         return sizes, (_programs(lq, blocks["BLOCK_M"]), math.prod(batch)), {}

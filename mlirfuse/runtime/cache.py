@@ -124,7 +124,11 @@ def _version(distribution: str, module: str) -> str:
 def mlirfuse_version() -> str:
     """The package version and a digest of its sources: a changed checkout never reads another's entries."""
     package = Path(__file__).resolve().parent.parent
-    return f"{_version('mlirfuse', 'mlirfuse')}+{_source_digest(package)}"
+    try:
+        version = importlib.metadata.version("mlirfuse")
+    except importlib.metadata.PackageNotFoundError:  # a source tree on PYTHONPATH: the digest says it all
+        version = "unpackaged"
+    return f"{version}+{_source_digest(package)}"
 
 
 @functools.cache

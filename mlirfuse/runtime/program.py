@@ -288,6 +288,14 @@ class Program:
                 total = None if inner is None else total + inner
         return total
 
+    def launch_counts(self) -> dict[str, int]:
+        """Kernel name -> its launches per call (a deduplicated layer's once per call of it)."""
+        counts: dict[str, int] = {}
+        for step in self.flat_steps():
+            if step.kind == "launch":
+                counts[step.name] = counts.get(step.name, 0) + 1
+        return counts
+
     def flat_steps(self):
         """The steps a call runs, the callees' in place of each call step."""
         for step in self.steps:

@@ -38,10 +38,7 @@ def fusion_report(cm) -> str:
     from mlirfuse.runtime.liveness import peak_text
 
     s = cm.stats
-    launches = {}
-    for step in cm.program.flat_steps():  # a layer compiled once: its launches per call
-        if step.kind == "launch":
-            launches[step.name] = launches.get(step.name, 0) + 1
+    launches = cm.program.launch_counts()  # a layer compiled once: its launches per call
     kernels = []
     for op in cm.imported.module.body.operations:
         if op.operation.name != "fusion.kernel":
@@ -212,7 +209,8 @@ def compile_package(target: str, examples: list[str], targets: str, out: Path, j
         print(f"mlirfuse compile: expected MODULE:FACTORY, got {target!r}", file=sys.stderr)
         return 1
     try:
-        sys.path.insert(0, str(Path.cwd()))
+        if str(Path.cwd()) not in sys.path:
+            sys.path.insert(0, str(Path.cwd()))
         factory = getattr(importlib.import_module(module_name), factory_name)
     except (ImportError, AttributeError) as e:
         print(f"mlirfuse compile: cannot find {target}: {e}", file=sys.stderr)
