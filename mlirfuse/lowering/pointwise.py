@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from mlirfuse.dialect import GroupKind
 from mlirfuse.ir import TensorType, block_ops, constant_value, ir, is_constant_like, tensor_type
@@ -277,11 +277,6 @@ def lower_pointwise(kernel, kind: GroupKind) -> TritonKernel:
     # broadcast it; sites read only by pads and cats are loaded at theirs.
     # (In a concat kernel a piece narrower than the space is masked beyond its end.)
     here = _read_here(ops, terminator, cat, sites)
-    # A site in more dims than the space is read only where a view of a computed value places it
-    # (a copy of a view of an input, viewed back into the space): addressed through its own strides.
-    for value, site in sites.items():
-        if not isinstance(value, tuple) and site.pad is None and len(tensor_type(value.type).shape) > rank:
-            sites[value] = replace(site, table_rank=len(tensor_type(value.type).shape))
     for value, site in sites.items():
         if site.pad is not None:  # a pad of an input, or a piece of a cat of inputs padded to the cat's shape
             padded = value[0] if isinstance(value, tuple) else value

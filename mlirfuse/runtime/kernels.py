@@ -213,6 +213,15 @@ def _reusable(t: torch.Tensor, shape, dtype: torch.dtype, device) -> torch.Tenso
     return t.view(shape)
 
 
+def _given_buffer(inputs, j: int, shape, dtype: torch.dtype, device, reuse: dict | None, buffers: dict | None):
+    """Output `j`'s buffer where the liveness plan gives it one that fits: an input dying at this launch (`reuse`)
+    or a dead value's (`buffers`); None: a new one."""
+    out = _reusable(inputs[reuse[j]], shape, dtype, device) if reuse and j in reuse else None
+    if out is None and buffers and j in buffers:
+        out = _reusable(buffers[j], shape, dtype, device)
+    return out
+
+
 class Launcher:
     """Runs one TritonKernel on torch tensors; its kind (`kernel_kind`) sizes the blocks and the grid."""
 
@@ -293,9 +302,7 @@ class Launcher:
         spaces = self._spaces or [self.shape] * len(self.kernel.sites)
         outputs, guarded = [], []
         for j, (shape, dtype) in enumerate(zip(self.out_shapes, self.out_dtypes)):
-            out = _reusable(inputs[reuse[j]], shape, dtype, device) if reuse and j in reuse else None
-            if out is None and buffers and j in buffers:
-                out = _reusable(buffers[j], shape, dtype, device)
+            out = _given_buffer(inputs, j, shape, dtype, device, reuse, buffers)
             if out is not None:
                 guarded.append(None)  # the input's own buffer: its guards (if any) are its producer's
             elif checked:
@@ -408,9 +415,7 @@ class DirectLauncher:
             loaded.append(t)
         outputs = []
         for j, (shape, dtype) in enumerate(prepared.outputs):
-            out = _reusable(inputs[reuse[j]], shape, dtype, device) if reuse and j in reuse else None
-            if out is None and buffers and j in buffers:
-                out = _reusable(buffers[j], shape, dtype, device)
+            out = _given_buffer(inputs, j, shape, dtype, device, reuse, buffers)
             outputs.append(torch.empty(shape, dtype=dtype, device=device) if out is None else out)
         if prepared.run is None:
             return outputs
