@@ -167,7 +167,7 @@ def test_a_gemm_over_dynamic_rows_takes_its_tile_rows_from_each_launch():
     assert schedule.launch_args(gemm, launch(0, 64, 32), big) is None  # no rows: nothing to launch
 
 
-def test_dynamic_gemm_and_attention_compile_for_sm90():
+def test_dynamic_gemm_and_attention_compile_for_sm80_and_sm90():
     from mlirfuse.runtime.aot import compile_kernels, signature
 
     model = TinyBlock(32, 2, 16).eval()
@@ -175,8 +175,9 @@ def test_dynamic_gemm_and_attention_compile_for_sm90():
     gemm = next(k for k in cm.kernels.values() if k.kind == "matmul")
     attention = next(k for k in cm.kernels.values() if k.kind == "attention")
     assert signature(gemm)["M"] == "i64" and signature(attention)["lq"] == "i64"
-    for compiled in compile_kernels([gemm, attention], arch=90, jobs=1):
-        assert compiled.cubin and not compiled.spilled(), compiled.name
+    for arch in (80, 90):
+        for compiled in compile_kernels([gemm, attention], arch=arch, jobs=1):
+            assert compiled.cubin and not compiled.spilled(), (compiled.name, arch)
 
 
 def test_reductions_over_a_dynamic_dim_loop_over_it():
