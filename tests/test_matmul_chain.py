@@ -188,3 +188,18 @@ def test_a_policy_vetoes_the_chain():
     assert "chain" in seen and cm.stats["launches"] == 2, (seen, cm.stats)
     assert any("policy: GEMMs apart" in r for r in _reasons(cm)), _reasons(cm)
     torch.testing.assert_close(cm(x), model(x), **TOL[torch.float32])
+
+
+def test_a_gemm_reading_a_cat_by_k_split_does_not_chain():
+    # Fuzz seed 2900238: cat([x[i] * 2, a, b, c], 1) @ w1 @ w2 became one matmul-chain kernel, which reads no cat
+    # piece by piece: "no Triton lowering for 'torch.aten.cat'" at compile. Now the K-split GEMM and the second
+    # GEMM are two kernels, matching eager.
+    torch.manual_seed(0)
+    x = torch.randn(5, 5).to(torch.bfloat16)
+    i = torch.tensor([0, 3, -1])
+    a, b, c = (torch.randn(3, 3).to(torch.bfloat16) for _ in range(3))
+    w1, w2 = torch.randn(14, 5).to(torch.bfloat16), torch.randn(5, 4).to(torch.bfloat16)
+    fn = Lambda(lambda x, i, a, b, c, w1, w2: torch.cat([x[i] * 2, a, b, c], 1) @ w1 @ w2)
+    cm = mlirfuse.compile(fn, (x, i, a, b, c, w1, w2))
+    assert GroupKind.MATMUL_CHAIN not in [k.kind for k in cm.kernels.values()]
+    torch.testing.assert_close(cm(x, i, a, b, c, w1, w2), fn(x, i, a, b, c, w1, w2), atol=1e-1, rtol=1.6e-2)

@@ -15,7 +15,7 @@ from mlirfuse.analysis.dependence import DependenceAnalysis
 from mlirfuse.dialect import GroupKind, group_kind
 from mlirfuse.ir import defining_op
 from mlirfuse.ops.matmul import MATMUL_OPS, Gemm, chain_max_hidden, gemm, hidden_block
-from mlirfuse.ops.views import VIEW_OPS
+from mlirfuse.ops.views import CAT, VIEW_OPS
 from mlirfuse.passes.base import body_ops
 from mlirfuse.passes.legality import why_not_merge
 from mlirfuse.passes.options import Limits
@@ -37,6 +37,8 @@ def why_not_chain(first, second, dep: DependenceAnalysis, limits: Limits = Limit
     if one is None or two is None:
         return "a grouped GEMM does not chain (one accumulator per GEMM on chip)"
     (_, g1), (mm2, g2) = one, two
+    if any(op.operation.name == CAT for group in (first, second) for op in body_ops(group)[0]):
+        return "a GEMM reads a cat piece by piece (K-split: the back-to-back template reads its operands whole)"
     if g1.batch != g2.batch or g1.out[: g1.batch] != g2.out[: g2.batch]:
         return "the GEMMs' batch dims differ (a chain's programs own rows of one batch index)"
     if len(first.results) != 1 or any(u.owner.operation != second.operation for u in first.results[0].uses):

@@ -792,3 +792,22 @@ func.func @no_fuse_epilogue_viewing_a_copy(%a: !torch.vtensor<[6,8],f32>, %b: !t
   %r = torch.aten.add.Tensor %m, %v, %int1 : !torch.vtensor<[6,20],f32>, !torch.vtensor<[6,20],f32>, !torch.int -> !torch.vtensor<[6,20],f32>
   return %r : !torch.vtensor<[6,20],f32>
 }
+
+// -----
+
+// A GEMM reading a cat piece by piece (K-split) does not chain with the GEMM after
+// it: the back-to-back template reads its operands whole (fuzz seed 2900238: the
+// chain kernel failed to lower, "no Triton lowering for 'torch.aten.cat'").
+
+// CHECK-LABEL: func.func @no_chain_over_a_ksplit_cat
+// CHECK-NOT:     matmul-chain
+// EXPLAIN-LABEL: func.func @no_chain_over_a_ksplit_cat
+// EXPLAIN:       fusion.explain = ["consumer fusion.group: a GEMM reads a cat piece by piece (K-split: the back-to-back template reads its operands whole)"], kind = "matmul"
+func.func @no_chain_over_a_ksplit_cat(%x: !torch.vtensor<[2,3],f32>, %y: !torch.vtensor<[2,2],f32>, %w1: !torch.vtensor<[5,6],f32>, %w2: !torch.vtensor<[6,4],f32>) -> !torch.vtensor<[2,4],f32> {
+  %int1 = torch.constant.int 1
+  %l = torch.prim.ListConstruct %x, %y : (!torch.vtensor<[2,3],f32>, !torch.vtensor<[2,2],f32>) -> !torch.list<vtensor>
+  %c = torch.aten.cat %l, %int1 : !torch.list<vtensor>, !torch.int -> !torch.vtensor<[2,5],f32>
+  %0 = torch.aten.mm %c, %w1 : !torch.vtensor<[2,5],f32>, !torch.vtensor<[5,6],f32> -> !torch.vtensor<[2,6],f32>
+  %1 = torch.aten.mm %0, %w2 : !torch.vtensor<[2,6],f32>, !torch.vtensor<[6,4],f32> -> !torch.vtensor<[2,4],f32>
+  return %1 : !torch.vtensor<[2,4],f32>
+}
