@@ -29,6 +29,11 @@ per step is a call's host time over them.
 
 max abs diff: between the two ways' outputs on the real kernels (0: the same
 bits; a kernel whose sums are not deterministic on a GPU could differ).
+
+CUDA graph (CUDA only): the same model compiled with `mode="reduce-overhead"`
+(runtime/graphs.py), timed in the same interleaved rounds: a call copies the
+inputs into the graph's buffers, replays it and copies the results out; its
+max abs diff is against the generated program's output.
 """
 
 from __future__ import annotations
@@ -59,7 +64,7 @@ from report import header, markdown_table, publish  # noqa: E402
 
 COLUMNS = ("model", "device", "steps (launches + ATen)", "run() us/call", "generated us/call",
            "run() us/step", "generated us/step", "speedup", "run() wall ms", "generated wall ms",
-           "max abs diff")
+           "max abs diff", "CUDA graph us/call", "CUDA graph wall ms", "CUDA graph max abs diff")
 
 
 def gpt2(layers: int, hidden: int, heads: int, batch: int, seq: int, device: str, dtype: torch.dtype,
@@ -109,21 +114,24 @@ def no_mode_switch():
         yield
 
 
-def measure(cm, args, cuda: bool, rounds: int, calls: int) -> dict[bool, tuple[float, float]]:
-    """straight_line -> (median host us per call, median wall ms per call), rounds interleaved."""
+def measure(variants: dict, args, cuda: bool, rounds: int, calls: int) -> dict[str, tuple[float, float]]:
+    """name -> (median host us per call, median wall ms per call) of each variant, rounds interleaved.
+
+    `variants`: name -> (compiled model, straight_line)."""
     clock = time.perf_counter if cuda else time.process_time
-    program = cm.program
-    host: dict[bool, list[float]] = {False: [], True: []}
-    wall: dict[bool, list[float]] = {False: [], True: []}
-    for mode in (False, True):  # warm: kernels loaded, launches prepared
-        program.straight_line = mode
+    host: dict[str, list[float]] = {name: [] for name in variants}
+    wall: dict[str, list[float]] = {name: [] for name in variants}
+    for cm, mode in variants.values():  # warm: kernels loaded, launches prepared, graphs captured
+        cm.program.straight_line = mode
         for _ in range(3):
             cm(*args)
     if cuda:
         torch.cuda.synchronize()
+    names = list(variants)
     for r in range(rounds):
-        for mode in ((False, True) if r % 2 == 0 else (True, False)):
-            program.straight_line = mode
+        for name in names[r % len(names):] + names[:r % len(names)]:
+            cm, mode = variants[name]
+            cm.program.straight_line = mode
             spent = 0.0
             start_wall = time.perf_counter()
             for _ in range(calls):
@@ -133,18 +141,28 @@ def measure(cm, args, cuda: bool, rounds: int, calls: int) -> dict[bool, tuple[f
                 if cuda:
                     torch.cuda.synchronize()
                 del out
-            wall[mode].append((time.perf_counter() - start_wall) / calls * 1e3)
-            host[mode].append(spent / calls * 1e6)
-    program.straight_line = True
-    return {m: (statistics.median(host[m]), statistics.median(wall[m])) for m in (False, True)}
+            wall[name].append((time.perf_counter() - start_wall) / calls * 1e3)
+            host[name].append(spent / calls * 1e6)
+    for cm, _ in variants.values():
+        cm.program.straight_line = True
+    return {name: (statistics.median(host[name]), statistics.median(wall[name])) for name in names}
 
 
-def row(name: str, device: str, result, diff: float, launches: int, aten: int, wall: bool) -> list[str]:
+def row(name: str, device: str, result, diff: float, launches: int, aten: int, wall: bool,
+        graph_diff: float | None = None) -> list[str]:
     steps = launches + aten
-    (run_us, run_ms), (gen_us, gen_ms) = result[False], result[True]
+    (run_us, run_ms), (gen_us, gen_ms) = result["run"], result["generated"]
+    graph = []
+    if "graph" in result:
+        graph_us, graph_ms = result["graph"]
+        graph = [f"{graph_us:.0f}", f"{graph_ms:.3f}", f"{graph_diff:.1e}"]
     return [name, device, f"{steps} ({launches} + {aten})", f"{run_us:.0f}", f"{gen_us:.0f}",
             f"{run_us / steps:.1f}", f"{gen_us / steps:.1f}", f"{run_us / gen_us:.2f}x",
-            f"{run_ms:.3f}" if wall else "", f"{gen_ms:.3f}" if wall else "", f"{diff:.1e}"]
+            f"{run_ms:.3f}" if wall else "", f"{gen_ms:.3f}" if wall else "", f"{diff:.1e}", *(graph or ["", "", ""])]
+
+
+def _hidden(out) -> torch.Tensor:
+    return (out.last_hidden_state if hasattr(out, "last_hidden_state") else out).float()
 
 
 def run_case(name: str, make, stubbed: bool, wall: bool, cuda: bool, rounds: int, calls: int) -> list[str]:
@@ -153,16 +171,25 @@ def run_case(name: str, make, stubbed: bool, wall: bool, cuda: bool, rounds: int
     results = []
     for mode in (False, True):  # the real kernels both ways, before anything is timed
         cm.program.straight_line = mode
-        out = cm(*inputs)
-        results.append((out.last_hidden_state if hasattr(out, "last_hidden_state") else out).float())
+        results.append(_hidden(cm(*inputs)))
     diff = float((results[0] - results[1]).abs().max())  # 0 where every kernel is deterministic
+    variants = {"run": (cm, False), "generated": (cm, True)}
+    graph_diff = None
+    if cuda:  # the same model with its calls replayed from a CUDA graph (warm-up, capture, replays)
+        graphed = mlirfuse.compile(model, inputs, mode="reduce-overhead", **options)
+        for _ in range(3):
+            replayed = _hidden(graphed(*inputs))
+        if graphed.cuda_graphs["not_graphed"]:
+            raise RuntimeError(f"not graphed: {graphed.cuda_graphs['not_graphed']}")
+        graph_diff = float((replayed - results[1]).abs().max())
+        variants["graph"] = (graphed, True)
     if stubbed:
         stub_kernels(cm)
     if not (stubbed or cuda):  # interpreted kernels: a few calls say enough
         rounds, calls = 3, max(2, calls // 10)
     with no_mode_switch() if stubbed else contextlib.nullcontext():
-        result = measure(cm, inputs, cuda, rounds, calls)
-    return row(name, "cuda" if cuda else "cpu", result, diff, *steps_per_call(cm), wall)
+        result = measure(variants, inputs, cuda, rounds, calls)
+    return row(name, "cuda" if cuda else "cpu", result, diff, *steps_per_call(cm), wall, graph_diff)
 
 
 def cases(cuda: bool) -> list[tuple[str, object, bool, bool]]:
@@ -205,7 +232,8 @@ def main(argv=None) -> int:
         if cuda:
             torch.cuda.empty_cache()
     device = torch.cuda.get_device_name() if cuda else "CPU (Triton interpreter)"
-    what = ("host us/call: the call's return, launches queued; wall: call + synchronize" if cuda else
+    what = ("host us/call: the call's return, launches queued; wall: call + synchronize; CUDA graph: the same model "
+            "compiled with mode=\"reduce-overhead\" (inputs copied in, one replay, results copied out)" if cuda else
             "us/call: CPU seconds (`time.process_time`, 1 torch thread) per call, kernels stubbed except in the last row")
     report = (f"{header('host.py')}\n\nDevice: {device}. {what}; medians of {args.rounds} interleaved rounds "
               f"(run() and the generated program alternate). See the script's docstring for what is measured.\n\n"

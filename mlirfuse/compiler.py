@@ -52,6 +52,7 @@ from mlirfuse.passes.pipeline_text import as_pipeline, aten_matmul_pipeline, our
 from mlirfuse.passes.policy import using as using_policy
 from mlirfuse.progress import Progress
 from mlirfuse.runtime.cache import KernelCache, ProgramCache
+from mlirfuse.runtime.graphs import GraphedProgram, check_mode
 from mlirfuse.runtime.program import Program
 
 logger = logging.getLogger("mlirfuse")
@@ -137,6 +138,8 @@ class CompiledGraph:
         on_kernel = None if progress is None else functools.partial(progress.step, "lowering kernel")
         self.program = Program(func, imported.module, on_kernel=on_kernel, lower=lowering,
                                straight_line=straight_line_enabled(straight_line))
+        # What a call runs: the program, or (mode="reduce-overhead") its calls through CUDA graphs.
+        self.runner = self.program
         programs.store(self.mlir)
         # --- end persistent cache
         self.kernels = self.program.kernels
@@ -268,6 +271,7 @@ class CompiledModule:
         cache: bool = True,
         dedup_layers: bool | None = None,
         straight_line: bool | None = None,
+        mode: str | None = None,
     ):
         """`imported`: the example inputs' program, where the caller imported it already."""
         if not isinstance(max_specializations, int) or isinstance(max_specializations, bool) or max_specializations < 1:
@@ -282,6 +286,7 @@ class CompiledModule:
         self.cache = cache
         self.dedup_layers = dedup_enabled(dedup_layers)
         self.straight_line = straight_line_enabled(straight_line)
+        self.mode = check_mode(mode)
         # input_key -> CompiledGraph; None for keys that run eagerly (past the bound or not compilable).
         self.specializations: dict[tuple, CompiledGraph | None] = {}
         self.guard_stats = {"compiles": 0, "hits": 0, "eager_calls": 0}
@@ -319,6 +324,8 @@ class CompiledModule:
                                           self.straight_line)
         finally:
             progress.done()
+        if self.mode == "reduce-overhead":
+            graph.runner = GraphedProgram(graph.program, [kind for kind, _ in graph.imported.bindings])
         self.specializations[key] = graph
         self.guard_stats["compiles"] += 1
         return graph
@@ -405,7 +412,14 @@ class CompiledModule:
                 return self.model(*inputs, **kwargs)
         self._current = graph
         flat = flatten_inputs(inputs, kwargs, graph.imported.in_spec)
-        return call_program(graph.program, graph.imported, flat, self.model.get_parameter, self.model.get_buffer)
+        return call_program(graph.runner, graph.imported, flat, self.model.get_parameter, self.model.get_buffer)
+
+    @property
+    def cuda_graphs(self) -> dict | None:
+        """With mode="reduce-overhead", how the last specialization's calls ran (runtime/graphs.py): warm-ups,
+        captures, replays, calls run without a graph and why (`not_graphed`); else None."""
+        runner = self._current.runner
+        return runner.stats if isinstance(runner, GraphedProgram) else None
 
 
 def bind_arguments(signature, flat: list, parameter, buffer) -> list:
@@ -468,6 +482,7 @@ def compile(
     cache: bool = True,
     dedup_layers: bool | None = None,
     straight_line: bool | None = None,
+    mode: str | None = None,
 ) -> CompiledModule:
     """Compile `model` for inputs shaped like `example_inputs` (a tuple) and `example_kwargs`.
 
@@ -501,6 +516,10 @@ def compile(
     and output shapes computed once (`cm.program_source()` shows it); False
     interprets the program's steps per call (A/B, debugging); default on
     unless `MLIRFUSE_STRAIGHT_LINE=0`.
+    `mode`: "default" (or None), or "reduce-overhead": on a CUDA device each
+    specialization's calls replay a CUDA graph captured at its second call
+    (runtime/graphs.py: the inputs copied in, the results copied out; what is
+    never graphed and why is in `cm.cuda_graphs`).
     """
     if matmul not in MATMUL_MODES:
         raise ValueError(f"matmul must be one of {', '.join(map(repr, MATMUL_MODES))}, got {matmul!r}")
@@ -524,5 +543,5 @@ def compile(
         model, tuple(example_inputs), example_kwargs,
         pipeline=parsed, explain=explain, max_specializations=max_specializations, strict=strict,
         dynamic_shapes=dynamic_shapes, policy=policy, cache=cache, dedup_layers=dedup_layers,
-        straight_line=straight_line,
+        straight_line=straight_line, mode=check_mode(mode),
     )

@@ -47,6 +47,7 @@ from mlirfuse.frontend.importer import flatten_inputs, input_meta
 from mlirfuse.ir import ir, tensor_type
 from mlirfuse.runtime.aot import compile_kernels
 from mlirfuse.runtime.cache import kernel_key, mlirfuse_version, versions
+from mlirfuse.runtime.graphs import GraphedProgram, check_mode
 from mlirfuse.runtime.program import Program
 
 FORMAT = 1
@@ -202,6 +203,7 @@ class LoadedModel:
 
     def __init__(self, root: Path, manifest: dict, program, signature: _Signature, in_spec, input_meta, fetch):
         self.root, self.manifest, self.program = root, manifest, program
+        self.runner = program  # or its calls through CUDA graphs (load's mode="reduce-overhead")
         self._signature, self._in_spec, self._input_meta = signature, in_spec, input_meta
         self._parameter = lambda name: fetch("param", name)
         self._buffer = lambda name: fetch("buffer", name)
@@ -213,12 +215,19 @@ class LoadedModel:
             raise InputMismatchError(f"package {self.root}: keyword arguments {sorted(kwargs)} differ from its example's") from None
         if [input_meta(x) for x in flat] != self._input_meta:
             raise InputMismatchError(f"package {self.root}: {describe_mismatch(self._input_meta, flat)}")
-        return call_program(self.program, self._signature, flat, self._parameter, self._buffer)
+        return call_program(self.runner, self._signature, flat, self._parameter, self._buffer)
+
+    @property
+    def cuda_graphs(self) -> dict | None:
+        """With mode="reduce-overhead", how the calls ran (as `CompiledModule.cuda_graphs`); else None."""
+        return self.runner.stats if isinstance(self.runner, GraphedProgram) else None
 
 
-def load(directory, weights) -> LoadedModel:
+def load(directory, weights, mode: str | None = None) -> LoadedModel:
     """The package in `directory` as a callable, its parameters and buffers taken from `weights` (the model,
-    or a state_dict): every file checked against the manifest, no export, import, pass or lowering run."""
+    or a state_dict): every file checked against the manifest, no export, import, pass or lowering run.
+    `mode`: as `mlirfuse.compile`'s ("reduce-overhead": calls replay CUDA graphs, runtime/graphs.py)."""
+    mode = check_mode(mode)
     root = Path(directory)
     try:
         manifest = json.loads((root / MANIFEST).read_text())
@@ -290,7 +299,10 @@ def load(directory, weights) -> LoadedModel:
     )
     in_spec = pytree.treespec_loads(manifest["in_spec"]) if manifest["in_spec"] is not None else None
     input_meta = [_meta_from_json(m) for m in manifest["inputs"]]
-    return LoadedModel(root, manifest, program, signature, in_spec, input_meta, fetch)
+    loaded = LoadedModel(root, manifest, program, signature, in_spec, input_meta, fetch)
+    if mode == "reduce-overhead":
+        loaded.runner = GraphedProgram(program, [kind for kind, _ in bindings])
+    return loaded
 
 
 __all__ = ["LoadedModel", "PackageError", "load", "save", "summary"]
