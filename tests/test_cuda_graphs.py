@@ -158,3 +158,15 @@ def test_graphed_program_counts_arguments_by_kind():
     kinds = [kind for kind, _ in cm.imported.bindings]
     graphed = GraphedProgram(cm.program, kinds)
     assert sum(graphed._fixed) == sum(kind in ("param", "buffer", "constant") for kind in kinds) > 0
+
+
+def test_load_takes_the_mode(tmp_path):
+    x = torch.randn(2, 4, 32)
+    model = Block().eval()
+    mlirfuse.save(mlirfuse.compile(model, (x,)), tmp_path / "pkg", targets=())
+    with pytest.raises(ValueError, match="mode must be one of"):
+        mlirfuse.load(tmp_path / "pkg", weights=model, mode="fast")
+    run = mlirfuse.load(tmp_path / "pkg", weights=model, mode="reduce-overhead")
+    with torch.no_grad():
+        torch.testing.assert_close(run(x), model(x), rtol=1e-5, atol=1e-5)
+    assert run.cuda_graphs["ungraphed_calls"] == 1
