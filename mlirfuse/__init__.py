@@ -33,8 +33,8 @@ def save(cm, directory, targets=("sm_80", "sm_90"), **options):
     return _save(cm, directory, targets, **options)
 
 
-def load(directory, weights, mode=None):
+def load(directory, weights, mode=None, cubins=True):
     """A package as a callable bound to `weights`; see `mlirfuse.package.load`."""
     from mlirfuse.package import load as _load
 
-    return _load(directory, weights, mode=mode)
+    return _load(directory, weights, mode=mode, cubins=cubins)

@@ -11,7 +11,10 @@ A package holds:
 - `kernels/NAME.py`: each kernel's Triton source; `kernels/NAME.pkl`: what
   the launcher needs beside it (the lowered `TritonKernel`);
 - `cubins/sm_XX/NAME.cubin`: each kernel compiled ahead of time per target
-  (registers, spills and shared memory in the manifest);
+  (registers, spills and shared memory in the manifest), for the
+  specialization (alignment, divisibility) its launches take, found by a dry
+  run of the program on meta tensors (runtime/binaries.py);
+  `cubins/sm_XX/NAME.json`: Triton's metadata of it;
 - `constants.pt`: tensors the program takes as constant arguments, if any;
   `buffers.pt`: the values of buffers a state_dict does not hold
   (non-persistent ones: a causal mask, rotary frequencies);
@@ -24,7 +27,10 @@ A package holds:
 is refused, never run), the versions (a package runs on the mlirfuse,
 torch, torch-mlir and Triton it was written with), parses `program.mlir`
 and builds the runnable program from the stored kernels: no torch.export,
-no FX import, no pass runs, no kernel is lowered. Its calls check the
+no FX import, no pass runs, no kernel is lowered. On a GPU of a packaged
+target a launch runs the stored cubin where its arguments have the
+specialization it was compiled for (else Triton's JIT compiles, as without
+a package): no Triton compile at all for the launches the dry run foresaw. Its calls check the
 inputs against the guards (shapes, dtypes, devices of the example).
 Packages of `dynamic_shapes` compiles are not written yet.
 """
@@ -40,14 +46,16 @@ from pathlib import Path
 import torch
 from torch.utils import _pytree as pytree
 
-from mlirfuse.compiler import call_program, describe_mismatch
+from mlirfuse.compiler import bind_arguments, call_program, describe_mismatch
 from mlirfuse.dialect import make_context
 from mlirfuse.errors import InputMismatchError, MlirfuseError
 from mlirfuse.frontend.importer import flatten_inputs, input_meta
 from mlirfuse.ir import ir, tensor_type
+from mlirfuse.runtime import binaries
 from mlirfuse.runtime.aot import compile_kernels
 from mlirfuse.runtime.cache import kernel_key, mlirfuse_version, versions
 from mlirfuse.runtime.graphs import GraphedProgram, check_mode
+from mlirfuse.runtime.kernels import recording, source_key
 from mlirfuse.runtime.program import Program
 
 FORMAT = 1
@@ -77,6 +85,52 @@ def _meta_from_json(item):
         shape, dtype, device = item["tensor"]
         return (tuple(shape), getattr(torch, dtype), torch.device(device))
     return item["value"]
+
+
+def _meta(t):
+    """A meta tensor laid out as `t` (shape, strides, offset: the alignment a launch's specialization reads)."""
+    if not isinstance(t, torch.Tensor):
+        return t
+    return torch.empty_strided(t.shape, t.stride(), dtype=t.dtype, device="meta")
+
+
+def specializations(cm, arch: int) -> tuple[dict, str | None]:
+    """Kernel name -> `binaries.compile_args` of its most frequent launch in a dry run of the program on meta
+    tensors laid out as the example's (launches recorded as on an sm_<arch> GPU, not run), and why the dry
+    run stopped early (None where it ran to the end: an op without a meta implementation stops it)."""
+    if not binaries.available():
+        return {}, "this Triton has no native_specialize_impl"
+    graph = cm._current
+    imported = graph.imported
+    flat = [torch.empty(m[0], dtype=m[1], device="meta") if isinstance(m, tuple) and len(m) == 3
+            and isinstance(m[1], torch.dtype) else m for m in imported.input_meta]
+    arguments = [_meta(a) for a in bind_arguments(imported, flat, cm.model.get_parameter, cm.model.get_buffer)]
+    stopped = None
+    with recording(arch) as launches, torch.no_grad():
+        try:
+            graph.program.execute(arguments)
+        except Exception as e:  # noqa: BLE001  (kernels launched before it are specialized; the others not)
+            stopped = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:300]
+    counts: dict[str, dict[str, list]] = {}
+    for name, args, kwargs in launches:
+        spec = binaries.specialization(args)
+        key = json.dumps([spec, kwargs], sort_keys=True)
+        entry = counts.setdefault(name, {}).setdefault(key, [0, spec, kwargs])
+        entry[0] += 1
+    chosen = {}
+    for name, variants in counts.items():
+        kernel = graph.kernels.get(name)
+        if kernel is None:
+            continue
+        count, spec, kwargs = max(variants.values(), key=lambda v: v[0])
+        params = [p.name for p in kernel.params]
+        if len(params) != len(spec):
+            continue
+        chosen[name] = binaries.compile_args(params, spec, kwargs) | {
+            "specialization": spec, "launch_kwargs": kwargs, "launches": count,
+            "recorded": sum(v[0] for v in variants.values()),
+        }
+    return chosen, stopped
 
 
 def save(cm, directory, targets=("sm_80", "sm_90"), jobs: int | None = None, on_done=None) -> dict:
@@ -116,15 +170,25 @@ def save(cm, directory, targets=("sm_80", "sm_90"), jobs: int | None = None, on_
             "launches_per_call": launches.get(name, 0), "targets": {},
         }
     # Kernels the runtime launches as ATen ops (`?` sizes the lowering cannot size) are not in graph.kernels.
+    dry_runs = {}
     for arch in archs:
         folder = root / "cubins" / f"sm_{arch}"
         folder.mkdir(parents=True)
-        for compiled in compile_kernels(list(graph.kernels.values()), arch=arch, jobs=jobs, on_done=on_done):
+        specialized, stopped = specializations(cm, arch)
+        dry_runs[f"sm_{arch}"] = {"stopped": stopped, "specialized_kernels": len(specialized)}
+        for compiled in compile_kernels(list(graph.kernels.values()), arch=arch, jobs=jobs, on_done=on_done,
+                                        specialized=specialized):
             (folder / f"{compiled.name}.cubin").write_bytes(compiled.cubin)
+            (folder / f"{compiled.name}.json").write_text(compiled.metadata)
             usage = compiled.resources()
+            given = specialized.get(compiled.name)
             kernels[compiled.name]["targets"][f"sm_{arch}"] = {
                 "registers": usage["reg"], "shared_bytes": compiled.shared, "spill_stores": usage["spill_stores"],
                 "spill_loads": usage["spill_loads"], "compile_seconds": round(compiled.seconds, 3),
+                # The launch it is compiled for (None: any arguments; its launches then go to Triton's JIT).
+                "launch": None if given is None else {
+                    k: given[k] for k in ("specialization", "launch_kwargs", "signature", "constexprs", "options",
+                                          "attrs", "launches", "recorded")},
             }
 
     constants, bindings = [], []
@@ -155,6 +219,7 @@ def save(cm, directory, targets=("sm_80", "sm_90"), jobs: int | None = None, on_
         "output_aliases": {str(i): list(alias) for i, alias in imported.output_aliases.items()},
         "stats": {k: v for k, v in graph.stats.items() if isinstance(v, (int, float))},
         "targets": [f"sm_{a}" for a in archs],
+        "dry_runs": dry_runs,
         "kernels": kernels,
     }
     (root / "summary.txt").write_text(summary(manifest))
@@ -223,10 +288,12 @@ class LoadedModel:
         return self.runner.stats if isinstance(self.runner, GraphedProgram) else None
 
 
-def load(directory, weights, mode: str | None = None) -> LoadedModel:
+def load(directory, weights, mode: str | None = None, cubins: bool = True) -> LoadedModel:
     """The package in `directory` as a callable, its parameters and buffers taken from `weights` (the model,
     or a state_dict): every file checked against the manifest, no export, import, pass or lowering run.
-    `mode`: as `mlirfuse.compile`'s ("reduce-overhead": calls replay CUDA graphs, runtime/graphs.py)."""
+    `mode`: as `mlirfuse.compile`'s ("reduce-overhead": calls replay CUDA graphs, runtime/graphs.py).
+    `cubins`: on a GPU, launch the package's cubins (runtime/binaries.py); False: Triton's JIT compiles every
+    kernel, as without a package (A/B)."""
     mode = check_mode(mode)
     root = Path(directory)
     try:
@@ -255,6 +322,15 @@ def load(directory, weights, mode: str | None = None) -> LoadedModel:
         )
 
     kernels = {name: pickle.loads((root / "kernels" / f"{name}.pkl").read_bytes()) for name in manifest["kernels"]}
+    for name, entry in manifest["kernels"].items():  # each cubin, for launches with its specialization
+        for target, facts in entry["targets"].items():
+            launch = facts.get("launch")
+            if launch is None or not cubins or not binaries.available():
+                continue
+            folder = root / "cubins" / target
+            binary = binaries.Binary(folder / f"{name}.cubin", folder / f"{name}.json", launch["specialization"],
+                                     launch["launch_kwargs"], launch)
+            binaries.register(name, source_key(kernels[name].source), int(target[3:]), binary)
 
     def lower(kernel):
         name = ir.StringAttr(kernel.attributes["sym_name"]).value

@@ -13,6 +13,8 @@ import mlirfuse
 from mlirfuse.errors import InputMismatchError
 from mlirfuse.models import TinyBlock
 from mlirfuse.package import PackageError
+from mlirfuse.runtime import binaries
+from mlirfuse.runtime.kernels import load, source_key
 
 
 def _gpt2(layers=2):
@@ -148,3 +150,64 @@ def test_mlirfuse_compile_writes_a_package_the_api_loads(tmp_path, monkeypatch, 
     assert "dims are integers" in capsys.readouterr().err
     assert main(["compile", "pkgmodel:nothing", "--example", "3x8", "-o", str(tmp_path / "bad")]) == 1
     assert "cannot find pkgmodel:nothing" in capsys.readouterr().err
+
+
+def test_cubins_are_compiled_for_the_launches_a_dry_run_records(tmp_path):
+    """Each kernel's cubin is compiled for its launches' specialization (aligned pointers, sizes and strides
+    divisible by 16, ones as constants) and blocks, as Triton's JIT would compile them on the GPU; loading
+    registers it, and Triton can load it from the package's files (no GPU needed for that part)."""
+    model = torch.nn.Sequential(torch.nn.LayerNorm(32), torch.nn.Linear(32, 64), torch.nn.GELU()).eval()
+    x = torch.randn(4, 8, 32)
+    cm = mlirfuse.compile(model, (x,))
+    manifest = mlirfuse.save(cm, tmp_path / "pkg", targets=("sm_90",))
+    assert manifest["dry_runs"]["sm_90"] == {"stopped": None, "specialized_kernels": len(manifest["kernels"])}
+    for name, entry in manifest["kernels"].items():
+        launch = entry["targets"]["sm_90"]["launch"]
+        assert launch["launches"] == launch["recorded"] == entry["launches_per_call"]
+        kinds = [kind for kind, _ in launch["specialization"]]
+        assert kinds[0].startswith("*") and launch["specialization"][0][1] == "D"  # a fresh buffer: aligned
+        assert "constexpr" in kinds  # a contiguous tensor's last stride, 1
+        assert launch["launch_kwargs"]["enable_fp_fusion"] is True and "num_warps" in launch["launch_kwargs"]
+    mlirfuse.load(tmp_path / "pkg", weights=model)
+    for name in manifest["kernels"]:
+        kernel = cm.kernels[name]
+        binary = binaries.lookup(name, source_key(kernel.source), 90)
+        compiled = binary.bound(load(kernel, interpret=False)).compiled()
+        assert compiled.name == name
+        assert compiled.asm["cubin"] == (tmp_path / "pkg" / "cubins" / "sm_90" / f"{name}.cubin").read_bytes()
+
+
+def test_a_cubin_takes_only_launches_of_its_specialization():
+    t = torch.empty(64)
+    spec = binaries.specialization([t, 32, 1, 0.5])
+    assert [kind for kind, _ in spec] == ["*fp32", "i32", "constexpr", "fp32"]
+    binary = binaries.Binary(None, None, spec, {"XBLOCK": 64, "num_warps": 4}, {})
+    kwargs = {"XBLOCK": 64, "num_warps": 4}
+    assert binary.matches([torch.empty(64), 48, 1, 2.0], kwargs)
+    assert not binary.matches([t[1:], 32, 1, 0.5], kwargs)  # 4 bytes in: not 16-byte aligned
+    assert not binary.matches([t, 33, 1, 0.5], kwargs)  # not divisible by 16
+    assert not binary.matches([t, 32, 2, 0.5], kwargs)  # a 1 was compiled in as a constant
+    assert not binary.matches([t, 32, 1, 0.5], {"XBLOCK": 128, "num_warps": 4})
+    assert not binary.matches([t.double(), 32, 1, 0.5], kwargs)
+    args = binaries.compile_args(["p", "n", "s", "c"], spec, kwargs)
+    assert args["signature"] == {"p": "*fp32", "n": "i32", "s": "constexpr", "c": "fp32", "XBLOCK": "constexpr"}
+    assert args["constexprs"] == {"s": 1, "XBLOCK": 64}
+    assert args["options"] == {"num_warps": 4}
+    assert args["attrs"] == [[0, [["tt.divisibility", 16]]], [1, [["tt.divisibility", 16]]]]
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_on_a_gpu_a_loaded_package_launches_its_cubins(tmp_path, monkeypatch):
+    monkeypatch.setenv("MLIRFUSE_CHECK_BOUNDS", "0")  # launches as users run them
+    model, ids = _gpt2()
+    model, ids = model.cuda(), ids.cuda()
+    major, minor = torch.cuda.get_device_capability()
+    cm = mlirfuse.compile(model, (ids,))
+    manifest = mlirfuse.save(cm, tmp_path / "pkg", targets=(f"sm_{major}{minor}",))
+    assert manifest["dry_runs"][f"sm_{major}{minor}"]["stopped"] is None
+    run = mlirfuse.load(tmp_path / "pkg", weights=model)
+    before = dict(binaries.STATS)
+    with torch.no_grad():
+        torch.testing.assert_close(run(ids).last_hidden_state, model(ids).last_hidden_state)
+    assert binaries.STATS["jit"] == before["jit"]
+    assert binaries.STATS["cubin"] - before["cubin"] == cm.stats["launches"]

@@ -43,6 +43,7 @@ class CompiledKernel:
     spill_stores: int | None = None  # bytes, from ptxas's report at compile time (None: no report)
     spill_loads: int | None = None
     seconds: float = 0.0  # wall seconds of its compile in the worker, request to answer
+    metadata: str = ""  # Triton's metadata of the compiled kernel (JSON), what loading the cubin takes
 
     def resources(self) -> dict[str, int]:
         """Registers, stack frame, shared and local memory, as `cuobjdump -res-usage` reads them from the cubin, and
@@ -105,11 +106,13 @@ def resource_usage(cubin: bytes) -> dict[str, int]:
 
 
 def compile_kernels(
-    kernels: list[TritonKernel], arch: int = 90, jobs: int | None = None, on_done=None
+    kernels: list[TritonKernel], arch: int = 90, jobs: int | None = None, on_done=None, specialized: dict | None = None
 ) -> list[CompiledKernel]:
     """Compile each kernel to a cubin for sm_<arch>, in parallel worker processes.
 
     `on_done(count, total, name)` is called as each kernel is done (progress; from the worker threads).
+    `specialized`: kernel name -> `binaries.compile_args` of the launch it is compiled for (its signature,
+    constants, options and divisibility); other kernels are compiled for any arguments.
     """
     finished = itertools.count()  # next() on it is atomic: the threads number their kernels 0, 1, ...
 
@@ -123,16 +126,22 @@ def compile_kernels(
         path = write_source(kernel)
         with tempfile.TemporaryDirectory() as tmp:
             out = Path(tmp) / "kernel.cubin"
-            constexprs, options = launch_constants(kernel, arch)
-            request = [str(path), kernel.name, json.dumps(signature(kernel)), str(arch), str(out),
-                       json.dumps([constexprs, options])]
+            given = (specialized or {}).get(kernel.name)
+            if given is None:
+                constexprs, options = launch_constants(kernel, arch)
+                request = [str(path), kernel.name, json.dumps(signature(kernel)), str(arch), str(out),
+                           json.dumps([constexprs, options])]
+            else:
+                request = [str(path), kernel.name, json.dumps(given["signature"]), str(arch), str(out),
+                           json.dumps([given["constexprs"], given["options"]]), json.dumps(given["attrs"])]
             start = time.perf_counter()
             error = _POOL.compile(request)
             if error is not None:
                 raise MlirfuseError(f"Triton could not compile @{kernel.name} for sm_{arch}:\n{error}")
             meta = json.loads(Path(f"{out}.json").read_text())
             return CompiledKernel(kernel.name, arch, out.read_bytes(), meta["shared"], meta.get("spill_stores"),
-                                  meta.get("spill_loads"), time.perf_counter() - start)
+                                  meta.get("spill_loads"), time.perf_counter() - start,
+                                  Path(f"{out}.triton.json").read_text())
 
     with ThreadPoolExecutor(max_workers=jobs or os.cpu_count() or 1) as pool:
         return list(pool.map(one, kernels))

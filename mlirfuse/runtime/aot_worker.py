@@ -21,8 +21,11 @@ from mlirfuse.runtime.triton_mode import triton_mode
 BLOCK = 1024
 
 
-def compile_file(path: str, name: str, sig_json: str, arch: str, out: str, constants_json: str = "") -> None:
-    """Compile kernel `name` of the file at `path` for sm_<arch>; write the cubin to `out`, its metadata to `out`.json."""
+def compile_file(path: str, name: str, sig_json: str, arch: str, out: str, constants_json: str = "",
+                 attrs_json: str = "") -> None:
+    """Compile kernel `name` of the file at `path` for sm_<arch>; write the cubin to `out`, its resources to
+    `out`.json and Triton's metadata of it to `out`.triton.json. `attrs_json`: [[parameter index, Triton
+    attributes], ...] (a specialization's `tt.divisibility`; runtime/binaries.py)."""
     import contextlib
     import io
     import re
@@ -42,7 +45,8 @@ def compile_file(path: str, name: str, sig_json: str, arch: str, out: str, const
         else:  # the pointwise / reduction defaults
             constexprs = {"XBLOCK": BLOCK} if "RBLOCK" not in sig else {"XBLOCK": 1, "RBLOCK": BLOCK}
             options = {"enable_fp_fusion": True}
-        source = ASTSource(fn=getattr(module, name), signature=sig, constexprs=constexprs)
+        attrs = {(i,): value for i, value in json.loads(attrs_json)} if attrs_json else None
+        source = ASTSource(fn=getattr(module, name), signature=sig, constexprs=constexprs, attrs=attrs)
         target = GPUTarget("cuda", int(arch), 32)
         # ptxas's own report (-v, which Triton passes): spill stores and loads apart from the stack frame, which
         # also holds local arrays (libdevice's sinf/cosf keep one for large arguments) that are no spill.
@@ -52,6 +56,9 @@ def compile_file(path: str, name: str, sig_json: str, arch: str, out: str, const
         with contextlib.redirect_stdout(log):
             compiled = triton.compile(source, target=target, options=options)
     Path(out).write_bytes(compiled.asm["cubin"])
+    # What loading the cubin takes (triton.compiler.CompiledKernel reads it), as Triton's cache holds it.
+    metadata = next(p for k, p in compiled.metadata_group.items() if k.endswith(".json"))
+    Path(f"{out}.triton.json").write_text(Path(metadata).read_text())
     spills = re.search(r"(\d+) bytes spill stores, (\d+) bytes spill loads", log.getvalue())
     Path(f"{out}.json").write_text(json.dumps({
         "shared": compiled.metadata.shared,
@@ -76,4 +83,4 @@ def serve() -> None:
 
 
 if __name__ == "__main__":
-    serve() if sys.argv[1:] == ["--serve"] else compile_file(*sys.argv[1:7])
+    serve() if sys.argv[1:] == ["--serve"] else compile_file(*sys.argv[1:8])

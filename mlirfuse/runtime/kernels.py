@@ -32,7 +32,7 @@ from mlirfuse.lowering.emitter import LaunchScalar, Role
 from mlirfuse.lowering.kernel_kinds import Launch, kernel_kind
 from mlirfuse.lowering.triton import TritonKernel
 from mlirfuse.ops.views import RESHAPES
-from mlirfuse.runtime import cache, checks
+from mlirfuse.runtime import binaries, cache, checks
 from mlirfuse.runtime.aten import aten_call
 from mlirfuse.runtime.triton_mode import already_compiled, host_arguments_in_place, triton_mode
 
@@ -40,6 +40,23 @@ _LOADED: dict[tuple[str, bool], object] = {}
 # How `load` found kernels: "loaded" (a source executed and jitted anew), "hits" (already loaded).
 # A dynamic-shape kernel called with a new size is a hit: same source, no new kernel.
 LOAD_STATS = {"loaded": 0, "hits": 0}
+
+# While set (`recording`): (arch, list) — launches are appended to the list, as a launch on an sm_<arch> GPU would
+# make them, instead of run.
+_RECORDING: tuple[int, list] | None = None
+
+
+@contextlib.contextmanager
+def recording(arch: int):
+    """Within: each launch appends (kernel name, positional arguments, keyword arguments) to the list yielded
+    and runs nothing (its outputs are left empty), its blocks, grid and options those of a launch on an
+    sm_<arch> GPU, whatever the tensors' device (a package's dry run on meta tensors, runtime/binaries.py)."""
+    global _RECORDING
+    saved, _RECORDING = _RECORDING, (arch, [])
+    try:
+        yield _RECORDING[1]
+    finally:
+        _RECORDING = saved
 
 
 def cache_dir() -> Path:
@@ -233,6 +250,7 @@ class Launcher:
             self._size(kernel.shape, [t.shape for t in kernel.outputs])
         self._fn = None
         self._interpret = None
+        self._source_key = None
         # Each load site's view chain as ATen view functions (metadata only:
         # strides and offset change, no data moves).
         self._views = [[aten_call(op, (None, *args)) for op, args in site.chain] for site in kernel.sites]
@@ -254,10 +272,10 @@ class Launcher:
 
     def launch(self, interpret: bool, device=None, loaded=()) -> Launch:
         """This call's sizes and device, as the kernel's kind reads them."""
-
+        arch = (lambda: _RECORDING[0]) if _RECORDING is not None else (lambda: _arch(device))
         return Launch(
             interpret, self.shape, self.numel, self.xnumel, self.rnumel,
-            lambda: _arch(device), lambda: eager_math_sdpa(self.kernel, loaded), cpu_vector_width,
+            arch, lambda: eager_math_sdpa(self.kernel, loaded), cpu_vector_width,
         )
 
     def function(self, interpret: bool):
@@ -266,6 +284,17 @@ class Launcher:
             self._fn = load(self.kernel, interpret)
             self._interpret = interpret
         return self._fn
+
+    def compiled_function(self, device):
+        """The kernel's function for launches on CUDA `device`: its JIT function, or a package's cubin for the
+        device's arch standing in for it (runtime/binaries.py)."""
+        fn = self.function(False)
+        if not binaries.registered():
+            return fn
+        if self._source_key is None:
+            self._source_key = source_key(self.kernel.source)
+        binary = binaries.lookup(self.kernel.name, self._source_key, _arch(device))
+        return fn if binary is None else binary.bound(fn)
 
     @functools.cached_property
     def direct(self) -> DirectLauncher:
@@ -285,8 +314,9 @@ class Launcher:
         scalars = self._scalars if scalars is None else scalars
         if scalars is None:
             raise TypeError(f"kernel @{self.kernel.name} takes scalar arguments: pass scalars=launcher.scalars(values)")
-        device = _launch_device(inputs, self.kernel.device)
-        checked = checks.enabled()
+        recorded = _RECORDING[1] if _RECORDING is not None else None
+        device = torch.device("meta") if recorded is not None else _launch_device(inputs, self.kernel.device)
+        checked = checks.enabled() and recorded is None
         loaded = []
         for site, views in zip(self.kernel.sites, self._views):
             t = inputs[site.input]
@@ -313,11 +343,12 @@ class Launcher:
             outputs.append(out)
         for j, i in self.kernel.init:  # a scatter writes into a copy of its input
             outputs[j].copy_(inputs[i])
-        interpret = device.type != "cuda"
+        interpret = device.type != "cuda" and recorded is None
         launch = self.launch(interpret, device, loaded)
         if self.schedule.empty(launch):
             return outputs
-        self.function(interpret)
+        if recorded is None:
+            self.function(interpret)
         strides = []
         for site, t, space in zip(self.kernel.sites, loaded, spaces):
             if site.check is not None and (interpret or checked):
@@ -333,6 +364,9 @@ class Launcher:
         sizes, grid, options = args
         # Compiled launches ask for FP fusion explicitly (Triton 3.9 warns when left to the default).
         options = ({} if interpret else {"enable_fp_fusion": True} | (checks.COMPILED_OPTIONS if checked else {})) | options
+        if recorded is not None:
+            recorded.append((self.kernel.name, [*loaded, *outputs, *scalars, *sizes, *strides], {**blocks, **options}))
+            return outputs
         out_params = [p.name for p in self.kernel.params if p.role is Role.OUTPUT]
         addresses = contextlib.nullcontext()
         if checked and interpret:
@@ -342,8 +376,9 @@ class Launcher:
             addresses = checks.checked_addresses(self.kernel.name, reads, writes)
         try:
             host = host_arguments_in_place() if interpret else contextlib.nullcontext()
+            fn = self._fn if interpret else self.compiled_function(device)
             with triton_mode(interpret), addresses, host:
-                self._fn[grid](*loaded, *outputs, *scalars, *sizes, *strides, **blocks, **options)
+                fn[grid](*loaded, *outputs, *scalars, *sizes, *strides, **blocks, **options)
         except Exception as e:
             if checked and checks.unwrap(e) is not e:
                 raise checks.unwrap(e) from None  # not the interpreter's wrapping of it
@@ -393,7 +428,7 @@ class DirectLauncher:
                  scalars: tuple[float, ...] | None = None):
         launcher = self.launcher
         scalars = launcher._scalars if scalars is None else scalars
-        if not self._static or scalars is None or checks.enabled():
+        if not self._static or scalars is None or checks.enabled() or _RECORDING is not None:
             return launcher(*inputs, reuse=reuse, buffers=buffers, scalars=scalars)
         if inputs:
             device = inputs[0].device
@@ -456,5 +491,5 @@ class DirectLauncher:
             return _Prepared(device, interpret, sites, spaces, outputs, None, (), {})
         sizes, grid, options = args
         options = ({} if interpret else {"enable_fp_fusion": True}) | options
-        return _Prepared(device, interpret, sites, spaces, outputs, launcher.function(interpret)[grid], tuple(sizes),
-                         {**blocks, **options})
+        fn = launcher.function(True) if interpret else launcher.compiled_function(device)
+        return _Prepared(device, interpret, sites, spaces, outputs, fn[grid], tuple(sizes), {**blocks, **options})
