@@ -109,11 +109,13 @@ class Binary:
         return True
 
     def __getitem__(self, grid):
+        full = tuple(grid) + (1,) * (3 - len(grid))  # a compiled kernel's launch takes all three grid dims
+
         def run(*args, **kwargs):
             if self.matches(args, kwargs):
                 names = self.jit.arg_names
                 STATS["cubin"] += 1
-                self.compiled()[grid](*args, *(kwargs[n] for n in names[len(args):]))
+                self.compiled()[full](*args, *(kwargs[n] for n in names[len(args):]))
             else:
                 STATS["jit"] += 1
                 self.jit[grid](*args, **kwargs)
