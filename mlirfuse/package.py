@@ -32,7 +32,11 @@ target a launch runs the stored cubin where its arguments have the
 specialization it was compiled for (else Triton's JIT compiles, as without
 a package): no Triton compile at all for the launches the dry run foresaw. Its calls check the
 inputs against the guards (shapes, dtypes, devices of the example).
-Packages of `dynamic_shapes` compiles are not written yet.
+A package of a `dynamic_shapes` compile keeps its `?` sizes: the manifest
+holds each input's dims (sizes, symbols with their ranges, expressions of
+them) and a call checks its inputs against those; its kernels over `?`
+sizes are compiled assuming no divisibility of sizes or strides, so their
+cubins serve every size.
 """
 
 from __future__ import annotations
@@ -43,6 +47,7 @@ import pickle
 from dataclasses import dataclass
 from pathlib import Path
 
+import sympy
 import torch
 from torch.utils import _pytree as pytree
 
@@ -123,6 +128,8 @@ def specializations(cm, arch: int) -> tuple[dict, str | None]:
         if kernel is None:
             continue
         count, spec, kwargs = max(variants.values(), key=lambda v: v[0])
+        if kernel.dynamic is not None:  # `?` sizes: a size or stride divisible by 16 at the example need not be later
+            spec = [[kind, "" if kind in ("i32", "i64") and attr == "D" else attr] for kind, attr in spec]
         params = [p.name for p in kernel.params]
         if len(params) != len(spec):
             continue
@@ -142,8 +149,6 @@ def save(cm, directory, targets=("sm_80", "sm_90"), jobs: int | None = None, on_
     """
     graph = cm._current
     imported = graph.imported
-    if imported.covers is not None:
-        raise PackageError("packages of dynamic_shapes compiles are not written yet: compile with static shapes")
     archs = []
     for target in targets:
         if not (isinstance(target, str) and target.startswith("sm_") and target[3:].isdigit()):
@@ -214,6 +219,7 @@ def save(cm, directory, targets=("sm_80", "sm_90"), jobs: int | None = None, on_
         "in_spec": pytree.treespec_dumps(imported.in_spec) if imported.in_spec is not None else None,
         "out_spec": pytree.treespec_dumps(imported.out_spec),
         "inputs": [_meta_json(m) for m in imported.input_meta],
+        "input_dims": imported.input_dims,  # dynamic_shapes: per input its sizes and symbols (else None)
         "bindings": bindings,
         "results": [[kind, what] for kind, what in imported.results],
         "output_aliases": {str(i): list(alias) for i, alias in imported.output_aliases.items()},
@@ -253,6 +259,43 @@ def summary(manifest: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+def dims_mismatch(dims: list, metas: list, flat: list) -> str | None:
+    """Why flat inputs `flat` do not fit a dynamic package's input dims (`importer.symbolic_dims`) and guards
+    (`metas`: dtype and device per tensor, the value of anything else); None where they do."""
+    if len(flat) != len(dims):
+        return f"expected {len(dims)} inputs, got {len(flat)}"
+    bound, derived = {}, []
+    for i, (want, meta, x) in enumerate(zip(dims, metas, flat)):
+        if want is None:
+            if input_meta(x) != meta:
+                return f"input {i}: compiled for {meta!r}, got {input_meta(x)!r}"
+            continue
+        if not isinstance(x, torch.Tensor):
+            return f"input {i}: expected a tensor, got {type(x).__name__}"
+        if (x.dtype, x.device) != meta[1:]:
+            return f"input {i}: compiled for {meta[1]} on {meta[2]}, got {x.dtype} on {x.device}"
+        if x.dim() != len(want):
+            return f"input {i}: compiled for {len(want)} dims, got shape {list(x.shape)}"
+        for d, (size, got) in enumerate(zip(want, x.shape)):
+            if isinstance(size, int):
+                if got != size:
+                    return f"input {i}: dim {d} is {size} in the package, got shape {list(x.shape)}"
+                continue
+            expr, lower, upper = size
+            if not expr.isidentifier():
+                derived.append((i, d, expr, got))
+                continue
+            if bound.setdefault(expr, got) != got:
+                return f"input {i}: dim {d} is {expr}, {bound[expr]} in an earlier dim, got {got}"
+            if (lower is not None and got < lower) or (upper is not None and got > upper):
+                return f"input {i}: dim {d} ({expr}) is {got}, outside its range [{lower}, {upper}]"
+    for i, d, expr, got in derived:
+        value = sympy.sympify(expr).subs(bound)
+        if not (value.is_Integer and int(value) == got):
+            return f"input {i}: dim {d} is {expr} = {value}, got {got}"
+    return None
+
+
 @dataclass
 class _Signature:
     """How the package's function meets the model (the fields `compiler.call_program` reads)."""
@@ -268,6 +311,7 @@ class LoadedModel:
 
     def __init__(self, root: Path, manifest: dict, program, signature: _Signature, in_spec, input_meta, fetch):
         self.root, self.manifest, self.program = root, manifest, program
+        self._dims = manifest.get("input_dims")
         self.runner = program  # or its calls through CUDA graphs (load's mode="reduce-overhead")
         self._signature, self._in_spec, self._input_meta = signature, in_spec, input_meta
         self._parameter = lambda name: fetch("param", name)
@@ -278,7 +322,10 @@ class LoadedModel:
             flat = flatten_inputs(inputs, kwargs, self._in_spec)
         except ValueError:
             raise InputMismatchError(f"package {self.root}: keyword arguments {sorted(kwargs)} differ from its example's") from None
-        if [input_meta(x) for x in flat] != self._input_meta:
+        if self._dims is not None:
+            if (why := dims_mismatch(self._dims, self._input_meta, flat)) is not None:
+                raise InputMismatchError(f"package {self.root}: {why}")
+        elif [input_meta(x) for x in flat] != self._input_meta:
             raise InputMismatchError(f"package {self.root}: {describe_mismatch(self._input_meta, flat)}")
         return call_program(self.runner, self._signature, flat, self._parameter, self._buffer)
 

@@ -211,3 +211,79 @@ def test_on_a_gpu_a_loaded_package_launches_its_cubins(tmp_path, monkeypatch):
         torch.testing.assert_close(run(ids).last_hidden_state, model(ids).last_hidden_state)
     assert binaries.STATS["jit"] == before["jit"]
     assert binaries.STATS["cubin"] - before["cubin"] == cm.stats["launches"]
+
+
+def test_a_dynamic_shapes_package_serves_every_size_in_its_ranges(tmp_path, monkeypatch):
+    from torch.export import Dim
+
+    model = TinyBlock(32, 2, 16).eval()
+    x = torch.randn(2, 8, 32)
+    cm = mlirfuse.compile(model, (x,), dynamic_shapes=({0: Dim("batch", max=8), 1: Dim("seq", min=2, max=15)},))
+    manifest = mlirfuse.save(cm, tmp_path / "pkg", targets=("sm_90",))
+    (dims,) = manifest["input_dims"]
+    assert [d[1:] if isinstance(d, list) else d for d in dims] == [[0, 8], [2, 15], 32]
+    dynamic = [name for name, k in cm.kernels.items() if k.dynamic is not None]
+    assert dynamic
+    for name in dynamic:  # compiled for any size: no divisibility of sizes or strides assumed
+        spec = manifest["kernels"][name]["targets"]["sm_90"]["launch"]["specialization"]
+        assert all(attr != "D" for kind, attr in spec if kind in ("i32", "i64"))
+    _no_compiling(monkeypatch)
+    run = mlirfuse.load(tmp_path / "pkg", weights=model)
+    with torch.no_grad():
+        for shape in [(1, 7, 32), (4, 15, 32), (3, 2, 32)]:
+            y = torch.randn(shape)
+            torch.testing.assert_close(run(y), model(y))
+    with pytest.raises(InputMismatchError, match=r"dim 1 \(s\d+\) is 16, outside its range \[2, 15\]"):
+        run(torch.randn(2, 16, 32))
+    with pytest.raises(InputMismatchError, match=r"dim 2 is 32 in the package"):
+        run(torch.randn(2, 8, 31))
+    with pytest.raises(InputMismatchError, match="float64"):
+        run(torch.randn(2, 8, 32, dtype=torch.float64))
+
+
+def test_dynamic_dims_bind_symbols_across_inputs():
+    from mlirfuse.package import dims_mismatch
+
+    dims = [[["s0", 1, None], 4], [["s0", 1, None], ["2*s0", None, None]]]
+    metas = [((3, 4), torch.float32, torch.device("cpu"))] * 2
+    assert dims_mismatch(dims, metas, [torch.empty(5, 4), torch.empty(5, 10)]) is None
+    assert "s0, 5 in an earlier dim, got 6" in dims_mismatch(dims, metas, [torch.empty(5, 4), torch.empty(6, 12)])
+    assert "2*s0 = 10, got 11" in dims_mismatch(dims, metas, [torch.empty(5, 4), torch.empty(5, 11)])
+    assert "outside its range [1, None]" in dims_mismatch(dims, metas, [torch.empty(0, 4), torch.empty(0, 0)])
+
+
+def test_a_cubin_for_any_size_takes_divisible_sizes_and_ones():
+    t = torch.empty(64)
+    spec = [["*fp32", "D"], ["i32", ""], ["i32", ""]]
+    binary = binaries.Binary(None, None, spec, {}, {})
+    assert binary.matches([t, 32, 1], {}) and binary.matches([t, 7, 5], {})
+    assert not binary.matches([t[1:], 7, 5], {})  # the pointer's alignment is still assumed
+
+
+def test_mlirfuse_compile_dynamic_writes_a_package_for_every_batch(tmp_path, monkeypatch, capsys):
+    from mlirfuse.tools.main import main
+
+    (tmp_path / "dynmodel.py").write_text(
+        "import torch\n"
+        "def make():\n"
+        "    torch.manual_seed(0)\n"
+        "    return torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.SiLU(), torch.nn.LayerNorm(16))\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    assert main(["compile", "dynmodel:make", "--example", "3x8", "--dynamic", "0.0=rows:1:64", "--target", "",
+                 "-o", str(tmp_path / "out")]) == 0
+    import dynmodel
+
+    model = dynmodel.make().eval()
+    run = mlirfuse.load(tmp_path / "out", weights=model)
+    with torch.no_grad():
+        for rows in (1, 5, 64):
+            x = torch.randn(rows, 8)
+            torch.testing.assert_close(run(x), model(x))
+    with pytest.raises(InputMismatchError, match=r"outside its range \[1, 64\]"):
+        run(torch.randn(65, 8))
+    for bad, why in [("0.0", "expected INPUT.DIM=NAME"), ("1.0=rows", "there are 1 example inputs"),
+                     ("0.0=2x", "is not a name")]:
+        assert main(["compile", "dynmodel:make", "--example", "3x8", "--dynamic", bad, "--target", "",
+                     "-o", str(tmp_path / "bad")]) == 1
+        assert why in capsys.readouterr().err

@@ -20,6 +20,7 @@ import operator
 import warnings
 from dataclasses import dataclass, field
 
+import sympy
 import torch
 from torch.export import ExportedProgram
 from torch.export._tree_utils import reorder_kwargs
@@ -53,6 +54,8 @@ class ImportedProgram:
     output_aliases: dict = field(default_factory=dict)
     # Exported with dynamic shapes: flat user inputs -> None if this program covers them, else why not.
     covers: object = None
+    # Exported with dynamic shapes: per flat user input, its dims (`symbolic_dims`); None for other values.
+    input_dims: list | None = None
     # A backend graph's results that are inputs handed back untouched (process groups and other script
     # objects, which the function does not take): result position -> input index.
     passthrough: dict = field(default_factory=dict)
@@ -435,7 +438,36 @@ def import_traced(
     imported.input_meta = [input_meta(x) for x in flat]
     if dynamic_shapes is not None:
         imported.covers = _covers(program, imported.input_meta)
+        imported.input_dims = symbolic_dims(program)
     return imported
+
+
+def symbolic_dims(program: ExportedProgram) -> list:
+    """Per user input of `program`: None for a non-tensor, else per dim an int, or [expression, min, max] for a
+    symbolic size (the expression as text, `s0` or `2*s0`; its range from the export's range constraints, None
+    where unbounded or an expression's)."""
+    placeholders = {n.name: n for n in program.graph_module.graph.nodes if n.op == "placeholder"}
+    dims = []
+    for spec in program.graph_signature.input_specs:
+        if spec.kind != InputKind.USER_INPUT:
+            continue
+        value = placeholders[spec.arg.name].meta.get("val")
+        if not isinstance(value, torch.Tensor):
+            dims.append(None)
+            continue
+        shape = []
+        for d in value.shape:
+            if not isinstance(d, torch.SymInt):
+                shape.append(int(d))
+                continue
+            expr = d.node.expr
+            bounds = program.range_constraints.get(expr)
+            lower = upper = None
+            if bounds is not None:
+                lower, upper = (int(b) if isinstance(b, sympy.Integer) else None for b in (bounds.lower, bounds.upper))
+            shape.append([str(expr), lower, upper])
+        dims.append(shape)
+    return dims
 
 
 def _covers(program: ExportedProgram, example_meta: list):

@@ -10,11 +10,14 @@
     mlirfuse cache info|clear
         the persistent compile cache ($MLIRFUSE_CACHE_DIR): its directory,
         entries and bytes per level and size bound; or delete every entry
-    mlirfuse compile MODULE:FACTORY [--example 2x64:int64 ...] [--target sm_80,sm_90] -o DIR
+    mlirfuse compile MODULE:FACTORY [--example 2x64:int64 ...] [--dynamic 0.1=seq:1:512 ...]
+                     [--target sm_80,sm_90] -o DIR
         compile the model FACTORY() returns (or the (model, example inputs)
         it returns) and write a package (mlirfuse/package.py): final IR,
         Triton sources, cubins per target, manifest.json, summary.txt;
-        `mlirfuse.load(DIR, weights=model)` runs it
+        `mlirfuse.load(DIR, weights=model)` runs it. `--dynamic I.D=NAME[:MIN:MAX]`:
+        dim D of input I is the size NAME (the same NAME: the same size),
+        a `?` in the package
 """
 
 from __future__ import annotations
@@ -197,7 +200,36 @@ def _example(spec: str):
     return torch.zeros(shape, dtype=dtype)
 
 
-def compile_package(target: str, examples: list[str], targets: str, out: Path, jobs: int | None) -> int:
+def _dynamic_shapes(specs: list[str], count: int):
+    """torch.export's dynamic_shapes (a tuple per input) from `I.D=NAME[:MIN:MAX]` flags; None for none."""
+    from torch.export import Dim
+
+    if not specs:
+        return None
+    dims: dict[str, object] = {}
+    shapes: list[dict | None] = [None] * count
+    for spec in specs:
+        where, _, size = spec.partition("=")
+        name, *bounds = size.split(":")
+        try:
+            if not size:
+                raise ValueError
+            index, dim = (int(n) for n in where.split("."))
+            low, high = (int(b) if b else None for b in bounds) if bounds else (None, None)
+        except ValueError:
+            raise ValueError(f"--dynamic {spec!r}: expected INPUT.DIM=NAME or INPUT.DIM=NAME:MIN:MAX (0.1=seq:1:512)") from None
+        if not name.isidentifier():
+            raise ValueError(f"--dynamic {spec!r}: {name!r} is not a name")
+        if not 0 <= index < count:
+            raise ValueError(f"--dynamic {spec!r}: there are {count} example inputs")
+        if name not in dims:
+            dims[name] = Dim(name, **({"min": low} if low is not None else {}), **({"max": high} if high is not None else {}))
+        shapes[index] = (shapes[index] or {}) | {dim: dims[name]}
+    return tuple(shapes)
+
+
+def compile_package(target: str, examples: list[str], targets: str, out: Path, jobs: int | None,
+                    dynamic: list[str] = ()) -> int:
     """`mlirfuse compile`: import MODULE, call FACTORY, compile, write the package; errors as one line, exit 1."""
     import importlib
 
@@ -226,10 +258,15 @@ def compile_package(target: str, examples: list[str], targets: str, out: Path, j
     if inputs is None:
         print("mlirfuse compile: give --example shapes, or have FACTORY return (model, example inputs)", file=sys.stderr)
         return 1
+    try:
+        dynamic_shapes = _dynamic_shapes(list(dynamic), len(inputs))
+    except ValueError as e:
+        print(f"mlirfuse compile: {e}", file=sys.stderr)
+        return 1
     arches = [t.strip() for t in targets.split(",") if t.strip()]
     progress = Progress()
     try:
-        cm = mlirfuse.compile(model.eval(), tuple(inputs))
+        cm = mlirfuse.compile(model.eval(), tuple(inputs), dynamic_shapes=dynamic_shapes)
         progress.phase("compiling kernels ahead of time")
         total = len(cm.kernels) * len(arches)
         counter = iter(range(total))
@@ -261,12 +298,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("target", metavar="MODULE:FACTORY", help="a function returning the model, or (model, example inputs)")
     p.add_argument("--example", action="append", default=[], metavar="SHAPE[:DTYPE]",
                    help="an example input per flag, e.g. 2x64:int64 (random floats, integer zeros)")
+    p.add_argument("--dynamic", action="append", default=[], metavar="I.D=NAME[:MIN:MAX]",
+                   help="dim D of example input I is a `?` size NAME (same NAME, same size), e.g. 0.1=seq:1:512")
     p.add_argument("--target", dest="targets", default="sm_80,sm_90", help="GPU targets for cubins ('' for none)")
     p.add_argument("--jobs", type=int, default=None, help="parallel kernel compiles (default: one per core)")
     p.add_argument("-o", dest="output", type=Path, required=True, help="package folder (new or empty)")
     args = parser.parse_args(argv)
     if args.command == "compile":
-        return compile_package(args.target, args.example, args.targets, args.output, args.jobs)
+        return compile_package(args.target, args.example, args.targets, args.output, args.jobs, args.dynamic)
     if args.command == "demo":
         return demo(args.out, args.aot)
     if args.command == "viz":
