@@ -38,7 +38,10 @@ Options (`torch.compile(..., options={...})` or `Backend(**options)`):
 `pipeline` (a pass pipeline string or list of pass names, as for
 `mlirfuse.compile`), `explain` (record why neighbours were not fused),
 `straight_line` (False: interpret the program's steps per call instead of
-running its generated straight-line Python; as for `mlirfuse.compile`).
+running its generated straight-line Python; as for `mlirfuse.compile`),
+`mode` ("reduce-overhead": an inference graph's calls replay a CUDA graph,
+runtime/graphs.py, with the parameters AOTAutograd marks static read in
+place and the other inputs copied in; training graphs run as usual).
 """
 
 from __future__ import annotations
@@ -55,10 +58,11 @@ from mlirfuse.compiler import CompiledGraph
 from mlirfuse.errors import MlirfuseError, PipelineError
 from mlirfuse.frontend.decompositions import inductor_table
 from mlirfuse.frontend.importer import import_graph_module
+from mlirfuse.runtime.graphs import GraphedProgram, check_mode
 
 logger = logging.getLogger("mlirfuse")
 
-OPTIONS = ("pipeline", "explain", "straight_line")
+OPTIONS = ("pipeline", "explain", "straight_line", "mode")
 
 # Decomposed by AOTAutograd before import: backward (and training-mode
 # batch norm) ops into the pointwise ops and reductions the fuser groups.
@@ -100,6 +104,7 @@ class CompiledFxGraph:
     graph: CompiledGraph | None = None
     eager_reason: str | None = None
     compile_seconds: float = 0.0
+    runner: GraphedProgram | None = None  # mode="reduce-overhead": the graph's calls through CUDA graphs
     stats: dict = field(default_factory=dict)
 
 
@@ -145,6 +150,8 @@ class Backend:
         unknown = sorted(set(options) - set(OPTIONS))
         if unknown:
             raise PipelineError(f"unknown mlirfuse backend option(s) {unknown}; known: {', '.join(OPTIONS)}")
+        if "mode" in options:
+            check_mode(options["mode"])
         return options
 
     def __call__(self, gm: torch.fx.GraphModule, example_inputs, options: dict | None = None, **unused):
@@ -188,6 +195,12 @@ class Backend:
         record.stats = record.graph.stats
         program = record.graph.program
         imported = record.graph.imported
+        if role == "inference" and check_mode(options.get("mode")) == "reduce-overhead":
+            # Dynamo passes parameters as inputs; AOTAutograd says which are static (read in place, guarded).
+            context = torch._guards.TracingContext.try_get()
+            static = set(context.fw_metadata.static_input_indices or ()) if context and context.fw_metadata else set()
+            kinds = ["param" if kind == "input" and what in static else kind for kind, what in imported.bindings]
+            program = record.runner = GraphedProgram(program, kinds)
         constants = [what for kind, what in imported.bindings if kind == "constant"]
         inputs = [what for kind, what in imported.bindings if kind == "input"]
         passthrough = sorted(imported.passthrough.items())  # script objects handed back: (result position, input)
@@ -221,6 +234,11 @@ class Backend:
             for key, value in record.stats.items():
                 # A peak is the largest of the graphs' (they run one at a time), the rest add up.
                 role[key] = max(role.get(key, 0), value) if key.endswith("peak_bytes") else role.get(key, 0) + value
+            if record.runner is not None:  # mode="reduce-overhead": captures, replays, calls without a graph
+                for key in ("captures", "replays", "ungraphed_calls"):
+                    role[f"cuda_graph_{key}"] = role.get(f"cuda_graph_{key}", 0) + record.runner.stats[key]
+                if record.runner.stats["not_graphed"]:
+                    role["cuda_graph_not_graphed"] = record.runner.stats["not_graphed"]
         return totals
 
     def clear(self) -> None:

@@ -170,3 +170,44 @@ def test_load_takes_the_mode(tmp_path):
     with torch.no_grad():
         torch.testing.assert_close(run(x), model(x), rtol=1e-5, atol=1e-5)
     assert run.cuda_graphs["ungraphed_calls"] == 1
+
+
+def test_the_backend_takes_the_mode():
+    from mlirfuse.backend import Backend
+    from mlirfuse.errors import PipelineError
+
+    with pytest.raises(ValueError, match="mode must be one of"):
+        Backend(mode="fast")
+    with pytest.raises(PipelineError, match="unknown mlirfuse backend option"):
+        Backend(cuda_graphs=True)
+    torch._dynamo.reset()
+    backend = Backend(mode="reduce-overhead")
+    model = Block().eval()
+    compiled = torch.compile(model, backend=backend)
+    x = torch.randn(2, 4, 32)
+    with torch.no_grad():
+        for _ in range(3):
+            torch.testing.assert_close(compiled(x), model(x), rtol=1e-5, atol=1e-5)
+    stats = backend.stats["inference"]
+    assert stats["cuda_graph_captures"] == 0 and stats["cuda_graph_ungraphed_calls"] == 3
+    (runner,) = [record.runner for record in backend.graphs if record.runner is not None]
+    assert sum(runner._fixed) == len(list(model.parameters()))  # read in place, not copied in per call
+
+
+@cuda
+def test_the_backend_replays_inference_graphs_with_parameters_in_place(unchecked):
+    from mlirfuse.backend import Backend
+
+    torch._dynamo.reset()
+    torch.manual_seed(0)
+    model = Block().cuda().eval()
+    backend = Backend(mode="reduce-overhead")
+    compiled = torch.compile(model, backend=backend)
+    with torch.no_grad():
+        for _ in range(4):
+            x = torch.randn(2, 8, 32, device="cuda")
+            torch.testing.assert_close(compiled(x), model(x), rtol=1e-5, atol=1e-5)
+        model.up.weight.mul_(0.5)  # in place: the replay reads it (a parameter is not copied into the graph)
+        torch.testing.assert_close(compiled(x), model(x), rtol=1e-5, atol=1e-5)
+    stats = backend.stats["inference"]
+    assert (stats["cuda_graph_captures"], stats["cuda_graph_replays"]) == (1, 4), stats
