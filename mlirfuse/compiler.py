@@ -51,6 +51,7 @@ from mlirfuse.passes.pipeline import build_pass_manager
 from mlirfuse.passes.pipeline_text import as_pipeline, aten_matmul_pipeline, our_pipeline
 from mlirfuse.passes.policy import using as using_policy
 from mlirfuse.progress import Progress
+from mlirfuse.runtime.aot import AotCompiles, parse_target, start_workers
 from mlirfuse.runtime.cache import KernelCache, ProgramCache
 from mlirfuse.runtime.program import Program
 
@@ -110,6 +111,14 @@ def run_pipeline(module: ir.Module, context: ir.Context, pipeline=None, explain:
     return ran
 
 
+def _lower_and_submit(lower, aot: AotCompiles, archs: tuple[int, ...], kernel):
+    """`lower(kernel)`, its compile for each sm_<arch> handed to the AOT worker pool at once."""
+    lowered = lower(kernel)
+    for arch in archs:
+        aot.submit(lowered, arch)
+    return lowered
+
+
 class CompiledGraph:
     """One imported function through the fusion pipeline: its IR, kernels, runnable steps and stats.
 
@@ -119,12 +128,14 @@ class CompiledGraph:
 
     def __init__(
         self, imported: ImportedProgram, pipeline=None, explain: bool = False, progress: Progress | None = None,
-        cache: bool = True, straight_line: bool | None = None,
+        cache: bool = True, straight_line: bool | None = None, aot_archs: tuple[int, ...] = (),
     ):
         """`cache`: use the persistent cache (runtime/cache.py; MLIRFUSE_NO_CACHE=1 turns it off everywhere).
         `straight_line`: run the program as generated straight-line Python (runtime/codegen.py) instead of
-        interpreting its steps; None: `straight_line_enabled`."""
+        interpreting its steps; None: `straight_line_enabled`. `aot_archs`: compile each kernel for these
+        sm_<arch> in the AOT worker pool as soon as it is lowered (`self.aot`, which `mlirfuse.save` collects)."""
         self.imported = imported
+        self.aot = AotCompiles() if aot_archs else None
         aten_ops = count_aten_ops(imported.module)
         # --- persistent cache: a program hit replaces the pipeline by the stored final IR (runtime/cache.py)
         programs, lowering = ProgramCache(imported, pipeline, explain, cache), KernelCache(cache)
@@ -135,7 +146,8 @@ class CompiledGraph:
             self.mlir = str(imported.module)
         func = next(op for op in imported.module.body.operations if op.operation.name == "func.func")
         on_kernel = None if progress is None else functools.partial(progress.step, "lowering kernel")
-        self.program = Program(func, imported.module, on_kernel=on_kernel, lower=lowering,
+        lower = lowering if self.aot is None else functools.partial(_lower_and_submit, lowering, self.aot, aot_archs)
+        self.program = Program(func, imported.module, on_kernel=on_kernel, lower=lower,
                                straight_line=straight_line_enabled(straight_line))
         programs.store(self.mlir)
         # --- end persistent cache
@@ -268,6 +280,7 @@ class CompiledModule:
         cache: bool = True,
         dedup_layers: bool | None = None,
         straight_line: bool | None = None,
+        aot_targets=(),
     ):
         """`imported`: the example inputs' program, where the caller imported it already."""
         if not isinstance(max_specializations, int) or isinstance(max_specializations, bool) or max_specializations < 1:
@@ -282,6 +295,9 @@ class CompiledModule:
         self.cache = cache
         self.dedup_layers = dedup_enabled(dedup_layers)
         self.straight_line = straight_line_enabled(straight_line)
+        self.aot_archs = tuple(parse_target(target) for target in aot_targets)  # ValueError now, not after the export
+        if self.aot_archs:
+            start_workers()  # they import Triton and warm up while this process exports and fuses
         # input_key -> CompiledGraph; None for keys that run eagerly (past the bound or not compilable).
         self.specializations: dict[tuple, CompiledGraph | None] = {}
         self.guard_stats = {"compiles": 0, "hits": 0, "eager_calls": 0}
@@ -295,6 +311,8 @@ class CompiledModule:
     kernels = property(lambda self: self._current.kernels)
     stats = property(lambda self: self._current.stats)
     cost = property(lambda self: self._current.cost)  # analysis.cost.ProgramCost, or None for `?` sizes
+    # runtime.aot.AotCompiles: the kernels' compiles for `aot_targets`, started as they were lowered (else None).
+    aot = property(lambda self: self._current.aot)
     # frontend/layers.LayerReport: the layers compiled once and called per occurrence, and those refused, with why.
     layers = property(lambda self: self._current.imported.layers or LayerReport(disabled="not asked for"))
 
@@ -316,7 +334,7 @@ class CompiledModule:
                     imported = self._import(args, kwargs)
                 with using_policy(self.policy):
                     graph = CompiledGraph(imported, self.pipeline, self.explain_unfused, progress, self.cache,
-                                          self.straight_line)
+                                          self.straight_line, self.aot_archs)
         finally:
             progress.done()
         self.specializations[key] = graph
@@ -468,6 +486,7 @@ def compile(
     cache: bool = True,
     dedup_layers: bool | None = None,
     straight_line: bool | None = None,
+    aot_targets=(),
 ) -> CompiledModule:
     """Compile `model` for inputs shaped like `example_inputs` (a tuple) and `example_kwargs`.
 
@@ -501,6 +520,11 @@ def compile(
     and output shapes computed once (`cm.program_source()` shows it); False
     interprets the program's steps per call (A/B, debugging); default on
     unless `MLIRFUSE_STRAIGHT_LINE=0`.
+    `aot_targets`: GPU targets ("sm_80", "sm_90") to compile every kernel
+    for ahead of time, in the background: the worker pool starts now, so
+    its start-up overlaps the export, and each kernel is handed to it as
+    soon as it is lowered; `mlirfuse.save` with those targets collects the
+    cubins (what `mlirfuse compile` does).
     """
     if matmul not in MATMUL_MODES:
         raise ValueError(f"matmul must be one of {', '.join(map(repr, MATMUL_MODES))}, got {matmul!r}")
@@ -524,5 +548,5 @@ def compile(
         model, tuple(example_inputs), example_kwargs,
         pipeline=parsed, explain=explain, max_specializations=max_specializations, strict=strict,
         dynamic_shapes=dynamic_shapes, policy=policy, cache=cache, dedup_layers=dedup_layers,
-        straight_line=straight_line,
+        straight_line=straight_line, aot_targets=tuple(aot_targets),
     )

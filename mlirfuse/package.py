@@ -11,13 +11,16 @@ A package holds:
 - `kernels/NAME.py`: each kernel's Triton source; `kernels/NAME.pkl`: what
   the launcher needs beside it (the lowered `TritonKernel`);
 - `cubins/sm_XX/NAME.cubin`: each kernel compiled ahead of time per target
-  (registers, spills and shared memory in the manifest);
+  (registers, spills, shared memory and the name of its kernel function in
+  the manifest: kernels equal but for their name share one compile, so
+  their cubins are the same);
 - `constants.pt`: tensors the program takes as constant arguments, if any;
   `buffers.pt`: the values of buffers a state_dict does not hold
   (non-persistent ones: a causal mask, rotary frequencies);
 - `manifest.json`: versions, the inputs' guards, how arguments and results
   meet the model, per kernel its canonical hash, launches per call,
-  resources and compile seconds, and every file's sha256;
+  resources and compile seconds (per Triton stage too), and every file's
+  sha256;
 - `summary.txt`: the same for people.
 
 `load` checks every file against its sha256 (an altered or truncated file
@@ -45,7 +48,7 @@ from mlirfuse.dialect import make_context
 from mlirfuse.errors import InputMismatchError, MlirfuseError
 from mlirfuse.frontend.importer import flatten_inputs, input_meta
 from mlirfuse.ir import ir, tensor_type
-from mlirfuse.runtime.aot import compile_kernels
+from mlirfuse.runtime.aot import AotCompiles, parse_target
 from mlirfuse.runtime.cache import kernel_key, mlirfuse_version, versions
 from mlirfuse.runtime.program import Program
 
@@ -83,17 +86,19 @@ def save(cm, directory, targets=("sm_80", "sm_90"), jobs: int | None = None, on_
 
     `targets`: GPU architectures each kernel is compiled for ahead of time
     (() for none); `jobs`: parallel compiles; `on_done(count, total, name)`
-    is called as each compile finishes (progress).
+    is called as each compile finishes (progress). Compiles `cm` started
+    (`mlirfuse.compile(..., aot_targets=...)`) are collected, not redone;
+    kernels equal but for their name share one compile and cubin (the
+    manifest's "function" names the cubin's kernel function).
     """
     graph = cm._current
     imported = graph.imported
     if imported.covers is not None:
         raise PackageError("packages of dynamic_shapes compiles are not written yet: compile with static shapes")
-    archs = []
-    for target in targets:
-        if not (isinstance(target, str) and target.startswith("sm_") and target[3:].isdigit()):
-            raise PackageError(f"a target is sm_<arch> (sm_80, sm_90), got {target!r}")
-        archs.append(int(target[3:]))
+    try:
+        archs = [parse_target(target) for target in targets]
+    except ValueError as e:
+        raise PackageError(str(e)) from None
     root = Path(directory)
     root.mkdir(parents=True, exist_ok=True)
     if any(root.iterdir()):
@@ -115,16 +120,21 @@ def save(cm, directory, targets=("sm_80", "sm_90"), jobs: int | None = None, on_
             "launches_per_call": launches.get(name, 0), "targets": {},
         }
     # Kernels the runtime launches as ATen ops (`?` sizes the lowering cannot size) are not in graph.kernels.
-    for arch in archs:
-        folder = root / "cubins" / f"sm_{arch}"
-        folder.mkdir(parents=True)
-        for compiled in compile_kernels(list(graph.kernels.values()), arch=arch, jobs=jobs, on_done=on_done):
-            (folder / f"{compiled.name}.cubin").write_bytes(compiled.cubin)
-            usage = compiled.resources()
-            kernels[compiled.name]["targets"][f"sm_{arch}"] = {
-                "registers": usage["reg"], "shared_bytes": compiled.shared, "spill_stores": usage["spill_stores"],
-                "spill_loads": usage["spill_loads"], "compile_seconds": round(compiled.seconds, 3),
-            }
+    # Every target's compiles in one queue, the most expensive first; those `cm` started are collected.
+    compiles = graph.aot or AotCompiles(jobs)
+    if jobs:
+        compiles.jobs = jobs
+    for compiled in compiles.results([(kernel, arch) for arch in archs for kernel in graph.kernels.values()], on_done):
+        folder = root / "cubins" / f"sm_{compiled.arch}"
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / f"{compiled.name}.cubin").write_bytes(compiled.cubin)
+        usage = compiled.resources()
+        kernels[compiled.name]["targets"][f"sm_{compiled.arch}"] = {
+            "function": compiled.entry, "registers": usage["reg"], "shared_bytes": compiled.shared,
+            "spill_stores": usage["spill_stores"], "spill_loads": usage["spill_loads"],
+            "compile_seconds": round(compiled.seconds, 3),
+            "compile_stages": {stage: round(seconds, 3) for stage, seconds in compiled.stages},
+        }
 
     constants, bindings = [], []
     for kind, what in imported.bindings:
@@ -179,7 +189,8 @@ def summary(manifest: dict) -> str:
     ]
     for name, k in manifest["kernels"].items():
         cells = [
-            f"{r['registers']} / {r['spill_stores'] + r['spill_loads']} / {r['shared_bytes']} / {r['compile_seconds']}"
+            f"{r['registers']} / {r['spill_stores'] + r['spill_loads']} / {r['shared_bytes']} / "
+            + (str(r["compile_seconds"]) if r["function"] == name else f"@{r['function']}'s cubin")
             if (r := k["targets"].get(t)) else "-"
             for t in manifest["targets"]
         ]

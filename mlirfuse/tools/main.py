@@ -203,6 +203,7 @@ def compile_package(target: str, examples: list[str], targets: str, out: Path, j
 
     import mlirfuse
     from mlirfuse.package import PackageError
+    from mlirfuse.runtime.aot import parse_target
 
     module_name, _, factory_name = target.partition(":")
     if not module_name or not factory_name:
@@ -227,9 +228,16 @@ def compile_package(target: str, examples: list[str], targets: str, out: Path, j
         print("mlirfuse compile: give --example shapes, or have FACTORY return (model, example inputs)", file=sys.stderr)
         return 1
     arches = [t.strip() for t in targets.split(",") if t.strip()]
+    try:
+        for arch in arches:
+            parse_target(arch)
+    except ValueError as e:
+        print(f"mlirfuse compile: {e}", file=sys.stderr)
+        return 1
     progress = Progress()
     try:
-        cm = mlirfuse.compile(model.eval(), tuple(inputs))
+        # The kernels start compiling as they are lowered, in a worker pool started before the export.
+        cm = mlirfuse.compile(model.eval(), tuple(inputs), aot_targets=arches)
         progress.phase("compiling kernels ahead of time")
         total = len(cm.kernels) * len(arches)
         counter = iter(range(total))
