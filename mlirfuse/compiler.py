@@ -297,7 +297,7 @@ class CompiledModule:
         self.straight_line = straight_line_enabled(straight_line)
         self.aot_archs = tuple(parse_target(target) for target in aot_targets)  # ValueError now, not after the export
         if self.aot_archs:
-            start_workers()  # they import Triton and warm up while this process exports and fuses
+            start_workers(self.aot_archs)  # they import Triton and warm up while this process exports and fuses
         # input_key -> CompiledGraph; None for keys that run eagerly (past the bound or not compilable).
         self.specializations: dict[tuple, CompiledGraph | None] = {}
         self.guard_stats = {"compiles": 0, "hits": 0, "eager_calls": 0}

@@ -86,7 +86,7 @@ def test_a_worker_imports_triton_only_and_warms_up_before_its_first_request(tmp_
     request = [str(write_source(kernel)), kernel.name, json.dumps(signature(kernel)), "90", str(tmp_path / "k.cubin"), ""]
     # TRITON_INTERPRET=1 as in the caller: the worker still imports no interpreter (numpy), nor torch.
     env = dict(os.environ, TRITON_INTERPRET="1", PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
-    proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "mlirfuse.runtime.aot_worker", "--serve"],
+    proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "mlirfuse.runtime.aot_worker", "--serve", "90"],
                           input=json.dumps(request) + "\n", capture_output=True, text=True, env=env, timeout=300)
     lines = proc.stdout.splitlines()
     ready = json.loads(next(line for line in lines if line.startswith(READY))[len(READY):])
@@ -97,7 +97,7 @@ def test_a_worker_imports_triton_only_and_warms_up_before_its_first_request(tmp_
     imported = {line.rsplit("|", 1)[1].strip() for line in proc.stderr.splitlines() if line.startswith("import time:")}
     assert "triton" in imported and not {"torch", "numpy", "triton.runtime.interpreter"} & imported
     # The pool's workers start ahead of their first request, and say when they were warm and what they spent.
-    start_workers(2)
+    start_workers((80, 90), count=2)
     assert len(pool_stats()) >= 2
     AotCompiles().results([(kernel, 80)])
     stats = [w for w in pool_stats() if w["warmup"] is not None]

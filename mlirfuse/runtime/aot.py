@@ -250,9 +250,10 @@ def _compile_one(kernel: TritonKernel, arch: int) -> CompiledKernel:
                               stages=tuple(meta.get("stages", {}).items()))
 
 
-def start_workers(count: int | None = None) -> None:
-    """Start the pool's workers now (one per CPU by default), so they are warm when kernels come."""
-    _POOL.start(count or os.cpu_count() or 1)
+def start_workers(archs: tuple[int, ...] = (), count: int | None = None) -> None:
+    """Start the pool's workers now (one per CPU by default), so they are warm for sm_<arch> of `archs` when
+    kernels come."""
+    _POOL.start(count or os.cpu_count() or 1, tuple(archs))
 
 
 def pool_stats() -> list[dict]:
@@ -267,10 +268,10 @@ def pool_stats() -> list[dict]:
 class _Worker:
     """One `aot_worker --serve` subprocess: a request line in, an answer line out."""
 
-    def __init__(self):
+    def __init__(self, archs: tuple[int, ...] = ()):
         self.started = time.time()
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "mlirfuse.runtime.aot_worker", "--serve"],
+            [sys.executable, "-m", "mlirfuse.runtime.aot_worker", "--serve", *map(str, archs)],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, bufsize=1,
         )
         # From its ready line: seconds from its start until warm, and of its own warm-up; then requests answered.
@@ -319,12 +320,12 @@ class _Pool:
         self.lock = threading.Lock()
         atexit.register(self.close)
 
-    def start(self, count: int) -> None:
-        """Start workers until `count` are alive; they warm up while the caller goes on."""
+    def start(self, count: int, archs: tuple[int, ...]) -> None:
+        """Start workers until `count` are alive; they warm up for sm_<arch> of `archs` while the caller goes on."""
         with self.lock:
             alive = sum(1 for worker in self.all if worker.proc.poll() is None)
             for _ in range(count - alive):
-                worker = _Worker()
+                worker = _Worker(archs)
                 self.all.append(worker)
                 self.idle.put(worker)
 

@@ -1,7 +1,8 @@
 """Ahead-of-time kernel compiles, in a worker subprocess of `mlirfuse.runtime.aot`.
 
 Imports Triton only (no torch, no torch-mlir, no numpy). `--serve` keeps one
-worker for many kernels: it warms up first (`warm_up`; a line
+worker for many kernels: it warms up first (`warm_up`, for the archs
+following `--serve`, if any; a line
 `mlirfuse-aot-ready {"warmup": s, "at": t, "cpu": s}` on stdout), then each
 request is a JSON line on stdin (the arguments of `compile_file`), each
 answer a line `mlirfuse-aot {"error": null | "...", "cpu": s}` on stdout
@@ -9,7 +10,7 @@ answer a line `mlirfuse-aot {"error": null | "...", "cpu": s}` on stdout
 ptxas's included). One kernel:
 
     python -m mlirfuse.runtime.aot_worker KERNEL.py NAME SIGNATURE_JSON ARCH OUT.cubin OPTIONS_JSON
-    python -m mlirfuse.runtime.aot_worker --serve
+    python -m mlirfuse.runtime.aot_worker --serve [ARCH ...]
 """
 
 from __future__ import annotations
@@ -82,24 +83,31 @@ def compile_file(path: str, name: str, sig_json: str, arch: str, out: str, const
     }))
 
 
-def warm_up() -> None:
-    """Pay now what a worker's first compile would pay before its kernel: Triton's compiler modules, and Triton's
+def warm_up(archs: list[int]) -> None:
+    """Pay now what a worker's first compile would pay before its kernel: Triton's compiler modules, Triton's
     own cache key (`triton_key()`: a sha256 of libtriton and of every Triton source, ~0.3 s of CPU, once per
-    process, computed even when nothing is cached). A pool started as its caller exports and fuses the model
+    process, computed even when nothing is cached), and per sm_<arch> the backend's key (`ptxas --version`,
+    a hash of libdevice). A pool started as its caller exports and fuses the model
     (`mlirfuse.compile(..., aot_targets=...)`) so answers its first request as fast as its next."""
     import triton.compiler.code_generator  # noqa: F401  (imported by the first compile)
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler.compiler import make_backend
     from triton.runtime.cache import triton_key
 
     triton_key()
+    for arch in archs:
+        backend = make_backend(GPUTarget("cuda", arch, 32))
+        backend.hash()
+        backend.parse_options({"enable_fp_fusion": True}).hash()  # as every kernel compiles (no default warning)
 
 
-def serve() -> None:
-    """Warm up, then compile the kernels of requests read from stdin, one JSON list of `compile_file`'s arguments
-    per line."""
+def serve(archs: list[int]) -> None:
+    """Warm up for sm_<arch> of `archs`, then compile the kernels of requests read from stdin, one JSON list of
+    `compile_file`'s arguments per line."""
     import traceback
 
     start = time.perf_counter()
-    warm_up()
+    warm_up(archs)
     print(READY + json.dumps({"warmup": time.perf_counter() - start, "at": time.time(), "cpu": _cpu()}), flush=True)
     for line in sys.stdin:
         try:
@@ -121,4 +129,4 @@ def _cpu() -> float:
 if __name__ == "__main__":
     # This process only compiles: Triton imported in compiled mode has nothing to swap (`triton_mode`).
     os.environ.pop("TRITON_INTERPRET", None)
-    serve() if sys.argv[1:] == ["--serve"] else compile_file(*sys.argv[1:7])
+    serve([int(arch) for arch in sys.argv[2:]]) if sys.argv[1:2] == ["--serve"] else compile_file(*sys.argv[1:7])
