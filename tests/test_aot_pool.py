@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import pickle
 import subprocess
 import sys
 from pathlib import Path
@@ -102,3 +103,23 @@ def test_a_worker_imports_triton_only_and_warms_up_before_its_first_request(tmp_
     AotCompiles().results([(kernel, 80)])
     stats = [w for w in pool_stats() if w["warmup"] is not None]
     assert stats and all(w["ready_after"] >= w["warmup"] > 0 and w["cpu"] > 0 for w in stats)
+
+
+def test_a_worker_runs_the_callers_mlirfuse_whatever_the_working_directory_holds(tmp_path):
+    # `python -m mlirfuse.runtime.aot_worker` looks in the working directory first: a folder holding another
+    # mlirfuse (another checkout, as when comparing two) would compile with that one's worker.
+    decoy = tmp_path / "mlirfuse"
+    (decoy / "runtime").mkdir(parents=True)
+    (decoy / "__init__.py").write_text("raise ImportError('the decoy mlirfuse was imported')\n")
+    kernel = _kernel(lambda a: torch.exp(a) * 3, torch.randn(4, 16))
+    (tmp_path / "kernel.pkl").write_bytes(pickle.dumps(kernel))
+    script = (
+        f"import pickle, sys; sys.path.insert(0, {str(ROOT)!r})\n"
+        "from mlirfuse.runtime.aot import compile_kernels\n"
+        "(compiled,) = compile_kernels([pickle.loads(open('kernel.pkl', 'rb').read())], arch=90)\n"
+        "print(compiled.cubin[:4])\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    proc = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True, env=env,
+                          timeout=300)
+    assert proc.returncode == 0 and proc.stdout.strip() == repr(b"\x7fELF"), proc.stderr[-3000:]

@@ -265,14 +265,20 @@ def pool_stats() -> list[dict]:
                 for w in _POOL.all]
 
 
+_ROOT = str(Path(__file__).resolve().parents[2])  # the folder holding this mlirfuse package
+
+
 class _Worker:
     """One `aot_worker --serve` subprocess: a request line in, an answer line out."""
 
     def __init__(self, archs: tuple[int, ...] = ()):
         self.started = time.time()
+        # The worker runs this process's mlirfuse: `-m` would look in the working directory first (-P: not there),
+        # and an installed mlirfuse may be another checkout.
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join([_ROOT, *filter(None, [os.environ.get("PYTHONPATH")])]))
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "mlirfuse.runtime.aot_worker", "--serve", *map(str, archs)],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, bufsize=1,
+            [sys.executable, "-P", "-m", "mlirfuse.runtime.aot_worker", "--serve", *map(str, archs)],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, bufsize=1, env=env,
         )
         # From its ready line: seconds from its start until warm, and of its own warm-up; then requests answered.
         self.ready_after: float | None = None
