@@ -20,6 +20,38 @@ second load in that process), then the first call
 cold compile (`torch.compile`, first call, its caches in an empty folder:
 CPU C++ here) as the yardstick. Seconds are wall seconds of each phase
 (this process's Python imports excluded); CPU seconds where said.
+
+Where the AOT seconds went (12 layers, sm_90; issue 20's 5x line). On main
+b5cee48 at load 2.3 (one run, traced): compile 1.17 s, then `save` 2.74 s,
+of which
+- pool start-up, paid in `save`: the workers started there; each spent its
+  first 0.6 s warming up: Python and Triton's import 0.2 s, then inside its
+  first compile Triton's own cache key (`triton_key()`, a sha256 of
+  libtriton and Triton's sources, 0.3 s CPU, computed even with
+  `always_compile`), the interpreter and numpy (imported by `triton_mode`
+  only to find nothing to swap, 0.14 s) and the code generator's import;
+  the worker imported no torch;
+- 13 compiles for 12 distinct kernels: `ln_f`'s layer norm is the blocks'
+  but for an identity view (two `fusion.kernel`s, one source but the name),
+  0.17 s + 0.37 s; no other kernel or GEMM config compiled twice (one
+  config per GEMM, no autotuning);
+- the compiles themselves, one after the other in one process: AST to TTIR
+  0.17 s (+0.35 s once, the first compile's warm-up above), TTIR 0.04,
+  TTGIR 0.52, LLVM IR 1.65, PTX 0.37, cubin (ptxas) 0.90: 3.82 s, of which
+  the four GEMMs and the attention kernel 2.61 s (68%);
+- the caller's side: a request's pipe and files ~1 ms, cuobjdump for the
+  resources 0.03 s in all; queueing: in lowering order, the two workers
+  ending 0.06 s apart (the GELU GEMM, the longest, started at 1.7 s of 2.7).
+What changed (runtime/aot.py): the pool starts with the compile
+(`aot_targets=`) and warms up (Triton's imports, its cache key, the
+backend's key per target) while the model exports; the worker imports no
+interpreter; each kernel goes to the pool as it is lowered; the most
+expensive waiting kernel first; one compile per (source but the name,
+signature, constants, options, target). What is left is the compiles
+themselves (LLVM and ptxas at Triton's levels, the warps and stages a
+launch uses), two at a time on this machine's 2 cores; under load every
+second of it is CPU that other processes share. The breakdown below each
+table is this run's.
 """
 
 from __future__ import annotations
