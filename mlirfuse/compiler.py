@@ -51,7 +51,9 @@ from mlirfuse.passes.pipeline import build_pass_manager
 from mlirfuse.passes.pipeline_text import as_pipeline, aten_matmul_pipeline, our_pipeline
 from mlirfuse.passes.policy import using as using_policy
 from mlirfuse.progress import Progress
+from mlirfuse.runtime.aot import AotCompiles, parse_target, start_workers
 from mlirfuse.runtime.cache import KernelCache, ProgramCache
+from mlirfuse.runtime.dryrun import launch_specializations, meta_inputs
 from mlirfuse.runtime.graphs import GraphedProgram, check_mode
 from mlirfuse.runtime.program import Program
 
@@ -111,6 +113,12 @@ def run_pipeline(module: ir.Module, context: ir.Context, pipeline=None, explain:
     return ran
 
 
+def example_arguments(imported: ImportedProgram, model: torch.nn.Module) -> list:
+    """The program's arguments for the example's flat inputs as meta tensors and `model`'s parameters and buffers
+    (what a dry run of the program takes: runtime/dryrun.py)."""
+    return bind_arguments(imported, meta_inputs(imported.input_meta), model.get_parameter, model.get_buffer)
+
+
 class CompiledGraph:
     """One imported function through the fusion pipeline: its IR, kernels, runnable steps and stats.
 
@@ -120,12 +128,16 @@ class CompiledGraph:
 
     def __init__(
         self, imported: ImportedProgram, pipeline=None, explain: bool = False, progress: Progress | None = None,
-        cache: bool = True, straight_line: bool | None = None,
+        cache: bool = True, straight_line: bool | None = None, aot_archs: tuple[int, ...] = (),
     ):
         """`cache`: use the persistent cache (runtime/cache.py; MLIRFUSE_NO_CACHE=1 turns it off everywhere).
         `straight_line`: run the program as generated straight-line Python (runtime/codegen.py) instead of
-        interpreting its steps; None: `straight_line_enabled`."""
+        interpreting its steps; None: `straight_line_enabled`. `aot_archs`: the kernels are to be compiled for
+        these sm_<arch> (`self.aot`, which `CompiledModule` fills and `mlirfuse.save` collects)."""
         self.imported = imported
+        self.aot = AotCompiles() if aot_archs else None
+        # sm_<arch> -> (kernel name -> the launch its cubin is compiled for, why the dry run stopped early)
+        self.aot_specialized: dict[int, tuple[dict, str | None]] = {}
         aten_ops = count_aten_ops(imported.module)
         # --- persistent cache: a program hit replaces the pipeline by the stored final IR (runtime/cache.py)
         programs, lowering = ProgramCache(imported, pipeline, explain, cache), KernelCache(cache)
@@ -272,6 +284,7 @@ class CompiledModule:
         dedup_layers: bool | None = None,
         straight_line: bool | None = None,
         mode: str | None = None,
+        aot_targets=(),
     ):
         """`imported`: the example inputs' program, where the caller imported it already."""
         if not isinstance(max_specializations, int) or isinstance(max_specializations, bool) or max_specializations < 1:
@@ -287,6 +300,9 @@ class CompiledModule:
         self.dedup_layers = dedup_enabled(dedup_layers)
         self.straight_line = straight_line_enabled(straight_line)
         self.mode = check_mode(mode)
+        self.aot_archs = tuple(parse_target(target) for target in aot_targets)  # ValueError now, not after the export
+        if self.aot_archs:
+            start_workers(self.aot_archs)  # they import Triton and warm up while this process exports and fuses
         # input_key -> CompiledGraph; None for keys that run eagerly (past the bound or not compilable).
         self.specializations: dict[tuple, CompiledGraph | None] = {}
         self.guard_stats = {"compiles": 0, "hits": 0, "eager_calls": 0}
@@ -300,6 +316,8 @@ class CompiledModule:
     kernels = property(lambda self: self._current.kernels)
     stats = property(lambda self: self._current.stats)
     cost = property(lambda self: self._current.cost)  # analysis.cost.ProgramCost, or None for `?` sizes
+    # runtime.aot.AotCompiles: the kernels' compiles for `aot_targets`, started once compiled (else None).
+    aot = property(lambda self: self._current.aot)
     # frontend/layers.LayerReport: the layers compiled once and called per occurrence, and those refused, with why.
     layers = property(lambda self: self._current.imported.layers or LayerReport(disabled="not asked for"))
 
@@ -321,11 +339,18 @@ class CompiledModule:
                     imported = self._import(args, kwargs)
                 with using_policy(self.policy):
                     graph = CompiledGraph(imported, self.pipeline, self.explain_unfused, progress, self.cache,
-                                          self.straight_line)
+                                          self.straight_line, self.aot_archs)
         finally:
             progress.done()
         if self.mode == "reduce-overhead":
             graph.runner = GraphedProgram(graph.program, [kind for kind, _ in graph.imported.bindings])
+        if graph.aot is not None:  # each kernel's compile for the launches a dry run of the program makes
+            arguments = example_arguments(graph.imported, self.model)
+            for arch in self.aot_archs:
+                specialized, stopped = graph.aot_specialized[arch] = launch_specializations(
+                    graph.program, graph.kernels, list(arguments), arch)
+                for kernel in graph.kernels.values():
+                    graph.aot.submit(kernel, arch, specialized.get(kernel.name))
         self.specializations[key] = graph
         self.guard_stats["compiles"] += 1
         return graph
@@ -483,6 +508,7 @@ def compile(
     dedup_layers: bool | None = None,
     straight_line: bool | None = None,
     mode: str | None = None,
+    aot_targets=(),
 ) -> CompiledModule:
     """Compile `model` for inputs shaped like `example_inputs` (a tuple) and `example_kwargs`.
 
@@ -520,6 +546,12 @@ def compile(
     specialization's calls replay a CUDA graph captured at its second call
     (runtime/graphs.py: the inputs copied in, the results copied out; what is
     never graphed and why is in `cm.cuda_graphs`).
+    `aot_targets`: GPU targets ("sm_80", "sm_90") to compile every kernel
+    for ahead of time, in the background: the worker pool starts now, so
+    its start-up overlaps the export, and once compiled each kernel is
+    handed to it for the launches a dry run of the program makes
+    (runtime/dryrun.py); `mlirfuse.save` with those targets collects the
+    cubins (what `mlirfuse compile` does).
     """
     if matmul not in MATMUL_MODES:
         raise ValueError(f"matmul must be one of {', '.join(map(repr, MATMUL_MODES))}, got {matmul!r}")
@@ -543,5 +575,5 @@ def compile(
         model, tuple(example_inputs), example_kwargs,
         pipeline=parsed, explain=explain, max_specializations=max_specializations, strict=strict,
         dynamic_shapes=dynamic_shapes, policy=policy, cache=cache, dedup_layers=dedup_layers,
-        straight_line=straight_line, mode=check_mode(mode),
+        straight_line=straight_line, mode=check_mode(mode), aot_targets=tuple(aot_targets),
     )

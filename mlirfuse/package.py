@@ -11,16 +11,19 @@ A package holds:
 - `kernels/NAME.py`: each kernel's Triton source; `kernels/NAME.pkl`: what
   the launcher needs beside it (the lowered `TritonKernel`);
 - `cubins/sm_XX/NAME.cubin`: each kernel compiled ahead of time per target
-  (registers, spills and shared memory in the manifest), for the
-  specialization (alignment, divisibility) its launches take, found by a dry
-  run of the program on meta tensors (runtime/binaries.py);
-  `cubins/sm_XX/NAME.json`: Triton's metadata of it;
+  (registers, spills, shared memory and the name of its kernel function in
+  the manifest: kernels equal but for their name share one compile, so
+  their cubins are the same), for the specialization (alignment,
+  divisibility) its launches take, found by a dry run of the program on
+  meta tensors (runtime/dryrun.py); `cubins/sm_XX/NAME.json`: Triton's
+  metadata of it;
 - `constants.pt`: tensors the program takes as constant arguments, if any;
   `buffers.pt`: the values of buffers a state_dict does not hold
   (non-persistent ones: a causal mask, rotary frequencies);
 - `manifest.json`: versions, the inputs' guards, how arguments and results
   meet the model, per kernel its canonical hash, launches per call,
-  resources and compile seconds, and every file's sha256;
+  resources and compile seconds (per Triton stage too), and every file's
+  sha256;
 - `summary.txt`: the same for people.
 
 `load` checks every file against its sha256 (an altered or truncated file
@@ -51,16 +54,17 @@ import sympy
 import torch
 from torch.utils import _pytree as pytree
 
-from mlirfuse.compiler import bind_arguments, call_program, describe_mismatch
+from mlirfuse.compiler import call_program, describe_mismatch, example_arguments
 from mlirfuse.dialect import make_context
 from mlirfuse.errors import InputMismatchError, MlirfuseError
 from mlirfuse.frontend.importer import flatten_inputs, input_meta
 from mlirfuse.ir import ir, tensor_type
 from mlirfuse.runtime import binaries
-from mlirfuse.runtime.aot import compile_kernels
+from mlirfuse.runtime.aot import AotCompiles, parse_target
 from mlirfuse.runtime.cache import kernel_key, mlirfuse_version, versions
+from mlirfuse.runtime.dryrun import launch_specializations
 from mlirfuse.runtime.graphs import GraphedProgram, check_mode
-from mlirfuse.runtime.kernels import recording, source_key
+from mlirfuse.runtime.kernels import source_key
 from mlirfuse.runtime.program import Program
 
 FORMAT = 1
@@ -92,68 +96,22 @@ def _meta_from_json(item):
     return item["value"]
 
 
-def _meta(t):
-    """A meta tensor laid out as `t` (shape, strides, offset: the alignment a launch's specialization reads)."""
-    if not isinstance(t, torch.Tensor):
-        return t
-    return torch.empty_strided(t.shape, t.stride(), dtype=t.dtype, device="meta")
-
-
-def specializations(cm, arch: int) -> tuple[dict, str | None]:
-    """Kernel name -> `binaries.compile_args` of its most frequent launch in a dry run of the program on meta
-    tensors laid out as the example's (launches recorded as on an sm_<arch> GPU, not run), and why the dry
-    run stopped early (None where it ran to the end: an op without a meta implementation stops it)."""
-    if not binaries.available():
-        return {}, "this Triton has no native_specialize_impl"
-    graph = cm._current
-    imported = graph.imported
-    flat = [torch.empty(m[0], dtype=m[1], device="meta") if isinstance(m, tuple) and len(m) == 3
-            and isinstance(m[1], torch.dtype) else m for m in imported.input_meta]
-    arguments = [_meta(a) for a in bind_arguments(imported, flat, cm.model.get_parameter, cm.model.get_buffer)]
-    stopped = None
-    with recording(arch) as launches, torch.no_grad():
-        try:
-            graph.program.execute(arguments)
-        except Exception as e:  # noqa: BLE001  (kernels launched before it are specialized; the others not)
-            stopped = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:300]
-    counts: dict[str, dict[str, list]] = {}
-    for name, args, kwargs in launches:
-        spec = binaries.specialization(args)
-        key = json.dumps([spec, kwargs], sort_keys=True)
-        entry = counts.setdefault(name, {}).setdefault(key, [0, spec, kwargs])
-        entry[0] += 1
-    chosen = {}
-    for name, variants in counts.items():
-        kernel = graph.kernels.get(name)
-        if kernel is None:
-            continue
-        count, spec, kwargs = max(variants.values(), key=lambda v: v[0])
-        if kernel.dynamic is not None:  # `?` sizes: a size or stride divisible by 16 at the example need not be later
-            spec = [[kind, "" if kind in ("i32", "i64") and attr == "D" else attr] for kind, attr in spec]
-        params = [p.name for p in kernel.params]
-        if len(params) != len(spec):
-            continue
-        chosen[name] = binaries.compile_args(params, spec, kwargs) | {
-            "specialization": spec, "launch_kwargs": kwargs, "launches": count,
-            "recorded": sum(v[0] for v in variants.values()),
-        }
-    return chosen, stopped
-
-
 def save(cm, directory, targets=("sm_80", "sm_90"), jobs: int | None = None, on_done=None) -> dict:
     """Write compiled model `cm` (its current specialization) as a package in `directory`; returns the manifest.
 
     `targets`: GPU architectures each kernel is compiled for ahead of time
     (() for none); `jobs`: parallel compiles; `on_done(count, total, name)`
-    is called as each compile finishes (progress).
+    is called as each compile finishes (progress). Compiles `cm` started
+    (`mlirfuse.compile(..., aot_targets=...)`) are collected, not redone;
+    kernels equal but for their name share one compile and cubin (the
+    manifest's "function" names the cubin's kernel function).
     """
     graph = cm._current
     imported = graph.imported
-    archs = []
-    for target in targets:
-        if not (isinstance(target, str) and target.startswith("sm_") and target[3:].isdigit()):
-            raise PackageError(f"a target is sm_<arch> (sm_80, sm_90), got {target!r}")
-        archs.append(int(target[3:]))
+    try:
+        archs = [parse_target(target) for target in targets]
+    except ValueError as e:
+        raise PackageError(str(e)) from None
     root = Path(directory)
     root.mkdir(parents=True, exist_ok=True)
     if any(root.iterdir()):
@@ -175,26 +133,32 @@ def save(cm, directory, targets=("sm_80", "sm_90"), jobs: int | None = None, on_
             "launches_per_call": launches.get(name, 0), "targets": {},
         }
     # Kernels the runtime launches as ATen ops (`?` sizes the lowering cannot size) are not in graph.kernels.
-    dry_runs = {}
+    # Every target's compiles in one queue, the most expensive first; those `cm` started are collected.
+    compiles = graph.aot or AotCompiles(jobs)
+    if jobs:
+        compiles.jobs = jobs
+    requests, dry_runs = [], {}
     for arch in archs:
-        folder = root / "cubins" / f"sm_{arch}"
-        folder.mkdir(parents=True)
-        specialized, stopped = specializations(cm, arch)
+        specialized, stopped = graph.aot_specialized.get(arch) or launch_specializations(
+            graph.program, graph.kernels, example_arguments(graph.imported, cm.model), arch)
         dry_runs[f"sm_{arch}"] = {"stopped": stopped, "specialized_kernels": len(specialized)}
-        for compiled in compile_kernels(list(graph.kernels.values()), arch=arch, jobs=jobs, on_done=on_done,
-                                        specialized=specialized):
-            (folder / f"{compiled.name}.cubin").write_bytes(compiled.cubin)
-            (folder / f"{compiled.name}.json").write_text(compiled.metadata)
-            usage = compiled.resources()
-            given = specialized.get(compiled.name)
-            kernels[compiled.name]["targets"][f"sm_{arch}"] = {
-                "registers": usage["reg"], "shared_bytes": compiled.shared, "spill_stores": usage["spill_stores"],
-                "spill_loads": usage["spill_loads"], "compile_seconds": round(compiled.seconds, 3),
-                # The launch it is compiled for (None: any arguments; its launches then go to Triton's JIT).
-                "launch": None if given is None else {
-                    k: given[k] for k in ("specialization", "launch_kwargs", "signature", "constexprs", "options",
-                                          "attrs", "launches", "recorded")},
-            }
+        requests += [(kernel, arch, specialized.get(kernel.name)) for kernel in graph.kernels.values()]
+    for compiled, (_, _, given) in zip(compiles.results(requests, on_done), requests):
+        folder = root / "cubins" / f"sm_{compiled.arch}"
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / f"{compiled.name}.cubin").write_bytes(compiled.cubin)
+        (folder / f"{compiled.name}.json").write_text(compiled.metadata)
+        usage = compiled.resources()
+        kernels[compiled.name]["targets"][f"sm_{compiled.arch}"] = {
+            "function": compiled.entry, "registers": usage["reg"], "shared_bytes": compiled.shared,
+            "spill_stores": usage["spill_stores"], "spill_loads": usage["spill_loads"],
+            "compile_seconds": round(compiled.seconds, 3),
+            "compile_stages": {stage: round(seconds, 3) for stage, seconds in compiled.stages},
+            # The launch it is compiled for (None: any arguments; its launches then go to Triton's JIT).
+            "launch": None if given is None else {
+                k: given[k] for k in ("specialization", "launch_kwargs", "signature", "constexprs", "options",
+                                      "attrs", "launches", "recorded")},
+        }
 
     constants, bindings = [], []
     for kind, what in imported.bindings:
@@ -251,7 +215,8 @@ def summary(manifest: dict) -> str:
     ]
     for name, k in manifest["kernels"].items():
         cells = [
-            f"{r['registers']} / {r['spill_stores'] + r['spill_loads']} / {r['shared_bytes']} / {r['compile_seconds']}"
+            f"{r['registers']} / {r['spill_stores'] + r['spill_loads']} / {r['shared_bytes']} / "
+            + (str(r["compile_seconds"]) if r["function"] == name else f"@{r['function']}'s cubin")
             if (r := k["targets"].get(t)) else "-"
             for t in manifest["targets"]
         ]

@@ -93,6 +93,36 @@ def test_an_altered_cubin_or_kernel_is_refused(tmp_path):
         mlirfuse.load(tmp_path / "pkg", weights=model)
 
 
+def test_kernels_equal_but_for_their_name_share_one_compile_and_cubin(tmp_path):
+    from mlirfuse.runtime.aot import compile_key
+
+    model, ids = _gpt2()
+    cm = mlirfuse.compile(model, (ids,), aot_targets=("sm_90",))
+    # GPT-2's final layer norm is the blocks' but for an identity view ([2, 8, 32] -> [-1, 8, 32]): two kernels
+    # in the IR, one source but the name.
+    distinct = {compile_key(k, 90) for k in cm.kernels.values()}
+    assert cm.aot.started == len(distinct) < len(cm.kernels)
+    manifest = mlirfuse.save(cm, tmp_path / "pkg", targets=("sm_90",))
+    assert cm.aot.started == len(distinct)
+    summary = (tmp_path / "pkg" / "summary.txt").read_text()
+    cubins = tmp_path / "pkg" / "cubins" / "sm_90"
+    shared = {name: k["targets"]["sm_90"] for name, k in manifest["kernels"].items()
+              if k["targets"]["sm_90"]["function"] != name}
+    assert len(shared) == len(cm.kernels) - len(distinct)
+    for name, target in shared.items():
+        function = target["function"]
+        assert (cubins / f"{name}.cubin").read_bytes() == (cubins / f"{function}.cubin").read_bytes()
+        assert cm.kernels[name].renamed(function).source == cm.kernels[function].source
+        assert target["compile_seconds"] == 0 and f"{name} | persistent-reduction | 1 | " in summary
+        assert f"@{function}'s cubin" in summary
+    for name, k in manifest["kernels"].items():
+        if name not in shared:
+            assert {"ast", "llir", "cubin"} <= k["targets"]["sm_90"]["compile_stages"].keys()
+    with torch.no_grad():
+        got = mlirfuse.load(tmp_path / "pkg", weights=model)(ids).last_hidden_state
+        torch.testing.assert_close(got, model(ids).last_hidden_state)
+
+
 def test_broken_packages_are_refused_with_the_reason(tmp_path):
     model = torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.ReLU()).eval()
     cm = mlirfuse.compile(model, (torch.randn(2, 8),))
@@ -148,6 +178,8 @@ def test_mlirfuse_compile_writes_a_package_the_api_loads(tmp_path, monkeypatch, 
         torch.testing.assert_close(mlirfuse.load(tmp_path / "out", weights=model)(x), model(x))
     assert main(["compile", "pkgmodel:make", "--example", "3xq", "-o", str(tmp_path / "bad")]) == 1
     assert "dims are integers" in capsys.readouterr().err
+    assert main(["compile", "pkgmodel:make", "--example", "3x8", "--target", "sm_90,hopper", "-o", str(tmp_path / "bad")]) == 1
+    assert "a target is sm_<arch> (sm_80, sm_90), got 'hopper'" in capsys.readouterr().err
     assert main(["compile", "pkgmodel:nothing", "--example", "3x8", "-o", str(tmp_path / "bad")]) == 1
     assert "cannot find pkgmodel:nothing" in capsys.readouterr().err
 

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import Enum
 from typing import Callable, Sequence
 
@@ -163,6 +163,10 @@ class TritonKernel:
     def shape(self) -> tuple[int, ...]:
         """The iteration space."""
         return self.space
+
+    def renamed(self, name: str) -> TritonKernel:
+        """The same kernel called `name`: its name replaced wherever it is a whole word of the source."""
+        return replace(self, name=name, source=re.sub(rf"\b{re.escape(self.name)}\b", name, self.source))
 
     def pointer_dtype(self, param: Param) -> str:
         """The element dtype behind a pointer parameter: its output's, or the input its load reads."""

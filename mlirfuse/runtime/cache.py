@@ -34,7 +34,6 @@ seconds (other processes write too). MLIRFUSE_NO_CACHE=1, or
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import functools
 import hashlib
 import importlib.metadata
@@ -42,7 +41,6 @@ import importlib.util
 import logging
 import os
 import pickle
-import re
 import tempfile
 import time
 from pathlib import Path
@@ -355,16 +353,12 @@ def kernel_key(kernel) -> str:
     return digest("kernel", canonical_form(kernel), "\n".join(attrs), "target=triton-source", versions())
 
 
-def _named(kernel: TritonKernel, old: str, new: str) -> TritonKernel:
-    return dataclasses.replace(kernel, name=new, source=re.sub(rf"\b{re.escape(old)}\b", new, kernel.source))
-
-
 def kernel_payload(kernel: TritonKernel) -> bytes | None:
     """`kernel` pickled under the placeholder name; None where its name shows anywhere else (not cached)."""
     if PLACEHOLDER in kernel.source:
         return None
     try:
-        payload = pickle.dumps(_named(kernel, kernel.name, PLACEHOLDER))
+        payload = pickle.dumps(kernel.renamed(PLACEHOLDER))
     except (pickle.PicklingError, TypeError, AttributeError) as e:  # a launch fact holding a function
         logger.info("mlirfuse: kernel %s is not cached: %s", kernel.name, e)
         return None
@@ -389,7 +383,7 @@ class KernelCache:
                 discard(_path(LOWERED, key), f"it does not unpickle: {e}")
             else:
                 self.hits += 1
-                return _named(cached, PLACEHOLDER, name)
+                return cached.renamed(name)
         self.misses += key is not None
         self.compiled += 1
         lowered = lower_kernel(kernel)

@@ -27,6 +27,7 @@ cycle after the launch).
 from __future__ import annotations
 
 import functools
+import sys
 from contextlib import contextmanager
 
 
@@ -94,7 +95,13 @@ def already_compiled() -> bool:
     """
     import triton
 
-    return not triton.knobs.runtime.interpret and _imported_compiled() and _sentinels() == _pristine()
+    if triton.knobs.runtime.interpret:
+        return False
+    if "triton.runtime.interpreter" not in sys.modules:
+        # No InterpretedFunction was ever made and no interpreted launch ran: the AOT worker's case, which so
+        # never imports the interpreter (and numpy) only to find nothing to swap.
+        return True
+    return _imported_compiled() and _sentinels() == _pristine()
 
 
 @contextmanager

@@ -235,6 +235,7 @@ def compile_package(target: str, examples: list[str], targets: str, out: Path, j
 
     import mlirfuse
     from mlirfuse.package import PackageError
+    from mlirfuse.runtime.aot import parse_target
 
     module_name, _, factory_name = target.partition(":")
     if not module_name or not factory_name:
@@ -264,9 +265,16 @@ def compile_package(target: str, examples: list[str], targets: str, out: Path, j
         print(f"mlirfuse compile: {e}", file=sys.stderr)
         return 1
     arches = [t.strip() for t in targets.split(",") if t.strip()]
+    try:
+        for arch in arches:
+            parse_target(arch)
+    except ValueError as e:
+        print(f"mlirfuse compile: {e}", file=sys.stderr)
+        return 1
     progress = Progress()
     try:
-        cm = mlirfuse.compile(model.eval(), tuple(inputs), dynamic_shapes=dynamic_shapes)
+        # The AOT worker pool starts before the export; the kernels' compiles start once they are compiled.
+        cm = mlirfuse.compile(model.eval(), tuple(inputs), dynamic_shapes=dynamic_shapes, aot_targets=arches)
         progress.phase("compiling kernels ahead of time")
         total = len(cm.kernels) * len(arches)
         counter = iter(range(total))
