@@ -76,3 +76,42 @@ def test_dynamic_rows_keep_the_copy_kernel():
         for got, want in zip(cm(x, w, b), model(x, w, b)):
             torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-4)
 
+
+
+def _relayout(rng, y):
+    """`y` through 1-4 random splits, merges, transposes and permutes, then copied (and maybe flattened)."""
+    for _ in range(rng.randint(1, 4)):
+        shape, r = list(y.shape), y.dim()
+        step = rng.choice(("split", "merge", "transpose", "permute"))
+        splittable = [(d, f) for d in range(r) for f in range(2, shape[d]) if shape[d] % f == 0]
+        if step == "split" and splittable:
+            d, f = rng.choice(splittable)
+            y = y.view(*shape[:d], f, shape[d] // f, *shape[d + 1 :])
+        elif step == "merge" and r >= 2:
+            d = rng.randrange(r - 1)
+            y = y.reshape(*shape[:d], shape[d] * shape[d + 1], *shape[d + 2 :])
+        elif step == "transpose" and r >= 2:
+            y = y.transpose(*rng.sample(range(r), 2))
+        elif step == "permute" and r >= 2:
+            y = y.permute(*rng.sample(range(r), r))
+    y = y.contiguous()
+    return y.flatten(0, 1) if rng.random() < 0.5 and y.dim() >= 2 else y
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_random_relayouts_of_a_gemm_match_eager(seed):
+    # Random view/transpose/permute chains copied after a GEMM (a bmm, a batched matmul, an mm), beside the
+    # GEMM's own result or not: whatever the epilogue stores in place, every result equals eager's.
+    import random
+
+    rng = random.Random(seed)
+    batch = rng.choice(((), (2,), (3,)))
+    m, k, n = rng.choice((4, 6, 12, 20)), rng.choice((8, 16)), rng.choice((4, 6, 12, 24))
+    a, w = torch.randn(*batch, m, k), torch.randn(*batch[:1] if len(batch) and rng.random() < 0.5 else (), k, n)
+    also, seeds = rng.random() < 0.3, [rng.randrange(1 << 30) for _ in range(rng.randint(1, 2))]
+
+    def fn(a, w):
+        y = torch.nn.functional.gelu(torch.matmul(a, w))
+        return (*(_relayout(random.Random(s), y) for s in seeds), *([y] if also else []))
+
+    compile_and_compare(fn, (a, w), fused=False, rtol=1e-4, atol=1e-4)  # (a contiguous chain is a view: ATen)
