@@ -135,9 +135,11 @@ def test_copy_also_returned_stays_a_kernel():
         return torch.cat([copied.view(2, 16, 64), k.transpose(1, 2).reshape(2, 16, 64)], 2), copied
 
     cm = compile_and_compare(fn, inputs, rtol=1e-4, atol=1e-4)
-    # The GEMM, the returned copy (stored anyway: the cat reads it as stored) and the cat, which reads k's
-    # copy (of an input) where its reshape puts it: 3 (main before this fusion: 4, k's copy a kernel too).
-    assert cm.stats["launches"] == 3, cm.stats
+    # The GEMM, storing the returned copy straight into its transposed layout (its epilogue), and the cat,
+    # which reads that copy as stored and k's copy (of an input) where its reshape puts it: 2 (3 when the copy
+    # was a kernel of its own; 4 when k's was too).
+    assert cm.stats["launches"] == 2, cm.stats
+    assert any("matmul" in name and "clone" in name for name in cm.kernels), list(cm.kernels)
 
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
@@ -148,15 +150,23 @@ def test_cat_of_copied_pieces_in_low_precision(dtype):
     assert cm.stats["launches"] == 2, cm.stats
 
 
-def test_gpt2_block_backward_is_at_most_inductors_launches():
+def test_gpt2_block_training_is_below_inductors_launches():
     torch.manual_seed(0)
     block = models.TinyBlock(d_model=64, n_heads=4, seq=16)
     batches = [(torch.randn(2, 16, 64), torch.randn(2, 16, 64)) for _ in range(2)]
     train_side_by_side(block, lambda m: torch.compile(m, backend="mlirfuse"), batches)
-    back = backend.stats["backward"]
-    # Inductor (CPU, bench/training.py): 8 kernels + 12 extern calls. Here 12 GEMMs (bias gradients summed
-    # in 4 of them), the q/k/v gradients' cat reading its transposed pieces, and 6 more kernels.
-    assert back["launches"] + back["unfused_ops"] - back["unfused_views"] <= 19, back
+    fwd, back = backend.stats["forward"], backend.stats["backward"]
+    # Inductor (CPU, bench/training.py): forward 7 kernels + 6 extern calls. Here: 2 LayerNorms, the q/k/v
+    # GEMM storing the head splits the backward keeps (tests/test_stored_relayout.py), q @ k^T, the softmax,
+    # p @ v storing the head merge, and 3 GEMMs whose epilogues store activations and the reshaped values
+    # the backward keeps. No kernel only copies.
+    assert fwd["launches"] + fwd["unfused_ops"] - fwd["unfused_views"] <= 9, fwd
+    names = [name for r in backend.graphs if r.role == "forward" for name in r.graph.kernels]
+    assert not [n for n in names if "clone" in n and "mm" not in n], names
+    # Backward: Inductor 8 kernels + 12 extern calls. Here 12 GEMMs (bias gradients summed in 4 of them, the
+    # attention output gradient's head split stored by its GEMM), the q/k/v gradients' cat reading its
+    # transposed pieces, and 5 more kernels.
+    assert back["launches"] + back["unfused_ops"] - back["unfused_views"] <= 18, back
     sources = [k.source for r in backend.graphs if r.role == "backward" for k in r.graph.kernels.values()]
     assert sum("A summed over K" in s for s in sources) >= 3  # qkv, proj (shared with fc2's kernel) and fc1
 

@@ -109,4 +109,6 @@ def test_training_linear_views_do_not_cost_a_kernel_or_a_second_store():
         torch.testing.assert_close(ours.grad, theirs.grad, rtol=1e-4, atol=1e-5)
     stats = backend.stats
     # Backward: 7 launches before the bias gradients were summed by their weight gradients' GEMMs, 5 since.
-    assert stats["forward"]["launches"] == 4 and stats["backward"]["launches"] == 5, stats
+    # Forward: 4 before fc1's GEMM stored the pre-activation the backward keeps (a [rows, N] view of its tile)
+    # beside the gelu from its epilogue, 3 since.
+    assert stats["forward"]["launches"] == 3 and stats["backward"]["launches"] == 5, stats

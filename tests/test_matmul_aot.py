@@ -42,6 +42,12 @@ def _lstm_cat_step(x, h, c, w, b):
     return torch.sigmoid(o) * torch.tanh(c), c
 
 
+def _head_split(x, w):
+    b, t, d = x.shape
+    q, k, v = (y.view(b, t, 12, 64).transpose(1, 2) for y in (x @ w.t()).split(d, dim=-1))
+    return q.contiguous(), k.transpose(-2, -1).contiguous(), v.contiguous()
+
+
 @pytest.fixture(scope="module")
 def template_kernels():
     """The GEMM kernels of the models below, compiled once for the module (the tests only read them)."""
@@ -78,6 +84,8 @@ def template_kernels():
     # A weight gradient with its bias gradient (the sum of A over K, from the A tiles), f32 and bf16.
     for dtype in (torch.float32, torch.bfloat16):
         models.append((Lambda(lambda g, x: (g.t() @ x, g.sum(0))), (torch.randn(4096, 1024).to(dtype), torch.randn(4096, 256).to(dtype))))
+    # The q/k/v GEMM storing the head splits a training forward saves (12 heads of 64, bf16): three relaid stores.
+    models.append((Lambda(_head_split), (torch.randn(4, 256, 768).bfloat16(), torch.randn(2304, 768).bfloat16())))
     kernels = []
     for model, inputs in models:
         cm = mlirfuse.compile(model.eval(), inputs)
@@ -88,7 +96,8 @@ def template_kernels():
 @pytest.mark.parametrize("arch", [80, 90])
 def test_gemm_kernels_compile_without_spills(template_kernels, arch):
     kernels = template_kernels
-    assert len(kernels) == 16 and sum(k.kind == "matmul-chain" for k in kernels) == 4, [k.name for k in kernels]
+    assert len(kernels) == 17 and sum(k.kind == "matmul-chain" for k in kernels) == 4, [k.name for k in kernels]
+    assert sum("stored relaid" in k.source for k in kernels) == 1  # the head splits' kernel
     for compiled in compile_kernels(kernels, arch=arch):
         usage = compiled.resources()
         # ptxas spills to the stack frame: none at all means no spill stores or loads.

@@ -47,7 +47,7 @@ from mlirfuse.ops.dtypes import INT_DTYPES, TRITON_DTYPES, number_as, round_to
 from mlirfuse.ops.elementwise import RULES, Types, compute_dtype, literal, promote
 from mlirfuse.ops.indexing import indexed_operand, reads_shape_only
 from mlirfuse.ops.pooling import window_ops
-from mlirfuse.ops.views import PADS, RESHAPES, VIEW_OPS, pad_args, view_chain, walk_views
+from mlirfuse.ops.views import PADS, RESHAPES, VIEW_OPS, pad_args, stored_relayout, view_chain, walk_views
 
 
 class LoweringError(MlirfuseError):
@@ -395,6 +395,8 @@ def load_sites(name: str, block: ir.Block, cat_of_inputs: bool = True, computed_
         if chain is None:
             if op.operation.name in RESHAPES and all(u.owner.operation.name in RESHAPES | {"fusion.yield"} for u in result.uses):
                 continue  # an exit reshape: stored, not loaded
+            if stored_relayout(op.operation):
+                continue  # a relayout of a computed value only stored: a GEMM stores its tile in that layout
             if computed_pads:
                 continue  # a view of a computed value: evaluated at the view's coordinates (pointwise kernels)
             raise LoweringError(f"kernel @{name}: '{op.operation.name}' must read a kernel input through views only")

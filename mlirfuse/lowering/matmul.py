@@ -50,13 +50,12 @@ from mlirfuse.lowering.emitter import (
     load_sites,
     needs_64bit,
     static_signature,
-    stored_value,
 )
 from mlirfuse.ops.dtypes import TRITON_DTYPES
 from mlirfuse.ops.elementwise import compute_dtype
 from mlirfuse.ops.matmul import MATMUL_OPS, Gemm, gemm, k_split, why_not_k_sum
 from mlirfuse.ops.reductions import REDUCTIONS
-from mlirfuse.ops.views import VIEW_OPS
+from mlirfuse.ops.views import RESHAPES, VIEW_OPS, relayout_offset, relayout_op, relayout_strides, walk_views
 
 
 @dataclass(frozen=True)
@@ -295,12 +294,16 @@ class _MatmulEmitter(KernelEmitter):
         ]
         split = {op_id(cat.operation) for cat in self.split_cats}  # read piece by piece, never computed
         sums = self._k_sums(ops)
+        # Each result's value on the tile and the relayout storing it (a head split's transpose and copy): not computed.
+        stored = [self._stored(v, sites) for v in terminator.operands]
+        relaid = {op_id(op.operation) for _, chain in stored for op in chain}
         epilogue = [
             op for op in computing
-            if not any(op is m for m in mms) and op_id(op.operation) not in split and not any(op in c for c in cones.values())
-            and not any(op is t for t in sums)
+            if not any(op is m for m in mms) and op_id(op.operation) not in split | relaid
+            and not any(op in c for c in cones.values()) and not any(op is t for t in sums)
         ]
-        readers = {region: cones[region] for region in regions} | {"out": epilogue + [terminator]}
+        chains = [op for _, chain in stored for op in chain]  # they read what the tile's value is computed from
+        readers = {region: cones[region] for region in regions} | {"out": epilogue + chains + [terminator]}
 
         def also_read(region, value) -> bool:  # a cat piece a region reads in place, or a bias in the epilogue
             in_place = region in self.in_place_of_cat and value == self.in_place_of_cat[region][1]
@@ -364,15 +367,23 @@ class _MatmulEmitter(KernelEmitter):
         if self.batch:
             offset = "(bid * M * N + rm[:, None] * N + rn[None, :])"
         summed = {t.results[0]: i for i, t in enumerate(sums)}
-        for j, (v, t) in enumerate(zip(terminator.operands, outputs)):
-            if (i := summed.get(stored_value(v, sites))) is not None:
+        for j, ((v, chain), t) in enumerate(zip(stored, outputs)):
+            if (i := summed.get(v)) is not None:
                 # One row of programs stores the sums: those of the first column of tiles.
                 self.store(f"out{j}", "rm", Value(_ksum(i), "float32"), t.dtype, "mmask & (rm * 0 + pid_n == 0)", "A summed over K")
                 continue
-            value = self.env.get(stored_value(v, sites))
+            value = self.env.get(v)
             if value is None:
                 raise LoweringError(f"kernel @{self.name}: result #{j} is not computed by the epilogue")
-            self.store(f"out{j}", offset, value, t.dtype, "mask")
+            if all(op.operation.name in RESHAPES for op in chain):
+                self.store(f"out{j}", offset, value, t.dtype, "mask")
+                continue
+            layout = relayout_strides(g.out, chain)
+            if layout is None or g.dynamic:
+                raise LoweringError(f"kernel @{self.name}: result #{j} is a relayout with no stride per dim of the tile")
+            where = relayout_offset([expr for expr, _ in self.coords["out"]], layout)
+            names = " -> ".join(op.operation.name.removeprefix("torch.aten.") for op in chain)
+            self.store(f"out{j}", where, value, t.dtype, "mask", f"stored relaid: {names}")
 
         params = kernel_params(kernel_sites, len(outputs), len(self.scalars), self.sizes, [len(space) for space in site_spaces])
         blocks = ["BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M"] + (["INTERPRETED"] if g.dtype in MODE_DEPENDENT else [])
@@ -417,6 +428,16 @@ class _MatmulEmitter(KernelEmitter):
                                          outputs=len(outputs) - len(sums), epilogue_tiles=epilogue_tiles),
             dynamic=dynamic,
         )
+
+    @staticmethod
+    def _stored(v, sites: dict) -> tuple:
+        """(the value result `v` stores, computed on the tile; the relayout ops between them, first applied first).
+
+        Through reshapes (the same row-major order) and, where the value is
+        computed, permutes, same-shape expands and copies: a head split
+        stored straight into its layout (`legality_matmul.why_not_epilogue`).
+        """
+        return walk_views(v, through=lambda op: op.results[0] not in sites and (op.name in RESHAPES or relayout_op(op)))
 
     def _k_sums(self, ops) -> list:
         """The sums of A over K the kernel computes beside its one GEMM (`ops.matmul.why_not_k_sum`), in order."""

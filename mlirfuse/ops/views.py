@@ -223,6 +223,119 @@ def _reshaped_coords(source, result, coords: list[str]) -> list[str]:
     return ["0" if n == 1 else f"({scaled(flat, math.prod(source[d + 1 :]), '//')} % {n})" for d, n in enumerate(source)]
 
 
+# Ops that copy their operand's values: a group of these (and views) reads each element once wherever it is evaluated.
+COPIES = frozenset({"torch.aten.clone"})
+# Views that reorder dims: with reshapes, copies and expands to the operand's own shape, the steps of a relayout.
+PERMUTES = frozenset({"torch.aten.permute", "torch.aten.transpose.int", "torch.aten.t"})
+
+
+def relayout_op(op) -> bool:
+    """Is `op` a step of a relayout (each result element one element of its operand, static shapes): a copy, a
+    reshape, a permute, or an expand to the operand's own shape?"""
+    if op.name in COPIES:
+        return tensor_type(op.results[0].type) is not None and tensor_type(op.results[0].type).is_static
+    if op.name in RESHAPES or op.name in PERMUTES:
+        return constant_view(op) and tensor_type(op.operands[0].type).is_static
+    return op.name == "torch.aten.expand" and constant_view(op) and is_identity_view(op)
+
+
+def stored_relayout(op) -> bool:
+    """Is `op` a `relayout_op` whose values, through further ones, are only stored (yielded by its group)?"""
+    stack = [op]
+    while stack:
+        op = stack.pop()
+        if op.name == "fusion.yield":
+            continue
+        if not relayout_op(op):
+            return False
+        stack.extend(u.owner for u in op.results[0].uses)
+    return True
+
+
+def relayout_strides(source: tuple[int, ...], ops: list) -> list[tuple[tuple[int, int], ...]] | None:
+    """Where each element of a `source`-shaped value lies in the result of relayout chain `ops` (first applied first,
+    `relayout_op`s) stored row-major: per source dim, its (size, stride) factors, major first, so that the
+    element at coordinate c of a dim with factors (n1, s1) ... (nk, sk) is at sum(((c // (n{i+1}...nk)) % ni) * si).
+
+    A q/k/v head split `x.view(b, t, h, d).transpose(1, 2).clone().view(b * h, t, d)` of x `[b, t, h * d]`:
+    x's last dim has factors (h, t * d), (d, 1). None where a reshape regroups dims whose sizes do not divide
+    each other (that needs the flat index), or a size is 0.
+    """
+    result = tuple(tensor_type(ops[-1].results[0].type).shape) if ops else tuple(source)
+    if 0 in result:
+        return None
+    layout = [((n, s),) if n != 1 else () for n, s in zip(result, _row_major(result))]
+    for op in reversed(ops):  # from the result's layout back to the source's
+        name, shape = op.operation.name, tuple(tensor_type(op.operation.operands[0].type).shape)
+        if name == "torch.aten.permute":
+            dims = [d % len(shape) for d in view_args(op.operation)[0]]
+            found = [()] * len(shape)
+            for j, d in enumerate(dims):
+                found[d] = layout[j]
+            layout = found
+        elif name in ("torch.aten.transpose.int", "torch.aten.t"):
+            args = view_args(op.operation)
+            a, b = (args[0] % len(shape), args[1] % len(shape)) if name.endswith(".int") else (0, len(shape) - 1)
+            layout[a], layout[b] = layout[b], layout[a]
+        elif name in RESHAPES:
+            layout = _regroup([f for dim in layout for f in dim], shape)
+            if layout is None:
+                return None
+    return [_merged(dim) for dim in layout]
+
+
+def _row_major(shape) -> list[int]:
+    return [math.prod(shape[d + 1 :]) for d in range(len(shape))]
+
+
+def _regroup(factors: list[tuple[int, int]], shape) -> list[tuple[tuple[int, int], ...]] | None:
+    """The (size, stride) factors, major first, of the row-major elements `factors` cut into the dims of `shape`."""
+    factors, found = list(factors), []
+    for n in shape:
+        dim, need = [], n
+        while need > 1:
+            if not factors:
+                return None
+            size, stride = factors[0]
+            if size <= need:
+                if need % size:
+                    return None
+                dim.append(factors.pop(0))
+                need //= size
+            else:
+                if size % need:
+                    return None
+                dim.append((need, stride * (size // need)))
+                factors[0] = (size // need, stride)
+                need = 1
+        found.append(tuple(dim))
+    return found if not factors else None
+
+
+def _merged(dim: tuple[tuple[int, int], ...]) -> tuple[tuple[int, int], ...]:
+    """`dim`'s factors with neighbours that are one stride run (major stride = minor stride * minor size) joined."""
+    out: list[tuple[int, int]] = []
+    for size, stride in dim:
+        if out and out[-1][1] == stride * size:
+            out[-1] = (out[-1][0] * size, stride)
+        else:
+            out.append((size, stride))
+    return tuple(out)
+
+
+def relayout_offset(coords: list[str], layout: list[tuple[tuple[int, int], ...]]) -> str:
+    """The offset (a Triton expression) of the element at `coords` in a relayout's result (`relayout_strides`)."""
+    terms = []
+    for c, dim in zip(coords, layout):
+        inner = math.prod(n for n, _ in dim)
+        for i, (n, s) in enumerate(dim):
+            inner //= n
+            term = c if inner == 1 else f"({c} // {inner})"
+            term = f"({term} % {n})" if i else term  # the major factor: c < its dim's size (masked lanes aside)
+            terms.append(term if s == 1 else f"{term} * {s}")
+    return f"({' + '.join(terms) or '0'})"
+
+
 def why_not_fusible(op) -> str | None:
     """None if the pad `op` can join a group (views join the group that reads them); otherwise the reason."""
     return None if pad_args(op.operation) is not None else "pad by non-constant or dynamic sizes"
@@ -235,6 +348,6 @@ FAMILY = Family(
 )
 
 __all__ = [
-    "VIEW_OPS", "ALIASING_OPS", "RESHAPES", "PADS", "FAMILY", "is_identity_view", "is_view", "pad_args", "view_args", "view_chain", "view_coords",
-    "why_not_fusible",
+    "VIEW_OPS", "ALIASING_OPS", "RESHAPES", "PADS", "FAMILY", "COPIES", "PERMUTES", "is_identity_view", "is_view", "pad_args",
+    "relayout_offset", "relayout_op", "relayout_strides", "stored_relayout", "view_args", "view_chain", "view_coords", "why_not_fusible",
 ]

@@ -198,7 +198,8 @@ def _why_not_by_rule(producer, consumer, dep: DependenceAnalysis, limits: Limits
         return _why_not_scan(producer, consumer, p_scan, c_scan, p_red or c_red, exported)
     if p_red is None and c_red is None:
         iteration = tensor_type(consumer.results[0].type).shape
-        if any(tensor_type(r.type).shape != iteration for r in exported):
+        # A GEMM's results are all stored from its tile (`legality_matmul.why_not_epilogue` checks them).
+        if group_kind(producer) != GroupKind.MATMUL and any(tensor_type(r.type).shape != iteration for r in exported):
             return "different iteration space"
         return None
     if has_pad(producer) or has_pad(consumer):

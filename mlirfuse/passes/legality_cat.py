@@ -17,7 +17,17 @@ from mlirfuse.ir import block_ops, constant_value, defining_op, ir, is_constant_
 from mlirfuse.ops.elementwise import RULES, fusible
 from mlirfuse.ops.indexing import CREATIONS, INDEXING_OPS, TRIANGLES
 from mlirfuse.ops.reductions import REDUCTIONS
-from mlirfuse.ops.views import CAT, PADS, RESHAPES, VIEW_OPS, is_identity_view, view_chain, view_coords
+from mlirfuse.ops.views import (
+    CAT,
+    COPIES,
+    PADS,
+    RESHAPES,
+    VIEW_OPS,
+    is_identity_view,
+    stored_relayout,
+    view_chain,
+    view_coords,
+)
 from mlirfuse.passes.base import body_ops
 from mlirfuse.passes.rewriter import defined_by
 
@@ -147,10 +157,12 @@ def why_not_viewed(producer, consumer) -> str | None:
     (aranges, fills and elementwise ops of them: recomputing them costs no
     load) and is `recomputable`. Otherwise the view is of a stored value.
     """
-    if group_kind(producer) != GroupKind.POINTWISE or group_kind(consumer) not in (GroupKind.POINTWISE, GroupKind.CONCAT):
-        return "view of a computed value"
     block = consumer.regions[0].blocks[0]
     args = [arg for arg, v in zip(block.arguments, consumer.operands) if defined_by(v, producer)]
+    if group_kind(producer) == GroupKind.MATMUL and all(only_stored_relaid(arg) for arg in args):
+        return None  # the GEMM stores its tile straight into the views' layout (`legality_matmul.why_not_epilogue`)
+    if group_kind(producer) != GroupKind.POINTWISE or group_kind(consumer) not in (GroupKind.POINTWISE, GroupKind.CONCAT):
+        return "view of a computed value"
     if not all(_views_mapped(arg) for arg in args):
         return "view of a computed value (a view with no index map)"
     if all(_identity_views(arg) for arg in args) or _copies_for(producer, consumer):
@@ -163,8 +175,10 @@ def why_not_viewed(producer, consumer) -> str | None:
     return why and f"{why} (a view of a computed value)"
 
 
-# Ops that copy their operand's values: a group of these (and views) reads each element once wherever it is evaluated.
-COPIES = frozenset({"torch.aten.clone"})
+def only_stored_relaid(arg) -> bool:
+    """Is every view of block argument `arg` the start of a relayout (reshapes, permutes, same-shape expands,
+    copies) whose values the group only stores? (No op computes on them.)"""
+    return all(stored_relayout(u.owner) for u in arg.uses if u.owner.name in VIEW_OPS)
 
 
 def _copies_for(producer, consumer) -> bool:

@@ -15,7 +15,7 @@ from mlirfuse.analysis.dependence import DependenceAnalysis
 from mlirfuse.dialect import GroupKind, group_kind
 from mlirfuse.ir import defining_op
 from mlirfuse.ops.matmul import MATMUL_OPS, Gemm, chain_max_hidden, gemm, hidden_block
-from mlirfuse.ops.views import CAT, VIEW_OPS
+from mlirfuse.ops.views import CAT, RESHAPES, VIEW_OPS, relayout_op, walk_views
 from mlirfuse.passes.base import body_ops
 from mlirfuse.passes.legality import why_not_merge
 from mlirfuse.passes.options import Limits
@@ -47,6 +47,11 @@ def why_not_chain(first, second, dep: DependenceAnalysis, limits: Limits = Limit
     stored = defining_op(terminator.operands[0])
     if stored is not None and stored.name in VIEW_OPS:
         return f"the first GEMM stores a '{stored.name}' of its result (a chain keeps the result itself on chip)"
+    for group in (first, second):
+        body = group.regions[0].blocks[0]
+        if any(op.operation.name not in RESHAPES for v in body_ops(group)[1].operands
+               for op in walk_views(v, body, through=relayout_op)[1]):
+            return "a GEMM stores a result in another layout (a permuted copy; a chain stores tiles where they are)"
     block = second.regions[0].blocks[0]
     for arg, v in zip(block.arguments, second.operands):
         if v != first.results[0]:

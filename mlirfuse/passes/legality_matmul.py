@@ -17,7 +17,7 @@ from mlirfuse.ops.conv import CONV_OPS, Conv, conv
 from mlirfuse.ops.indexing import INDEXING_OPS
 from mlirfuse.ops.matmul import MATMUL_OPS, Gemm, KSplit, computed_from_cat, gemm, k_split, why_not_k_sum
 from mlirfuse.ops.reductions import REDUCTIONS
-from mlirfuse.ops.views import CAT, PADS, RESHAPES, VIEW_OPS, walk_views
+from mlirfuse.ops.views import CAT, PADS, RESHAPES, VIEW_OPS, relayout_op, relayout_strides, walk_views
 from mlirfuse.passes.base import body_ops
 from mlirfuse.passes.legality import computing_ops, why_not_merge
 from mlirfuse.passes.legality_cat import cat_list, has_computed_view, why_not_static_cat
@@ -135,9 +135,36 @@ def why_not_epilogue(mm, consumer, dep: DependenceAnalysis, limits: Limits = Lim
     if why:
         return why
     space = _result_space(mm)
-    if any(tensor_type(r.type).shape != space for r in consumer.results):
-        return "different iteration space (the epilogue runs over the GEMM's result tile)"
+    _, terminator = body_ops(consumer)
+    for stored in terminator.operands:
+        if why := _why_not_stored(mm, consumer, stored, space):
+            return why
     return why_not_merge(mm, consumer, dep, limits)
+
+
+def _why_not_stored(mm, consumer, stored, space) -> str | None:
+    """Why `mm`'s epilogue cannot store `consumer`'s result `stored` (None: it can).
+
+    A value over the result tile is stored where the tile is. So is a
+    relayout (reshapes, permutes, same-shape expands, copies:
+    `ops.views.relayout_op`) of such a value, computed there or the GEMM's
+    result itself, where its elements' places in the stored result are
+    strides per dim (`relayout_strides`): a reshape of the result, or a
+    q/k/v head split `y.view(b, t, h, d).transpose(1, 2).clone()`, stored
+    straight into the split layout instead of copied by a kernel of its own.
+    """
+    different = "different iteration space (the epilogue runs over the GEMM's result tile)"
+    g = group_gemm(mm) if group_kind(mm) == GroupKind.MATMUL else None
+    source, ops = walk_views(stored, consumer.regions[0].blocks[0], through=relayout_op) if g else (stored, [])
+    from_mm = not isinstance(source.owner, ir.Block) or defining_op(
+        consumer.operands[ir.BlockArgument(source).arg_number]) == mm.operation
+    if not ops or not from_mm:  # another input, copied: read at the tile's coordinates as any epilogue input
+        return None if tensor_type(stored.type).shape == space else different
+    if g.dynamic or tensor_type(source.type).shape != space:
+        return different
+    if relayout_strides(space, ops) is None:
+        return f"{different}: a reshape regroups dims whose sizes do not divide each other (no stride per dim)"
+    return None
 
 
 def why_not_prologue(producer, mm, dep: DependenceAnalysis, limits: Limits = Limits(), max_ops: int = 4) -> str | None:

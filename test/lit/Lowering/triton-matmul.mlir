@@ -130,3 +130,39 @@ func.func @ksplit(%x: !torch.vtensor<[3,5],f32>, %h: !torch.vtensor<[3,20],f32>,
   %2 = torch.aten.mm %1, %w : !torch.vtensor<[3,25],f32>, !torch.vtensor<[25,9],f32> -> !torch.vtensor<[3,9],f32>
   return %2 : !torch.vtensor<[3,9],f32>
 }
+
+// -----
+
+// Head splits stored by the epilogue (AOTAutograd's saved q and k): no copy
+// kernel, the tile's elements are stored where the split puts them. x @ w
+// is [2, 4, 8] (b, t, h * d with h = 2, d = 4); q's copy is [b * h, t, d],
+// k's [b * h, d, t]: the column rn is cut into h = rn // 4 and d = rn % 4
+// where the strides differ, kept whole where they run on (k: h * 16 + d * 4).
+
+// CHECK-LABEL: def fused_matmul_add_view_transpose_expand_clone_0(
+// CHECK:          tmp5 = acc + tmp4  # torch.aten.add.Tensor
+// CHECK-NEXT:     tl.store(out0 + (m0[:, None] * 32 + m1[:, None] + rn[None, :] * 4), tmp5, mask=mask)  # stored relaid: view -> transpose.int -> transpose.int -> clone -> _unsafe_view
+// CHECK-NEXT:     tl.store(out1 + (m0[:, None] * 32 + m1[:, None] * 4 + (rn[None, :] // 4) * 16 + (rn[None, :] % 4)), tmp5, mask=mask)  # stored relaid: view -> transpose.int -> expand -> clone -> _unsafe_view
+func.func @head_split(%x: !torch.vtensor<[2,4,8],f32>, %w: !torch.vtensor<[8,8],f32>, %b: !torch.vtensor<[8],f32>) -> (!torch.vtensor<[4,4,4],f32>, !torch.vtensor<[4,4,4],f32>) {
+  %int0 = torch.constant.int 0
+  %int1 = torch.constant.int 1
+  %int2 = torch.constant.int 2
+  %int4 = torch.constant.int 4
+  %intm1 = torch.constant.int -1
+  %intm2 = torch.constant.int -2
+  %false = torch.constant.bool false
+  %0 = torch.aten.matmul %x, %w : !torch.vtensor<[2,4,8],f32>, !torch.vtensor<[8,8],f32> -> !torch.vtensor<[2,4,8],f32>
+  %1 = torch.aten.add.Tensor %0, %b, %int1 : !torch.vtensor<[2,4,8],f32>, !torch.vtensor<[8],f32>, !torch.int -> !torch.vtensor<[2,4,8],f32>
+  %s4 = torch.prim.ListConstruct %int2, %int4, %int2, %int4 : (!torch.int, !torch.int, !torch.int, !torch.int) -> !torch.list<int>
+  %2 = torch.aten.view %1, %s4 : !torch.vtensor<[2,4,8],f32>, !torch.list<int> -> !torch.vtensor<[2,4,2,4],f32>
+  %3 = torch.aten.transpose.int %2, %int1, %int2 : !torch.vtensor<[2,4,2,4],f32>, !torch.int, !torch.int -> !torch.vtensor<[2,2,4,4],f32>
+  %e = torch.prim.ListConstruct %int2, %int2, %int4, %int4 : (!torch.int, !torch.int, !torch.int, !torch.int) -> !torch.list<int>
+  %4 = torch.aten.expand %3, %e, %false : !torch.vtensor<[2,2,4,4],f32>, !torch.list<int>, !torch.bool -> !torch.vtensor<[2,2,4,4],f32>
+  %5 = torch.aten.clone %4, %int0 : !torch.vtensor<[2,2,4,4],f32>, !torch.int -> !torch.vtensor<[2,2,4,4],f32>
+  %s3 = torch.prim.ListConstruct %int4, %int4, %int4 : (!torch.int, !torch.int, !torch.int) -> !torch.list<int>
+  %6 = torch.aten._unsafe_view %5, %s3 : !torch.vtensor<[2,2,4,4],f32>, !torch.list<int> -> !torch.vtensor<[4,4,4],f32>
+  %7 = torch.aten.transpose.int %3, %intm2, %intm1 : !torch.vtensor<[2,2,4,4],f32>, !torch.int, !torch.int -> !torch.vtensor<[2,2,4,4],f32>
+  %8 = torch.aten.clone %7, %int0 : !torch.vtensor<[2,2,4,4],f32>, !torch.int -> !torch.vtensor<[2,2,4,4],f32>
+  %9 = torch.aten._unsafe_view %8, %s3 : !torch.vtensor<[2,2,4,4],f32>, !torch.list<int> -> !torch.vtensor<[4,4,4],f32>
+  return %6, %9 : !torch.vtensor<[4,4,4],f32>, !torch.vtensor<[4,4,4],f32>
+}

@@ -811,3 +811,122 @@ func.func @no_chain_over_a_ksplit_cat(%x: !torch.vtensor<[2,3],f32>, %y: !torch.
   %1 = torch.aten.mm %0, %w2 : !torch.vtensor<[2,6],f32>, !torch.vtensor<[6,4],f32> -> !torch.vtensor<[2,4],f32>
   return %1 : !torch.vtensor<[2,4],f32>
 }
+
+// -----
+
+// A head split of a GEMM's result, as AOTAutograd saves q and k for the
+// backward: view -> transpose (k: transposed again) -> expand -> clone ->
+// _unsafe_view. Each element of the copy is one element of the tile: the
+// GEMM stores it straight into the split layout, no copy kernel.
+
+// CHECK-LABEL: func.func @fuse_epilogue_stores_head_split
+// CHECK:         %[[G:.+]]:2 = "fusion.group"(%arg0, %arg1, %arg2) ({
+// CHECK:           torch.aten.matmul
+// CHECK:           torch.aten.add.Tensor
+// CHECK:           torch.aten.transpose.int
+// CHECK:           torch.aten.clone
+// CHECK:           torch.aten._unsafe_view
+// CHECK:           "fusion.yield"
+// CHECK-NEXT:    }) {kind = "matmul"}
+// CHECK-NOT:     "fusion.group"
+// CHECK:         return %[[G]]#{{[01]}}, %[[G]]#{{[01]}}
+// EXPLAIN-LABEL: func.func @fuse_epilogue_stores_head_split
+// EXPLAIN-NOT:   different iteration space
+func.func @fuse_epilogue_stores_head_split(%x: !torch.vtensor<[2,4,8],f32>, %w: !torch.vtensor<[8,8],f32>, %b: !torch.vtensor<[8],f32>) -> (!torch.vtensor<[4,4,4],f32>, !torch.vtensor<[4,4,4],f32>) {
+  %int0 = torch.constant.int 0
+  %int1 = torch.constant.int 1
+  %int2 = torch.constant.int 2
+  %int4 = torch.constant.int 4
+  %intm1 = torch.constant.int -1
+  %intm2 = torch.constant.int -2
+  %false = torch.constant.bool false
+  %0 = torch.aten.matmul %x, %w : !torch.vtensor<[2,4,8],f32>, !torch.vtensor<[8,8],f32> -> !torch.vtensor<[2,4,8],f32>
+  %1 = torch.aten.add.Tensor %0, %b, %int1 : !torch.vtensor<[2,4,8],f32>, !torch.vtensor<[8],f32>, !torch.int -> !torch.vtensor<[2,4,8],f32>
+  %s4 = torch.prim.ListConstruct %int2, %int4, %int2, %int4 : (!torch.int, !torch.int, !torch.int, !torch.int) -> !torch.list<int>
+  %2 = torch.aten.view %1, %s4 : !torch.vtensor<[2,4,8],f32>, !torch.list<int> -> !torch.vtensor<[2,4,2,4],f32>
+  %3 = torch.aten.transpose.int %2, %int1, %int2 : !torch.vtensor<[2,4,2,4],f32>, !torch.int, !torch.int -> !torch.vtensor<[2,2,4,4],f32>
+  %e = torch.prim.ListConstruct %int2, %int2, %int4, %int4 : (!torch.int, !torch.int, !torch.int, !torch.int) -> !torch.list<int>
+  %4 = torch.aten.expand %3, %e, %false : !torch.vtensor<[2,2,4,4],f32>, !torch.list<int>, !torch.bool -> !torch.vtensor<[2,2,4,4],f32>
+  %5 = torch.aten.clone %4, %int0 : !torch.vtensor<[2,2,4,4],f32>, !torch.int -> !torch.vtensor<[2,2,4,4],f32>
+  %s3 = torch.prim.ListConstruct %int4, %int4, %int4 : (!torch.int, !torch.int, !torch.int) -> !torch.list<int>
+  %6 = torch.aten._unsafe_view %5, %s3 : !torch.vtensor<[2,2,4,4],f32>, !torch.list<int> -> !torch.vtensor<[4,4,4],f32>
+  %7 = torch.aten.transpose.int %3, %intm2, %intm1 : !torch.vtensor<[2,2,4,4],f32>, !torch.int, !torch.int -> !torch.vtensor<[2,2,4,4],f32>
+  %8 = torch.aten.clone %7, %int0 : !torch.vtensor<[2,2,4,4],f32>, !torch.int -> !torch.vtensor<[2,2,4,4],f32>
+  %9 = torch.aten._unsafe_view %8, %s3 : !torch.vtensor<[2,2,4,4],f32>, !torch.list<int> -> !torch.vtensor<[4,4,4],f32>
+  return %6, %9 : !torch.vtensor<[4,4,4],f32>, !torch.vtensor<[4,4,4],f32>
+}
+
+// -----
+
+// The pre-activation value saved for the backward as a [rows, N] view: a
+// reshape of the tile, stored by the GEMM beside the activation.
+
+// CHECK-LABEL: func.func @fuse_epilogue_stores_reshape_of_result
+// CHECK:         %[[G:.+]]:2 = "fusion.group"(%arg0, %arg1, %arg2) ({
+// CHECK:           %[[ADD:.+]] = torch.aten.add.Tensor
+// CHECK:           torch.aten.gelu %[[ADD]]
+// CHECK:           torch.aten.view %[[ADD]]
+// CHECK:         }) {kind = "matmul"}
+// CHECK-NOT:     "fusion.group"
+func.func @fuse_epilogue_stores_reshape_of_result(%x: !torch.vtensor<[2,4,8],f32>, %w: !torch.vtensor<[8,16],f32>, %b: !torch.vtensor<[16],f32>) -> (!torch.vtensor<[8,16],f32>, !torch.vtensor<[2,4,16],f32>) {
+  %int1 = torch.constant.int 1
+  %int8 = torch.constant.int 8
+  %int16 = torch.constant.int 16
+  %str = torch.constant.str "tanh"
+  %0 = torch.aten.matmul %x, %w : !torch.vtensor<[2,4,8],f32>, !torch.vtensor<[8,16],f32> -> !torch.vtensor<[2,4,16],f32>
+  %1 = torch.aten.add.Tensor %0, %b, %int1 : !torch.vtensor<[2,4,16],f32>, !torch.vtensor<[16],f32>, !torch.int -> !torch.vtensor<[2,4,16],f32>
+  %2 = torch.aten.gelu %1, %str : !torch.vtensor<[2,4,16],f32>, !torch.str -> !torch.vtensor<[2,4,16],f32>
+  %s = torch.prim.ListConstruct %int8, %int16 : (!torch.int, !torch.int) -> !torch.list<int>
+  %3 = torch.aten.view %1, %s : !torch.vtensor<[2,4,16],f32>, !torch.list<int> -> !torch.vtensor<[8,16],f32>
+  return %3, %2 : !torch.vtensor<[8,16],f32>, !torch.vtensor<[2,4,16],f32>
+}
+
+// -----
+
+// Limit: a transposed copy regrouped into dims whose sizes do not divide
+// the tile's ([6, 4] -> t -> [4, 6] -> [3, 8]) has no stride per dim of the
+// tile: it stays a copy kernel after the GEMM.
+
+// CHECK-LABEL: func.func @no_fuse_relayout_without_strides
+// CHECK:         "fusion.group"
+// CHECK:         }) {kind = "matmul"}
+// CHECK-NEXT:    "fusion.group"
+// CHECK:           torch.aten.clone
+// CHECK:         }) {kind = "pointwise"}
+// EXPLAIN-LABEL: func.func @no_fuse_relayout_without_strides
+// EXPLAIN:       a reshape regroups dims whose sizes do not divide each other (no stride per dim)
+func.func @no_fuse_relayout_without_strides(%a: !torch.vtensor<[6,5],f32>, %b: !torch.vtensor<[5,4],f32>) -> !torch.vtensor<[3,8],f32> {
+  %int0 = torch.constant.int 0
+  %int3 = torch.constant.int 3
+  %int8 = torch.constant.int 8
+  %0 = torch.aten.mm %a, %b : !torch.vtensor<[6,5],f32>, !torch.vtensor<[5,4],f32> -> !torch.vtensor<[6,4],f32>
+  %1 = torch.aten.t %0 : !torch.vtensor<[6,4],f32> -> !torch.vtensor<[4,6],f32>
+  %2 = torch.aten.clone %1, %int0 : !torch.vtensor<[4,6],f32>, !torch.int -> !torch.vtensor<[4,6],f32>
+  %s = torch.prim.ListConstruct %int3, %int8 : (!torch.int, !torch.int) -> !torch.list<int>
+  %3 = torch.aten.view %2, %s : !torch.vtensor<[4,6],f32>, !torch.list<int> -> !torch.vtensor<[3,8],f32>
+  return %3 : !torch.vtensor<[3,8],f32>
+}
+
+// -----
+
+// Limit: a transposed copy an op computes on is read at the view's
+// coordinates, not stored: no epilogue (square, so the shapes agree).
+
+// CHECK-LABEL: func.func @no_fuse_relayout_computed_on
+// CHECK:         "fusion.group"
+// CHECK:         }) {kind = "matmul"}
+// CHECK-NEXT:    "fusion.group"
+// CHECK:           torch.aten.clone
+// CHECK:           torch.aten.add.Tensor
+// CHECK:         }) {kind = "pointwise"}
+// EXPLAIN-LABEL: func.func @no_fuse_relayout_computed_on
+// EXPLAIN:       "consumer fusion.group: view of a computed value"
+func.func @no_fuse_relayout_computed_on(%a: !torch.vtensor<[6,5],f32>, %b: !torch.vtensor<[5,6],f32>) -> !torch.vtensor<[6,6],f32> {
+  %int0 = torch.constant.int 0
+  %int1 = torch.constant.int 1
+  %0 = torch.aten.mm %a, %b : !torch.vtensor<[6,5],f32>, !torch.vtensor<[5,6],f32> -> !torch.vtensor<[6,6],f32>
+  %1 = torch.aten.t %0 : !torch.vtensor<[6,6],f32> -> !torch.vtensor<[6,6],f32>
+  %2 = torch.aten.clone %1, %int0 : !torch.vtensor<[6,6],f32>, !torch.int -> !torch.vtensor<[6,6],f32>
+  %3 = torch.aten.add.Tensor %2, %2, %int1 : !torch.vtensor<[6,6],f32>, !torch.vtensor<[6,6],f32>, !torch.int -> !torch.vtensor<[6,6],f32>
+  return %3 : !torch.vtensor<[6,6],f32>
+}
