@@ -173,20 +173,40 @@ class FuseMatmul(ModulePass):
 
 
 def _absorb_k_sum(group, rewriter: FusionRewriter, dep, limits: Limits):
-    """`group` with the first reduction group summing its GEMM's A over K merged in (`why_not_k_sum_group`)."""
+    """`group` with the first reduction group summing its GEMM's A over K merged in (`why_not_k_sum_group`).
+
+    Only a reader of A's source can pass (the sum and A read one tensor), so
+    only A's readers are checked: the other operands are weights every step's
+    GEMM reads (an unrolled LSTM's: scanning their readers per GEMM was quadratic).
+    """
     g = group_gemm(group)
     if g is None or g.batch:
         return group
-    for v in group.operands:
-        for use in v.uses:
-            owner = use.owner.operation
-            if owner.name != "fusion.group" or owner == group.operation or owner.block != group.operation.block:
-                continue
-            reducer = owner.opview
-            if group_kind(reducer) in REDUCTION_KINDS and why_not_k_sum_group(reducer, group, dep, limits) is None:
-                first, second = (reducer, group) if dep.position(reducer) < dep.position(group) else (group, reducer)
-                return rewriter.merge(first, second, dep, kind=GroupKind.MATMUL)
-    return group
+    block = group.regions[0].blocks[0]
+    a_root, _ = walk_views(next(op for op in block.operations if op.operation.name in MATMUL_OPS).operands[g.a])
+    if not isinstance(a_root.owner, ir.Block) or a_root.owner != block:
+        return group  # A is computed in the group (a prologue): no sum reads it as stored
+    passing = {}
+    for use in group.operands[ir.BlockArgument(a_root).arg_number].uses:
+        reducer = _sibling_group(use, group)
+        if reducer is not None and op_id(reducer) not in passing and group_kind(reducer) in REDUCTION_KINDS:
+            if why_not_k_sum_group(reducer, group, dep, limits) is None:
+                passing[op_id(reducer)] = reducer
+    if not passing:
+        return group
+    # The first in operand-then-use order, as a scan of every operand's readers finds it.
+    reducer = next(r for v in group.operands for use in v.uses
+                   if (r := _sibling_group(use, group)) is not None and op_id(r) in passing)
+    first, second = (reducer, group) if dep.position(reducer) < dep.position(group) else (group, reducer)
+    return rewriter.merge(first, second, dep, kind=GroupKind.MATMUL)
+
+
+def _sibling_group(use, group):
+    """The group (another than `group`, in its block) that `use` belongs to, or None."""
+    owner = use.owner.operation
+    if owner.name != "fusion.group" or owner == group.operation or owner.block != group.operation.block:
+        return None
+    return owner.opview
 
 
 def _shared_a(group):
