@@ -145,20 +145,29 @@ class FusionRewriter:
         block = group.regions[0].blocks[0]
         arg_of = dict(zip(inputs, block.arguments))
 
+        # The two bodies' ops move into the new body (no clones: the ops and their values stay
+        # themselves); only the old bodies' block arguments are replaced.
         p_ops, p_yield = body_ops(producer)
-        mapping = {old: arg_of[v] for old, v in zip(producer.regions[0].blocks[0].arguments, producer.operands)}
-        clone_ops_into(p_ops, block, mapping)
-        produced = [mapping[v] for v in p_yield.operands]
-
         c_ops, c_yield = body_ops(consumer)
+        p_args, c_args = producer.regions[0].blocks[0].arguments, consumer.regions[0].blocks[0].arguments
+        p_new = [arg_of[v] for v in producer.operands]
+        p_arg_values = {arg: new for arg, new in zip(p_args, p_new)}
+        produced = [p_arg_values.get(v, v) for v in p_yield.operands]
         p_results = set(producer.results)  # a set lookup per operand, not an owner built per operand
-        for old, v in zip(consumer.regions[0].blocks[0].arguments, consumer.operands):
-            mapping[old] = produced[result_index(v)] if v in p_results else arg_of[v]
-        clone_ops_into(c_ops, block, mapping)
-        build_yield(
-            [mapping[v] for v in c_yield.operands] + [produced[result_index(r)] for r in exported],
+        c_new = [produced[result_index(v)] if v in p_results else arg_of[v] for v in consumer.operands]
+        c_arg_values = {arg: new for arg, new in zip(c_args, c_new)}
+        terminator = build_yield(
+            [c_arg_values.get(v, v) for v in c_yield.operands] + [produced[result_index(r)] for r in exported],
             ip=ir.InsertionPoint(block),
         )
+        for op in p_ops:
+            op.move_before(terminator)
+        for op in c_ops:
+            op.move_before(terminator)
+        for old, new in zip(p_args, p_new):
+            old.replace_all_uses_with(new)
+        for old, new in zip(c_args, c_new):
+            old.replace_all_uses_with(new)
 
         n = len(consumer.results)
         self.insert_before(group, consumer)
