@@ -115,6 +115,10 @@ class FuseMatmul(ModulePass):
             # Taken up front: merges erase pointwise groups (and cats), never a matmul, a convolution or their groups.
             matmuls = [op for op in ops if op.operation.name in MATMUL_OPS and isinstance(gemm(op), Gemm)]
             convs = [op for op in ops if self.conv and op.operation.name in CONV_OPS and isinstance(conv(op), Conv)]
+            # What reduction groups read: the only tensors a k-sum can sum. The pass makes no reduction
+            # group and gives none a new operand, so the set taken up front holds every candidate.
+            summed = {v for op in ops if op.operation.name == "fusion.group" and group_kind(op) in REDUCTION_KINDS
+                      for v in op.operands}
             groups = [_wrap(op, rewriter) for op in matmuls]
             if self.grouped:
                 groups = _merge_siblings(groups, rewriter, dep, limits, self.max_grouped)
@@ -128,7 +132,7 @@ class FuseMatmul(ModulePass):
                 if self.epilogue:
                     group = self._absorb_epilogue(group, rewriter, dep, limits)
                 if self.k_sum:
-                    group = _absorb_k_sum(group, rewriter, dep, limits)
+                    group = _absorb_k_sum(group, rewriter, dep, limits, summed)
                 finished.append(group)
             if self.chain:
                 _merge_chains(finished, rewriter, dep, limits)
@@ -172,12 +176,13 @@ class FuseMatmul(ModulePass):
         return group
 
 
-def _absorb_k_sum(group, rewriter: FusionRewriter, dep, limits: Limits):
+def _absorb_k_sum(group, rewriter: FusionRewriter, dep, limits: Limits, summed: set):
     """`group` with the first reduction group summing its GEMM's A over K merged in (`why_not_k_sum_group`).
 
-    Only a reader of A's source can pass (the sum and A read one tensor), so
-    only A's readers are checked: the other operands are weights every step's
-    GEMM reads (an unrolled LSTM's: scanning their readers per GEMM was quadratic).
+    Only a reduction group reading A's source can pass (the sum and A read
+    one tensor), so only A's readers are checked, and only where a reduction
+    group reads it (`summed`): an unrolled LSTM's weights and input are read
+    by every step's GEMM, and scanning their readers per GEMM was quadratic.
     """
     g = group_gemm(group)
     if g is None or g.batch:
@@ -186,8 +191,11 @@ def _absorb_k_sum(group, rewriter: FusionRewriter, dep, limits: Limits):
     a_root, _ = walk_views(next(op for op in block.operations if op.operation.name in MATMUL_OPS).operands[g.a])
     if not isinstance(a_root.owner, ir.Block) or a_root.owner != block:
         return group  # A is computed in the group (a prologue): no sum reads it as stored
+    a_source = group.operands[ir.BlockArgument(a_root).arg_number]
+    if a_source not in summed:
+        return group
     passing = {}
-    for use in group.operands[ir.BlockArgument(a_root).arg_number].uses:
+    for use in a_source.uses:
         reducer = _sibling_group(use, group)
         if reducer is not None and op_id(reducer) not in passing and group_kind(reducer) in REDUCTION_KINDS:
             if why_not_k_sum_group(reducer, group, dep, limits) is None:
