@@ -38,6 +38,9 @@ class RewriteListener:
     def op_erased(self, op) -> None:
         """`op` is about to be erased."""
 
+    def groups_merged(self, producer, consumer, group) -> None:
+        """`group` (inserted) now holds `producer`'s body ops, then `consumer`'s, which both still stand (erased next)."""
+
 
 class Analysis(RewriteListener):
     """An analysis of the IR under one anchor op, kept current through the rewriter's notifications."""

@@ -51,7 +51,7 @@ from mlirfuse.ops.conv import CONV_OPS, Conv, conv
 from mlirfuse.ops.matmul import MATMUL_OPS, Gemm, gemm
 from mlirfuse.ops.views import CAT, VIEW_OPS, view_chain, walk_views
 from mlirfuse.passes.base import ModulePass, body_ops, function_ops, unique_ops
-from mlirfuse.passes.legality import FUSION_ANALYSES, fusion_rewriter, why_not_merge
+from mlirfuse.passes.legality import FUSION_ANALYSES, fusion_rewriter, group_bodies, why_not_merge
 from mlirfuse.passes.legality_cat import cat_list, why_not_static_cat
 from mlirfuse.passes.legality_chain import why_not_chain
 from mlirfuse.passes.legality_matmul import (
@@ -109,7 +109,9 @@ class FuseMatmul(ModulePass):
     preserves = FUSION_ANALYSES
 
     def apply(self, module: ir.Operation, am=None) -> None:
-        rewriter, dep = fusion_rewriter(module, am or AnalysisManager())
+        am = am or AnalysisManager()
+        rewriter, dep = fusion_rewriter(module, am)
+        bodies = group_bodies(module, am)
         limits = self.limits
         for ops in function_ops(module):
             # Taken up front: merges erase pointwise groups (and cats), never a matmul, a convolution or their groups.
@@ -121,16 +123,16 @@ class FuseMatmul(ModulePass):
                       for v in op.operands}
             groups = [_wrap(op, rewriter) for op in matmuls]
             if self.grouped:
-                groups = _merge_siblings(groups, rewriter, dep, limits, self.max_grouped)
+                groups = _merge_siblings(groups, rewriter, dep, limits, self.max_grouped, bodies)
                 if self.epilogue:
-                    groups = _merge_for_epilogue(groups, rewriter, dep, limits, self.max_grouped)
+                    groups = _merge_for_epilogue(groups, rewriter, dep, limits, self.max_grouped, bodies)
             _wrap_operand_cats(groups, rewriter)
             finished = []
             for group in groups:
                 if self.prologue:
-                    group = self._absorb_prologue(group, rewriter, dep, limits)
+                    group = self._absorb_prologue(group, rewriter, dep, limits, bodies)
                 if self.epilogue:
-                    group = self._absorb_epilogue(group, rewriter, dep, limits)
+                    group = self._absorb_epilogue(group, rewriter, dep, limits, bodies)
                 if self.k_sum:
                     group = _absorb_k_sum(group, rewriter, dep, limits, summed)
                 finished.append(group)
@@ -139,12 +141,14 @@ class FuseMatmul(ModulePass):
             for op in convs:
                 group = _wrap(op, rewriter, GroupKind.CONV)
                 if self.prologue:
-                    group = self._absorb_prologue(group, rewriter, dep, limits, GroupKind.CONV)
+                    group = self._absorb_prologue(group, rewriter, dep, limits, bodies, GroupKind.CONV)
                 if self.epilogue:
-                    self._absorb_epilogue(group, rewriter, dep, limits, GroupKind.CONV)
+                    self._absorb_epilogue(group, rewriter, dep, limits, bodies, GroupKind.CONV)
         rewriter.erase_dead_constants(module)
 
-    def _absorb_prologue(self, group, rewriter: FusionRewriter, dep, limits: Limits, kind: GroupKind = GroupKind.MATMUL):
+    def _absorb_prologue(
+        self, group, rewriter: FusionRewriter, dep, limits: Limits, bodies, kind: GroupKind = GroupKind.MATMUL
+    ):
         merged = True
         while merged:
             merged = False
@@ -152,13 +156,15 @@ class FuseMatmul(ModulePass):
                 producer = defining_op(v)
                 if producer is None or producer.name != "fusion.group" or producer.block != group.operation.block:
                     continue
-                if why_not_prologue(producer.opview, group, dep, limits, self.max_prologue_ops) is None:
+                if why_not_prologue(producer.opview, group, dep, limits, self.max_prologue_ops, bodies) is None:
                     group = rewriter.merge(producer.opview, group, dep, kind=kind)
                     merged = True
                     break
         return group
 
-    def _absorb_epilogue(self, group, rewriter: FusionRewriter, dep, limits: Limits, kind: GroupKind = GroupKind.MATMUL):
+    def _absorb_epilogue(
+        self, group, rewriter: FusionRewriter, dep, limits: Limits, bodies, kind: GroupKind = GroupKind.MATMUL
+    ):
         merged = True
         while merged:
             merged = False
@@ -167,7 +173,7 @@ class FuseMatmul(ModulePass):
                     consumer = use.owner.operation
                     if consumer.name != "fusion.group" or consumer.block != group.operation.block:
                         continue
-                    if why_not_epilogue(group, consumer.opview, dep, limits) is None:
+                    if why_not_epilogue(group, consumer.opview, dep, limits, bodies) is None:
                         group = rewriter.merge(group, consumer.opview, dep, kind=kind)
                         merged = True
                         break
@@ -231,7 +237,7 @@ def _shared_a(group):
     return group.operands[arg], views, g.out, g.k, g.dtype
 
 
-def _merge_siblings(groups: list, rewriter: FusionRewriter, dep, limits: Limits, most: int) -> list:
+def _merge_siblings(groups: list, rewriter: FusionRewriter, dep, limits: Limits, most: int, bodies) -> list:
     """Groups whose GEMMs share A merged, up to `most` per group, when neither depends on the other."""
     by_key: dict = {}
     for group in groups:
@@ -241,7 +247,7 @@ def _merge_siblings(groups: list, rewriter: FusionRewriter, dep, limits: Limits,
         merged, count = members[0], 1
         for other in members[1:]:
             first, second = (merged, other) if dep.position(merged) < dep.position(other) else (other, merged)
-            if count >= most or dep.reaches(first, second) or why_not_merge(first, second, dep, limits) is not None:
+            if count >= most or dep.reaches(first, second) or why_not_merge(first, second, dep, limits, bodies) is not None:
                 result.append(other)
                 continue
             merged = rewriter.merge(first, second, dep, kind=GroupKind.MATMUL)
@@ -261,7 +267,7 @@ def _gemm_count(group) -> int:
     return sum(1 for op in ops if op.operation.name in MATMUL_OPS)
 
 
-def _epilogue_partner(group, groups: dict, dep, limits: Limits, most: int):
+def _epilogue_partner(group, groups: dict, dep, limits: Limits, most: int, bodies):
     """Another GEMM group of `groups` (by op_id) over the same result tiles, read by a group that reads `group` too, mergeable with it.
 
     The reader is usually their common epilogue; where it cannot be (it
@@ -281,12 +287,12 @@ def _epilogue_partner(group, groups: dict, dep, limits: Limits, most: int):
                 if other is None or _tile_space(other) != space or _gemm_count(group) + _gemm_count(other) > most:
                     continue
                 first, second = (group, other) if dep.position(group) < dep.position(other) else (other, group)
-                if not dep.reaches(first, second) and why_not_merge(first, second, dep, limits) is None:
+                if not dep.reaches(first, second) and why_not_merge(first, second, dep, limits, bodies) is None:
                     return other
     return None
 
 
-def _merge_for_epilogue(groups: list, rewriter: FusionRewriter, dep, limits: Limits, most: int) -> list:
+def _merge_for_epilogue(groups: list, rewriter: FusionRewriter, dep, limits: Limits, most: int, bodies) -> list:
     """GEMM groups over common result tiles that one group reads merged into one, up to `most` GEMMs."""
     groups = list(groups)
     by_id = {op_id(g): g for g in groups}  # the same groups, found in O(1) (a list scan made the pass quadratic)
@@ -294,7 +300,7 @@ def _merge_for_epilogue(groups: list, rewriter: FusionRewriter, dep, limits: Lim
     while merged:
         merged = False
         for group in groups:
-            other = _epilogue_partner(group, by_id, dep, limits, most)
+            other = _epilogue_partner(group, by_id, dep, limits, most, bodies)
             if other is None:
                 continue
             first, second = (group, other) if dep.position(group) < dep.position(other) else (other, group)

@@ -171,6 +171,7 @@ class FusionRewriter:
 
         n = len(consumer.results)
         self.insert_before(group, consumer)
+        self._notify("groups_merged", producer, consumer, group)
         for k, r in enumerate(exported):
             self.replace_uses(r, group.results[n + k])
         self.replace_op(consumer, list(group.results)[:n])
