@@ -27,10 +27,11 @@ from mlirfuse.analysis.dependence import DependenceAnalysis
 from mlirfuse.analysis.shapes import ShapeAnalysis
 from mlirfuse.dialect import FUSIBLE_KINDS, GroupKind, group_kind
 from mlirfuse.ir import defining_op, ir, op_id, result_index, tensor_type
+from mlirfuse.ops.indexing import GATHERS
 from mlirfuse.ops.pooling import WINDOWED
 from mlirfuse.ops.reductions import REDUCTIONS, Reduction, reduction
 from mlirfuse.ops.scans import scan
-from mlirfuse.ops.views import RESHAPES, is_view, view_args
+from mlirfuse.ops.views import PADS, RESHAPES, VIEW_OPS, is_view, view_args
 from mlirfuse.passes.base import body_ops
 from mlirfuse.passes.legality_cat import (
     CAT,
@@ -47,6 +48,8 @@ from mlirfuse.passes.legality_indexed import has_computed_table, why_not_indexed
 from mlirfuse.passes.options import Limits
 from mlirfuse.passes.policy import veto
 from mlirfuse.passes.rewriter import FusionRewriter, exported_results, merged_inputs
+
+_PADS_AND_CAT = PADS | {CAT}
 
 # What every fusion pass keeps current through its rewriter (and so preserves).
 FUSION_ANALYSES = (DependenceAnalysis, AliasAnalysis, ShapeAnalysis, GroupBodies)
@@ -205,13 +208,15 @@ def _why_not_by_rule(producer, consumer, dep: DependenceAnalysis, limits: Limits
         if any(tensor_type(r.type).shape != iteration for r in exported):
             return "different iteration space"
         return None
-    if has_pad(producer) or has_pad(consumer):
+    # The body walks below only where the op names say one could find something.
+    names = p_facts.names | c_facts.names
+    if names & _PADS_AND_CAT and (has_pad(producer) or has_pad(consumer)):
         return "pad or cat in a reduction group (read by pointwise kernels only)"
-    if has_computed_view(producer) or has_computed_view(consumer):
+    if names & VIEW_OPS and (has_computed_view(producer) or has_computed_view(consumer)):
         return "view of a computed value in a reduction group (read by pointwise kernels only)"
-    if has_computed_table(producer) or has_computed_table(consumer):
+    if names & GATHERS.keys() and (has_computed_table(producer) or has_computed_table(consumer)):
         return "gather of a computed table or reshaped index in a reduction group (read by pointwise kernels only)"
-    if any(op.operation.name in WINDOWED for g in (producer, consumer) for op in g.regions[0].blocks[0].operations):
+    if names & WINDOWED:
         return "pool or upsampling in a reduction group (windows are read by pointwise kernels only)"
     if p_red is not None and c_red is not None and (p_red.shape, p_red.dims) != (c_red.shape, c_red.dims):
         return "reductions over different axes"
