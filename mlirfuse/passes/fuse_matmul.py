@@ -117,10 +117,9 @@ class FuseMatmul(ModulePass):
             # Taken up front: merges erase pointwise groups (and cats), never a matmul, a convolution or their groups.
             matmuls = [op for op in ops if op.operation.name in MATMUL_OPS and isinstance(gemm(op), Gemm)]
             convs = [op for op in ops if self.conv and op.operation.name in CONV_OPS and isinstance(conv(op), Conv)]
-            # What reduction groups read: the only tensors a k-sum can sum. The pass makes no reduction
-            # group and gives none a new operand, so the set taken up front holds every candidate.
-            summed = {v for op in ops if op.operation.name == "fusion.group" and group_kind(op) in REDUCTION_KINDS
-                      for v in op.operands}
+            # A k-sum needs a reduction group, and this pass makes none (its merges and wraps are all of
+            # template or pointwise kind): without one up front, no GEMM group scans its A's readers.
+            reducers = any(op.operation.name == "fusion.group" and group_kind(op) in REDUCTION_KINDS for op in ops)
             groups = [_wrap(op, rewriter) for op in matmuls]
             if self.grouped:
                 groups = _merge_siblings(groups, rewriter, dep, limits, self.max_grouped, bodies)
@@ -134,7 +133,7 @@ class FuseMatmul(ModulePass):
                 if self.epilogue:
                     group = self._absorb_epilogue(group, rewriter, dep, limits, bodies)
                 if self.k_sum:
-                    group = _absorb_k_sum(group, rewriter, dep, limits, summed)
+                    group = _absorb_k_sum(group, rewriter, dep, limits) if reducers else group
                 finished.append(group)
             if self.chain:
                 _merge_chains(finished, rewriter, dep, limits)
@@ -182,13 +181,12 @@ class FuseMatmul(ModulePass):
         return group
 
 
-def _absorb_k_sum(group, rewriter: FusionRewriter, dep, limits: Limits, summed: set):
+def _absorb_k_sum(group, rewriter: FusionRewriter, dep, limits: Limits):
     """`group` with the first reduction group summing its GEMM's A over K merged in (`why_not_k_sum_group`).
 
     Only a reduction group reading A's source can pass (the sum and A read
-    one tensor), so only A's readers are checked, and only where a reduction
-    group reads it (`summed`): an unrolled LSTM's weights and input are read
-    by every step's GEMM, and scanning their readers per GEMM was quadratic.
+    one tensor), so only A's readers are checked: an unrolled LSTM's weights
+    are read by every step's GEMM, and scanning their readers per GEMM was quadratic.
     """
     g = group_gemm(group)
     if g is None or g.batch:
@@ -198,8 +196,6 @@ def _absorb_k_sum(group, rewriter: FusionRewriter, dep, limits: Limits, summed: 
     if not isinstance(a_root.owner, ir.Block) or a_root.owner != block:
         return group  # A is computed in the group (a prologue): no sum reads it as stored
     a_source = group.operands[ir.BlockArgument(a_root).arg_number]
-    if a_source not in summed:
-        return group
     passing = {}
     for use in a_source.uses:
         reducer = _sibling_group(use, group)
