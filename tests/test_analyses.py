@@ -14,6 +14,7 @@ from torch import nn
 import mlirfuse
 from mlirfuse.analysis import AnalysisManager
 from mlirfuse.analysis.alias import AliasAnalysis
+from mlirfuse.analysis.bodies import GroupBodies
 from mlirfuse.analysis.dependence import DependenceAnalysis
 from mlirfuse.dialect import make_context
 from mlirfuse.ir import ir
@@ -93,7 +94,7 @@ def test_maintained_analyses_agree_with_recomputed(name, checks):
     cm = mlirfuse.compile(compiled, inputs)
     torch.testing.assert_close(cm(*inputs), expected, rtol=1e-5, atol=1e-5)
     torch.testing.assert_close(dict(compiled.named_buffers()), dict(eager.named_buffers()))
-    assert {"alias", "shapes", "dependence"} <= checks["analyses"], checks["analyses"]
+    assert {"alias", "shapes", "dependence", "group-bodies"} <= checks["analyses"], checks["analyses"]
     assert checks["problems"] == []
 
 
@@ -119,6 +120,7 @@ func.func @f(%a: !torch.vtensor<[4,4],f32>) -> (!torch.vtensor<[4,4],f32>, !torc
     [
         (DependenceAnalysis, "op_moved", "dependence: block 0: position"),
         (AliasAnalysis, "value_replaced", "alias: 'torch.aten.transpose.int' #"),
+        (GroupBodies, "op_erased", "group-bodies: 2 entries for groups no longer in the IR"),
     ],
 )
 def test_verify_analyses_catches_an_analysis_that_ignores_the_rewriter(monkeypatch, analysis, notification, reported):

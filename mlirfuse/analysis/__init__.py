@@ -38,6 +38,9 @@ class RewriteListener:
     def op_erased(self, op) -> None:
         """`op` is about to be erased."""
 
+    def groups_merged(self, producer, consumer, group) -> None:
+        """`group` (inserted) now holds `producer`'s body ops, then `consumer`'s, which both still stand (erased next)."""
+
 
 class Analysis(RewriteListener):
     """An analysis of the IR under one anchor op, kept current through the rewriter's notifications."""
@@ -69,23 +72,28 @@ class AnalysisManager:
     def __init__(self, verify: bool = False):
         self.verify = verify
         self._cache: dict[tuple[type, object], Analysis] = {}
+        self._listeners: tuple[RewriteListener, ...] | None = ()  # None: to be taken again from the cache
 
     def get(self, cls: type[Analysis], anchor) -> Analysis:
         key = (cls, anchor)
         if key not in self._cache:
             self._cache[key] = cls.compute(anchor)
+            self._listeners = None
         return self._cache[key]
 
     def cached(self):
         return list(self._cache.items())
 
-    def listeners(self) -> list[RewriteListener]:
-        """The live analyses: what a rewrite must keep current."""
-        return list(self._cache.values())
+    def listeners(self) -> tuple[RewriteListener, ...]:
+        """The live analyses: what a rewrite must keep current (one tuple until the cache changes: asked per rewrite)."""
+        if self._listeners is None:
+            self._listeners = tuple(self._cache.values())
+        return self._listeners
 
     def invalidate(self, preserved: tuple[type, ...] = ()) -> None:
         """Drop every analysis not in `preserved`."""
         self._cache = {k: v for k, v in self._cache.items() if k[0] in preserved}
+        self._listeners = None
 
     def check(self) -> list[str]:
         """Recompute every cached analysis and list the differences (empty: all agree)."""

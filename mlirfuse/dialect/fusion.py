@@ -403,10 +403,11 @@ def _build(name: str, operands, result_types, attributes: dict, regions: int, lo
     )
 
 
-def build_group(inputs, result_types, kind: GroupKind = GroupKind.POINTWISE, loc=None, ip=None):
-    """An empty-bodied `fusion.group`; the caller fills its single block."""
+def build_group(inputs, result_types, kind: GroupKind = GroupKind.POINTWISE, loc=None, ip=None, body: bool = True):
+    """An empty-bodied `fusion.group`; the caller fills its single block (`body=False`: moves a block in)."""
     group = _build("fusion.group", inputs, result_types, {"kind": kind_attr(kind)}, 1, loc, ip)
-    group.regions[0].blocks.append(*[v.type for v in inputs])
+    if body:
+        group.regions[0].blocks.append(*[v.type for v in inputs])
     return group
 
 

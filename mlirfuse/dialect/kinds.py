@@ -52,7 +52,13 @@ def has_kind(op) -> bool:
 
 def group_kind(op) -> GroupKind:
     """The kind of a verified `fusion.group` or `fusion.kernel`."""
-    return GroupKind(ir.StringAttr(op.attributes["kind"]).value)
+    value = ir.StringAttr(op.attributes["kind"]).value
+    kind = _BY_VALUE.get(value)
+    return kind if kind is not None else GroupKind(value)  # an unknown kind raises as GroupKind(...) does
+
+
+# `GroupKind(value)` without the Enum machinery: passes ask for kinds hundreds of thousands of times.
+_BY_VALUE = {kind.value: kind for kind in GroupKind}
 
 
 def kind_attr(kind: GroupKind) -> ir.StringAttr:

@@ -24,6 +24,7 @@ words; None when `root` is not attention at all.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 
 from mlirfuse.ir import NO_CONSTANT, constant_value, defining_op, ir, tensor_type
@@ -96,9 +97,16 @@ class Attention:
             if op.operation not in seen:
                 seen.add(op.operation)
                 unique.append(op)
-        block = self.root.operation.block
-        order = {op.operation: i for i, op in enumerate(block.operations)}
-        return sorted(unique, key=lambda op: order[op.operation])
+        # Compared in place (MLIR keeps each block's op order): a table of the whole block per attention
+        # made the pass quadratic in the layers.
+        return sorted(unique, key=functools.cmp_to_key(_program_order))
+
+
+def _program_order(a, b) -> int:
+    """-1 if `a` comes before `b` in their block, 1 if after, 0 if they are one op."""
+    if a.operation == b.operation:
+        return 0
+    return -1 if a.operation.is_before_in_block(b.operation) else 1
 
 
 def _const(value):

@@ -47,7 +47,7 @@ def fuse_siblings(fuser: VerticalFuser) -> bool:
                     first, second = second, first
                 if dep.reaches(first, second):
                     continue
-                reason = why_not_merge(first, second, dep, fuser.limits)
+                reason = why_not_merge(first, second, dep, fuser.limits, fuser.bodies)
                 if reason is not None:
                     decisions.refused(first, second, reason, how="with sibling")
                     continue

@@ -51,7 +51,7 @@ from mlirfuse.ops.conv import CONV_OPS, Conv, conv
 from mlirfuse.ops.matmul import MATMUL_OPS, Gemm, gemm
 from mlirfuse.ops.views import CAT, VIEW_OPS, view_chain, walk_views
 from mlirfuse.passes.base import ModulePass, body_ops, function_ops, unique_ops
-from mlirfuse.passes.legality import FUSION_ANALYSES, fusion_rewriter, why_not_merge
+from mlirfuse.passes.legality import FUSION_ANALYSES, fusion_rewriter, group_bodies, why_not_merge
 from mlirfuse.passes.legality_cat import cat_list, why_not_static_cat
 from mlirfuse.passes.legality_chain import why_not_chain
 from mlirfuse.passes.legality_matmul import (
@@ -109,38 +109,45 @@ class FuseMatmul(ModulePass):
     preserves = FUSION_ANALYSES
 
     def apply(self, module: ir.Operation, am=None) -> None:
-        rewriter, dep = fusion_rewriter(module, am or AnalysisManager())
+        am = am or AnalysisManager()
+        rewriter, dep = fusion_rewriter(module, am)
+        bodies = group_bodies(module, am)
         limits = self.limits
         for ops in function_ops(module):
             # Taken up front: merges erase pointwise groups (and cats), never a matmul, a convolution or their groups.
             matmuls = [op for op in ops if op.operation.name in MATMUL_OPS and isinstance(gemm(op), Gemm)]
             convs = [op for op in ops if self.conv and op.operation.name in CONV_OPS and isinstance(conv(op), Conv)]
+            # A k-sum needs a reduction group, and this pass makes none (its merges and wraps are all of
+            # template or pointwise kind): without one up front, no GEMM group scans its A's readers.
+            reducers = any(op.operation.name == "fusion.group" and group_kind(op) in REDUCTION_KINDS for op in ops)
             groups = [_wrap(op, rewriter) for op in matmuls]
             if self.grouped:
-                groups = _merge_siblings(groups, rewriter, dep, limits, self.max_grouped)
+                groups = _merge_siblings(groups, rewriter, dep, limits, self.max_grouped, bodies)
                 if self.epilogue:
-                    groups = _merge_for_epilogue(groups, rewriter, dep, limits, self.max_grouped)
+                    groups = _merge_for_epilogue(groups, rewriter, dep, limits, self.max_grouped, bodies)
             _wrap_operand_cats(groups, rewriter)
             finished = []
             for group in groups:
                 if self.prologue:
-                    group = self._absorb_prologue(group, rewriter, dep, limits)
+                    group = self._absorb_prologue(group, rewriter, dep, limits, bodies)
                 if self.epilogue:
-                    group = self._absorb_epilogue(group, rewriter, dep, limits)
+                    group = self._absorb_epilogue(group, rewriter, dep, limits, bodies)
                 if self.k_sum:
-                    group = _absorb_k_sum(group, rewriter, dep, limits)
+                    group = _absorb_k_sum(group, rewriter, dep, limits) if reducers else group
                 finished.append(group)
             if self.chain:
                 _merge_chains(finished, rewriter, dep, limits)
             for op in convs:
                 group = _wrap(op, rewriter, GroupKind.CONV)
                 if self.prologue:
-                    group = self._absorb_prologue(group, rewriter, dep, limits, GroupKind.CONV)
+                    group = self._absorb_prologue(group, rewriter, dep, limits, bodies, GroupKind.CONV)
                 if self.epilogue:
-                    self._absorb_epilogue(group, rewriter, dep, limits, GroupKind.CONV)
+                    self._absorb_epilogue(group, rewriter, dep, limits, bodies, GroupKind.CONV)
         rewriter.erase_dead_constants(module)
 
-    def _absorb_prologue(self, group, rewriter: FusionRewriter, dep, limits: Limits, kind: GroupKind = GroupKind.MATMUL):
+    def _absorb_prologue(
+        self, group, rewriter: FusionRewriter, dep, limits: Limits, bodies, kind: GroupKind = GroupKind.MATMUL
+    ):
         merged = True
         while merged:
             merged = False
@@ -148,13 +155,15 @@ class FuseMatmul(ModulePass):
                 producer = defining_op(v)
                 if producer is None or producer.name != "fusion.group" or producer.block != group.operation.block:
                     continue
-                if why_not_prologue(producer.opview, group, dep, limits, self.max_prologue_ops) is None:
+                if why_not_prologue(producer.opview, group, dep, limits, self.max_prologue_ops, bodies) is None:
                     group = rewriter.merge(producer.opview, group, dep, kind=kind)
                     merged = True
                     break
         return group
 
-    def _absorb_epilogue(self, group, rewriter: FusionRewriter, dep, limits: Limits, kind: GroupKind = GroupKind.MATMUL):
+    def _absorb_epilogue(
+        self, group, rewriter: FusionRewriter, dep, limits: Limits, bodies, kind: GroupKind = GroupKind.MATMUL
+    ):
         merged = True
         while merged:
             merged = False
@@ -163,7 +172,7 @@ class FuseMatmul(ModulePass):
                     consumer = use.owner.operation
                     if consumer.name != "fusion.group" or consumer.block != group.operation.block:
                         continue
-                    if why_not_epilogue(group, consumer.opview, dep, limits) is None:
+                    if why_not_epilogue(group, consumer.opview, dep, limits, bodies) is None:
                         group = rewriter.merge(group, consumer.opview, dep, kind=kind)
                         merged = True
                         break
@@ -173,20 +182,41 @@ class FuseMatmul(ModulePass):
 
 
 def _absorb_k_sum(group, rewriter: FusionRewriter, dep, limits: Limits):
-    """`group` with the first reduction group summing its GEMM's A over K merged in (`why_not_k_sum_group`)."""
+    """`group` with the first reduction group summing its GEMM's A over K merged in (`why_not_k_sum_group`).
+
+    Only a reduction group reading A's source can pass (the sum and A read
+    one tensor), so only A's readers are checked: an unrolled LSTM's weights
+    are read by every step's GEMM, and scanning their readers per GEMM was quadratic.
+    """
     g = group_gemm(group)
     if g is None or g.batch:
         return group
-    for v in group.operands:
-        for use in v.uses:
-            owner = use.owner.operation
-            if owner.name != "fusion.group" or owner == group.operation or owner.block != group.operation.block:
-                continue
-            reducer = owner.opview
-            if group_kind(reducer) in REDUCTION_KINDS and why_not_k_sum_group(reducer, group, dep, limits) is None:
-                first, second = (reducer, group) if dep.position(reducer) < dep.position(group) else (group, reducer)
-                return rewriter.merge(first, second, dep, kind=GroupKind.MATMUL)
-    return group
+    block = group.regions[0].blocks[0]
+    a_root, _ = walk_views(next(op for op in block.operations if op.operation.name in MATMUL_OPS).operands[g.a])
+    if not isinstance(a_root.owner, ir.Block) or a_root.owner != block:
+        return group  # A is computed in the group (a prologue): no sum reads it as stored
+    a_source = group.operands[ir.BlockArgument(a_root).arg_number]
+    passing = {}
+    for use in a_source.uses:
+        reducer = _sibling_group(use, group)
+        if reducer is not None and op_id(reducer) not in passing and group_kind(reducer) in REDUCTION_KINDS:
+            if why_not_k_sum_group(reducer, group, dep, limits) is None:
+                passing[op_id(reducer)] = reducer
+    if not passing:
+        return group
+    # The first in operand-then-use order, as a scan of every operand's readers finds it.
+    reducer = next(r for v in group.operands for use in v.uses
+                   if (r := _sibling_group(use, group)) is not None and op_id(r) in passing)
+    first, second = (reducer, group) if dep.position(reducer) < dep.position(group) else (group, reducer)
+    return rewriter.merge(first, second, dep, kind=GroupKind.MATMUL)
+
+
+def _sibling_group(use, group):
+    """The group (another than `group`, in its block) that `use` belongs to, or None."""
+    owner = use.owner.operation
+    if owner.name != "fusion.group" or owner == group.operation or owner.block != group.operation.block:
+        return None
+    return owner.opview
 
 
 def _shared_a(group):
@@ -203,7 +233,7 @@ def _shared_a(group):
     return group.operands[arg], views, g.out, g.k, g.dtype
 
 
-def _merge_siblings(groups: list, rewriter: FusionRewriter, dep, limits: Limits, most: int) -> list:
+def _merge_siblings(groups: list, rewriter: FusionRewriter, dep, limits: Limits, most: int, bodies) -> list:
     """Groups whose GEMMs share A merged, up to `most` per group, when neither depends on the other."""
     by_key: dict = {}
     for group in groups:
@@ -213,7 +243,7 @@ def _merge_siblings(groups: list, rewriter: FusionRewriter, dep, limits: Limits,
         merged, count = members[0], 1
         for other in members[1:]:
             first, second = (merged, other) if dep.position(merged) < dep.position(other) else (other, merged)
-            if count >= most or dep.reaches(first, second) or why_not_merge(first, second, dep, limits) is not None:
+            if count >= most or dep.reaches(first, second) or why_not_merge(first, second, dep, limits, bodies) is not None:
                 result.append(other)
                 continue
             merged = rewriter.merge(first, second, dep, kind=GroupKind.MATMUL)
@@ -233,7 +263,7 @@ def _gemm_count(group) -> int:
     return sum(1 for op in ops if op.operation.name in MATMUL_OPS)
 
 
-def _epilogue_partner(group, groups: dict, dep, limits: Limits, most: int):
+def _epilogue_partner(group, groups: dict, dep, limits: Limits, most: int, bodies):
     """Another GEMM group of `groups` (by op_id) over the same result tiles, read by a group that reads `group` too, mergeable with it.
 
     The reader is usually their common epilogue; where it cannot be (it
@@ -253,12 +283,12 @@ def _epilogue_partner(group, groups: dict, dep, limits: Limits, most: int):
                 if other is None or _tile_space(other) != space or _gemm_count(group) + _gemm_count(other) > most:
                     continue
                 first, second = (group, other) if dep.position(group) < dep.position(other) else (other, group)
-                if not dep.reaches(first, second) and why_not_merge(first, second, dep, limits) is None:
+                if not dep.reaches(first, second) and why_not_merge(first, second, dep, limits, bodies) is None:
                     return other
     return None
 
 
-def _merge_for_epilogue(groups: list, rewriter: FusionRewriter, dep, limits: Limits, most: int) -> list:
+def _merge_for_epilogue(groups: list, rewriter: FusionRewriter, dep, limits: Limits, most: int, bodies) -> list:
     """GEMM groups over common result tiles that one group reads merged into one, up to `most` GEMMs."""
     groups = list(groups)
     by_id = {op_id(g): g for g in groups}  # the same groups, found in O(1) (a list scan made the pass quadratic)
@@ -266,7 +296,7 @@ def _merge_for_epilogue(groups: list, rewriter: FusionRewriter, dep, limits: Lim
     while merged:
         merged = False
         for group in groups:
-            other = _epilogue_partner(group, by_id, dep, limits, most)
+            other = _epilogue_partner(group, by_id, dep, limits, most, bodies)
             if other is None:
                 continue
             first, second = (group, other) if dep.position(group) < dep.position(other) else (other, group)

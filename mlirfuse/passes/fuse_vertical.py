@@ -34,6 +34,7 @@ from mlirfuse.passes.legality import (
     FUSION_ANALYSES,
     absorbable_view,
     fusion_rewriter,
+    group_bodies,
     is_fusible_group,
     why_not_merge,
 )
@@ -51,6 +52,7 @@ class VerticalFuser:
     ):
         self.module, self.limits, self.recompute = module, limits, recompute
         self.rewriter, self.dep = fusion_rewriter(module, am)
+        self.bodies = group_bodies(module, am)
         self.changed = False
         self.decisions = FusionDecisions(pass_name)  # MLIRFUSE_LOG=info
         patterns = rewrite.RewritePatternSet()
@@ -141,7 +143,7 @@ class VerticalFuser:
             if not is_fusible_group(producer) or producer.block != consumer.operation.block:
                 continue
             producer = producer.opview
-            reason = why_not_merge(producer, consumer, self.dependence(), self.limits)
+            reason = why_not_merge(producer, consumer, self.dependence(), self.limits, self.bodies)
             if reason is None:
                 self.decisions.merged(producer, consumer)
                 self.rewriter.merge(producer, consumer, self.dep)
@@ -165,7 +167,7 @@ class VerticalFuser:
         reads = [(k, v) for k, v in enumerate(consumer.operands) if defined_by(v, producer)]
         for k, v in reads:
             self.rewriter.set_operand(consumer, k, copy.results[result_index(v)])
-        if why_not_merge(copy, consumer, self.dependence(), self.limits) is not None:
+        if why_not_merge(copy, consumer, self.dependence(), self.limits, self.bodies) is not None:
             for k, v in reads:
                 self.rewriter.set_operand(consumer, k, v)
             self.rewriter.erase(copy)

@@ -22,14 +22,16 @@ from __future__ import annotations
 
 from mlirfuse.analysis import AnalysisManager
 from mlirfuse.analysis.alias import AliasAnalysis
+from mlirfuse.analysis.bodies import BodyFacts, GroupBodies, body_facts
 from mlirfuse.analysis.dependence import DependenceAnalysis
 from mlirfuse.analysis.shapes import ShapeAnalysis
 from mlirfuse.dialect import FUSIBLE_KINDS, GroupKind, group_kind
 from mlirfuse.ir import defining_op, ir, op_id, result_index, tensor_type
+from mlirfuse.ops.indexing import GATHERS
 from mlirfuse.ops.pooling import WINDOWED
 from mlirfuse.ops.reductions import REDUCTIONS, Reduction, reduction
-from mlirfuse.ops.scans import SCANS, scan
-from mlirfuse.ops.views import RESHAPES, VIEW_OPS, is_view, view_args
+from mlirfuse.ops.scans import scan
+from mlirfuse.ops.views import PADS, RESHAPES, VIEW_OPS, is_view, view_args
 from mlirfuse.passes.base import body_ops
 from mlirfuse.passes.legality_cat import (
     CAT,
@@ -47,8 +49,10 @@ from mlirfuse.passes.options import Limits
 from mlirfuse.passes.policy import veto
 from mlirfuse.passes.rewriter import FusionRewriter, exported_results, merged_inputs
 
+_PADS_AND_CAT = PADS | {CAT}
+
 # What every fusion pass keeps current through its rewriter (and so preserves).
-FUSION_ANALYSES = (DependenceAnalysis, AliasAnalysis, ShapeAnalysis)
+FUSION_ANALYSES = (DependenceAnalysis, AliasAnalysis, ShapeAnalysis, GroupBodies)
 
 
 def fusion_rewriter(module: ir.Operation, am: AnalysisManager | None) -> tuple[FusionRewriter, DependenceAnalysis]:
@@ -66,6 +70,11 @@ def fusion_rewriter(module: ir.Operation, am: AnalysisManager | None) -> tuple[F
         for cls in FUSION_ANALYSES:
             am.get(cls, module)
     return FusionRewriter(am), dep
+
+
+def group_bodies(module: ir.Operation, am: AnalysisManager) -> GroupBodies:
+    """The body facts a fusion pass hands its legality checks (`bodies=`), kept across the fusion passes."""
+    return am.get(GroupBodies, module)
 
 
 def is_fusible_group(op) -> bool:
@@ -114,23 +123,14 @@ def _broadcasts_into(shape, target) -> bool:
     return all(d == t or d == 1 for d, t in zip(reversed(shape), reversed(target)))
 
 
-def computing_ops(group) -> int:
+def computing_ops(group, bodies: GroupBodies | None = None) -> int:
     """The torch ops of `group` that compute (views and constants do not): what max-group-size counts."""
-    return _body_facts(group)[0]
+    return _facts(group, bodies).computing
 
 
-def _body_facts(group) -> tuple[int, object, object]:
-    """(`computing_ops`, the first reduction op or None, the first scan op or None) of `group`, in one pass over its body."""
-    count, first_reduction, first_scan = 0, None, None
-    for op in group.regions[0].blocks[0].operations:
-        name = op.operation.name
-        if name.startswith(("torch.aten.", "torch.prims.")) and name not in VIEW_OPS:
-            count += 1
-        if first_reduction is None and name in REDUCTIONS:
-            first_reduction = op
-        if first_scan is None and name in SCANS:
-            first_scan = op
-    return count, first_reduction, first_scan
+def _facts(group, bodies: GroupBodies | None) -> BodyFacts:
+    """`group`'s body facts: kept by `bodies` (a fusion pass's), else walked now."""
+    return bodies.of(group) if bodies is not None else body_facts(group)
 
 
 def _why_not_scan(producer, consumer, p_op, c_op, red: Reduction | None, exported) -> str | None:
@@ -162,12 +162,17 @@ def _why_not_scan(producer, consumer, p_op, c_op, red: Reduction | None, exporte
     return None
 
 
-def why_not_merge(producer, consumer, dep: DependenceAnalysis, limits: Limits = Limits()) -> str | None:
-    """None if `producer` may merge into `consumer`; otherwise the reason (a rule's, or the fusion policy's veto)."""
-    return _why_not_by_rule(producer, consumer, dep, limits) or veto(producer, consumer)
+def why_not_merge(
+    producer, consumer, dep: DependenceAnalysis, limits: Limits = Limits(), bodies: GroupBodies | None = None
+) -> str | None:
+    """None if `producer` may merge into `consumer`; otherwise the reason (a rule's, or the fusion policy's veto).
+
+    `bodies`: the pass's kept body facts (`group_bodies`); without, the two bodies are walked.
+    """
+    return _why_not_by_rule(producer, consumer, dep, limits, bodies) or veto(producer, consumer)
 
 
-def _why_not_by_rule(producer, consumer, dep: DependenceAnalysis, limits: Limits) -> str | None:
+def _why_not_by_rule(producer, consumer, dep: DependenceAnalysis, limits: Limits, bodies: GroupBodies | None) -> str | None:
     if GroupKind.ATTENTION in (group_kind(producer), group_kind(consumer)):
         return "the attention kernel fuses no pointwise prologue or epilogue (yet)"
     if dep.dependents_between(producer, consumer)[1]:
@@ -184,8 +189,10 @@ def _why_not_by_rule(producer, consumer, dep: DependenceAnalysis, limits: Limits
         return "a scatter's result is complete only after its launch"
     if group_kind(consumer) == GroupKind.SCATTER:
         return why_not_scatter(producer, consumer)
-    # Each body is looked at once here: its size, its reduction and its scan.
-    (p_ops, p_first, p_scan), (c_ops, c_first, c_scan) = _body_facts(producer), _body_facts(consumer)
+    # Each body's size, reduction and scan: kept by `bodies`, or one walk each.
+    p_facts, c_facts = _facts(producer, bodies), _facts(consumer, bodies)
+    p_ops, p_first, p_scan = p_facts.computing, p_facts.first_reduction, p_facts.first_scan
+    c_ops, c_first, c_scan = c_facts.computing, c_facts.first_reduction, c_facts.first_scan
     exported = exported_results(producer, consumer)
     args = len(merged_inputs(producer, consumer)) + len(consumer.results) + len(exported)
     if args > limits.max_args:
@@ -202,13 +209,15 @@ def _why_not_by_rule(producer, consumer, dep: DependenceAnalysis, limits: Limits
         if group_kind(producer) != GroupKind.MATMUL and any(tensor_type(r.type).shape != iteration for r in exported):
             return "different iteration space"
         return None
-    if has_pad(producer) or has_pad(consumer):
+    # The body walks below only where the op names say one could find something.
+    names = p_facts.names | c_facts.names
+    if names & _PADS_AND_CAT and (has_pad(producer) or has_pad(consumer)):
         return "pad or cat in a reduction group (read by pointwise kernels only)"
-    if has_computed_view(producer) or has_computed_view(consumer):
+    if names & VIEW_OPS and (has_computed_view(producer) or has_computed_view(consumer)):
         return "view of a computed value in a reduction group (read by pointwise kernels only)"
-    if has_computed_table(producer) or has_computed_table(consumer):
+    if names & GATHERS.keys() and (has_computed_table(producer) or has_computed_table(consumer)):
         return "gather of a computed table or reshaped index in a reduction group (read by pointwise kernels only)"
-    if any(op.operation.name in WINDOWED for g in (producer, consumer) for op in g.regions[0].blocks[0].operations):
+    if names & WINDOWED:
         return "pool or upsampling in a reduction group (windows are read by pointwise kernels only)"
     if p_red is not None and c_red is not None and (p_red.shape, p_red.dims) != (c_red.shape, c_red.dims):
         return "reductions over different axes"

@@ -129,8 +129,8 @@ def _why_not_k_operand(read, value) -> tuple[str | None, list]:
     return None, cats
 
 
-def why_not_epilogue(mm, consumer, dep: DependenceAnalysis, limits: Limits = Limits()) -> str | None:
-    """None if group `consumer` may become part of matmul group `mm`'s epilogue; otherwise why not."""
+def why_not_epilogue(mm, consumer, dep: DependenceAnalysis, limits: Limits = Limits(), bodies=None) -> str | None:
+    """None if group `consumer` may become part of matmul group `mm`'s epilogue; otherwise why not (`bodies`: as `why_not_merge`'s)."""
     why = _why_not_on_tiles(consumer, "consumer", "a GEMM epilogue is pointwise over the GEMM's result")
     if why:
         return why
@@ -139,7 +139,7 @@ def why_not_epilogue(mm, consumer, dep: DependenceAnalysis, limits: Limits = Lim
     for stored in terminator.operands:
         if why := _why_not_stored(mm, consumer, stored, space):
             return why
-    return why_not_merge(mm, consumer, dep, limits)
+    return why_not_merge(mm, consumer, dep, limits, bodies)
 
 
 def _why_not_stored(mm, consumer, stored, space) -> str | None:
@@ -167,8 +167,10 @@ def _why_not_stored(mm, consumer, stored, space) -> str | None:
     return None
 
 
-def why_not_prologue(producer, mm, dep: DependenceAnalysis, limits: Limits = Limits(), max_ops: int = 4) -> str | None:
-    """None if group `producer` may be recomputed on `mm`'s operand tiles; otherwise why not."""
+def why_not_prologue(
+    producer, mm, dep: DependenceAnalysis, limits: Limits = Limits(), max_ops: int = 4, bodies=None
+) -> str | None:
+    """None if group `producer` may be recomputed on `mm`'s operand tiles; otherwise why not (`bodies`: as `why_not_merge`'s)."""
     cats = any(op.operation.name == CAT for op in body_ops(producer)[0])
     why = _why_not_on_tiles(producer, "producer", "a prologue is recomputed per tile: pointwise only", cats)
     if why:
@@ -182,15 +184,15 @@ def why_not_prologue(producer, mm, dep: DependenceAnalysis, limits: Limits = Lim
     _, terminator = body_ops(producer)
     if any(defining_op(v) is not None and defining_op(v).name in VIEW_OPS for v in terminator.operands):
         return "producer stores a reshape of a computed value (a copy, not recomputed per tile)"
-    if (count := _ops_per_tile(producer)) > max_ops:
+    if (count := _ops_per_tile(producer, bodies)) > max_ops:
         return f"prologue of {count} ops > {max_ops} (recomputed on every tile)"
-    return why_not_merge(producer, mm, dep, limits)
+    return why_not_merge(producer, mm, dep, limits, bodies)
 
 
-def _ops_per_tile(producer) -> int:
+def _ops_per_tile(producer, bodies=None) -> int:
     """The computing ops of `producer` a GEMM tile evaluates: of a cat (K-split), only the ops of its widest-computed
     piece (each K loop evaluates its own piece) and not the cat itself (it computes nothing)."""
-    count = computing_ops(producer)
+    count = computing_ops(producer, bodies)
     for cat in (op for op in body_ops(producer)[0] if op.operation.name == CAT):
         cones = [_cone_ops(piece) for piece in cat_list(cat).operands]
         count -= 1 + len(set().union(*cones)) - max(map(len, cones), default=0)

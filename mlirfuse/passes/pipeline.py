@@ -47,12 +47,13 @@ def _gc_paused():
             gc.enable()
 
 
-def _python_pass(instance, am: AnalysisManager, *, fresh: bool = False, before=None):
+def _python_pass(instance, am: AnalysisManager, *, fresh: bool = False, verify: bool = True, before=None):
     """`instance` as a callable pass for `PassManager.add`.
 
     `fresh`: drop whatever `am` holds first (the first of our passes in a
-    run: a PassManager may run again, on another module). `before(name)` is
-    called as the pass starts (progress).
+    run: a PassManager may run again, on another module). `verify`: run the
+    fusion ops' verifiers after the pass. `before(name)` is called as the
+    pass starts (progress).
     """
 
     def run(op, pass_):
@@ -65,8 +66,8 @@ def _python_pass(instance, am: AnalysisManager, *, fresh: bool = False, before=N
                     am.invalidate()
                 instance.apply(op, am)
                 am.invalidate(instance.preserves)
-                # The fusion ops' verifier (see mlirfuse.dialect.fusion) after each of our passes.
-                if not verify_fusion_ops(op):
+                # The fusion ops' verifier (see mlirfuse.dialect.fusion): after each of our passes, or the last.
+                if verify and not verify_fusion_ops(op):
                     pass_.signal_pass_failure()
                 if am.verify:
                     problems = am.check()
@@ -96,6 +97,7 @@ def add_passes(
     context: ir.Context,
     *,
     verify_analyses: bool | None = None,
+    verify_each: bool | None = None,
     explain: bool = False,
     progress=None,
 ) -> None:
@@ -104,13 +106,19 @@ def add_passes(
     `pm` may be anyone's PassManager anchored on `builtin.module` (see
     `mlirfuse.embed`). `verify_analyses` (default: the
     MLIRFUSE_VERIFY_ANALYSES environment variable) recomputes every maintained
-    analysis after each of our passes and fails on a difference. `explain`
+    analysis after each of our passes and fails on a difference.
+    `verify_each` (default: on with `verify_analyses`, else the
+    MLIRFUSE_VERIFY_EACH environment variable) runs the fusion ops' verifiers
+    after each of our passes; otherwise they run once, after the last of
+    ours (on the LSTM-400 they cost ~10% of the pipeline per run). `explain`
     (--fusion-explain) runs fusion-explain-unfused after the fusion passes.
     `progress(index, total, name)` is called as each of our passes starts.
     A bad pipeline raises PipelineError (located: `.source`, `.column`).
     """
     if verify_analyses is None:
-        verify_analyses = os.environ.get("MLIRFUSE_VERIFY_ANALYSES", "") not in ("", "0")
+        verify_analyses = _env_flag("MLIRFUSE_VERIFY_ANALYSES")
+    if verify_each is None:
+        verify_each = verify_analyses or _env_flag("MLIRFUSE_VERIFY_EACH")
     # One manager per call: what the caller runs between our passes changes the IR behind its back.
     am = AnalysisManager(verify=verify_analyses)
     pipeline = as_pipeline(pipeline)
@@ -128,13 +136,18 @@ def add_passes(
         for step in steps:
             if step.kind == "ours":
                 before = None if progress is None else functools.partial(progress, index, total)
-                run = _python_pass(step.instance, am, fresh=index == 0, before=before)
+                verify = verify_each or index == total - 1
+                run = _python_pass(step.instance, am, fresh=index == 0, verify=verify, before=before)
                 pm.add(run, name=step.what, argument=step.what, description=type(step.instance).__doc__ or "")
                 index += 1
             else:
                 _add_upstream(pm, step, pipeline.text)
                 # An upstream pass keeps none of our analyses.
                 pm.add(lambda op, pass_: am.invalidate(), name="invalidate-analyses")
+
+
+def _env_flag(name: str) -> bool:
+    return os.environ.get(name, "") not in ("", "0")
 
 
 def _add_upstream(pm: passmanager.PassManager, step: Step, text: str) -> None:
@@ -165,13 +178,16 @@ def build_pass_manager(
     print_ir_after_all: bool = False,
     timing: bool = False,
     verify_analyses: bool | None = None,
+    verify_each: bool | None = None,
     explain: bool = False,
     progress=None,
 ) -> passmanager.PassManager:
     """A new PassManager for `pipeline` (text, a list of pass names, or parsed already); see `add_passes`."""
     with context:
         pm = passmanager.PassManager("builtin.module")
-    add_passes(pm, pipeline, context, verify_analyses=verify_analyses, explain=explain, progress=progress)
+    add_passes(
+        pm, pipeline, context, verify_analyses=verify_analyses, verify_each=verify_each, explain=explain, progress=progress
+    )
     with context:
         if print_ir_after_all:
             pm.enable_ir_printing(print_after_all=True)

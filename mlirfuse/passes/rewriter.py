@@ -141,27 +141,54 @@ class FusionRewriter:
                 else GroupKind.REDUCTION if GroupKind.REDUCTION in kinds
                 else GroupKind.SCAN if GroupKind.SCAN in kinds else GroupKind.POINTWISE
             )
-        group = build_group(inputs, result_types, kind=kind, loc=consumer.location)
-        block = group.regions[0].blocks[0]
-        arg_of = dict(zip(inputs, block.arguments))
+        p_block, c_block = producer.regions[0].blocks[0], consumer.regions[0].blocks[0]
+        p_operands = list(producer.operands)
+        if inputs[: len(p_operands)] == p_operands:
+            # The producer's block (its ops and arguments: the first inputs) becomes the new body as it
+            # is, so that a chain's growing group is not walked per merge; the consumer's ops move in.
+            group = build_group(inputs, result_types, kind=kind, loc=consumer.location, body=False)
+            p_block.append_to(group.regions[0])
+            block = p_block
+            for v in inputs[len(p_operands) :]:
+                block.add_argument(v.type, ir.Location.current)
+            arg_of = dict(zip(inputs, block.arguments))
+            p_ops, p_yield = None, _last_op(block)
+            produced = list(p_yield.operands)
+        else:
+            # The producer reads a value twice: both bodies' ops move into a new block.
+            group = build_group(inputs, result_types, kind=kind, loc=consumer.location)
+            block = group.regions[0].blocks[0]
+            arg_of = dict(zip(inputs, block.arguments))
+            p_ops, p_yield = body_ops(producer)
+            p_new = [arg_of[v] for v in p_operands]
+            p_arg_values = dict(zip(p_block.arguments, p_new))
+            produced = [p_arg_values.get(v, v) for v in p_yield.operands]
 
-        p_ops, p_yield = body_ops(producer)
-        mapping = {old: arg_of[v] for old, v in zip(producer.regions[0].blocks[0].arguments, producer.operands)}
-        clone_ops_into(p_ops, block, mapping)
-        produced = [mapping[v] for v in p_yield.operands]
-
+        # The consumer's ops move in after the producer's (no clones: the ops and their values stay
+        # themselves); only the old bodies' block arguments are replaced.
         c_ops, c_yield = body_ops(consumer)
         p_results = set(producer.results)  # a set lookup per operand, not an owner built per operand
-        for old, v in zip(consumer.regions[0].blocks[0].arguments, consumer.operands):
-            mapping[old] = produced[result_index(v)] if v in p_results else arg_of[v]
-        clone_ops_into(c_ops, block, mapping)
-        build_yield(
-            [mapping[v] for v in c_yield.operands] + [produced[result_index(r)] for r in exported],
+        c_new = [produced[result_index(v)] if v in p_results else arg_of[v] for v in consumer.operands]
+        c_arg_values = dict(zip(c_block.arguments, c_new))
+        terminator = build_yield(
+            [c_arg_values.get(v, v) for v in c_yield.operands] + [produced[result_index(r)] for r in exported],
             ip=ir.InsertionPoint(block),
         )
+        if p_ops is None:
+            p_yield.erase()  # the producer's own terminator, in the block taken over
+        else:
+            for op in p_ops:
+                op.move_before(terminator)
+            for old, new in zip(p_block.arguments, p_new):
+                old.replace_all_uses_with(new)
+        for op in c_ops:
+            op.move_before(terminator)
+        for old, new in zip(c_block.arguments, c_new):
+            old.replace_all_uses_with(new)
 
         n = len(consumer.results)
         self.insert_before(group, consumer)
+        self._notify("groups_merged", producer, consumer, group)
         for k, r in enumerate(exported):
             self.replace_uses(r, group.results[n + k])
         self.replace_op(consumer, list(group.results)[:n])
@@ -187,6 +214,11 @@ class _Driving:
 
     def __exit__(self, *exc) -> None:
         self.rewriter._driver = None
+
+
+def _last_op(block: ir.Block):
+    ops = block.operations
+    return ops[len(ops) - 1]
 
 
 def used_outside(value: ir.Value, consumer) -> bool:

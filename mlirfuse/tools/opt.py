@@ -74,7 +74,11 @@ def _arg_parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--verify-analyses", action="store_true",
-        help="after each pass, recompute every maintained analysis and fail on a difference",
+        help="after each pass, recompute every maintained analysis and fail on a difference (implies --verify-each)",
+    )
+    p.add_argument(
+        "--verify-each", action="store_true",
+        help="run the fusion ops' verifiers after each of our passes, not only after the last",
     )
     # Listed after the options by format_help, with their options; taken out of argv by _take_pass_flags.
     for name in list(PASSES) + list(PIPELINES):
@@ -185,6 +189,7 @@ def _process(chunk: str, first_line: int, filename: str, args) -> tuple[str | No
                     print_ir_after_all=args.mlir_print_ir_after_all,
                     timing=args.mlir_timing,
                     verify_analyses=args.verify_analyses or None,
+                    verify_each=args.verify_each or None,
                     explain=args.fusion_explain,
                 )
                 with using(args.policy):
