@@ -188,12 +188,18 @@ def _why_not_past_gemm_epilogue(producer, exported: list) -> str | None:
         op = defining_op(v)
         if op is not None and op.name in MATMUL_OPS and isinstance(found := gemm(op.opview), Gemm):
             gemm_args.append((arg, found.out))
-    # A residual: an add of two tensors of the GEMM's result shape (not a backward's `sub`/`mul` chain, which
-    # a normalization's backward reads whole).
+    # A residual: an add of an input of the group (x) to a value of the same shape (not a backward's
+    # `sub`/`mul` chain, which a normalization's backward reads whole, nor an LSTM cell's `f * c + i * g`).
+    gemm_values = [a for a, _ in gemm_args]
+
+    def outside_input(v) -> bool:
+        return isinstance(v.owner, ir.Block) and not any(v == a for a in gemm_values)
+
     residual = any(
         op.operation.name == "torch.aten.add.Tensor"
         and all(tensor_type(v.type) is not None and tensor_type(v.type).shape == tensor_type(op.results[0].type).shape
                 for v in list(op.operands)[:2])
+        and any(outside_input(v) for v in list(op.operands)[:2])
         for op in block.operations
     )
     for arg, space in gemm_args if residual else []:
