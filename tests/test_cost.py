@@ -60,6 +60,11 @@ def test_mlp_lower_bound_is_parameters_input_and_output():
     # (one matmul-chain kernel: lowering/matmul_chain.py).
     assert cm.stats["launches"] == 2
     assert cm.stats["bytes"] == cm.stats["bytes_lower_bound"] + 2 * _bytes(x)
+    # Each step's share of the bound: the layer norm reads x and its parameters first, the chain the two
+    # linears' parameters and writes the output; the excess is the normalized x, written then read.
+    ln, fc1, _, fc2 = model
+    assert cm.cost.bound_shares == [_bytes(x, *ln.parameters()), _bytes(*fc1.parameters(), *fc2.parameters(), out)]
+    assert [c.bytes - share for (_, _, c), share in zip(cm.cost.steps, cm.cost.bound_shares)] == [_bytes(x)] * 2
 
 
 def test_roofline_time_is_the_slower_of_bytes_and_flops():

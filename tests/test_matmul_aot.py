@@ -86,6 +86,20 @@ def template_kernels():
         models.append((Lambda(lambda g, x: (g.t() @ x, g.sum(0))), (torch.randn(4096, 1024).to(dtype), torch.randn(4096, 256).to(dtype))))
     # The q/k/v GEMM storing the head splits a training forward saves (12 heads of 64, bf16): three relaid stores.
     models.append((Lambda(_head_split), (torch.randn(4, 256, 768).bfloat16(), torch.randn(2304, 768).bfloat16())))
+
+    # Row prologues: an RMSNorm before a grouped q/k/v in bf16 (one loop over K first), a LayerNorm before a
+    # linear with a bias in f16 (two loops).
+    d = 1024
+    models.append((
+        Lambda(lambda x, g, wq, wk, wv: [torch.nn.functional.linear(h, w) for h in [torch.nn.functional.rms_norm(x, (d,), g)]
+                                         for w in (wq, wk, wv)]),
+        (torch.randn(512, d).bfloat16(), torch.randn(d).bfloat16(), *(torch.randn(d, d).bfloat16() for _ in range(3))),
+    ))
+    models.append((
+        Lambda(lambda x, g, b, w, c: torch.nn.functional.linear(torch.nn.functional.layer_norm(x, (d,), g, b), w, c)),
+        (torch.randn(512, d).half(), torch.randn(d).half(), torch.randn(d).half(), torch.randn(3 * d, d).half(),
+         torch.randn(3 * d).half()),
+    ))
     kernels = []
     for model, inputs in models:
         cm = mlirfuse.compile(model.eval(), inputs)
@@ -96,8 +110,9 @@ def template_kernels():
 @pytest.mark.parametrize("arch", [80, 90])
 def test_gemm_kernels_compile_without_spills(template_kernels, arch):
     kernels = template_kernels
-    assert len(kernels) == 17 and sum(k.kind == "matmul-chain" for k in kernels) == 4, [k.name for k in kernels]
+    assert len(kernels) == 19 and sum(k.kind == "matmul-chain" for k in kernels) == 4, [k.name for k in kernels]
     assert sum("stored relaid" in k.source for k in kernels) == 1  # the head splits' kernel
+    assert sum("rowsum0" in k.source for k in kernels) == 2, [k.name for k in kernels]
     for compiled in compile_kernels(kernels, arch=arch):
         usage = compiled.resources()
         # ptxas spills to the stack frame: none at all means no spill stores or loads.

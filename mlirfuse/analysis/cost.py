@@ -247,6 +247,10 @@ class ProgramCost:
     steps: list = field(default_factory=list)  # (name, "launch" | "aten", Cost)
     total: Cost = field(default_factory=Cost)
     lower_bound_bytes: int = 0
+    # Per step, its share of the lower bound: the function's arguments it is the first step to read, and the
+    # function's results it writes (a step of a called layer: 0, its arguments are the caller's values).
+    # `steps[i]`'s bytes beyond `bound_shares[i]` are what that step moves that no implementation must.
+    bound_shares: list = field(default_factory=list)
 
     def seconds(self, target: str = "sm_90") -> float:
         """The sum of every step's roofline time on `target` (steps run one after another)."""
@@ -273,6 +277,11 @@ def program_cost(module: ir.Module, func_name: str | None = None) -> ProgramCost
         return None
     block = func.regions[0].blocks[0]
     result = ProgramCost()
+    returned = []
+    for v in _terminator_operands(block):
+        if not any(v == r for r in returned) and not isinstance(v.owner, ir.Block):  # an argument handed back: no write
+            returned.append(v)
+    unread = [a for a in block.arguments if any(True for _ in a.uses)]
     for op in block.operations:
         name = op.operation.name
         if name == "fusion.launch":
@@ -289,6 +298,7 @@ def program_cost(module: ir.Module, func_name: str | None = None) -> ProgramCost
             if callee is None:
                 return None
             result.steps += callee.steps
+            result.bound_shares += [0] * len(callee.steps)
             result.total = result.total + callee.total
             continue
         else:
@@ -300,10 +310,10 @@ def program_cost(module: ir.Module, func_name: str | None = None) -> ProgramCost
             return None
         result.steps.append((*step, cost))
         result.total = result.total + cost
-    returned = []
-    for v in _terminator_operands(block):
-        if not any(v == r for r in returned) and not isinstance(v.owner, ir.Block):  # an argument handed back: no write
-            returned.append(v)
+        first = [a for a in unread if any(a == v for v in op.operands)]
+        unread = [a for a in unread if not any(a == v for v in first)]
+        written = [r for r in op.results if any(r == v for v in returned)]
+        result.bound_shares.append(sum_sizes(value_bytes(v) for v in first + written) or 0)
     bound = sum_sizes([*(value_bytes(a) for a in block.arguments if any(True for _ in a.uses)),
                   *(value_bytes(v) for v in returned)])
     if bound is None:

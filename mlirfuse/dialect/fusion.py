@@ -37,7 +37,7 @@ from mlirfuse.ops.attention import MATMULS, SDPA, SOFTMAXES
 from mlirfuse.ops.conv import CONV_OPS, Conv, conv
 from mlirfuse.ops.elementwise import liftable_constants
 from mlirfuse.ops.indexing import scatter_op
-from mlirfuse.ops.matmul import MATMUL_OPS, Gemm, gemm, why_not_k_sum
+from mlirfuse.ops.matmul import MATMUL_OPS, Gemm, gemm, row_sum_of_a, why_not_k_sum
 from mlirfuse.ops.reductions import REDUCTIONS, Reduction, reduction
 from mlirfuse.ops.scans import SCANS, Scan, scan
 
@@ -133,10 +133,12 @@ def _verify_kind_matches_body(op, kind: GroupKind, ops: list) -> None:
                    "nor matmul -> softmax -> matmul")
     if kind == GroupKind.MATMUL:
         matmuls = [o for o in ops if o.operation.name in MATMUL_OPS]
-        # The one reduction a GEMM's kernel computes: its A summed over K, beside it (a bias gradient).
-        if reductions and (len(matmuls) != 1 or any(why_not_k_sum(r, matmuls[0]) for r in reductions)):
-            _error(op, f"of kind \"matmul\" holds a reduction '{reductions[0].operation.name}' that is not "
-                   "its one GEMM's A summed over K")
+        # The reductions a GEMM's kernel computes: the row sums of a normalization of its A, before it (RMSNorm),
+        # or its A summed over K, beside it (a bias gradient; one GEMM).
+        others = [r for r in reductions if not row_sum_of_a(r, matmuls)]
+        if others and (len(matmuls) != 1 or any(why_not_k_sum(r, matmuls[0]) for r in others)):
+            _error(op, f"of kind \"matmul\" holds a reduction '{others[0].operation.name}' that is neither a row sum "
+                   "of a normalization of its A nor its one GEMM's A summed over K")
         if not matmuls:
             _error(op, "of kind \"matmul\" holds no matmul op")
         for mm in matmuls:  # several: a grouped GEMM (they share A)

@@ -53,8 +53,8 @@ from mlirfuse.lowering.emitter import (
 )
 from mlirfuse.ops.dtypes import TRITON_DTYPES
 from mlirfuse.ops.elementwise import compute_dtype
-from mlirfuse.ops.matmul import MATMUL_OPS, Gemm, gemm, k_split, why_not_k_sum
-from mlirfuse.ops.reductions import REDUCTIONS
+from mlirfuse.ops.matmul import MATMUL_OPS, Gemm, gemm, k_split, row_sum_of_a, why_not_k_sum
+from mlirfuse.ops.reductions import REDUCTIONS, reduction
 from mlirfuse.ops.views import RESHAPES, VIEW_OPS, relayout_offset, relayout_op, relayout_strides, walk_views
 
 
@@ -293,7 +293,9 @@ class _MatmulEmitter(KernelEmitter):
             and not op.operation.name.startswith("torch.constant.")
         ]
         split = {op_id(cat.operation) for cat in self.split_cats}  # read piece by piece, never computed
-        sums = self._k_sums(ops)
+        # A row normalization of A (RMSNorm, LayerNorm): its sums run in loops of their own before the GEMM's.
+        row_sums = [op for op in ops if op.operation.name in REDUCTIONS and row_sum_of_a(op, mms)]
+        sums = self._k_sums([op for op in ops if not any(op is r for r in row_sums)])
         # Each result's value on the tile and the relayout storing it (a head split's transpose and copy): not computed.
         stored = [self._stored(v, sites) for v in terminator.operands]
         relaid = {op_id(op.operation) for _, chain in stored for op in chain}
@@ -312,6 +314,7 @@ class _MatmulEmitter(KernelEmitter):
         kernel_sites, site_spaces, loads = self.site_params(sites, regions + ["out"], operand, readers, also_read)
 
         head = self._head()
+        rows, row_lines = self._row_sums(row_sums, ops, producer, sites, cones, loads)
         # One K loop per A, or (K-split) per stretch of K where each operand is one piece: tiles, prologue, dots.
         env_out = self.env
         loops = []
@@ -322,12 +325,13 @@ class _MatmulEmitter(KernelEmitter):
                 self.out = loop
                 tiles = {}
                 for region in [areg, *bregs]:
-                    self.env = {}
+                    self.env = dict(rows) if region == areg else {}
                     for value, kname, site, raw in loads[region]:
                         self.env[value] = self._load(region, value, kname, site, raw)
                     cat, piece = self.in_place_of_cat.get(region, (None, None))
+                    cone = self._cone(operand[region], producer, sites | rows) if rows and region == areg else cones[region]
                     for op in ops:
-                        if op in cones[region]:
+                        if op in cone:
                             self.emit_body_op(op)
                         elif cat is not None and op.results and op.results[0] == cat:
                             dtype, value = compute_dtype(tensor_type(cat.type).dtype), self._value(piece)  # the cat promotes
@@ -389,7 +393,7 @@ class _MatmulEmitter(KernelEmitter):
         blocks = ["BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M"] + (["INTERPRETED"] if g.dtype in MODE_DEPENDENT else [])
         # The sum starts at -0.0, its identity: all-(-0.0) products give -0.0 as in eager (K = 0: eager's 0.0).
         zero = "-0.0" if g.k else "0.0"
-        lines = head + [f"{_acc(i)} = tl.full([BLOCK_M, BLOCK_N], {zero}, dtype=tl.float32)" for i in range(len(mms))]
+        lines = head + row_lines + [f"{_acc(i)} = tl.full([BLOCK_M, BLOCK_N], {zero}, dtype=tl.float32)" for i in range(len(mms))]
         lines += [f"{_ksum(i)} = tl.zeros([BLOCK_M], dtype=tl.float32)" for i in range(len(sums))]
         for (first, end), loop in loops:
             lines += [f"for k in range({first}, {end}, BLOCK_K):"]
@@ -408,6 +412,9 @@ class _MatmulEmitter(KernelEmitter):
             header.append(f"Grouped: {len(mms)} GEMMs over {len(self.aregs)} A operands (one K loop each: {ks}), one accumulator each.")
         if sums:
             header.append("Beside it: A summed over K (a bias gradient), from the A tiles, stored by the first column of tiles.")
+        if row_sums:
+            header.append(f"Before it: A's rows normalized (RMSNorm, LayerNorm), {len(row_sums)} loop(s) over K summing them; "
+                          "the GEMM's loop normalizes each A tile (the normalized A is never stored).")
         for segments in self.segments:
             if len(segments) > 1:
                 stretches = ", ".join(f"[{start}, {end})" for start, end, _ in segments)
@@ -438,6 +445,48 @@ class _MatmulEmitter(KernelEmitter):
         stored straight into its layout (`legality_matmul.why_not_epilogue`).
         """
         return walk_views(v, through=lambda op: op.results[0] not in sites and (op.name in RESHAPES or relayout_op(op)))
+
+    def _row_sums(self, row_sums: list, ops, producer: dict, sites: dict, cones: dict, loads: dict) -> tuple[dict, list[str]]:
+        """The loops over K computing `row_sums` (sums or means of A's rows, keepdim) before the GEMM's loop: each
+        program sums its BLOCK_M rows over all of K (K lanes and rows past the end add 0), one loop per sum, in
+        order (LayerNorm's variance reads its mean). Returns (each sum's result -> its [BLOCK_M, 1] value, the lines)."""
+        if not row_sums:
+            return {}, []
+        if len(self.aregs) != 1 or self.pieces["a"]:
+            raise LoweringError(f"kernel @{self.name}: a row normalization of A is computed for one A read whole")
+        rows, lines = {}, []
+        for i, r in enumerate(row_sums):
+            acc = f"rowsum{i}"
+            self.out, self.env = [], dict(rows)
+            cone = self._cone(r.operands[0], producer, sites | rows)
+            for value, kname, site, _ in loads["a"]:
+                if value == r.operands[0] or any(value in list(op.operands) for op in cone):
+                    self.env[value] = self._load("a", value, kname, site, False)
+            for op in ops:
+                if op in cone:
+                    self.emit_body_op(op)
+            x = self._value(r.operands[0])
+            self.out.append(f"{acc} += tl.sum(tl.where(mmask[:, None] & kmask[None, :], {cast(x, 'float32')}, 0.0), 1)"
+                            f"  # {r.operation.name}")
+            red = reduction(r)
+            lines += [f"{acc} = tl.zeros([BLOCK_M], dtype=tl.float32)", "for k in range(0, K, BLOCK_K):",
+                      f"    rk = {index('k + tl.arange(0, BLOCK_K)', self.wide)}", "    kmask = rk < K"]
+            lines += ["    " + line for line in self.out]
+            self.out = lines
+            expr = f"({acc} / K)[:, None]" if red.combine == "mean" else f"{acc}[:, None]"
+            value = self.tmp(expr, "float32", f"{r.operation.name}, row by row")
+            if red.dtype != "float32":  # rounded to its dtype, as eager stores it
+                value = self.tmp(f"{cast(value, red.dtype)}.to(tl.float32)", "float32", f"rounded to {red.dtype}")
+            rows[r.results[0]] = value
+            # The ops on the rows alone (LayerNorm's `rsqrt(var + eps)`): once per program, not per A tile.
+            self.env = dict(rows)
+            for op in ops:
+                if op in cones["a"] and op not in row_sums and op.operation.name not in REDUCTIONS and all(
+                    v in rows or tensor_type(v.type) is None for v in op.operands
+                ) and any(v in rows for v in op.operands):
+                    self.emit_body_op(op)
+                    rows |= {v: self.env[v] for v in op.results}
+        return rows, lines
 
     def _k_sums(self, ops) -> list:
         """The sums of A over K the kernel computes beside its one GEMM (`ops.matmul.why_not_k_sum`), in order."""

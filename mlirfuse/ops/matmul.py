@@ -272,6 +272,34 @@ def _transposes_2d(op) -> bool:
     return name == "torch.aten.permute" and args is not None and tuple(d % 2 for d in args[0]) == (1, 0)
 
 
+def row_sum_of_a(op, mms) -> bool:
+    """Whether reduction `op` sums or averages the rows of a value (its last dim, keepdim) that an A operand of the
+    GEMMs `mms` is computed from: a row normalization (RMSNorm, LayerNorm) a GEMM kernel computes in loops over K
+    before its own (`passes.legality_matmul.why_not_row_prologue`, `lowering.matmul`)."""
+    red = reduction(op)
+    if not isinstance(red, Reduction) or red.combine not in ("sum", "mean") or not red.keepdim:
+        return False
+    if red.dims != (len(red.shape) - 1,):
+        return False
+    targets = []
+    for mm in mms:
+        g = gemm(mm)
+        if not isinstance(g, Gemm):
+            return False
+        targets.append(mm.operands[g.a])
+    seen, stack = [], [op.results[0]]
+    while stack:
+        v = stack.pop()
+        if any(v == t for t in targets):
+            return True
+        for use in v.uses:
+            for r in use.owner.results:
+                if not any(r == s for s in seen):
+                    seen.append(r)
+                    stack.append(r)
+    return False
+
+
 def why_not_k_sum(op, mm, same_source=None) -> str | None:
     """None if reduction `op` sums GEMM `mm`'s A operand over K, so the GEMM's kernel can compute it; otherwise why not.
 

@@ -24,6 +24,13 @@ Runs after the elementwise fusion stages, on what they left:
    merges with it into one `fusion.group {kind = "matmul-chain"}` where the
    result's rows fit on chip (an MLP with a small hidden: the hidden
    activation is never written; `passes/legality_chain.py`).
+6. row prologue: a reduction group normalizing the rows of what a GEMM
+   group (not a chain) reads as A, over its K dim (RMSNorm, LayerNorm),
+   whose result nothing else reads, merges in: the template sums A's rows
+   in loops of their own before the GEMM's K loop, which normalizes each A
+   tile as it loads it; the normalized A is never stored
+   (`why_not_row_prologue`). After the chains: a chain keeps a hidden
+   activation on chip, which saves more.
 
 Convolutions (`mlirfuse.ops.conv.conv`: 1-d and 2-d, stride, padding,
 dilation, groups) become `fusion.group {kind = "conv"}`, implicit GEMMs
@@ -60,6 +67,7 @@ from mlirfuse.passes.legality_matmul import (
     why_not_k_sum_group,
     why_not_ksplit,
     why_not_prologue,
+    why_not_row_prologue,
 )
 from mlirfuse.passes.options import Limits, option, option_group
 from mlirfuse.passes.rewriter import FusionRewriter
@@ -88,6 +96,10 @@ class FuseMatmul(ModulePass):
     gradient: `sum(g, [0])` and `g.t() @ x`) is computed by the GEMM's
     kernel from the A tiles it loads, and stored beside its result.
 
+    A row normalization of A (RMSNorm, LayerNorm before q/k/v) read by
+    the GEMM alone is computed by the GEMM's kernel: loops over K sum A's
+    rows first, the GEMM's loop normalizes each A tile; never stored.
+
     Options: prologue / epilogue / grouped / k-sum / chain / conv (default true) switch the
     merges off; max-grouped (default 8) GEMMs per grouped kernel;
     max-prologue-ops (default 4) bounds what is recomputed per tile;
@@ -101,6 +113,7 @@ class FuseMatmul(ModulePass):
     grouped: bool = option(True, "make GEMMs sharing an A operand, or summed into one result, one grouped GEMM kernel")
     k_sum: bool = option(True, "compute a sum of a GEMM's A over K (a bias gradient) in the GEMM's kernel, beside its result")
     chain: bool = option(True, "run a GEMM feeding only another GEMM's A back to back with it, its result kept on chip")
+    row_prologue: bool = option(True, "compute a row normalization of a GEMM's A (RMSNorm, LayerNorm) in the GEMM's kernel")
     conv: bool = option(True, "make convolutions implicit-GEMM groups (kind conv) with their prologue and epilogue")
     max_grouped: int = option(8, "most GEMMs in one grouped GEMM kernel")
     max_prologue_ops: int = option(4, "most computing ops in a GEMM prologue (recomputed on every tile)")
@@ -136,7 +149,10 @@ class FuseMatmul(ModulePass):
                     group = _absorb_k_sum(group, rewriter, dep, limits) if reducers else group
                 finished.append(group)
             if self.chain:
-                _merge_chains(finished, rewriter, dep, limits)
+                finished = _merge_chains(finished, rewriter, dep, limits)
+            if self.row_prologue:
+                for group in finished:
+                    _absorb_row_prologue(group, rewriter, dep, limits)
             for op in convs:
                 group = _wrap(op, rewriter, GroupKind.CONV)
                 if self.prologue:
@@ -179,6 +195,17 @@ class FuseMatmul(ModulePass):
                 if merged:
                     break
         return group
+
+
+def _absorb_row_prologue(group, rewriter: FusionRewriter, dep, limits: Limits):
+    """`group` with the reduction group normalizing its A merged in (`why_not_row_prologue`), if there is one."""
+    for v in group.operands:
+        producer = defining_op(v)
+        if producer is None or producer.name != "fusion.group" or producer.block != group.operation.block:
+            continue
+        if why_not_row_prologue(producer.opview, group, dep, limits) is None:
+            return rewriter.merge(producer.opview, group, dep, kind=GroupKind.MATMUL)
+    return group
 
 
 def _absorb_k_sum(group, rewriter: FusionRewriter, dep, limits: Limits):
@@ -309,8 +336,9 @@ def _merge_for_epilogue(groups: list, rewriter: FusionRewriter, dep, limits: Lim
     return groups
 
 
-def _merge_chains(groups: list, rewriter: FusionRewriter, dep, limits: Limits) -> None:
-    """Each GEMM group whose result only a GEMM group reads, as its A, merged with it into one matmul-chain group."""
+def _merge_chains(groups: list, rewriter: FusionRewriter, dep, limits: Limits) -> list:
+    """Each GEMM group whose result only a GEMM group reads, as its A, merged with it into one matmul-chain group;
+    the GEMM groups left as they were."""
     live = {op_id(g): g for g in groups}  # erased groups leave it: their ops are not to be touched again
     for key in list(live):
         group = live.get(key)
@@ -322,6 +350,7 @@ def _merge_chains(groups: list, rewriter: FusionRewriter, dep, limits: Limits) -
             continue
         del live[key], live[op_id(second)]  # before the merge erases them; a chain takes no third GEMM
         rewriter.merge(group, second, dep, kind=GroupKind.MATMUL_CHAIN)
+    return list(live.values())
 
 
 def _wrap_operand_cats(groups: list, rewriter: FusionRewriter) -> None:

@@ -28,6 +28,7 @@ from mlirfuse.analysis.shapes import ShapeAnalysis
 from mlirfuse.dialect import FUSIBLE_KINDS, GroupKind, group_kind
 from mlirfuse.ir import defining_op, ir, op_id, result_index, tensor_type
 from mlirfuse.ops.indexing import GATHERS
+from mlirfuse.ops.matmul import MATMUL_OPS, Gemm, gemm
 from mlirfuse.ops.pooling import WINDOWED
 from mlirfuse.ops.reductions import REDUCTIONS, Reduction, reduction
 from mlirfuse.ops.scans import scan
@@ -172,6 +173,48 @@ def why_not_merge(
     return _why_not_by_rule(producer, consumer, dep, limits, bodies) or veto(producer, consumer)
 
 
+def _why_not_past_gemm_epilogue(producer, exported: list) -> str | None:
+    """Why pointwise `producer`, a result of which is read beyond the consumer it would join, stays a group of its
+    own: it computes on a GEMM's result over that result's shape, so fusion-fuse-matmul makes it the GEMM's epilogue
+    (storing what else reads it); None if it does not.
+
+    A pre-norm block's residual `h = x + o_proj(a)` feeds the next norm and
+    the next residual. In the norm's group it reads x and o and stores h and
+    the normalized h (o stored, then loaded); as the GEMM's epilogue it reads
+    x and stores h, and the norm reads h: one tensor fewer moved, and the
+    norm's group yields the normalized h alone, which the next GEMM then
+    computes from h as its row prologue (`legality_matmul.why_not_row_prologue`).
+    """
+    if not exported:
+        return None
+    block = producer.regions[0].blocks[0]
+    gemm_args = []
+    for arg, v in zip(block.arguments, producer.operands):
+        op = defining_op(v)
+        if op is not None and op.name in MATMUL_OPS and isinstance(found := gemm(op.opview), Gemm):
+            gemm_args.append((arg, found.out))
+    # A residual: an add of an input of the group (x) to a value of the same shape (not a backward's
+    # `sub`/`mul` chain, which a normalization's backward reads whole, nor an LSTM cell's `f * c + i * g`).
+    gemm_values = [a for a, _ in gemm_args]
+
+    def outside_input(v) -> bool:
+        return isinstance(v.owner, ir.Block) and not any(v == a for a in gemm_values)
+
+    residual = any(
+        op.operation.name == "torch.aten.add.Tensor"
+        and all(tensor_type(v.type) is not None and tensor_type(v.type).shape == tensor_type(op.results[0].type).shape
+                for v in list(op.operands)[:2])
+        and any(outside_input(v) for v in list(op.operands)[:2])
+        for op in block.operations
+    )
+    for arg, space in gemm_args if residual else []:
+        if all(tensor_type(r.type).shape == space for r in producer.results) and any(
+            tensor_type(u.owner.results[0].type).shape == space for u in arg.uses if len(u.owner.results) == 1
+        ):
+            return "producer is a GEMM's residual epilogue (it adds to the GEMM's result) whose result is read elsewhere too"
+    return None
+
+
 def _why_not_by_rule(producer, consumer, dep: DependenceAnalysis, limits: Limits, bodies: GroupBodies | None) -> str | None:
     if GroupKind.ATTENTION in (group_kind(producer), group_kind(consumer)):
         return "the attention kernel fuses no pointwise prologue or epilogue (yet)"
@@ -203,6 +246,11 @@ def _why_not_by_rule(producer, consumer, dep: DependenceAnalysis, limits: Limits
     c_red = reduction(c_first) if c_first is not None else None
     if p_scan is not None or c_scan is not None:
         return _why_not_scan(producer, consumer, p_scan, c_scan, p_red or c_red, exported)
+    # Into a row normalization (or on the way to one: a pointwise consumer), not into other reductions (a bias
+    # gradient's sum over rows, which its producer's kernel may then compute beside a GEMM).
+    row_norm = c_red is None or (c_red.keepdim and c_red.dims == (len(c_red.shape) - 1,))
+    if p_red is None and row_norm and (why := _why_not_past_gemm_epilogue(producer, exported)):
+        return why
     if p_red is None and c_red is None:
         iteration = tensor_type(consumer.results[0].type).shape
         # A GEMM's results are all stored from its tile (`legality_matmul.why_not_epilogue` checks them).

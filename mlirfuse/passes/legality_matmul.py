@@ -5,18 +5,20 @@ in words, as in `legality`: a prologue is recomputed on every operand tile
 (pointwise, small, read by this GEMM alone), an epilogue runs on the
 result tile (pointwise over the GEMM's result shape). A cat along a GEMM
 operand's K dim is a prologue too (`why_not_ksplit`): the template reads
-it piece by piece, one K loop per piece, and nothing is copied.
+it piece by piece, one K loop per piece, and nothing is copied. So is a
+row normalization over A's K dim (RMSNorm, LayerNorm: `why_not_row_prologue`):
+the template sums A's rows in loops of its own before the GEMM's.
 """
 
 from __future__ import annotations
 
 from mlirfuse.analysis.dependence import DependenceAnalysis
-from mlirfuse.dialect import TEMPLATE_KINDS, GroupKind, group_kind
-from mlirfuse.ir import defining_op, ir, op_id, tensor_type
+from mlirfuse.dialect import REDUCTION_KINDS, TEMPLATE_KINDS, GroupKind, group_kind
+from mlirfuse.ir import computes, defining_op, ir, op_id, tensor_type
 from mlirfuse.ops.conv import CONV_OPS, Conv, conv
 from mlirfuse.ops.indexing import INDEXING_OPS
 from mlirfuse.ops.matmul import MATMUL_OPS, Gemm, KSplit, computed_from_cat, gemm, k_split, why_not_k_sum
-from mlirfuse.ops.reductions import REDUCTIONS
+from mlirfuse.ops.reductions import REDUCTIONS, Reduction, reduction
 from mlirfuse.ops.views import CAT, PADS, RESHAPES, VIEW_OPS, relayout_op, relayout_strides, walk_views
 from mlirfuse.passes.base import body_ops
 from mlirfuse.passes.legality import computing_ops, why_not_merge
@@ -189,6 +191,88 @@ def why_not_prologue(
     return why_not_merge(producer, mm, dep, limits, bodies)
 
 
+# A row normalization a GEMM computes before its K loop: its sums (each its own loop over K) and ops.
+ROW_PROLOGUE_SUMS = 2
+ROW_PROLOGUE_OPS = 16
+
+
+def why_not_row_prologue(producer, mm, dep: DependenceAnalysis, limits: Limits = Limits()) -> str | None:
+    """None if reduction group `producer` (a row normalization: RMSNorm, LayerNorm) may be computed by matmul group
+    `mm`'s kernel from the A tiles it loads; otherwise why not.
+
+    The normalized A is never stored: each program first runs one loop
+    over K per sum (the mean of x, then of its squares or deviations),
+    reading its BLOCK_M rows of A, then the GEMM's K loop applies the
+    normalization to each A tile before the dot. So `producer` yields one
+    value, the A operand of every GEMM of `mm` (a grouped q/k/v reads it
+    once), and nothing else reads it; its sums and means are over A's last
+    dim, the GEMM's K, with keepdim, and its other ops are over A's shape or
+    its rows (`[..., 1]`), with inputs broadcast along rows (a weight and
+    bias of shape `[K]`).
+    """
+    if group_kind(mm) != GroupKind.MATMUL:
+        return f"a {group_kind(mm)} group computes no row normalization before its GEMM"
+    if group_kind(producer) not in REDUCTION_KINDS:
+        return f"producer is a {group_kind(producer)} group (a row prologue is a reduction group)"
+    if why := _tile_only(producer):
+        return f"producer {why}"
+    if has_computed_view(producer):
+        return "producer views a computed value (read at the view's coordinates by pointwise kernels only)"
+    if len(producer.results) != 1 or any(u.owner.operation != mm.operation for u in producer.results[0].uses):
+        return "producer's result is also read elsewhere (a row prologue yields the GEMM's A only)"
+    g = group_gemm(mm)
+    if g is None or g.batch or g.dynamic:
+        return "the GEMM is batched or over `?` rows (a row prologue needs one static A)"
+    ops, terminator = body_ops(producer)
+    a = tensor_type(terminator.operands[0].type).shape
+    block = mm.regions[0].blocks[0]
+    arg = next(b for b, o in zip(block.arguments, mm.operands) if o == producer.results[0])
+    readers = _view_users(arg)
+    for user, position in readers:
+        found = gemm(user) if user.operation.name in MATMUL_OPS else None
+        if not isinstance(found, Gemm) or position != found.a:
+            return "the GEMM kernel reads the normalized value other than as its A operand"
+        if found.k != a[-1]:
+            return "the normalized dim is not the GEMM's K"
+    sums, count = 0, 0
+    for op in ops:
+        if not computes(op.operation) or op.operation.name in VIEW_OPS:
+            continue
+        count += 1
+        if op.operation.name in REDUCTIONS:
+            r = reduction(op)
+            if not isinstance(r, Reduction) or r.combine not in ("sum", "mean") or r.dims != (len(a) - 1,) \
+                    or not r.keepdim or tuple(r.shape) != tuple(a):
+                return f"'{op.operation.name}' is not a sum or mean over A's rows with keepdim (the GEMM's K)"
+            sums += 1
+            continue
+        for v in op.results:
+            shape = tuple(tensor_type(v.type).shape) if tensor_type(v.type) is not None else ()
+            if shape not in (tuple(a), tuple(a[:-1]) + (1,)):
+                return f"'{op.operation.name}' computes a {list(shape)} value (a row prologue computes over A or its rows)"
+    if sums > ROW_PROLOGUE_SUMS or count > ROW_PROLOGUE_OPS:
+        return f"row prologue of {sums} sums and {count} ops > {ROW_PROLOGUE_SUMS} and {ROW_PROLOGUE_OPS}"
+    # why_not_merge's iteration-space rules are a reduction kernel's; the template's are above.
+    if dep.dependents_between(producer, mm)[1]:
+        return "cycle"
+    args = len(merged_inputs(producer, mm)) + len(mm.results)
+    if args > limits.max_args:
+        return f"argument limit ({args} > {limits.max_args})"
+    return veto(producer, mm)
+
+
+def _view_users(value) -> list:
+    """(op, operand position) of each non-view op reading `value` directly or through views."""
+    found, stack = [], [value]
+    while stack:
+        for use in stack.pop().uses:
+            if use.owner.operation.name in VIEW_OPS and use.operand_number == 0:
+                stack.append(use.owner.results[0])
+            else:
+                found.append((use.owner, use.operand_number))
+    return found
+
+
 def _ops_per_tile(producer, bodies=None) -> int:
     """The computing ops of `producer` a GEMM tile evaluates: of a cat (K-split), only the ops of its widest-computed
     piece (each K loop evaluates its own piece) and not the cat itself (it computes nothing)."""
@@ -263,4 +347,6 @@ def why_not_template(producer, consumer, dep: DependenceAnalysis, limits: Limits
         return why_not_chain(producer, consumer, dep, limits)
     if group_kind(producer) in (GroupKind.MATMUL, GroupKind.CONV):
         return why_not_epilogue(producer, consumer, dep, limits)
+    if group_kind(producer) in REDUCTION_KINDS and group_kind(consumer) == GroupKind.MATMUL:
+        return why_not_row_prologue(producer, consumer, dep, limits)
     return why_not_prologue(producer, consumer, dep, limits)

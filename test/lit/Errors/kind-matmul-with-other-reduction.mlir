@@ -6,7 +6,7 @@
 
 // CHECK-NOT: Traceback
 func.func @f(%arg0: !torch.vtensor<[6,8],f32>, %arg1: !torch.vtensor<[6,5],f32>) -> (!torch.vtensor<[8,5],f32>, !torch.vtensor<[6],f32>) {
-  // CHECK: kind-matmul-with-other-reduction.mlir:[[# @LINE + 1]]:10: error: 'fusion.group' op of kind "matmul" holds a reduction 'torch.aten.sum.dim_IntList' that is not its one GEMM's A summed over K
+  // CHECK: kind-matmul-with-other-reduction.mlir:[[# @LINE + 1]]:10: error: 'fusion.group' op of kind "matmul" holds a reduction 'torch.aten.sum.dim_IntList' that is neither a row sum of a normalization of its A nor its one GEMM's A summed over K
   %0:2 = "fusion.group"(%arg0, %arg1) ({
   ^bb0(%g: !torch.vtensor<[6,8],f32>, %x: !torch.vtensor<[6,5],f32>):
     %int1 = torch.constant.int 1

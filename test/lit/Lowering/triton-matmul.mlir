@@ -166,3 +166,47 @@ func.func @head_split(%x: !torch.vtensor<[2,4,8],f32>, %w: !torch.vtensor<[8,8],
   %9 = torch.aten._unsafe_view %8, %s3 : !torch.vtensor<[2,2,4,4],f32>, !torch.list<int> -> !torch.vtensor<[4,4,4],f32>
   return %6, %9 : !torch.vtensor<[4,4,4],f32>, !torch.vtensor<[4,4,4],f32>
 }
+
+// -----
+
+// A LayerNorm read only by the GEMM (its row prologue): two loops over K
+// sum each program's rows (the mean, then the squared deviations from it,
+// K lanes and rows past the end adding 0), the ops on the rows alone run
+// once, then the GEMM's loop normalizes each A tile as it loads it; nothing
+// stores the normalized A.
+
+// CHECK-LABEL: def fused_mean_sub_mul_add_rsqrt_linear_0(
+// CHECK:          rowsum0 = tl.zeros([BLOCK_M], dtype=tl.float32)
+// CHECK-NEXT:     for k in range(0, K, BLOCK_K):
+// CHECK:              rowsum0 += tl.sum(tl.where(mmask[:, None] & kmask[None, :], {{.+}}, 0.0), 1)  # torch.aten.mean.dim
+// CHECK-NEXT:     [[MEAN:tmp[0-9]+]] = (rowsum0 / K)[:, None]  # torch.aten.mean.dim, row by row
+// CHECK-NEXT:     rowsum1 = tl.zeros([BLOCK_M], dtype=tl.float32)
+// CHECK-NEXT:     for k in range(0, K, BLOCK_K):
+// CHECK:              {{.+}} = {{.+}} - [[MEAN]]  # torch.aten.sub.Tensor
+// CHECK:              rowsum1 += tl.sum(tl.where(mmask[:, None] & kmask[None, :], {{.+}}, 0.0), 1)  # torch.aten.mean.dim
+// CHECK-NEXT:     [[VAR:tmp[0-9]+]] = (rowsum1 / K)[:, None]  # torch.aten.mean.dim, row by row
+// CHECK-NEXT:     [[EPS:tmp[0-9]+]] = [[VAR]] + 1e-05  # torch.aten.add.Scalar
+// CHECK-NEXT:     [[RSTD:tmp[0-9]+]] = tl.rsqrt([[EPS]])  # torch.aten.rsqrt
+// CHECK-NEXT:     acc = tl.full([BLOCK_M, BLOCK_N], -0.0, dtype=tl.float32)
+// CHECK-NEXT:     for k in range(0, K, BLOCK_K):
+// CHECK:              {{.+}} = {{.+}} * [[RSTD]]  # torch.aten.mul.Tensor
+// CHECK:              acc += tl.dot(
+// CHECK-NOT:      rowsum
+// CHECK:          tl.store(out0
+func.func @layer_norm_linear(%x: !torch.vtensor<[6,20],f32>, %w: !torch.vtensor<[12,20],f32>) -> !torch.vtensor<[6,12],f32> {
+  %int1 = torch.constant.int 1
+  %int-1 = torch.constant.int -1
+  %none = torch.constant.none
+  %true = torch.constant.bool true
+  %eps = torch.constant.float 1.000000e-05
+  %dims = torch.prim.ListConstruct %int-1 : (!torch.int) -> !torch.list<int>
+  %0 = torch.aten.mean.dim %x, %dims, %true, %none : !torch.vtensor<[6,20],f32>, !torch.list<int>, !torch.bool, !torch.none -> !torch.vtensor<[6,1],f32>
+  %1 = torch.aten.sub.Tensor %x, %0, %int1 : !torch.vtensor<[6,20],f32>, !torch.vtensor<[6,1],f32>, !torch.int -> !torch.vtensor<[6,20],f32>
+  %2 = torch.aten.mul.Tensor %1, %1 : !torch.vtensor<[6,20],f32>, !torch.vtensor<[6,20],f32> -> !torch.vtensor<[6,20],f32>
+  %3 = torch.aten.mean.dim %2, %dims, %true, %none : !torch.vtensor<[6,20],f32>, !torch.list<int>, !torch.bool, !torch.none -> !torch.vtensor<[6,1],f32>
+  %4 = torch.aten.add.Scalar %3, %eps, %int1 : !torch.vtensor<[6,1],f32>, !torch.float, !torch.int -> !torch.vtensor<[6,1],f32>
+  %5 = torch.aten.rsqrt %4 : !torch.vtensor<[6,1],f32> -> !torch.vtensor<[6,1],f32>
+  %6 = torch.aten.mul.Tensor %1, %5 : !torch.vtensor<[6,20],f32>, !torch.vtensor<[6,1],f32> -> !torch.vtensor<[6,20],f32>
+  %7 = torch.aten.linear %6, %w, %none : !torch.vtensor<[6,20],f32>, !torch.vtensor<[12,20],f32>, !torch.none -> !torch.vtensor<[6,12],f32>
+  return %7 : !torch.vtensor<[6,12],f32>
+}

@@ -858,6 +858,116 @@ func.func @fuse_epilogue_stores_head_split(%x: !torch.vtensor<[2,4,8],f32>, %w: 
 
 // -----
 
+// Row prologue: an RMSNorm (f32 statistics, cast back, times its weight)
+// read only by two linears sharing it as A: one grouped GEMM computes it,
+// its mean in a loop over K before the GEMMs' (the normalized A is never
+// stored).
+
+// CHECK-LABEL: func.func @fuse_rmsnorm_row_prologue
+// CHECK:         %[[G:.+]]:2 = "fusion.group"(%arg0, %arg1, %arg2, %arg3) ({
+// CHECK:           torch.aten.pow.Tensor_Scalar
+// CHECK:           torch.aten.mean.dim
+// CHECK:           torch.aten.rsqrt
+// CHECK:           torch.aten.linear
+// CHECK:           torch.aten.linear
+// CHECK:         }) {kind = "matmul"}
+// CHECK-NOT:     "fusion.group"
+func.func @fuse_rmsnorm_row_prologue(%x: !torch.vtensor<[2,8,16],bf16>, %g: !torch.vtensor<[16],bf16>, %wq: !torch.vtensor<[12,16],bf16>, %wk: !torch.vtensor<[12,16],bf16>) -> (!torch.vtensor<[2,8,12],bf16>, !torch.vtensor<[2,8,12],bf16>) {
+  %int6 = torch.constant.int 6
+  %int15 = torch.constant.int 15
+  %int2 = torch.constant.int 2
+  %int1 = torch.constant.int 1
+  %int-1 = torch.constant.int -1
+  %none = torch.constant.none
+  %false = torch.constant.bool false
+  %true = torch.constant.bool true
+  %eps = torch.constant.float 9.9999999999999995E-7
+  %0 = torch.aten._to_copy %x, %int6, %none, %none, %none, %false, %none : !torch.vtensor<[2,8,16],bf16>, !torch.int, !torch.none, !torch.none, !torch.none, !torch.bool, !torch.none -> !torch.vtensor<[2,8,16],f32>
+  %1 = torch.aten.pow.Tensor_Scalar %0, %int2 : !torch.vtensor<[2,8,16],f32>, !torch.int -> !torch.vtensor<[2,8,16],f32>
+  %dims = torch.prim.ListConstruct %int-1 : (!torch.int) -> !torch.list<int>
+  %2 = torch.aten.mean.dim %1, %dims, %true, %none : !torch.vtensor<[2,8,16],f32>, !torch.list<int>, !torch.bool, !torch.none -> !torch.vtensor<[2,8,1],f32>
+  %3 = torch.aten.add.Scalar %2, %eps, %int1 : !torch.vtensor<[2,8,1],f32>, !torch.float, !torch.int -> !torch.vtensor<[2,8,1],f32>
+  %4 = torch.aten.rsqrt %3 : !torch.vtensor<[2,8,1],f32> -> !torch.vtensor<[2,8,1],f32>
+  %5 = torch.aten.mul.Tensor %0, %4 : !torch.vtensor<[2,8,16],f32>, !torch.vtensor<[2,8,1],f32> -> !torch.vtensor<[2,8,16],f32>
+  %6 = torch.aten._to_copy %5, %int15, %none, %none, %none, %false, %none : !torch.vtensor<[2,8,16],f32>, !torch.int, !torch.none, !torch.none, !torch.none, !torch.bool, !torch.none -> !torch.vtensor<[2,8,16],bf16>
+  %7 = torch.aten.mul.Tensor %g, %6 : !torch.vtensor<[16],bf16>, !torch.vtensor<[2,8,16],bf16> -> !torch.vtensor<[2,8,16],bf16>
+  %8 = torch.aten.linear %7, %wq, %none : !torch.vtensor<[2,8,16],bf16>, !torch.vtensor<[12,16],bf16>, !torch.none -> !torch.vtensor<[2,8,12],bf16>
+  %9 = torch.aten.linear %7, %wk, %none : !torch.vtensor<[2,8,16],bf16>, !torch.vtensor<[12,16],bf16>, !torch.none -> !torch.vtensor<[2,8,12],bf16>
+  return %8, %9 : !torch.vtensor<[2,8,12],bf16>, !torch.vtensor<[2,8,12],bf16>
+}
+
+// -----
+
+// The limits: a normalization also returned is stored by its own kernel
+// (the GEMM reads it, nothing recomputes it); one over A's rows (M, not the
+// GEMM's K) is no sum of A's tile rows.
+
+// CHECK-LABEL: func.func @no_fuse_row_prologue_returned_or_over_m
+// CHECK:         }) {kind = "{{(persistent-)?}}reduction"}
+// CHECK:         }) {kind = "matmul"}
+// CHECK:         }) {kind = "{{(persistent-)?}}reduction"}
+// CHECK:         }) {kind = "matmul"}
+// EXPLAIN-LABEL: func.func @no_fuse_row_prologue_returned_or_over_m
+// EXPLAIN:       fusion.explain = ["consumer fusion.group: producer's result is also read elsewhere (a row prologue yields the GEMM's A only)"]
+// EXPLAIN:       fusion.explain = ["consumer fusion.group: 'torch.aten.mean.dim' is not a sum or mean over A's rows with keepdim (the GEMM's K)"]
+func.func @no_fuse_row_prologue_returned_or_over_m(%x: !torch.vtensor<[8,16],f32>, %w: !torch.vtensor<[12,16],f32>) -> (!torch.vtensor<[8,12],f32>, !torch.vtensor<[8,16],f32>, !torch.vtensor<[8,12],f32>) {
+  %int1 = torch.constant.int 1
+  %int0 = torch.constant.int 0
+  %int-1 = torch.constant.int -1
+  %none = torch.constant.none
+  %true = torch.constant.bool true
+  %last = torch.prim.ListConstruct %int-1 : (!torch.int) -> !torch.list<int>
+  %0 = torch.aten.mean.dim %x, %last, %true, %none : !torch.vtensor<[8,16],f32>, !torch.list<int>, !torch.bool, !torch.none -> !torch.vtensor<[8,1],f32>
+  %1 = torch.aten.sub.Tensor %x, %0, %int1 : !torch.vtensor<[8,16],f32>, !torch.vtensor<[8,1],f32>, !torch.int -> !torch.vtensor<[8,16],f32>
+  %2 = torch.aten.linear %1, %w, %none : !torch.vtensor<[8,16],f32>, !torch.vtensor<[12,16],f32>, !torch.none -> !torch.vtensor<[8,12],f32>
+  %first = torch.prim.ListConstruct %int0 : (!torch.int) -> !torch.list<int>
+  %3 = torch.aten.mean.dim %x, %first, %true, %none : !torch.vtensor<[8,16],f32>, !torch.list<int>, !torch.bool, !torch.none -> !torch.vtensor<[1,16],f32>
+  %4 = torch.aten.sub.Tensor %x, %3, %int1 : !torch.vtensor<[8,16],f32>, !torch.vtensor<[1,16],f32>, !torch.int -> !torch.vtensor<[8,16],f32>
+  %5 = torch.aten.linear %4, %w, %none : !torch.vtensor<[8,16],f32>, !torch.vtensor<[12,16],f32>, !torch.none -> !torch.vtensor<[8,12],f32>
+  return %2, %1, %5 : !torch.vtensor<[8,12],f32>, !torch.vtensor<[8,16],f32>, !torch.vtensor<[8,12],f32>
+}
+
+// -----
+
+// A pre-norm residual `h = x + o_proj(a)` read by the next norm and the
+// next residual: the add is the first GEMM's epilogue (it stores h, o is
+// never stored), the norm's group yields the normalized h alone, so it is
+// the second GEMM's row prologue; the second residual is its epilogue.
+
+// CHECK-LABEL: func.func @fuse_residual_epilogue_before_row_prologue
+// CHECK:         %[[H:.+]] = "fusion.group"(%arg0, %arg1, %arg2) ({
+// CHECK:           torch.aten.linear
+// CHECK:           torch.aten.add.Tensor
+// CHECK-NOT:       torch.aten.mean.dim
+// CHECK:         }) {kind = "matmul"}
+// CHECK-NEXT:    %[[OUT:.+]] = "fusion.group"(%[[H]], %arg3) ({
+// CHECK:           torch.aten.mean.dim
+// CHECK:           torch.aten.linear
+// CHECK:           torch.aten.add.Tensor
+// CHECK:         }) {kind = "matmul"}
+// CHECK-NEXT:    return %[[OUT]]
+func.func @fuse_residual_epilogue_before_row_prologue(%a: !torch.vtensor<[8,16],f32>, %w: !torch.vtensor<[16,16],f32>, %x: !torch.vtensor<[8,16],f32>, %w2: !torch.vtensor<[16,16],f32>) -> !torch.vtensor<[8,16],f32> {
+  %int1 = torch.constant.int 1
+  %int2 = torch.constant.int 2
+  %int-1 = torch.constant.int -1
+  %none = torch.constant.none
+  %true = torch.constant.bool true
+  %eps = torch.constant.float 9.9999999999999995E-7
+  %0 = torch.aten.linear %a, %w, %none : !torch.vtensor<[8,16],f32>, !torch.vtensor<[16,16],f32>, !torch.none -> !torch.vtensor<[8,16],f32>
+  %h = torch.aten.add.Tensor %x, %0, %int1 : !torch.vtensor<[8,16],f32>, !torch.vtensor<[8,16],f32>, !torch.int -> !torch.vtensor<[8,16],f32>
+  %1 = torch.aten.pow.Tensor_Scalar %h, %int2 : !torch.vtensor<[8,16],f32>, !torch.int -> !torch.vtensor<[8,16],f32>
+  %dims = torch.prim.ListConstruct %int-1 : (!torch.int) -> !torch.list<int>
+  %2 = torch.aten.mean.dim %1, %dims, %true, %none : !torch.vtensor<[8,16],f32>, !torch.list<int>, !torch.bool, !torch.none -> !torch.vtensor<[8,1],f32>
+  %3 = torch.aten.add.Scalar %2, %eps, %int1 : !torch.vtensor<[8,1],f32>, !torch.float, !torch.int -> !torch.vtensor<[8,1],f32>
+  %4 = torch.aten.rsqrt %3 : !torch.vtensor<[8,1],f32> -> !torch.vtensor<[8,1],f32>
+  %5 = torch.aten.mul.Tensor %h, %4 : !torch.vtensor<[8,16],f32>, !torch.vtensor<[8,1],f32> -> !torch.vtensor<[8,16],f32>
+  %6 = torch.aten.linear %5, %w2, %none : !torch.vtensor<[8,16],f32>, !torch.vtensor<[16,16],f32>, !torch.none -> !torch.vtensor<[8,16],f32>
+  %7 = torch.aten.add.Tensor %h, %6, %int1 : !torch.vtensor<[8,16],f32>, !torch.vtensor<[8,16],f32>, !torch.int -> !torch.vtensor<[8,16],f32>
+  return %7 : !torch.vtensor<[8,16],f32>
+}
+
+// -----
+
 // The pre-activation value saved for the backward as a [rows, N] view: a
 // reshape of the tile, stored by the GEMM beside the activation.
 
@@ -929,4 +1039,37 @@ func.func @no_fuse_relayout_computed_on(%a: !torch.vtensor<[6,5],f32>, %b: !torc
   %2 = torch.aten.clone %1, %int0 : !torch.vtensor<[6,6],f32>, !torch.int -> !torch.vtensor<[6,6],f32>
   %3 = torch.aten.add.Tensor %2, %2, %int1 : !torch.vtensor<[6,6],f32>, !torch.vtensor<[6,6],f32>, !torch.int -> !torch.vtensor<[6,6],f32>
   return %3 : !torch.vtensor<[6,6],f32>
+}
+
+// -----
+
+// The limit: a post-norm residual (BERT's `norm(x + dense(a))`), read by
+// the norm alone, joins the norm's group as before: the GEMM stores o, the
+// norm's kernel reads it with x; the norm's result is the output.
+
+// CHECK-LABEL: func.func @no_residual_epilogue_read_by_the_norm_alone
+// CHECK:         "fusion.group"
+// CHECK:           torch.aten.linear
+// CHECK-NOT:       torch.aten.add.Tensor
+// CHECK:         }) {kind = "matmul"}
+// CHECK-NEXT:    "fusion.group"
+// CHECK:           torch.aten.add.Tensor
+// CHECK:           torch.aten.mean.dim
+// CHECK:         }) {kind = "{{(persistent-)?}}reduction"}
+func.func @no_residual_epilogue_read_by_the_norm_alone(%a: !torch.vtensor<[8,16],f32>, %w: !torch.vtensor<[16,16],f32>, %x: !torch.vtensor<[8,16],f32>) -> !torch.vtensor<[8,16],f32> {
+  %int1 = torch.constant.int 1
+  %int2 = torch.constant.int 2
+  %int-1 = torch.constant.int -1
+  %none = torch.constant.none
+  %true = torch.constant.bool true
+  %eps = torch.constant.float 9.9999999999999995E-7
+  %0 = torch.aten.linear %a, %w, %none : !torch.vtensor<[8,16],f32>, !torch.vtensor<[16,16],f32>, !torch.none -> !torch.vtensor<[8,16],f32>
+  %h = torch.aten.add.Tensor %x, %0, %int1 : !torch.vtensor<[8,16],f32>, !torch.vtensor<[8,16],f32>, !torch.int -> !torch.vtensor<[8,16],f32>
+  %1 = torch.aten.pow.Tensor_Scalar %h, %int2 : !torch.vtensor<[8,16],f32>, !torch.int -> !torch.vtensor<[8,16],f32>
+  %dims = torch.prim.ListConstruct %int-1 : (!torch.int) -> !torch.list<int>
+  %2 = torch.aten.mean.dim %1, %dims, %true, %none : !torch.vtensor<[8,16],f32>, !torch.list<int>, !torch.bool, !torch.none -> !torch.vtensor<[8,1],f32>
+  %3 = torch.aten.add.Scalar %2, %eps, %int1 : !torch.vtensor<[8,1],f32>, !torch.float, !torch.int -> !torch.vtensor<[8,1],f32>
+  %4 = torch.aten.rsqrt %3 : !torch.vtensor<[8,1],f32> -> !torch.vtensor<[8,1],f32>
+  %5 = torch.aten.mul.Tensor %h, %4 : !torch.vtensor<[8,16],f32>, !torch.vtensor<[8,1],f32> -> !torch.vtensor<[8,16],f32>
+  return %5 : !torch.vtensor<[8,16],f32>
 }
