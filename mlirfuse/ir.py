@@ -247,6 +247,10 @@ class TorchBuilder:
     def none(self) -> ir.Value:
         return self._create("torch.constant.none", [], [ir.Type.parse("!torch.none")]).results[0]
 
+    def device(self, name: str) -> ir.Value:
+        attr = {"value": ir.StringAttr.get(name)}
+        return self._create("torch.constant.device", [], [ir.Type.parse("!torch.Device")], attr).results[0]
+
     def int_list(self, values) -> ir.Value:
         items = [self.int(v) for v in values]
         return self._create("torch.prim.ListConstruct", items, [ir.Type.parse("!torch.list<int>")]).results[0]

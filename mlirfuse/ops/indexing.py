@@ -90,6 +90,15 @@ ATOMIC_DTYPES = ("float32", "float64", "int32", "int64")
 # result reads the input where it is.
 EMBEDS = ("torch.aten.slice_scatter", "torch.aten.select_scatter")
 
+# Routing ops that stay library calls, and why (fusion-explain-unfused says it). histc becomes a reduction where
+# `mlirfuse.passes.decompositions.indexing.why_not_histc` allows, and says why where not.
+LIBRARY_CALLS = {
+    "torch.aten.sort": "sort stays an ATen call: each output element depends on the whole row (no Triton sort template; "
+    "a router's row of experts is one small call)",
+    "torch.aten.topk": "topk stays an ATen call: a selection over the whole row with indices (no Triton top-k template; "
+    "its consumers read both results)",
+}
+
 # (Pools and nearest upsampling read their input at computed places too: windows, see mlirfuse/ops/pooling.py.)
 INDEXING_OPS = frozenset(GATHERS) | frozenset(CREATIONS) | frozenset(TRIANGLES) | frozenset(SCATTERS) | frozenset(EMBEDS) | WINDOWED
 
