@@ -92,3 +92,18 @@ def test_moe_layer_matches_eager_and_routes_in_kernels():
     reasons = [r for each in cm.explain().values() for r in each]
     assert any(r.startswith("producer torch.aten.sort: sort stays an ATen call") for r in reasons), reasons
     assert any(r.startswith("consumer torch.aten.topk: topk stays an ATen call") for r in reasons), reasons
+
+
+def test_inverse_permutation_is_one_kernel_writing_its_own_output():
+    # transformers' `inv_perm = empty_like(perm); inv_perm[perm] = arange(n)`: every element written, so the
+    # `empty` is the scatter kernel's fresh output (no ATen empty, no copy of it into the output).
+    perm = torch.randperm(37, generator=torch.Generator().manual_seed(0))
+
+    def inverse(p):
+        inv = torch.empty_like(p)
+        inv[p] = torch.arange(p.numel())
+        return inv
+
+    cm = _check(inverse, perm, launches=1, rtol=0, atol=0)
+    assert_fully_fused(cm)
+    assert not any(kernel.init for kernel in cm.kernels.values())  # nothing copied into an output before the launch
