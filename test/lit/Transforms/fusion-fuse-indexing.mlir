@@ -165,7 +165,7 @@ func.func @fuse_index_put_into_empty(%perm: !torch.vtensor<[8],si64>) -> !torch.
 
 // CHECK-LABEL: func.func @no_fuse_index_put_into_empty_read_elsewhere
 // CHECK:         %[[E:.+]] = torch.aten.empty.memory_format
-// CHECK:         "fusion.group"(%[[E]], %arg0, %arg1) ({
+// CHECK:         "fusion.group"(%arg0, %[[E]], %arg1) ({
 // CHECK:           torch.aten.index_put %arg
 // CHECK:         }) {kind = "scatter"}
 func.func @no_fuse_index_put_into_empty_read_elsewhere(%perm: !torch.vtensor<[8],si64>, %v: !torch.vtensor<[8],si64>) -> (!torch.vtensor<[8],si64>, !torch.vtensor<[8],si64>) {
