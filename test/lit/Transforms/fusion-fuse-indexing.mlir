@@ -167,7 +167,7 @@ func.func @fuse_index_put_into_empty(%perm: !torch.vtensor<[8],si64>) -> !torch.
 // CHECK:         %[[E:.+]] = torch.aten.empty.memory_format
 // CHECK:         "fusion.group"(%arg0, %[[E]], %arg1) ({
 // CHECK:           torch.aten.index_put %arg
-// CHECK:         }) {kind = "scatter"}
+// CHECK:         }) {fusion.explain = ["producer torch.aten.empty.memory_format: an empty read elsewhere too (the scatter copies it into its output, as any input)"], kind = "scatter"}
 func.func @no_fuse_index_put_into_empty_read_elsewhere(%perm: !torch.vtensor<[8],si64>, %v: !torch.vtensor<[8],si64>) -> (!torch.vtensor<[8],si64>, !torch.vtensor<[8],si64>) {
   %int8 = torch.constant.int 8
   %0 = torch.prim.ListConstruct %int8 : (!torch.int) -> !torch.list<int>
