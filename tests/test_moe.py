@@ -107,3 +107,25 @@ def test_inverse_permutation_is_one_kernel_writing_its_own_output():
     cm = _check(inverse, perm, launches=1, rtol=0, atol=0)
     assert_fully_fused(cm)
     assert not any(kernel.init for kernel in cm.kernels.values())  # nothing copied into an output before the launch
+
+
+def test_weighted_gather_back_per_token_is_one_reduction_kernel():
+    # The MoE's combine: expert rows scaled by their weights, gathered back by the inverse permutation, viewed
+    # per token and summed over its k experts: one reduction kernel reading gathers of its inputs.
+    torch.manual_seed(0)
+    y, w = torch.randn(12, 5), torch.rand(12)
+    inv = torch.randperm(12)
+
+    def combine(rows, weights, index):
+        return (rows * weights.unsqueeze(-1))[index].view(6, 2, 5).sum(dim=1)
+
+    cm = _check(combine, y, w, inv, launches=1)
+    assert_fully_fused(cm)
+
+
+def test_gather_viewed_across_its_rows_is_not_rewritten():
+    # A view that regroups the gathered rows' elements (not only dim 0) reads the gather in another order: the
+    # view stays on the gather's result, and the numbers are eager's.
+    torch.manual_seed(0)
+    y, idx = torch.randn(6, 4), torch.tensor([5, 0, 3, 3, 1, 2])
+    _check(lambda t, i: (t * 2.0)[i].view(4, 6).sum(dim=1), y, idx)

@@ -172,3 +172,84 @@ def decompose_histc(op, rewriter) -> bool:
     else:
         rewriter.replace_op(op, [result])
     return True
+
+
+def _lone_index(op):
+    """(table, index) of `index.Tensor` `op` indexing dim 0 only by one static integer tensor; None otherwise."""
+    items = op.operands[1].owner
+    if not isinstance(items, ir.OpView) or items.operation.name != "torch.prim.ListConstruct" or len(items.operands) != 1:
+        return None
+    table, index = op.operands[0], items.operands[0]
+    types = static_tensor_types(table, index, op.results[0])
+    if types is None or not types[0].shape or types[1].dtype not in ("int64", "int32"):
+        return None
+    return table, index
+
+
+def _gather(b: Builder, table, index, shape, dtype):
+    return b.op("torch.aten.index.Tensor", [table, b.tensor_list([index])], shape, dtype)
+
+
+@pattern
+def view_of_gather(op, rewriter) -> bool:
+    """view(x[i], [a, b, *rest]) = x[view(i, [a, b])] where the view only splits the gathered dim 0 (an MoE's
+    per-token rows, `y[inv].view(tokens, k, d)`): a reduction kernel then reads the gather through an index that is
+    a view of its input, not a view of a value it computes."""
+    gather = op.operands[0].owner
+    if not isinstance(gather, ir.OpView) or gather.operation.name != "torch.aten.index.Tensor" or len(list(op.operands[0].uses)) != 1:
+        return False
+    found = _lone_index(gather)
+    types = static_tensor_types(op.results[0])
+    if found is None or types is None:
+        return False
+    table, index = found
+    (it, tt), rt = static_tensor_types(index, table), types[0]
+    rest = tt.shape[1:]
+    lead = rt.shape[: len(rt.shape) - len(rest)]
+    if len(it.shape) != 1 or tuple(rt.shape[len(lead):]) != tuple(rest) or math.prod(lead) != it.shape[0]:
+        return False
+    b = Builder(op)
+    rewriter.replace_op(op, [_gather(b, table, b.view(index, list(lead), it.dtype), rt.shape, rt.dtype)])
+    _erase_gather(gather, rewriter)
+    return True
+
+
+def _erase_gather(gather, rewriter) -> None:
+    """Erase `gather`, which nothing reads any more, and its list of indices if only it read that."""
+    items = gather.operands[1].owner
+    rewriter.erase_op(gather)
+    if not list(items.results[0].uses):
+        rewriter.erase_op(items)
+
+
+# Binary arithmetic a gather is pushed through: x[i] * y[i] reads no computed table.
+_GATHERED_ARITHMETIC = ("torch.aten.mul.Tensor", "torch.aten.add.Tensor", "torch.aten.sub.Tensor", "torch.aten.div.Tensor")
+
+
+@pattern
+def gather_of_arithmetic(op, rewriter) -> bool:
+    """(x * y)[i] = x[i] * y[i] where x and y both span the gathered dim 0 (an MoE's expert outputs scaled by their
+    routing weights, then gathered back per token): the gathers read kernel inputs, which reduction kernels take."""
+    found = _lone_index(op)
+    if found is None:
+        return False
+    table, index = found
+    arith = table.owner
+    if not isinstance(arith, ir.OpView) or arith.operation.name not in _GATHERED_ARITHMETIC or len(list(table.uses)) != 1:
+        return False
+    tt = static_tensor_types(table)[0]
+    operands = list(arith.operands)
+    tensors = operands[:2]
+    types = static_tensor_types(*tensors)
+    if types is None or any(len(t.shape) != len(tt.shape) or t.shape[0] != tt.shape[0] for t in types):
+        return False
+    ishape = tuple(static_tensor_types(index)[0].shape)
+    b = Builder(op)
+    gathered = [_gather(b, v, index, ishape + tuple(t.shape[1:]), t.dtype) for v, t in zip(tensors, types)]
+    rt = static_tensor_types(op.results[0])[0]
+    items = op.operands[1].owner
+    rewriter.replace_op(op, [b.op(arith.operation.name, gathered + operands[2:], rt.shape, rt.dtype)])
+    rewriter.erase_op(arith)
+    if not list(items.results[0].uses):
+        rewriter.erase_op(items)
+    return True
