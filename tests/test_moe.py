@@ -129,3 +129,19 @@ def test_gather_viewed_across_its_rows_is_not_rewritten():
     torch.manual_seed(0)
     y, idx = torch.randn(6, 4), torch.tensor([5, 0, 3, 3, 1, 2])
     _check(lambda t, i: (t * 2.0)[i].view(4, 6).sum(dim=1), y, idx)
+
+
+def test_scatter_takes_its_pointwise_sibling():
+    # The sorted order read twice: weights gathered by it (pointwise over the index) and the inverse permutation
+    # (a scatter over it): one kernel storing both.
+    perm = torch.randperm(21, generator=torch.Generator().manual_seed(1))
+    w = torch.rand(21)
+
+    def both(p, weights):
+        gathered = weights[p] * 3.0  # (before the scatter, as an MoE's routing reads them: its prologue)
+        inv = torch.empty_like(p)
+        inv[p] = torch.arange(p.numel())
+        return inv, gathered
+
+    cm = _check(both, perm, w, launches=1)
+    assert_fully_fused(cm)
