@@ -248,9 +248,17 @@ class TorchBuilder:
     def none(self) -> ir.Value:
         return self._create("torch.constant.none", [], [ir.Type.parse("!torch.none")]).results[0]
 
+    def device(self, name: str) -> ir.Value:
+        attr = {"value": ir.StringAttr.get(name)}
+        return self._create("torch.constant.device", [], [ir.Type.parse("!torch.Device")], attr).results[0]
+
     def int_list(self, values) -> ir.Value:
         items = [self.int(v) for v in values]
         return self._create("torch.prim.ListConstruct", items, [ir.Type.parse("!torch.list<int>")]).results[0]
+
+    def tensor_list(self, values) -> ir.Value:
+        """A list of tensors as an index op reads it (`!torch.list<optional<vtensor>>`)."""
+        return self._create("torch.prim.ListConstruct", values, [ir.Type.parse("!torch.list<optional<vtensor>>")]).results[0]
 
     def op(self, name: str, operands, shape, dtype: str) -> ir.Value:
         return self._create(name, operands, [vtensor_type(shape, dtype)]).results[0]

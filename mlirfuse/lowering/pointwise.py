@@ -38,7 +38,17 @@ from mlirfuse.lowering.emitter import (
 from mlirfuse.lowering.indexing import IndexingEmitter, kernel_device
 from mlirfuse.ops.dtypes import TRITON_DTYPES, round_to
 from mlirfuse.ops.elementwise import compute_dtype
-from mlirfuse.ops.indexing import CREATIONS, GATHERS, INDEXING_OPS, TRIANGLES, gather, scatter, scatter_op
+from mlirfuse.ops.indexing import (
+    CREATIONS,
+    EMPTIES,
+    GATHERS,
+    INDEXING_OPS,
+    TRIANGLES,
+    gather,
+    scatter,
+    scatter_op,
+    scatters_into_empty,
+)
 from mlirfuse.ops.views import CAT, PADS, RESHAPES, VIEW_OPS, is_identity_view, pad_args, view_chain, view_coords
 
 
@@ -300,8 +310,8 @@ def lower_pointwise(kernel, kind: GroupKind) -> TritonKernel:
             em.env[op.results[0]] = em.view_in(op, em.here)
         elif _identity_of_computed(op, sites):
             em.env[op.results[0]] = em.env[op.operands[0]]
-        elif what not in VIEW_OPS | PADS and what != CAT and (scatter is None or op != scatter):
-            em.emit_body_op(op)
+        elif what not in VIEW_OPS | PADS and what != CAT and (scatter is None or op != scatter) and what not in EMPTIES:
+            em.emit_body_op(op)  # (an `empty` is the scatter's output buffer: nothing to compute)
     for j, (v, t) in enumerate(zip(stored, outputs)):
         if cat is not None and v == cat.result:
             cat.store(em, j, t)
@@ -502,9 +512,12 @@ def _scatter_space(name: str, block: ir.Block, op, stored: list) -> tuple[tuple[
     if isinstance(plan, str):
         raise LoweringError(f"kernel @{name}: '{op.operation.name}': {plan}")
     target = op.operands[0]
-    if not isinstance(target.owner, ir.Block):
+    if scatters_into_empty(op):  # an `empty` in the group: the output buffer as it is allocated
+        init = ()
+    elif not isinstance(target.owner, ir.Block):
         raise LoweringError(f"kernel @{name}: '{op.operation.name}' scatters into a computed value; it must be a kernel input")
-    init = tuple((j, ir.BlockArgument(target).arg_number) for j, v in enumerate(stored) if v == op.results[0])
+    else:
+        init = tuple((j, ir.BlockArgument(target).arg_number) for j, v in enumerate(stored) if v == op.results[0])
     if any(v != op.results[0] and tensor_type(v.type).shape != plan.target.shape for v in stored):
         raise LoweringError(f"kernel @{name}: results other than the scatter's must have its iteration space")
     if plan.source is not None and not isinstance(plan.source.owner, ir.Block):

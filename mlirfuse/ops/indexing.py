@@ -82,6 +82,10 @@ SCATTERS = {
     "torch.aten.index_put.hacked_twin": ((0, (), "IndexError"), 2, 3),
     "torch.aten._index_put_impl": ((0, (), "IndexError"), 2, 3),
 }
+# Uninitialized tensors: a scatter into one only it reads writes its kernel's fresh output, copying nothing in
+# (`scatters_into_empty`; an inverse permutation `inv[perm] = arange(n)`, every element written).
+EMPTIES = ("torch.aten.empty.memory_format", "torch.aten.empty_like", "torch.aten.new_empty")
+
 # Dtypes `tl.atomic_add` takes on every target (and the interpreter).
 ATOMIC_DTYPES = ("float32", "float64", "int32", "int64")
 
@@ -90,8 +94,30 @@ ATOMIC_DTYPES = ("float32", "float64", "int32", "int64")
 # result reads the input where it is.
 EMBEDS = ("torch.aten.slice_scatter", "torch.aten.select_scatter")
 
+# Routing ops that stay library calls, and why (fusion-explain-unfused says it). histc becomes a reduction where
+# `mlirfuse.passes.decompositions.indexing.why_not_histc` allows, and says why where not.
+LIBRARY_CALLS = {
+    "torch.aten.sort": "sort stays an ATen call: each output element depends on the whole row (no Triton sort template; "
+    "a router's row of experts is one small call)",
+    "torch.aten.topk": "topk stays an ATen call: a selection over the whole row with indices (no Triton top-k template; "
+    "its consumers read both results)",
+}
+
 # (Pools and nearest upsampling read their input at computed places too: windows, see mlirfuse/ops/pooling.py.)
 INDEXING_OPS = frozenset(GATHERS) | frozenset(CREATIONS) | frozenset(TRIANGLES) | frozenset(SCATTERS) | frozenset(EMBEDS) | WINDOWED
+
+
+def scatters_into_empty(op) -> bool:
+    """Does scatter `op` write into an `empty` (of its own shape and dtype) that nothing else reads?
+
+    Its elements are undefined until written, so the scatter's output starts
+    as a fresh buffer: the group holds the empty, the launch copies nothing.
+    """
+    target = op.operands[0]
+    owner = target.owner
+    if not isinstance(owner, ir.OpView) or owner.operation.name not in EMPTIES or len(list(target.uses)) != 1:
+        return False
+    return target.type == op.results[0].type
 
 
 @dataclass(frozen=True)

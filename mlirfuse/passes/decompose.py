@@ -9,7 +9,10 @@ axes) and elementwise ops, the form `fusion-fuse-elementwise` turns into one
 reduction kernel. The patterns live in `decompositions/`: normalizations
 (softmax, layer/RMS/batch/group norm), statistics (variance, logsumexp,
 max.dim) and indexing (`take_along_dim`, a `torch.operator`, as a `gather`;
-`scatter_reduce` sums as `scatter_add`);
+`scatter_reduce` sums as `scatter_add`; `histc`, and a cumsum of it, as one
+reduction over a one-hot of the bins; a view splitting a gather's rows as a
+gather by the viewed index, a gather of a product as the product of gathers,
+so that a reduction kernel reads gathers of its inputs);
 this file holds the table that roots them.
 """
 
@@ -19,7 +22,13 @@ import dataclasses
 
 from mlirfuse.ir import ir
 from mlirfuse.passes.base import ModulePass, apply_patterns, pattern
-from mlirfuse.passes.decompositions.indexing import decompose_scatter_reduce, decompose_take_along_dim
+from mlirfuse.passes.decompositions.indexing import (
+    decompose_histc,
+    decompose_scatter_reduce,
+    decompose_take_along_dim,
+    gather_of_arithmetic,
+    view_of_gather,
+)
 from mlirfuse.passes.decompositions.normalizations import (
     batch_norm,
     decompose_batch_norm,
@@ -50,13 +59,14 @@ OPERATORS = {
     "torch.aten.std_mean.dim": variance,
     "torch.aten._native_batch_norm_legit_no_training": _operator_batch_norm,
     "torch.aten.take_along_dim": lambda op, rewriter, name: decompose_take_along_dim(op, rewriter),
+    "torch.aten.histc": lambda op, rewriter, name: decompose_histc(op, rewriter),
 }
 OPERATOR_NAMES = tuple(OPERATORS)
 
 
 @pattern
 def decompose_operator(op, rewriter) -> bool:
-    """`torch.operator` spellings of ops torch-mlir has no definition for (std_mean, inference batch norm, take_along_dim)."""
+    """`torch.operator` spellings of ops torch-mlir has no definition for (std_mean, inference batch norm, take_along_dim, histc)."""
     name = ir.StringAttr(op.attributes["name"]).value
     expand = OPERATORS.get(name)
     return expand(op, rewriter, name) if expand is not None else False
@@ -85,12 +95,14 @@ PATTERNS = [
     ("torch.aten.max.dim", decompose_max_dim),
     ("torch.aten.min.dim", decompose_max_dim),
     ("torch.aten.scatter_reduce.two", decompose_scatter_reduce),
+    ("torch.aten.view", view_of_gather),
+    ("torch.aten.index.Tensor", gather_of_arithmetic),
 ]
 
 
 @dataclasses.dataclass(frozen=True)
 class Decompose(ModulePass):
-    """Decompose softmax, log_softmax, layer_norm, native_layer_norm, rms_norm, group_norm, inference batch_norm, var/std(_mean), logsumexp and max/min.dim into keepdim reductions and elementwise ops; take_along_dim into a gather, scatter_reduce sums into scatter_add.
+    """Decompose softmax, log_softmax, layer_norm, native_layer_norm, rms_norm, group_norm, inference batch_norm, var/std(_mean), logsumexp and max/min.dim into keepdim reductions and elementwise ops; take_along_dim into a gather, scatter_reduce sums into scatter_add, histc (and a cumsum of it) into a one-hot sum over the bins; a gather's rows viewed apart as a gather by the viewed index, a gather of a product as the product of gathers.
 
     Ops with dynamic shapes or non-constant dims stay whole.
     """

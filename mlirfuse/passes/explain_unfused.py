@@ -17,7 +17,7 @@ from mlirfuse.ir import defining_op, ir, op_id, torch_name
 from mlirfuse.ops.conv import FAMILY as CONV_FAMILY
 from mlirfuse.ops.conv import conv
 from mlirfuse.ops.elementwise import why_not_fusible
-from mlirfuse.ops.indexing import INDEXING_OPS
+from mlirfuse.ops.indexing import EMPTIES, INDEXING_OPS, LIBRARY_CALLS
 from mlirfuse.ops.indexing import why_not_fusible as why_not_indexing
 from mlirfuse.ops.matmul import MATMUL_OPS, gemm
 from mlirfuse.ops.reductions import REDUCTIONS
@@ -25,6 +25,7 @@ from mlirfuse.ops.registry import FUSED
 from mlirfuse.ops.scans import SCANS
 from mlirfuse.ops.views import PADS, VIEW_OPS, pad_args, view_args
 from mlirfuse.passes.base import ModulePass
+from mlirfuse.passes.decompositions.indexing import why_not_histc
 from mlirfuse.passes.legality import FUSION_ANALYSES, why_not_cat_exit, why_not_merge, why_not_sink_reshape
 from mlirfuse.passes.legality_cat import CAT
 from mlirfuse.passes.legality_matmul import left_to_gemm, why_not_template
@@ -72,6 +73,12 @@ def why_outside(op, group, role: str, dep: DependenceAnalysis, limits: Limits) -
         return "pad by non-constant or dynamic sizes" if pad_args(op) is None else "not merged"
     if op.name in INDEXING_OPS:
         return why_not_indexing(op.opview) or "not merged"
+    if op.name in EMPTIES and role == "producer" and group_kind(group) == GroupKind.SCATTER:
+        return "an empty read elsewhere too (the scatter copies it into its output, as any input)"
+    if torch_name(op) in LIBRARY_CALLS:
+        return LIBRARY_CALLS[torch_name(op)]
+    if torch_name(op) == "torch.aten.histc":
+        return why_not_histc(op.opview) or "not merged"
     return why_not_fusible(op.opview) or "not merged"
 
 

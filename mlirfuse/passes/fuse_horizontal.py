@@ -3,9 +3,11 @@
 The merged kernel reads the shared input once and writes both groups'
 results. Legal when neither depends on the other and the usual
 iteration-space rules hold (`why_not_merge`, as for a producer whose
-results all leave the group). After each round the vertical patterns run
-again (a merged sibling may now merge with its consumer), until neither
-changes anything.
+results all leave the group). A scatter group takes a pointwise sibling
+before it over the scatter's index space (one kernel over the index,
+storing the sibling's values beside the scattered ones). After each round
+the vertical patterns run again (a merged sibling may now merge with its
+consumer), until neither changes anything.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 
 from mlirfuse.analysis import AnalysisManager
+from mlirfuse.dialect import GroupKind, group_kind
 from mlirfuse.ir import ir, op_id
 from mlirfuse.passes.base import ModulePass, function_ops
 from mlirfuse.passes.fuse_vertical import FuseVertical, VerticalFuser
@@ -24,6 +27,10 @@ from mlirfuse.passes.legality import (
 from mlirfuse.passes.options import Limits, option_group, option_of
 
 
+def _is_scatter(op) -> bool:
+    return op is not None and op.name == "fusion.group" and group_kind(op) == GroupKind.SCATTER
+
+
 def fuse_siblings(fuser: VerticalFuser) -> bool:
     """One round over every function: merge each pair of independent groups sharing an input; whether any merged."""
     merged = False
@@ -33,7 +40,7 @@ def fuse_siblings(fuser: VerticalFuser) -> bool:
         # Ids are taken up front: a merged (erased) op must not be touched again.
         readers: dict[ir.Value, list] = {}
         for op in ops:
-            if is_fusible_group(op):
+            if is_fusible_group(op) or _is_scatter(op):
                 for v in dict.fromkeys(op.operands):  # ordered: deterministic merges
                     readers.setdefault(v, []).append((op_id(op), op))
         done: set[int] = set()
@@ -45,8 +52,8 @@ def fuse_siblings(fuser: VerticalFuser) -> bool:
                 # `second`; the position-bounded checks need the pair in the current order.
                 if dep.position(first) > dep.position(second):
                     first, second = second, first
-                if dep.reaches(first, second):
-                    continue
+                if dep.reaches(first, second) or _is_scatter(first):
+                    continue  # (a scatter ends its group: it joins a sibling before it, as that one's consumer)
                 reason = why_not_merge(first, second, dep, fuser.limits, fuser.bodies)
                 if reason is not None:
                     decisions.refused(first, second, reason, how="with sibling")

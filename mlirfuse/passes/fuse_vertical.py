@@ -27,7 +27,7 @@ from mlirfuse.dialect import FUSIBLE_KINDS, GroupKind, group_kind
 from mlirfuse.ir import defining_op, ir, parent_name, result_index, rewrite
 from mlirfuse.log import FusionDecisions
 from mlirfuse.ops import reductions, scans
-from mlirfuse.ops.indexing import INDEX_LISTS, SCATTERS
+from mlirfuse.ops.indexing import INDEX_LISTS, SCATTERS, scatters_into_empty
 from mlirfuse.ops.registry import FUSED, PURE_OPS, fusing_family
 from mlirfuse.passes.base import ModulePass, function_ops, pattern
 from mlirfuse.passes.legality import (
@@ -118,12 +118,17 @@ class VerticalFuser:
         kind = (GroupKind.REDUCTION if family is reductions.FAMILY else GroupKind.SCAN if family is scans.FAMILY
                 else GroupKind.SCATTER if op.operation.name in SCATTERS else GroupKind.POINTWISE)
         self.decisions.wrapped(op, kind)
+        # A scatter into an `empty` only it reads: the kernel's output buffer, never copied into (no ATen call).
+        target = [defining_op(op.operands[0]).opview] if kind == GroupKind.SCATTER and scatters_into_empty(op) else []
         if op.operation.name in INDEX_LISTS:  # the list of index tensors goes in with it (its items become inputs)
             items = defining_op(op.operands[1]).opview
             if any(u.owner.operation != op.operation for u in items.results[0].uses):
                 items = self.rewriter.clone_before(items, op)
                 self.rewriter.set_operand(op, 1, items.results[0])
-            self.rewriter.wrap([items, op], kind)
+            self.rewriter.wrap([*target, items, op], kind)
+            return True
+        if target:
+            self.rewriter.wrap([*target, op], kind)
             return True
         self.rewriter.wrap([op], kind)
         return True

@@ -11,7 +11,7 @@
 // CHECK:       --fusion-fuse-attention
 // CHECK-NEXT:    Group attention into one fusion.group of kind attention (one flash-attention kernel)
 // CHECK:       --fusion-decompose
-// CHECK-NEXT:    Decompose softmax, log_softmax, layer_norm, native_layer_norm, rms_norm, group_norm, inference batch_norm, var/std(_mean), logsumexp and max/min.dim into keepdim reductions and elementwise ops; take_along_dim into a gather, scatter_reduce sums into scatter_add.
+// CHECK-NEXT:    Decompose softmax, log_softmax, layer_norm, native_layer_norm, rms_norm, group_norm, inference batch_norm, var/std(_mean), logsumexp and max/min.dim into keepdim reductions and elementwise ops; take_along_dim into a gather, scatter_reduce sums into scatter_add, histc (and a cumsum of it) into a one-hot sum over the bins; a gather's rows viewed apart as a gather by the viewed index, a gather of a product as the product of gathers.
 // CHECK:       --fusion-split-bias
 // CHECK-NEXT:    Split the bias add out of linear, addmm (beta = alpha = 1) and conv2d/convolution into an add.Tensor that fuses with the following elementwise ops.
 // CHECK:       --fusion-chunk-motion

@@ -671,3 +671,122 @@ func.func @no_decompose_scatter_reduce_amax(%arg0: !torch.vtensor<[3,4],f32>, %a
   %0 = torch.aten.scatter_reduce.two %arg0, %int1, %arg1, %arg2, %str, %true : !torch.vtensor<[3,4],f32>, !torch.int, !torch.vtensor<[3,2],si64>, !torch.vtensor<[3,2],f32>, !torch.str, !torch.bool -> !torch.vtensor<[3,4],f32>
   return %0 : !torch.vtensor<[3,4],f32>
 }
+
+// -----
+
+// An MoE's expert offsets: cumsum(histc(ids.float())) is one sum over
+// [N, bins] of (bin(x) <= b) in range, the cast viewed as a column first (a
+// reduction kernel reads views of its inputs); one kernel in the pipeline.
+// CHECK-LABEL: func.func @decompose_histc_cumsum
+// CHECK:         %[[COL:.+]] = torch.aten.view %arg0, %{{.+}} : !torch.vtensor<[8],si64>, !torch.list<int> -> !torch.vtensor<[8,1],si64>
+// CHECK:         %[[X:.+]] = torch.aten._to_copy %[[COL]], {{.+}} -> !torch.vtensor<[8,1],f32>
+// CHECK:         %[[POS:.+]] = torch.aten.clamp_max %{{.+}}, %{{.+}} : !torch.vtensor<[8,1],si64>, !torch.int -> !torch.vtensor<[8,1],si64>
+// CHECK:         %[[IOTA:.+]] = torch.aten.arange %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} : {{.+}} -> !torch.vtensor<[4],si64>
+// CHECK:         torch.aten.le.Tensor %[[POS]], %[[IOTA]] : !torch.vtensor<[8,1],si64>, !torch.vtensor<[4],si64> -> !torch.vtensor<[8,4],i1>
+// CHECK:         torch.aten.sum.dim_IntList {{.+}} -> !torch.vtensor<[1,4],si64>
+// CHECK-NOT:     torch.operator
+// CHECK-NOT:     torch.aten.cumsum
+// CHECK:         return %{{.+}} : !torch.vtensor<[4],si32>
+// PIPE-LABEL: func.func @decompose_histc_cumsum
+// PIPE-NEXT:     "fusion.launch"
+// PIPE-NEXT:     return
+func.func @decompose_histc_cumsum(%arg0: !torch.vtensor<[8],si64>) -> !torch.vtensor<[4],si32> {
+  %int6 = torch.constant.int 6
+  %none = torch.constant.none
+  %false = torch.constant.bool false
+  %0 = torch.aten._to_copy %arg0, %int6, %none, %none, %none, %false, %none : !torch.vtensor<[8],si64>, !torch.int, !torch.none, !torch.none, !torch.none, !torch.bool, !torch.none -> !torch.vtensor<[8],f32>
+  %int4 = torch.constant.int 4
+  %int0 = torch.constant.int 0
+  %int3 = torch.constant.int 3
+  %1 = torch.operator "torch.aten.histc"(%0, %int4, %int0, %int3) : (!torch.vtensor<[8],f32>, !torch.int, !torch.int, !torch.int) -> !torch.vtensor<[4],f32>
+  %2 = torch.aten.cumsum %1, %int0, %int3 : !torch.vtensor<[4],f32>, !torch.int, !torch.int -> !torch.vtensor<[4],si32>
+  return %2 : !torch.vtensor<[4],si32>
+}
+
+// -----
+
+// histc alone is a one-hot sum (eq) of an input read as a column.
+// CHECK-LABEL: func.func @decompose_histc
+// CHECK:         torch.aten.eq.Tensor %{{.+}}, %{{.+}} : !torch.vtensor<[6,1],si64>, !torch.vtensor<[3],si64> -> !torch.vtensor<[6,3],i1>
+// CHECK-NOT:     torch.operator
+// CHECK:         return %{{.+}} : !torch.vtensor<[3],f32>
+// PIPE-LABEL: func.func @decompose_histc
+// PIPE-NEXT:     "fusion.launch"
+// PIPE-NEXT:     return
+func.func @decompose_histc(%arg0: !torch.vtensor<[6],f32>) -> !torch.vtensor<[3],f32> {
+  %int3 = torch.constant.int 3
+  %float-1 = torch.constant.float -1.000000e+00
+  %float2 = torch.constant.float 2.500000e+00
+  %0 = torch.operator "torch.aten.histc"(%arg0, %int3, %float-1, %float2) : (!torch.vtensor<[6],f32>, !torch.int, !torch.float, !torch.float) -> !torch.vtensor<[3],f32>
+  return %0 : !torch.vtensor<[3],f32>
+}
+
+// -----
+
+// Past 64 bins (the input re-read per bin), in f16 (ATen bins in the input's
+// dtype), or over the input's own range (min == max), histc stays ATen.
+// CHECK-LABEL: func.func @no_decompose_histc
+// CHECK-COUNT-3: torch.operator "torch.aten.histc"
+func.func @no_decompose_histc(%arg0: !torch.vtensor<[6],f32>, %arg1: !torch.vtensor<[6],f16>) -> (!torch.vtensor<[100],f32>, !torch.vtensor<[4],f16>, !torch.vtensor<[4],f32>) {
+  %int100 = torch.constant.int 100
+  %int4 = torch.constant.int 4
+  %int0 = torch.constant.int 0
+  %int3 = torch.constant.int 3
+  %0 = torch.operator "torch.aten.histc"(%arg0, %int100, %int0, %int3) : (!torch.vtensor<[6],f32>, !torch.int, !torch.int, !torch.int) -> !torch.vtensor<[100],f32>
+  %1 = torch.operator "torch.aten.histc"(%arg1, %int4, %int0, %int3) : (!torch.vtensor<[6],f16>, !torch.int, !torch.int, !torch.int) -> !torch.vtensor<[4],f16>
+  %2 = torch.operator "torch.aten.histc"(%arg0, %int4, %int0, %int0) : (!torch.vtensor<[6],f32>, !torch.int, !torch.int, !torch.int) -> !torch.vtensor<[4],f32>
+  return %0, %1, %2 : !torch.vtensor<[100],f32>, !torch.vtensor<[4],f16>, !torch.vtensor<[4],f32>
+}
+
+// -----
+
+// An MoE's combine: (y * w[:, None])[inv].view(4, 2, 4) summed over the k
+// experts. The view splitting the gathered dim is a gather by the viewed
+// index, and the gather of the product a product of gathers of the inputs:
+// one reduction kernel in the pipeline.
+// CHECK-LABEL: func.func @decompose_gather_of_scaled_rows
+// CHECK:         %[[I:.+]] = torch.aten.view %arg2, %{{.+}} : !torch.vtensor<[8],si64>, !torch.list<int> -> !torch.vtensor<[4,2],si64>
+// CHECK:         %[[Y:.+]] = torch.aten.index.Tensor %arg0, %{{.+}} : !torch.vtensor<[8,4],f32>, !torch.list<optional<vtensor>> -> !torch.vtensor<[4,2,4],f32>
+// CHECK:         %[[W:.+]] = torch.aten.index.Tensor %{{.+}}, %{{.+}} : !torch.vtensor<[8,1],f32>, !torch.list<optional<vtensor>> -> !torch.vtensor<[4,2,1],f32>
+// CHECK:         torch.aten.mul.Tensor %[[Y]], %[[W]] : !torch.vtensor<[4,2,4],f32>, !torch.vtensor<[4,2,1],f32> -> !torch.vtensor<[4,2,4],f32>
+// CHECK-NOT:     -> !torch.vtensor<[8,4],f32>
+// PIPE-LABEL: func.func @decompose_gather_of_scaled_rows
+// PIPE-NEXT:     "fusion.launch"
+// PIPE-NEXT:     return
+func.func @decompose_gather_of_scaled_rows(%y: !torch.vtensor<[8,4],f32>, %w: !torch.vtensor<[8],f32>, %inv: !torch.vtensor<[8],si64>) -> !torch.vtensor<[4,4],f32> {
+  %int-1 = torch.constant.int -1
+  %0 = torch.aten.unsqueeze %w, %int-1 : !torch.vtensor<[8],f32>, !torch.int -> !torch.vtensor<[8,1],f32>
+  %1 = torch.aten.mul.Tensor %y, %0 : !torch.vtensor<[8,4],f32>, !torch.vtensor<[8,1],f32> -> !torch.vtensor<[8,4],f32>
+  %2 = torch.prim.ListConstruct %inv : (!torch.vtensor<[8],si64>) -> !torch.list<optional<vtensor>>
+  %3 = torch.aten.index.Tensor %1, %2 : !torch.vtensor<[8,4],f32>, !torch.list<optional<vtensor>> -> !torch.vtensor<[8,4],f32>
+  %int4 = torch.constant.int 4
+  %int2 = torch.constant.int 2
+  %4 = torch.prim.ListConstruct %int4, %int2, %int4 : (!torch.int, !torch.int, !torch.int) -> !torch.list<int>
+  %5 = torch.aten.view %3, %4 : !torch.vtensor<[8,4],f32>, !torch.list<int> -> !torch.vtensor<[4,2,4],f32>
+  %int1 = torch.constant.int 1
+  %6 = torch.prim.ListConstruct %int1 : (!torch.int) -> !torch.list<int>
+  %false = torch.constant.bool false
+  %none = torch.constant.none
+  %7 = torch.aten.sum.dim_IntList %5, %6, %false, %none : !torch.vtensor<[4,2,4],f32>, !torch.list<int>, !torch.bool, !torch.none -> !torch.vtensor<[4,4],f32>
+  return %7 : !torch.vtensor<[4,4],f32>
+}
+
+// -----
+
+// A view regrouping the gathered rows' elements stays on the gather's
+// result; a product whose operand broadcasts along the gathered dim is not
+// split into gathers (a [1, 4] operand has no rows to gather).
+// CHECK-LABEL: func.func @no_decompose_gather_viewed_across_rows
+// CHECK:         %[[M:.+]] = torch.aten.mul.Tensor %arg0, %arg2
+// CHECK:         %[[G:.+]] = torch.aten.index.Tensor %[[M]], %{{.+}} : !torch.vtensor<[8,4],f32>, !torch.list<optional<vtensor>> -> !torch.vtensor<[8,4],f32>
+// CHECK:         torch.aten.view %[[G]], %{{.+}} : !torch.vtensor<[8,4],f32>, !torch.list<int> -> !torch.vtensor<[4,8],f32>
+func.func @no_decompose_gather_viewed_across_rows(%y: !torch.vtensor<[8,4],f32>, %inv: !torch.vtensor<[8],si64>, %b: !torch.vtensor<[1,4],f32>) -> !torch.vtensor<[4,8],f32> {
+  %1 = torch.aten.mul.Tensor %y, %b : !torch.vtensor<[8,4],f32>, !torch.vtensor<[1,4],f32> -> !torch.vtensor<[8,4],f32>
+  %2 = torch.prim.ListConstruct %inv : (!torch.vtensor<[8],si64>) -> !torch.list<optional<vtensor>>
+  %3 = torch.aten.index.Tensor %1, %2 : !torch.vtensor<[8,4],f32>, !torch.list<optional<vtensor>> -> !torch.vtensor<[8,4],f32>
+  %int4 = torch.constant.int 4
+  %int8 = torch.constant.int 8
+  %4 = torch.prim.ListConstruct %int4, %int8 : (!torch.int, !torch.int) -> !torch.list<int>
+  %5 = torch.aten.view %3, %4 : !torch.vtensor<[8,4],f32>, !torch.list<int> -> !torch.vtensor<[4,8],f32>
+  return %5 : !torch.vtensor<[4,8],f32>
+}

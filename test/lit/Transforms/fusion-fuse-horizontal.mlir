@@ -66,3 +66,49 @@ func.func @no_fuse_horizontal_no_shared_input(%x: !torch.vtensor<[8],f32>, %y: !
   %1 = torch.aten.exp %y : !torch.vtensor<[8],f32> -> !torch.vtensor<[8],f32>
   return %0, %1 : !torch.vtensor<[8],f32>, !torch.vtensor<[8],f32>
 }
+
+// -----
+
+// An MoE's sorted expert order read twice: a gather of the routing weights
+// (pointwise over the index) and the inverse permutation (a scatter over
+// it). The scatter takes its pointwise sibling: one kernel over the index,
+// storing the gathered weights beside the scattered positions.
+// CHECK-LABEL: func.func @fuse_sibling_into_scatter
+// CHECK:         %[[G:.+]]:2 = "fusion.group"(%arg0, %arg1) ({
+// CHECK:           torch.aten.index.Tensor
+// CHECK:           torch.aten.index_put
+// CHECK:         }) {kind = "scatter"}
+// CHECK-NEXT:    return %[[G]]#0, %[[G]]#1
+// OFF-LABEL: func.func @fuse_sibling_into_scatter
+// OFF-COUNT-2:   "fusion.group"
+func.func @fuse_sibling_into_scatter(%perm: !torch.vtensor<[8],si64>, %w: !torch.vtensor<[8],f32>) -> (!torch.vtensor<[8],si64>, !torch.vtensor<[8],f32>) {
+  %0 = torch.prim.ListConstruct %perm : (!torch.vtensor<[8],si64>) -> !torch.list<optional<vtensor>>
+  %1 = torch.aten.index.Tensor %w, %0 : !torch.vtensor<[8],f32>, !torch.list<optional<vtensor>> -> !torch.vtensor<[8],f32>
+  %int8 = torch.constant.int 8
+  %2 = torch.prim.ListConstruct %int8 : (!torch.int) -> !torch.list<int>
+  %int4 = torch.constant.int 4
+  %int0 = torch.constant.int 0
+  %cpu = torch.constant.device "cpu"
+  %false = torch.constant.bool false
+  %none = torch.constant.none
+  %3 = torch.aten.empty.memory_format %2, %int4, %int0, %cpu, %false, %none : !torch.list<int>, !torch.int, !torch.int, !torch.Device, !torch.bool, !torch.none -> !torch.vtensor<[8],si64>
+  %4 = torch.aten.arange %int8, %none, %none, %cpu, %false : !torch.int, !torch.none, !torch.none, !torch.Device, !torch.bool -> !torch.vtensor<[8],si64>
+  %5 = torch.prim.ListConstruct %perm : (!torch.vtensor<[8],si64>) -> !torch.list<optional<vtensor>>
+  %6 = torch.aten.index_put %3, %5, %4, %false : !torch.vtensor<[8],si64>, !torch.list<optional<vtensor>>, !torch.vtensor<[8],si64>, !torch.bool -> !torch.vtensor<[8],si64>
+  return %6, %1 : !torch.vtensor<[8],si64>, !torch.vtensor<[8],f32>
+}
+
+// -----
+
+// A scatter before its pointwise sibling ends its own group: its result is
+// complete only after its launch, and the sibling is not its prologue.
+// CHECK-LABEL: func.func @no_fuse_scatter_into_later_sibling
+// CHECK-COUNT-2: "fusion.group"
+func.func @no_fuse_scatter_into_later_sibling(%perm: !torch.vtensor<[8],si64>, %w: !torch.vtensor<[8],f32>, %x: !torch.vtensor<[8],si64>) -> (!torch.vtensor<[8],si64>, !torch.vtensor<[8],f32>) {
+  %false = torch.constant.bool false
+  %5 = torch.prim.ListConstruct %perm : (!torch.vtensor<[8],si64>) -> !torch.list<optional<vtensor>>
+  %6 = torch.aten.index_put %x, %5, %perm, %false : !torch.vtensor<[8],si64>, !torch.list<optional<vtensor>>, !torch.vtensor<[8],si64>, !torch.bool -> !torch.vtensor<[8],si64>
+  %0 = torch.prim.ListConstruct %perm : (!torch.vtensor<[8],si64>) -> !torch.list<optional<vtensor>>
+  %1 = torch.aten.index.Tensor %w, %0 : !torch.vtensor<[8],f32>, !torch.list<optional<vtensor>> -> !torch.vtensor<[8],f32>
+  return %6, %1 : !torch.vtensor<[8],si64>, !torch.vtensor<[8],f32>
+}

@@ -132,6 +132,58 @@ func.func @fuse_index_put(%x: !torch.vtensor<[5,3],f32>, %i: !torch.vtensor<[2],
 
 // -----
 
+// An inverse permutation, `inv = empty_like(perm); inv[perm] = arange(n)`:
+// the empty only the scatter reads joins its group (the kernel's output,
+// never copied into), with the arange computing the source.
+
+// CHECK-LABEL: func.func @fuse_index_put_into_empty
+// CHECK:         %[[G:.+]] = "fusion.group"(%arg0) ({
+// CHECK:           torch.aten.arange
+// CHECK:           %[[E:.+]] = torch.aten.empty.memory_format
+// CHECK:           torch.aten.index_put %[[E]]
+// CHECK:         }) {kind = "scatter"}
+// CHECK-NEXT:    return %[[G]]
+func.func @fuse_index_put_into_empty(%perm: !torch.vtensor<[8],si64>) -> !torch.vtensor<[8],si64> {
+  %int8 = torch.constant.int 8
+  %0 = torch.prim.ListConstruct %int8 : (!torch.int) -> !torch.list<int>
+  %int4 = torch.constant.int 4
+  %int0 = torch.constant.int 0
+  %cpu = torch.constant.device "cpu"
+  %false = torch.constant.bool false
+  %none = torch.constant.none
+  %1 = torch.aten.empty.memory_format %0, %int4, %int0, %cpu, %false, %none : !torch.list<int>, !torch.int, !torch.int, !torch.Device, !torch.bool, !torch.none -> !torch.vtensor<[8],si64>
+  %2 = torch.aten.arange %int8, %none, %none, %cpu, %false : !torch.int, !torch.none, !torch.none, !torch.Device, !torch.bool -> !torch.vtensor<[8],si64>
+  %3 = torch.prim.ListConstruct %perm : (!torch.vtensor<[8],si64>) -> !torch.list<optional<vtensor>>
+  %4 = torch.aten.index_put %1, %3, %2, %false : !torch.vtensor<[8],si64>, !torch.list<optional<vtensor>>, !torch.vtensor<[8],si64>, !torch.bool -> !torch.vtensor<[8],si64>
+  return %4 : !torch.vtensor<[8],si64>
+}
+
+// -----
+
+// An empty read elsewhere too stays outside (its values, whatever they are,
+// are read there): the scatter copies it in, as any input.
+
+// CHECK-LABEL: func.func @no_fuse_index_put_into_empty_read_elsewhere
+// CHECK:         %[[E:.+]] = torch.aten.empty.memory_format
+// CHECK:         "fusion.group"(%arg0, %[[E]], %arg1) ({
+// CHECK:           torch.aten.index_put %arg
+// CHECK:         }) {fusion.explain = ["producer torch.aten.empty.memory_format: an empty read elsewhere too (the scatter copies it into its output, as any input)"], kind = "scatter"}
+func.func @no_fuse_index_put_into_empty_read_elsewhere(%perm: !torch.vtensor<[8],si64>, %v: !torch.vtensor<[8],si64>) -> (!torch.vtensor<[8],si64>, !torch.vtensor<[8],si64>) {
+  %int8 = torch.constant.int 8
+  %0 = torch.prim.ListConstruct %int8 : (!torch.int) -> !torch.list<int>
+  %int4 = torch.constant.int 4
+  %int0 = torch.constant.int 0
+  %cpu = torch.constant.device "cpu"
+  %false = torch.constant.bool false
+  %none = torch.constant.none
+  %1 = torch.aten.empty.memory_format %0, %int4, %int0, %cpu, %false, %none : !torch.list<int>, !torch.int, !torch.int, !torch.Device, !torch.bool, !torch.none -> !torch.vtensor<[8],si64>
+  %3 = torch.prim.ListConstruct %perm : (!torch.vtensor<[8],si64>) -> !torch.list<optional<vtensor>>
+  %4 = torch.aten.index_put %1, %3, %v, %false : !torch.vtensor<[8],si64>, !torch.list<optional<vtensor>>, !torch.vtensor<[8],si64>, !torch.bool -> !torch.vtensor<[8],si64>
+  return %4, %1 : !torch.vtensor<[8],si64>, !torch.vtensor<[8],si64>
+}
+
+// -----
+
 // A scatter does not absorb the views of its operands: it reads them as
 // strided tensors, so the column of an index input stays an ATen view (no
 // copy) and explain says so (not "view of a computed value").
