@@ -102,7 +102,7 @@ def template_kernels():
     ))
     kernels = []
     for model, inputs in models:
-        cm = mlirfuse.compile(model.eval(), inputs)
+        cm = mlirfuse.compile(model.eval(), inputs, options={"row-prologue": True})  # off by default; its kernels compile too
         kernels += [k for k in cm.kernels.values() if k.kind in ("matmul", "matmul-chain")]
     return kernels
 

@@ -12,6 +12,9 @@ import torch.nn.functional as F
 import mlirfuse
 from helpers import Lambda
 
+# Off by default (fuse_matmul.py says why): these tests ask for it.
+ROW_PROLOGUE = {"row-prologue": True}
+
 
 class RMSNormQKV(torch.nn.Module):
     """Llama's RMSNorm (f32 statistics, cast back, times its weight) feeding three projections (a grouped GEMM)."""
@@ -37,7 +40,7 @@ def _close(got, expected, dtype):
 def test_rmsnorm_is_the_prologue_of_the_grouped_qkv_gemm(d):
     torch.manual_seed(0)
     model, x = RMSNormQKV(d, 48, torch.bfloat16).eval(), 3 * torch.randn(2, 37, d, dtype=torch.bfloat16)
-    cm = mlirfuse.compile(model, (x,))
+    cm = mlirfuse.compile(model, (x,), options=ROW_PROLOGUE)
     assert cm.stats["launches"] == 1  # was 2: the norm, then the GEMMs reading its stored result
     (kernel,) = cm.kernels.values()
     assert "rowsum0" in kernel.source and "rowsum1" not in kernel.source
@@ -63,7 +66,7 @@ def test_layernorm_is_the_prologue_of_a_gemm_through_a_view(d):
         return torch.addmm(b, h.view(-1, d), w).view(*x.shape[:-1], 3 * d)
 
     x = 2 + torch.randn(2, 33, d, dtype=torch.float16)
-    cm = mlirfuse.compile(Lambda(f), (x,))
+    cm = mlirfuse.compile(Lambda(f), (x,), options=ROW_PROLOGUE)
     assert cm.stats["launches"] == 1
     (kernel,) = cm.kernels.values()
     assert "rowsum1" in kernel.source
@@ -82,7 +85,7 @@ def test_a_norm_also_read_elsewhere_is_stored_once_by_its_own_kernel():
         return F.linear(h, w), h
 
     x = torch.randn(2, 16, d, dtype=torch.bfloat16)
-    cm = mlirfuse.compile(Lambda(f), (x,), explain=True)
+    cm = mlirfuse.compile(Lambda(f), (x,), explain=True, options=ROW_PROLOGUE)
     assert cm.stats["launches"] == 2
     assert any("also read elsewhere" in why for reasons in cm.explain().values() for why in reasons), cm.explain()
     _close(cm(x), f(x), torch.bfloat16)
@@ -105,7 +108,7 @@ def test_transformer_layers_in_half_precision_match_eager():
         return out[0] if isinstance(out, tuple) else out
 
     x = torch.randn(1, 24, 64, dtype=torch.bfloat16)
-    cm = mlirfuse.compile(Lambda(llama), (x,))
+    cm = mlirfuse.compile(Lambda(llama), (x,), options=ROW_PROLOGUE)
     assert not any(name.startswith("fused_to_copy_pow_mean_add_rsqrt_mul_") and "linear" not in name for name in cm.kernels)
     with torch.no_grad():
         _close(cm(x), llama(x), torch.bfloat16)
@@ -117,7 +120,7 @@ def test_transformer_layers_in_half_precision_match_eager():
         return out[0] if isinstance(out, tuple) else out
 
     x = torch.randn(1, 24, 64, dtype=torch.float16)
-    cm = mlirfuse.compile(Lambda(gpt2), (x,))
+    cm = mlirfuse.compile(Lambda(gpt2), (x,), options=ROW_PROLOGUE)
     assert sum("mean" in name for name in cm.kernels) == 2  # both layer norms' kernels hold a mean ...
     assert sum("mean" in name and "matmul" in name for name in cm.kernels) == 1  # ... the first in the c_attn GEMM
     with torch.no_grad():
@@ -142,7 +145,7 @@ def test_pre_norm_residual_is_an_epilogue_then_the_norm_a_row_prologue(dtype):
     torch.manual_seed(0)
     model = PreNormResidual(48, dtype).eval()
     a, x = torch.randn(2, 19, 48, dtype=dtype), torch.randn(2, 19, 48, dtype=dtype)
-    cm = mlirfuse.compile(model, (a, x))
+    cm = mlirfuse.compile(model, (a, x), options=ROW_PROLOGUE)
     # Was 3: the GEMM storing o, the add and the norm storing h and the normalized h, the second GEMM.
     assert cm.stats["launches"] == 2
     # Moved beyond the bound: h, stored by the first GEMM and read by the second (its prologue and its epilogue).

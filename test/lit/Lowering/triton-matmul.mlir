@@ -1,4 +1,4 @@
-// RUN: mlirfuse-opt %s --split-input-file --mlirfuse-pipeline --emit-triton | filecheck %s
+// RUN: mlirfuse-opt %s --split-input-file --pass-pipeline='builtin.module(mlirfuse-pipeline{row-prologue=true})' --emit-triton | filecheck %s
 
 // Golden Triton source of the GEMM template (lowering/matmul.py): every
 // line of the first kernel is checked, each directly after the one before.

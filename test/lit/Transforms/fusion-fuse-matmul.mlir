@@ -1,5 +1,5 @@
-// RUN: mlirfuse-opt %s --split-input-file --pass-pipeline='builtin.module(fusion-fuse-elementwise, fusion-fuse-matmul)' | filecheck %s
-// RUN: mlirfuse-opt %s --split-input-file --pass-pipeline='builtin.module(fusion-fuse-elementwise, fusion-fuse-matmul)' --fusion-explain | filecheck %s --check-prefix=EXPLAIN
+// RUN: mlirfuse-opt %s --split-input-file --pass-pipeline='builtin.module(fusion-fuse-elementwise, fusion-fuse-matmul{row-prologue=true})' | filecheck %s
+// RUN: mlirfuse-opt %s --split-input-file --pass-pipeline='builtin.module(fusion-fuse-elementwise, fusion-fuse-matmul{row-prologue=true})' --fusion-explain | filecheck %s --check-prefix=EXPLAIN
 
 // A linear (its bias split off by fusion-split-bias) followed by bias add
 // and gelu: one matmul group, the pointwise group is its epilogue.
