@@ -93,12 +93,16 @@ class GraphedProgram:
 
     def execute(self, arguments: list) -> list:
         """The results for `arguments` (a list the program takes over, as `Program.execute`)."""
-        why = self._never or self._why_not(arguments)
+        why = self._never or self._why_not_now()
         if why is None:
             key = self._shape_key(arguments)
             captured = self._graphs.get(key)
             if captured is not None and self._same_fixed(captured, arguments):
                 return self._replay(captured, arguments)
+            # Every argument's device, only off the replay path: a replay's key holds its inputs' devices,
+            # and the arguments it read as they are are the same storages.
+            why = self._why_not_devices(arguments)
+        if why is None:
             if key not in self._warmed:
                 if len(self._warmed) >= MAX_GRAPHS:
                     why = f"more than {MAX_GRAPHS} input shapes: a new one runs without a graph"
@@ -112,13 +116,18 @@ class GraphedProgram:
         self.stats["not_graphed"] = why
         return self.program.execute(arguments)
 
-    def _why_not(self, arguments: list) -> str | None:
+    @staticmethod
+    def _why_not_now() -> str | None:
         if checks.enabled():
             return "bounds-checked launches (MLIRFUSE_CHECK_BOUNDS) read their guards on the host"
         if not torch.cuda.is_available():
             return "no CUDA device"
         if torch.cuda.is_current_stream_capturing():
             return "called during another CUDA graph capture"
+        return None
+
+    @staticmethod
+    def _why_not_devices(arguments: list) -> str | None:
         device = None
         for a in arguments:
             if isinstance(a, torch.Tensor):
@@ -133,7 +142,7 @@ class GraphedProgram:
         return None
 
     def _shape_key(self, arguments: list) -> tuple:
-        return tuple((tuple(a.shape), a.dtype) if isinstance(a, torch.Tensor) else None
+        return tuple((tuple(a.shape), a.dtype, a.device) if isinstance(a, torch.Tensor) else None
                      for a, fixed in zip(arguments, self._fixed) if not fixed)
 
     def _warm_up(self, arguments: list) -> list:
