@@ -340,8 +340,7 @@ def load(directory, weights, mode: str | None = None, cubins: bool = True) -> Lo
             if launch is None or not cubins or not binaries.available():
                 continue
             folder = root / "cubins" / target
-            binary = binaries.Binary(folder / f"{name}.cubin", folder / f"{name}.json", launch["specialization"],
-                                     launch["launch_kwargs"], launch)
+            binary = binaries.Binary(folder / f"{name}.cubin", folder / f"{name}.json", launch)
             binaries.register(name, source_key(kernels[name].source), int(target[3:]), binary)
 
     def lower(kernel):

@@ -213,7 +213,7 @@ def test_a_cubin_takes_only_launches_of_its_specialization():
     t = torch.empty(64)
     spec = binaries.specialization([t, 32, 1, 0.5])
     assert [kind for kind, _ in spec] == ["*fp32", "i32", "constexpr", "fp32"]
-    binary = binaries.Binary(None, None, spec, {"XBLOCK": 64, "num_warps": 4}, {})
+    binary = binaries.Binary(None, None, {"specialization": spec, "launch_kwargs": {"XBLOCK": 64, "num_warps": 4}})
     kwargs = {"XBLOCK": 64, "num_warps": 4}
     assert binary.matches([torch.empty(64), 48, 1, 2.0], kwargs)
     assert not binary.matches([t[1:], 32, 1, 0.5], kwargs)  # 4 bytes in: not 16-byte aligned
@@ -287,7 +287,7 @@ def test_dynamic_dims_bind_symbols_across_inputs():
 def test_a_cubin_for_any_size_takes_divisible_sizes_and_ones():
     t = torch.empty(64)
     spec = [["*fp32", "D"], ["i32", ""], ["i32", ""]]
-    binary = binaries.Binary(None, None, spec, {}, {})
+    binary = binaries.Binary(None, None, {"specialization": spec, "launch_kwargs": {}})
     assert binary.matches([t, 32, 1], {}) and binary.matches([t, 7, 5], {})
     assert not binary.matches([t[1:], 7, 5], {})  # the pointer's alignment is still assumed
 

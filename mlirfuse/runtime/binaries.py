@@ -41,9 +41,14 @@ def available() -> bool:
     return native_specialize_impl is not None
 
 
+def _specialize(arg) -> tuple:
+    """Triton's (type, attribute) for one argument, as its JIT computes them."""
+    return native_specialize_impl(BaseBackend, arg, False, True, True)
+
+
 def specialization(args) -> list:
-    """Per positional argument of a launch, Triton's (type, attribute) for it, as its JIT computes them."""
-    return [list(native_specialize_impl(BaseBackend, a, False, True, True)) for a in args]
+    """Per positional argument of a launch, Triton's (type, attribute) for it."""
+    return [list(_specialize(a)) for a in args]
 
 
 def _option_names() -> set[str]:
@@ -73,12 +78,14 @@ def compile_args(param_names: list[str], spec: list, kwargs: dict) -> dict:
 class Binary:
     """One kernel's cubin for one arch, launched as its JIT function is (`fn[grid](*args, **kwargs)`)."""
 
-    def __init__(self, cubin: Path, metadata: Path, spec: list, kwargs: dict, args: dict):
+    def __init__(self, cubin: Path, metadata: Path, launch: dict):
+        """`launch`: what the cubin was compiled for (`compile_args`' result with the launch's "specialization"
+        and "launch_kwargs", as the package's manifest holds it)."""
         self.jit = None  # the kernel's JIT function, given by `bound`
         self.cubin, self.metadata = cubin, metadata
-        self.spec = [tuple(s) for s in spec]
-        self.kwargs = kwargs
-        self._args = args  # compile_args' result: what the cubin was compiled with
+        self.spec = [tuple(s) for s in launch["specialization"]]
+        self.kwargs = launch["launch_kwargs"]
+        self._args = launch
         self._compiled = None
 
     def bound(self, jit) -> Binary:
@@ -107,7 +114,7 @@ class Binary:
         if kwargs != self.kwargs or len(args) != len(self.spec):
             return False
         for a, (kind, attr) in zip(args, self.spec):
-            got_kind, got_attr = native_specialize_impl(BaseBackend, a, False, True, True)
+            got_kind, got_attr = _specialize(a)
             if got_kind == kind:
                 if attr == got_attr or (attr == "" and kind != "constexpr"):
                     continue
