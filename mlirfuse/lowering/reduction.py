@@ -251,20 +251,22 @@ def lower_reduction(kernel, persistent: bool) -> TritonKernel:
 
     em = ReductionEmitter(name, block, red, persistent)
     rank = em.rank
-    row_outputs, full_outputs, layouts = [], [], []
+    row_outputs, full_outputs, scalar_outputs, layouts = [], [], [], []
     static = all(n is not None for n in red.shape)
     rows = math.prod(red.shape[d] for d in em.kept) if static else None
     for j, v in enumerate(terminator.operands):
         if is_constant_like(v):
             raise LoweringError(f"kernel @{name}: yields a constant")
         stored = stored_value(v, em.sites)  # an exit reshape stores the value it reshapes
-        row = em.is_row(stored)
-        (row_outputs if row else full_outputs).append((j, stored))
         shape = tensor_type(stored.type).shape
-        if static and shape != red.shape and math.prod(shape) != rows:
+        row = em.is_row(stored)
+        # A 0-d result (computed from 0-d inputs: the same on every row) is stored once, by row 0.
+        scalar = shape == () and rows != 1
+        (scalar_outputs if scalar else row_outputs if row else full_outputs).append((j, stored))
+        if static and not scalar and shape != red.shape and math.prod(shape) != rows:
             raise LoweringError(f"kernel @{name}: result #{j} has neither one element per row nor the reduced input's shape")
-        # The space dims the stored value spans: all of them, or (a row without keepdim) the kept ones.
-        spans = tuple(em.kept) if row and (v != stored or len(shape) != rank) else tuple(range(rank))
+        # The space dims the stored value spans: none (0-d), all of them, or (a row without keepdim) the kept ones.
+        spans = () if scalar else tuple(em.kept) if row and (v != stored or len(shape) != rank) else tuple(range(rank))
         layouts.append((outputs[j], shape, spans, v != stored))
     if em.indexing and not static:
         raise LoweringError(f"kernel @{name}: gathers need static sizes")
@@ -280,6 +282,7 @@ def lower_reduction(kernel, persistent: bool) -> TritonKernel:
 
     # Row-space outputs first (they force the reductions), then full-space ones.
     row_values = [(j, em.value(v)) for j, v in row_outputs]
+    scalar_values = [(j, em.value(v)) for j, v in scalar_outputs]
     if full_outputs:
         stores = []
 
@@ -295,6 +298,8 @@ def lower_reduction(kernel, persistent: bool) -> TritonKernel:
         em.body.extend(stores)
     for j, value in row_values:
         em.store(f"out{j}", "xindex", value, outputs[j].dtype, "xmask")
+    for j, value in scalar_values:
+        em.store(f"out{j}", "0 * xindex", value, outputs[j].dtype, "xmask & (xindex == 0)")
 
     sites = list(em.sites.values()) + list(em.indexing.values())
     params = em.params(sites, len(outputs), ["xnumel", "rnumel"] + [f"s{d}" for d in range(rank)], rank)

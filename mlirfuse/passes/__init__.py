@@ -19,6 +19,7 @@ PASSES: dict[str, str] = {
     "fusion-fold-constant-indices": "mlirfuse.passes.fold_constant_indices:FoldConstantIndices",
     "fusion-fuse-attention": "mlirfuse.passes.fuse_attention:FuseAttention",
     "fusion-decompose": "mlirfuse.passes.decompose:Decompose",
+    "fusion-keepdim-rows": "mlirfuse.passes.keepdim_rows:KeepdimRows",
     "fusion-split-bias": "mlirfuse.passes.split_bias:SplitBias",
     "fusion-chunk-motion": "mlirfuse.passes.chunk_motion:ChunkMotion",
     "fusion-fuse-vertical": "mlirfuse.passes.fuse_vertical:FuseVertical",
@@ -88,6 +89,8 @@ STAGES = (
     Stage("fusion-fold-constant-indices", "an index by a one-element constant as a slice; a clone of a constant as itself"),
     Stage("fusion-fuse-attention", "attention (sdpa, or matmul -> softmax -> matmul) as one flash-attention group"),
     Stage("fusion-decompose", "softmax, layer_norm, ... into reductions and elementwise ops"),
+    # After decompose (its reductions keep dims): per-row values join the reduction's kernel in that shape.
+    Stage("fusion-keepdim-rows", "per-row values of a reduction (running stats, a backward's terms) in its keepdim shape"),
     Stage("fusion-split-bias", "linear/addmm bias as an add.Tensor, to fuse with what follows"),
     # Without Triton GEMMs a sliced GEMM would be one ATen call per piece: slices stay on the result.
     Stage("fusion-chunk-motion", "chunk/split as slices, moved above the elementwise ops they cut",

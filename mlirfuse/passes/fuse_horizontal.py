@@ -7,7 +7,9 @@ results all leave the group). A scatter group takes a pointwise sibling
 before it over the scatter's index space (one kernel over the index,
 storing the sibling's values beside the scattered ones). After each round
 the vertical patterns run again (a merged sibling may now merge with its
-consumer), until neither changes anything.
+consumer), until neither changes anything. Last, a group of 0-d values
+reading no tensor any reduction group computes (a batch norm's
+`num_batches_tracked + 1`) joins a reduction group as a store of row 0.
 """
 
 from __future__ import annotations
@@ -15,14 +17,16 @@ from __future__ import annotations
 import dataclasses
 
 from mlirfuse.analysis import AnalysisManager
-from mlirfuse.dialect import GroupKind, group_kind
+from mlirfuse.dialect import REDUCTION_KINDS, GroupKind, group_kind
 from mlirfuse.ir import ir, op_id
 from mlirfuse.passes.base import ModulePass, function_ops
 from mlirfuse.passes.fuse_vertical import FuseVertical, VerticalFuser
 from mlirfuse.passes.legality import (
     FUSION_ANALYSES,
     is_fusible_group,
+    is_scalar_group,
     why_not_merge,
+    why_not_scalar_store,
 )
 from mlirfuse.passes.options import Limits, option_group, option_of
 
@@ -65,9 +69,26 @@ def fuse_siblings(fuser: VerticalFuser) -> bool:
     return merged
 
 
+def fuse_scalar_stores(fuser: VerticalFuser) -> bool:
+    """Each 0-d pointwise group joins the first reduction group it neither feeds nor reads (`why_not_scalar_store`)."""
+    for ops in function_ops(fuser.module):
+        hosts = [op for op in ops if is_fusible_group(op) and group_kind(op) in REDUCTION_KINDS]
+        for scalar in (op for op in ops if is_fusible_group(op) and is_scalar_group(op)):
+            for host in hosts:
+                reason = why_not_scalar_store(scalar, host, fuser.dep, fuser.limits, fuser.bodies)
+                if reason is not None:
+                    fuser.decisions.refused(scalar, host, reason, how="as a scalar store")
+                    continue
+                first, second = sorted((scalar, host), key=fuser.dep.position)
+                fuser.decisions.merged(first, second, how="as a scalar store")
+                fuser.rewriter.merge(first, second, fuser.dep)
+                return True  # the merged group is a new op: the next round lists the groups again
+    return False
+
+
 @dataclasses.dataclass(frozen=True)
 class FuseHorizontal(ModulePass):
-    """Merge independent fusion.groups that read the same tensor into one group (one read, several results), then fuse vertically again. Options: max-args, max-group-size (as fusion-fuse-vertical)."""
+    """Merge independent fusion.groups that read the same tensor into one group (one read, several results), then fuse vertically again; then put each 0-d pointwise group into an independent reduction group (stored once). Options: max-args, max-group-size (as fusion-fuse-vertical)."""
 
     name = "fusion-fuse-horizontal"
 
@@ -81,4 +102,7 @@ class FuseHorizontal(ModulePass):
         fuser = VerticalFuser(module, am or AnalysisManager(), self.limits, self.recompute_analyses, self.name)
         while fuse_siblings(fuser):
             fuser.run()
+        # Last: a 0-d result would keep a reduction group from growing (legality's iteration spaces).
+        while fuse_scalar_stores(fuser):
+            pass
         fuser.rewriter.erase_dead_constants(module)

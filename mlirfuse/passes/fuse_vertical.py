@@ -164,9 +164,11 @@ class VerticalFuser:
         The pad evaluates the copy at its own coordinates, so a small
         elementwise producer whose values are also read elsewhere (in its own
         iteration space) is recomputed there rather than stored and reloaded;
-        so is a view of position ids or a mask built from aranges.
+        so is a view of position ids or a mask built from aranges, and any
+        small group reading no tensor (a `scalar_tensor` two kernels select with).
         """
-        if why_not_remapped(producer, consumer) is not None or _torch_ops(producer) > MAX_RECOMPUTED_OPS:
+        reads_nothing = not list(producer.operands)  # a creation (the `0` of a threshold backward): computed anywhere
+        if (why_not_remapped(producer, consumer) is not None and not reads_nothing) or _torch_ops(producer) > MAX_RECOMPUTED_OPS:
             return False
         copy = self.rewriter.clone_before(producer, consumer).opview
         reads = [(k, v) for k, v in enumerate(consumer.operands) if defined_by(v, producer)]

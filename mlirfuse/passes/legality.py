@@ -25,7 +25,7 @@ from mlirfuse.analysis.alias import AliasAnalysis
 from mlirfuse.analysis.bodies import BodyFacts, GroupBodies, body_facts
 from mlirfuse.analysis.dependence import DependenceAnalysis
 from mlirfuse.analysis.shapes import ShapeAnalysis
-from mlirfuse.dialect import FUSIBLE_KINDS, GroupKind, group_kind
+from mlirfuse.dialect import FUSIBLE_KINDS, REDUCTION_KINDS, GroupKind, group_kind
 from mlirfuse.ir import defining_op, ir, op_id, result_index, tensor_type
 from mlirfuse.ops.indexing import GATHERS
 from mlirfuse.ops.matmul import MATMUL_OPS, Gemm, gemm
@@ -273,11 +273,12 @@ def _why_not_by_rule(producer, consumer, dep: DependenceAnalysis, limits: Limits
     pointwise = consumer if c_red is None else producer if p_red is None else None
     if pointwise is not None and not _broadcasts_into(tensor_type(pointwise.results[0].type).shape, red.shape):
         return "different iteration space"
-    # A kernel writes full-space results over S and row-space results one per
-    # row: anything else (a broadcast-smaller value) has no place to be stored.
+    # A kernel writes full-space results over S, row-space results one per
+    # row and 0-d ones (a counter, `why_not_scalar_store`) once: anything else
+    # (a broadcast-smaller value) has no place to be stored.
     for r in list(exported) + list(consumer.results):
         shape = tensor_type(r.type).shape
-        if shape not in (red.shape, red.keepdim_shape) and not _is_reduction_result(r):
+        if shape not in (red.shape, red.keepdim_shape, ()) and not _is_reduction_result(r):
             return "different iteration space"
     for r in producer.results:
         if _is_reduction_result(r) and any(u.owner.operation == consumer.operation for u in r.uses):
@@ -285,6 +286,30 @@ def _why_not_by_rule(producer, consumer, dep: DependenceAnalysis, limits: Limits
             if not _keepdim(owner):
                 return "reduction result used without keepdim"
     return None
+
+
+def is_scalar_group(group) -> bool:
+    """Is `group` pointwise over 0-d values only (`num_batches_tracked + 1`): the same value on every lane of any kernel?"""
+    types = [tensor_type(v.type) for v in [*group.operands, *group.results]]
+    return group_kind(group) == GroupKind.POINTWISE and all(t is not None and t.shape == () for t in types)
+
+
+def why_not_scalar_store(scalar, host, dep: DependenceAnalysis, limits: Limits = Limits(),
+                         bodies: GroupBodies | None = None) -> str | None:
+    """None if 0-d pointwise group `scalar` may join reduction group `host`, which it neither feeds nor reads from.
+
+    Every lane of the host computes the scalar's values from its 0-d inputs;
+    the kernel stores them once (row 0). A kernel fewer for a batch norm's
+    `num_batches_tracked += 1`, which reads nothing the batch norm computes.
+    """
+    if not is_scalar_group(scalar):
+        return "not a group of 0-d values"
+    if group_kind(host) not in REDUCTION_KINDS:
+        return "host is not a reduction group"
+    if dep.reaches(scalar, host) or dep.reaches(host, scalar):
+        return "one reads the other"
+    first, second = sorted((scalar, host), key=dep.position)
+    return _why_not_by_rule(first, second, dep, limits, bodies) or veto(first, second)
 
 
 def _yielded_op(group, result):

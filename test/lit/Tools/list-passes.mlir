@@ -12,6 +12,8 @@
 // CHECK-NEXT:    Group attention into one fusion.group of kind attention (one flash-attention kernel)
 // CHECK:       --fusion-decompose
 // CHECK-NEXT:    Decompose softmax, log_softmax, layer_norm, native_layer_norm, rms_norm, group_norm, inference batch_norm, var/std(_mean), logsumexp and max/min.dim into keepdim reductions and elementwise ops; take_along_dim into a gather, scatter_reduce sums into scatter_add, histc (and a cumsum of it) into a one-hot sum over the bins; a gather's rows viewed apart as a gather by the viewed index, a gather of a product as the product of gathers.
+// CHECK:       --fusion-keepdim-rows
+// CHECK-NEXT:    Compute per-row values of a reduction in its keepdim shape, so they join its kernel.
 // CHECK:       --fusion-split-bias
 // CHECK-NEXT:    Split the bias add out of linear, addmm (beta = alpha = 1) and conv2d/convolution into an add.Tensor that fuses with the following elementwise ops.
 // CHECK:       --fusion-chunk-motion
@@ -39,6 +41,6 @@
 // CHECK-NEXT:    Test pass: mark each op tagged `test.tag` with its result's shape, dtype, the tagged values of the same shape or broadcastable with it, and whether it is read only for its size; corrupt=true breaks the analysis on purpose.
 // CHECK-LABEL: Pipelines:
 // CHECK-NEXT:  --mlirfuse-pipeline
-// CHECK:         = fusion-functionalize, fusion-fold-constant-indices, fusion-fuse-attention, fusion-decompose, fusion-split-bias, fusion-chunk-motion, fusion-fuse-vertical, fusion-fuse-horizontal, fusion-fuse-concat, fusion-sink-exit-reshapes, fusion-fuse-matmul, fusion-mark-persistent, fusion-extern-operands, fusion-canonicalize, fusion-outline
+// CHECK:         = fusion-functionalize, fusion-fold-constant-indices, fusion-fuse-attention, fusion-decompose, fusion-keepdim-rows, fusion-split-bias, fusion-chunk-motion, fusion-fuse-vertical, fusion-fuse-horizontal, fusion-fuse-concat, fusion-sink-exit-reshapes, fusion-fuse-matmul, fusion-mark-persistent, fusion-extern-operands, fusion-canonicalize, fusion-outline
 // CHECK:       --fusion-fuse-elementwise
 // CHECK:         = fusion-fuse-vertical, fusion-fuse-horizontal, fusion-fuse-concat, fusion-sink-exit-reshapes, fusion-explain-unfused, fusion-mark-persistent

@@ -112,3 +112,75 @@ func.func @no_fuse_scatter_into_later_sibling(%perm: !torch.vtensor<[8],si64>, %
   %1 = torch.aten.index.Tensor %w, %0 : !torch.vtensor<[8],f32>, !torch.list<optional<vtensor>> -> !torch.vtensor<[8],f32>
   return %6, %1 : !torch.vtensor<[8],si64>, !torch.vtensor<[8],f32>
 }
+
+// -----
+
+// A batch norm's `num_batches_tracked + 1`: a group of 0-d values reading
+// nothing the reduction computes joins the reduction's kernel, which
+// stores it once (row 0). Without horizontal fusion it is a kernel of its own.
+
+// CHECK-LABEL: func.func @fuse_scalar_store_into_reduction
+// CHECK-SAME:    (%[[X:[^:]+]]: !torch.vtensor<[4,8],f32>, %[[N:[^:]+]]: !torch.vtensor<[],si64>)
+// CHECK-NEXT:    %[[G:.+]]:2 = "fusion.group"(%[[N]], %[[X]]) ({
+// CHECK:           torch.aten.add.Scalar {{.+}} -> !torch.vtensor<[],si64>
+// CHECK:           torch.aten.sum.dim_IntList
+// CHECK:         }) {kind = "reduction"}
+// CHECK-NEXT:    return %[[G]]#0, %[[G]]#1
+// OFF-LABEL: func.func @fuse_scalar_store_into_reduction
+// OFF-COUNT-2: "fusion.group"
+func.func @fuse_scalar_store_into_reduction(%x: !torch.vtensor<[4,8],f32>, %n: !torch.vtensor<[],si64>) -> (!torch.vtensor<[4,1],f32>, !torch.vtensor<[],si64>) {
+  %int1 = torch.constant.int 1
+  %true = torch.constant.bool true
+  %none = torch.constant.none
+  %next = torch.aten.add.Scalar %n, %int1, %int1 : !torch.vtensor<[],si64>, !torch.int, !torch.int -> !torch.vtensor<[],si64>
+  %dims = torch.prim.ListConstruct %int1 : (!torch.int) -> !torch.list<int>
+  %sum = torch.aten.sum.dim_IntList %x, %dims, %true, %none : !torch.vtensor<[4,8],f32>, !torch.list<int>, !torch.bool, !torch.none -> !torch.vtensor<[4,1],f32>
+  return %sum, %next : !torch.vtensor<[4,1],f32>, !torch.vtensor<[],si64>
+}
+
+// -----
+
+// Limit: a 0-d group reading a reduction's result (the product of a
+// full sum of it) cannot store beside it: one reads the other. The counter
+// beside it joins the first reduction.
+
+// CHECK-LABEL: func.func @no_fuse_scalar_store_reading_the_host
+// CHECK:         %[[R:.+]]:2 = "fusion.group"
+// CHECK:           torch.aten.add.Scalar
+// CHECK:         }) {kind = "reduction"}
+// CHECK-NEXT:    %[[T:.+]] = "fusion.group"(%[[R]]#1)
+// CHECK:           torch.aten.sum %
+// CHECK:         }) {kind = "reduction"}
+// CHECK-NEXT:    %[[M:.+]] = "fusion.group"(%[[T]], %{{.+}})
+// CHECK:           torch.aten.mul.Tensor
+// CHECK:         }) {kind = "pointwise"}
+func.func @no_fuse_scalar_store_reading_the_host(%x: !torch.vtensor<[4,8],f32>, %n: !torch.vtensor<[],si64>, %t: !torch.vtensor<[],f32>) -> (!torch.vtensor<[4,1],f32>, !torch.vtensor<[],f32>, !torch.vtensor<[],si64>) {
+  %int1 = torch.constant.int 1
+  %true = torch.constant.bool true
+  %none = torch.constant.none
+  %dims = torch.prim.ListConstruct %int1 : (!torch.int) -> !torch.list<int>
+  %sum = torch.aten.sum.dim_IntList %x, %dims, %true, %none : !torch.vtensor<[4,8],f32>, !torch.list<int>, !torch.bool, !torch.none -> !torch.vtensor<[4,1],f32>
+  %total = torch.aten.sum %sum, %none : !torch.vtensor<[4,1],f32>, !torch.none -> !torch.vtensor<[],f32>
+  %scaled = torch.aten.mul.Tensor %total, %t : !torch.vtensor<[],f32>, !torch.vtensor<[],f32> -> !torch.vtensor<[],f32>
+  %next = torch.aten.add.Scalar %n, %int1, %int1 : !torch.vtensor<[],si64>, !torch.int, !torch.int -> !torch.vtensor<[],si64>
+  return %sum, %scaled, %next : !torch.vtensor<[4,1],f32>, !torch.vtensor<[],f32>, !torch.vtensor<[],si64>
+}
+
+// -----
+
+// Limit: a pointwise group is no host (a store of row 0 is a reduction
+// kernel's): the counter stays a kernel of its own.
+
+// CHECK-LABEL: func.func @no_fuse_scalar_store_into_pointwise
+// CHECK:         "fusion.group"
+// CHECK:           torch.aten.exp
+// CHECK:         }) {kind = "pointwise"}
+// CHECK-NEXT:    "fusion.group"
+// CHECK:           torch.aten.add.Scalar
+// CHECK:         }) {kind = "pointwise"}
+func.func @no_fuse_scalar_store_into_pointwise(%x: !torch.vtensor<[4,8],f32>, %n: !torch.vtensor<[],si64>) -> (!torch.vtensor<[4,8],f32>, !torch.vtensor<[],si64>) {
+  %int1 = torch.constant.int 1
+  %e = torch.aten.exp %x : !torch.vtensor<[4,8],f32> -> !torch.vtensor<[4,8],f32>
+  %next = torch.aten.add.Scalar %n, %int1, %int1 : !torch.vtensor<[],si64>, !torch.int, !torch.int -> !torch.vtensor<[],si64>
+  return %e, %next : !torch.vtensor<[4,8],f32>, !torch.vtensor<[],si64>
+}

@@ -400,3 +400,66 @@ func.func @no_fuse_integer_result(%arg0: !torch.vtensor<[8],si64>) -> !torch.vte
   %0 = torch.aten.sign %arg0 : !torch.vtensor<[8],si64> -> !torch.vtensor<[8],si64>
   return %0 : !torch.vtensor<[8],si64>
 }
+
+// -----
+
+// A threshold backward's `0` (scalar_tensor), read by two reductions over
+// different axes: a group reading no tensor is computed in each reader's
+// kernel (a copy each) instead of stored by a kernel of its own.
+
+// CHECK-LABEL: func.func @fuse_creation_copied_into_each_reader
+// CHECK:         "fusion.group"(%arg0, %arg1) ({
+// CHECK:           torch.aten.scalar_tensor
+// CHECK:           torch.aten.where.self
+// CHECK:           torch.aten.sum.dim_IntList
+// CHECK:         }) {kind = "reduction"}
+// CHECK-NEXT:    "fusion.group"(%arg0, %arg1) ({
+// CHECK:           torch.aten.scalar_tensor
+// CHECK:           torch.aten.where.self
+// CHECK:           torch.aten.sum.dim_IntList
+// CHECK:         }) {kind = "reduction"}
+// CHECK-NOT:     "fusion.group"
+func.func @fuse_creation_copied_into_each_reader(%mask: !torch.vtensor<[4,8],i1>, %g: !torch.vtensor<[4,8],f32>) -> (!torch.vtensor<[4],f32>, !torch.vtensor<[8],f32>) {
+  %int0 = torch.constant.int 0
+  %int1 = torch.constant.int 1
+  %int6 = torch.constant.int 6
+  %false = torch.constant.bool false
+  %none = torch.constant.none
+  %cpu = torch.constant.device "cpu"
+  %zero = torch.aten.scalar_tensor %int0, %int6, %int0, %cpu, %none : !torch.int, !torch.int, !torch.int, !torch.Device, !torch.none -> !torch.vtensor<[],f32>
+  %a = torch.aten.where.self %mask, %zero, %g : !torch.vtensor<[4,8],i1>, !torch.vtensor<[],f32>, !torch.vtensor<[4,8],f32> -> !torch.vtensor<[4,8],f32>
+  %d1 = torch.prim.ListConstruct %int1 : (!torch.int) -> !torch.list<int>
+  %rows = torch.aten.sum.dim_IntList %a, %d1, %false, %none : !torch.vtensor<[4,8],f32>, !torch.list<int>, !torch.bool, !torch.none -> !torch.vtensor<[4],f32>
+  %b = torch.aten.where.self %mask, %g, %zero : !torch.vtensor<[4,8],i1>, !torch.vtensor<[4,8],f32>, !torch.vtensor<[],f32> -> !torch.vtensor<[4,8],f32>
+  %d0 = torch.prim.ListConstruct %int0 : (!torch.int) -> !torch.list<int>
+  %cols = torch.aten.sum.dim_IntList %b, %d0, %false, %none : !torch.vtensor<[4,8],f32>, !torch.list<int>, !torch.bool, !torch.none -> !torch.vtensor<[8],f32>
+  return %rows, %cols : !torch.vtensor<[4],f32>, !torch.vtensor<[8],f32>
+}
+
+// -----
+
+// Limit: a 0-d value computed from a tensor (here exp of an argument) is
+// not copied: only a group reading nothing is. It is stored once (by row 0
+// of the first reduction's kernel, which computes it) and read by the second.
+
+// CHECK-LABEL: func.func @no_fuse_copy_of_a_group_reading_a_tensor
+// CHECK:         %[[R:.+]]:2 = "fusion.group"(%arg2, %arg0, %arg1) ({
+// CHECK:           torch.aten.exp
+// CHECK:         }) {kind = "reduction"}
+// CHECK-NEXT:    "fusion.group"(%arg0, %arg1, %[[R]]#1) ({
+// CHECK-NOT:       torch.aten.exp
+// CHECK:         }) {kind = "reduction"}
+func.func @no_fuse_copy_of_a_group_reading_a_tensor(%mask: !torch.vtensor<[4,8],i1>, %g: !torch.vtensor<[4,8],f32>, %t: !torch.vtensor<[],f32>) -> (!torch.vtensor<[4],f32>, !torch.vtensor<[8],f32>) {
+  %int0 = torch.constant.int 0
+  %int1 = torch.constant.int 1
+  %false = torch.constant.bool false
+  %none = torch.constant.none
+  %e = torch.aten.exp %t : !torch.vtensor<[],f32> -> !torch.vtensor<[],f32>
+  %a = torch.aten.where.self %mask, %e, %g : !torch.vtensor<[4,8],i1>, !torch.vtensor<[],f32>, !torch.vtensor<[4,8],f32> -> !torch.vtensor<[4,8],f32>
+  %d1 = torch.prim.ListConstruct %int1 : (!torch.int) -> !torch.list<int>
+  %rows = torch.aten.sum.dim_IntList %a, %d1, %false, %none : !torch.vtensor<[4,8],f32>, !torch.list<int>, !torch.bool, !torch.none -> !torch.vtensor<[4],f32>
+  %b = torch.aten.where.self %mask, %g, %e : !torch.vtensor<[4,8],i1>, !torch.vtensor<[4,8],f32>, !torch.vtensor<[],f32> -> !torch.vtensor<[4,8],f32>
+  %d0 = torch.prim.ListConstruct %int0 : (!torch.int) -> !torch.list<int>
+  %cols = torch.aten.sum.dim_IntList %b, %d0, %false, %none : !torch.vtensor<[4,8],f32>, !torch.list<int>, !torch.bool, !torch.none -> !torch.vtensor<[8],f32>
+  return %rows, %cols : !torch.vtensor<[4],f32>, !torch.vtensor<[8],f32>
+}

@@ -1,0 +1,190 @@
+"""fusion-keepdim-rows: values computed per reduced row take the reduction's keepdim shape.
+
+A training-mode batch norm computes per channel in two shapes: its mean and
+variance as keepdim reductions (`[1, C, 1, 1]`), the running-stat updates
+(`0.9 * running_mean + 0.1 * squeeze(mean)`) and the backward's per-channel
+terms (`sum(g, [0, 2, 3]) * rstd`) on `[C]`, unsqueezed again where they
+meet the full tensor. A `[C]` value does not broadcast into `[N, C, H, W]`,
+so those ops could not join the reduction's kernel; each was a kernel of
+its own. Here they are computed in the keepdim shape instead:
+
+1. a reduction without keepdim that an elementwise op (or a unit-dims
+   reshape) reads is the keepdim reduction and a view of it;
+2. an elementwise op whose result is an operand's source with unit dims
+   dropped (`squeeze(mean) * 0.1`) is computed in the source's shape, its
+   other operands viewed to match (a broadcast `[C]` becomes `[1, C, 1, 1]`),
+   and viewed back;
+3. a reshape of a reshape, both only adding or dropping unit dims, is one
+   view of the first's operand, or that operand itself where the shapes agree.
+
+A value read in the smaller shape (a function result, an ATen op's operand)
+is a view of the keepdim one: the same bytes, no copy.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from mlirfuse.ir import TorchBuilder, defining_op, ir, parent_name, tensor_type
+from mlirfuse.ops.elementwise import RULES
+from mlirfuse.ops.reductions import REDUCTIONS, Reduction, reduction
+from mlirfuse.ops.views import RESHAPES, view_args
+from mlirfuse.passes.base import ModulePass, apply_patterns, pattern
+
+
+def _unit_reshape(source, result) -> bool:
+    """Do static shapes `source` and `result` differ only in dims of size 1 (a view keeping every element in place)?"""
+    return [d for d in source if d != 1] == [d for d in result if d != 1]
+
+
+def _static_shape(value: ir.Value) -> tuple | None:
+    t = tensor_type(value.type)
+    return tuple(t.shape) if t is not None and t.is_static else None
+
+
+def _unit_reshape_op(op) -> bool:
+    """Is `op` a reshape with constant arguments that only adds or drops dims of size 1?"""
+    if op is None or op.name not in RESHAPES or view_args(op) is None:
+        return False
+    source, result = _static_shape(op.operands[0]), _static_shape(op.results[0])
+    return source is not None and result is not None and _unit_reshape(source, result)
+
+
+def _unit_source(value: ir.Value, shape: tuple) -> ir.Value | None:
+    """The value with the most dims that unit-dims reshapes lead from to `value` (of `shape`), if it has more dims."""
+    best = None
+    op = defining_op(value)
+    while _unit_reshape_op(op):
+        value = op.operands[0]
+        if len(_static_shape(value)) > len(shape if best is None else _static_shape(best)):
+            best = value
+        op = defining_op(value)
+    return best
+
+
+def _in_rows(shape: tuple, result: tuple, rows: tuple) -> tuple:
+    """Where an operand of shape `shape`, broadcast into `result`, sits once `result` is laid out as `rows`.
+
+    `result`'s dims of size above 1 map in order onto `rows`'; an operand
+    broadcasts along dims of size 1 only, so it has 1 wherever `result` has.
+    """
+    padded = (1,) * (len(result) - len(shape)) + tuple(shape)
+    placed = [1] * len(rows)
+    for j, k in zip((j for j, d in enumerate(result) if d != 1), (k for k, d in enumerate(rows) if d != 1)):
+        placed[k] = padded[j]
+    return tuple(placed)
+
+
+@pattern
+def keepdim_reduction(op, rewriter) -> bool:
+    """A reduction without keepdim that an elementwise op or a unit-dims reshape reads: the keepdim reduction,
+    viewed to the old shape."""
+    found = reduction(op)
+    _, _, keep_at = REDUCTIONS[op.operation.name]
+    if parent_name(op) != "func.func" or not isinstance(found, Reduction) or found.keepdim or keep_at is None or not found.dims:
+        return False
+    result = _static_shape(op.results[0])
+    if not result or _static_shape(op.operands[0]) is None:
+        return False  # a full reduction's 0-d value broadcasts anywhere already
+    if not any(u.owner.name in RULES or _unit_reshape_op(u.owner) for u in op.results[0].uses):
+        return False
+    b = TorchBuilder(ir.InsertionPoint(op), op.location)
+    operands = list(op.operands)
+    operands[keep_at] = b.bool(True)
+    kept = b.op(op.operation.name, operands, found.keepdim_shape, found.dtype)
+    rewriter.replace_op(op, [b.view(kept, result, found.dtype)])
+    return True
+
+
+def _read_in_rows(op, result: tuple) -> tuple | None:
+    """The one shape with more dims, holding the same elements, that every reader of `op` views it to; else None."""
+    shapes = set()
+    for use in op.results[0].uses:
+        reader = use.owner
+        if not _unit_reshape_op(reader):
+            return None
+        if list(reader.results[0].uses):  # (a dead view, left by a rewrite here, reads nothing)
+            shapes.add(_static_shape(reader.results[0]))
+    if len(shapes) != 1:
+        return None
+    rows = shapes.pop()
+    return rows if len(rows) > len(result) else None
+
+
+@pattern
+def elementwise_in_rows(op, rewriter) -> bool:
+    """An elementwise op on a unit-dims squeeze of a value, or read only through one unit-dims unsqueeze: computed
+    in the shape with more dims, then viewed back."""
+    if len(op.results) != 1 or parent_name(op) != "func.func":
+        return False  # groups are made after this pass; an op inside one is left alone
+    result = _static_shape(op.results[0])
+    if not result:
+        return False
+    tensors = [k for k, v in enumerate(op.operands) if tensor_type(v.type) is not None]
+    sources = {k: _unit_source(op.operands[k], result) for k in tensors
+               if _static_shape(op.operands[k]) == result}
+    rows = next((_static_shape(s) for s in sources.values() if s is not None), None) or _read_in_rows(op, result)
+    if rows is None or any(_static_shape(op.operands[k]) is None for k in tensors):
+        return False
+    b = TorchBuilder(ir.InsertionPoint(op), op.location)
+    operands = list(op.operands)
+    for k in tensors:
+        shape = _static_shape(operands[k])
+        placed = _in_rows(shape, result, rows)
+        if sources.get(k) is not None and _static_shape(sources[k]) == placed:
+            operands[k] = sources[k]
+        elif shape and placed != shape:
+            operands[k] = b.view(operands[k], placed, tensor_type(operands[k].type).dtype)
+    dtype = tensor_type(op.results[0].type).dtype
+    computed = b.op(op.operation.name, operands, rows, dtype)
+    replaced = [defining_op(op.operands[k]) for k in sources if sources[k] is not None]
+    rewriter.replace_op(op, [b.view(computed, result, dtype)])
+    for view in replaced:
+        _erase_if_dead(view, rewriter)
+    return True
+
+
+@pattern
+def fold_unit_reshapes(op, rewriter) -> bool:
+    """reshape(reshape(x)), both moving unit dims only: one view of x, or x where the shapes agree."""
+    inner = defining_op(op.operands[0])
+    if parent_name(op) != "func.func" or not _unit_reshape_op(inner) or not _unit_reshape_op(op):
+        return False
+    x, result = inner.operands[0], _static_shape(op.results[0])
+    if _static_shape(x) != result:
+        x = TorchBuilder(ir.InsertionPoint(op), op.location).view(x, result, tensor_type(x.type).dtype)
+    rewriter.replace_op(op, [x])
+    _erase_if_dead(inner, rewriter)
+    return True
+
+
+def _erase_if_dead(op, rewriter) -> None:
+    """Erase unit-dims view `op`, and the ones it reads, once nothing reads them (the greedy driver leaves
+    torch ops it cannot prove pure)."""
+    while _unit_reshape_op(op) and not list(op.results[0].uses):
+        above = defining_op(op.operands[0])
+        rewriter.erase_op(op)
+        op = above
+
+
+PATTERNS = [
+    *((name, keepdim_reduction) for name in REDUCTIONS),
+    *((name, elementwise_in_rows) for name in RULES),
+    *((name, fold_unit_reshapes) for name in RESHAPES),
+]
+
+
+@dataclasses.dataclass(frozen=True)
+class KeepdimRows(ModulePass):
+    """Compute per-row values of a reduction in its keepdim shape, so they join its kernel.
+
+    A reduction without keepdim read by an elementwise op becomes the keepdim
+    reduction and a view; an elementwise op on a unit-dims squeeze of a value
+    is computed in that value's shape and viewed back; chains of unit-dims
+    reshapes fold into one view. Static shapes only.
+    """
+
+    name = "fusion-keepdim-rows"
+
+    def apply(self, module: ir.Operation, am=None) -> None:
+        apply_patterns(module, PATTERNS)
