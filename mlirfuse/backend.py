@@ -135,6 +135,26 @@ def unsupported_node(gm: torch.fx.GraphModule) -> str | None:
     return None
 
 
+def writebacks(gm: torch.fx.GraphModule) -> tuple[int, int]:
+    """The inputs a forward or inference graph mutates, which AOTAutograd's runtime copies its results into after
+    each call (buffers updated in place: batch norm's running stats): how many, and the bytes those copies move."""
+    context = torch._guards.TracingContext.try_get()
+    meta = context.fw_metadata if context is not None else None
+    if meta is None:
+        return 0, 0
+    output = next(n for n in reversed(gm.graph.nodes) if n.op == "output")
+    results = output.args[0] if isinstance(output.args[0], (tuple, list)) else [output.args[0]]
+    count = nbytes = 0
+    for position, index in enumerate(meta.mutated_inp_runtime_indices):
+        if not meta.input_info[index].mutates_data:
+            continue
+        count += 1
+        value = results[position].meta.get("val") if isinstance(results[position], torch.fx.Node) else None
+        if isinstance(value, torch.Tensor) and isinstance(value.numel(), int):  # not a symbolic size
+            nbytes += 2 * value.numel() * value.element_size()  # read once, written once
+    return count, nbytes
+
+
 class Backend:
     """A torch.compile backend running each graph through mlirfuse; `backend` below is the registered one."""
 
@@ -192,7 +212,9 @@ class Backend:
             record.eager_reason = reason
             logger.warning("%s graph runs eagerly: %s", role, reason)
             return make_boxed_func(gm.forward)
-        record.stats = record.graph.stats
+        record.stats = dict(record.graph.stats)
+        # AOTAutograd's runtime copies the inputs a forward or inference graph mutates back after each call.
+        record.stats["writebacks"], record.stats["writeback_bytes"] = writebacks(gm) if role != "backward" else (0, 0)
         program = record.graph.program
         imported = record.graph.imported
         if role == "inference" and check_mode(options.get("mode")) == "reduce-overhead":

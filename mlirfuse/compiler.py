@@ -4,7 +4,7 @@
     cm(*inputs)      # what model(*inputs) returns
     cm = mlirfuse.compile(model, (ids,), {"attention_mask": mask})
     cm(ids, attention_mask=mask)
-    cm.stats         # aten_ops, groups, kernels, launches, unfused_ops, unfused_views, operand_views,
+    cm.stats         # aten_ops, groups, kernels, launches, unfused_ops, unfused_views, operand_views, writebacks,
                      # passes_run, kernels_compiled, program_cache_hits/misses, kernel_cache_hits/misses
     cm.mlir          # the final IR
     cm.kernels       # kernel name -> TritonKernel (source included)
@@ -40,7 +40,7 @@ import warnings
 import torch
 from torch.utils import _pytree as pytree
 
-from mlirfuse.analysis.cost import program_cost
+from mlirfuse.analysis.cost import program_cost, sum_sizes, value_bytes
 from mlirfuse.dialect import constant_merges
 from mlirfuse.errors import CompilationError, InputMismatchError, MlirfuseError, PipelineError, RecompileLimitWarning
 from mlirfuse.frontend.importer import ImportedProgram, flatten_inputs, import_module, input_meta
@@ -192,6 +192,14 @@ class CompiledGraph:
             self.stats["bytes_lower_bound"] = self.cost.lower_bound_bytes
             self.stats["flops"] = self.cost.total.flops
             self.stats["roofline_ns"] = round(self.cost.seconds("sm_90") * 1e9)
+        # Mutated buffers and inputs: each result is copied into its tensor after the call (`call_program`),
+        # a device call outside the kernels (counted apart from launches, and not in `bytes`).
+        returned = list(func.regions[0].blocks[0].operations[-1].operands)
+        written_back = [returned[i] for i, (kind, _) in enumerate(imported.results) if kind != "output"]
+        self.stats["writebacks"] = len(written_back)
+        writeback_bytes = sum_sizes(value_bytes(v) for v in written_back)
+        if writeback_bytes is not None:
+            self.stats["writeback_bytes"] = 2 * writeback_bytes  # each read once and written once
 
     def explain(self) -> dict[str, list[str]]:
         """Kernel name -> why its neighbours were not fused (compile with explain=True); torch op name -> why attention around it was not fused (always)."""

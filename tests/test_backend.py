@@ -7,6 +7,7 @@ import logging
 import pytest
 import torch
 
+import mlirfuse
 from mlirfuse import models
 from mlirfuse.backend import Backend, backend
 from helpers import discover_dynamo_backends, train_side_by_side
@@ -197,3 +198,19 @@ def test_nested_compile_regions_train_like_eager():
     assert [(g.role, g.eager_reason) for g in b.graphs] == [("forward", None), ("backward", None)]
     for p, q in zip(model.parameters(), reference.parameters()):
         torch.testing.assert_close(p.grad, q.grad)
+
+
+def test_stats_count_the_copies_of_mutated_buffers_back():
+    """Batch norm in training updates its running stats in place: AOTAutograd's runtime (the backend) and
+    `call_program` (mlirfuse.compile) copy the graph's results into them after each call. Those copies are device
+    calls outside the kernels: `writebacks` counts them and `writeback_bytes` what they move (read + write)."""
+    model = torch.nn.Sequential(torch.nn.Conv2d(4, 8, 3, padding=1), torch.nn.BatchNorm2d(8), torch.nn.ReLU()).train()
+    x = torch.randn(2, 4, 8, 8)
+    torch.compile(model, backend=backend)(x).sum().backward()
+    # running_mean and running_var: 8 f32 each; num_batches_tracked: one i64. Each read once and written once.
+    expected = 2 * (8 * 4 + 8 * 4 + 8)
+    assert (backend.stats["forward"]["writebacks"], backend.stats["forward"]["writeback_bytes"]) == (3, expected)
+    assert (backend.stats["backward"]["writebacks"], backend.stats["backward"]["writeback_bytes"]) == (0, 0)
+    cm = mlirfuse.compile(model, (x,))
+    assert (cm.stats["writebacks"], cm.stats["writeback_bytes"]) == (3, expected)
+    assert mlirfuse.compile(model.eval(), (x,)).stats["writebacks"] == 0
