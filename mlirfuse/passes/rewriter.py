@@ -34,8 +34,8 @@ class FusionRewriter:
         return _Driving(self, driver)
 
     def _notify(self, event: str, *args) -> None:
-        for listener in self.am.listeners():
-            getattr(listener, event)(*args)
+        for handler in self.am.handlers(event):
+            handler(*args)
 
     # -- primitives ---------------------------------------------------------
 
