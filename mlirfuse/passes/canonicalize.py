@@ -41,6 +41,7 @@ from mlirfuse.ir import (
     defining_op,
     ir,
     is_constant,
+    op_id,
     rewrite,
 )
 from mlirfuse.ops.reductions import REDUCTIONS
@@ -133,8 +134,13 @@ def _refresh_kind(group) -> bool:
     return False
 
 
-def canonicalize_group(group, rewriter: FusionRewriter, shapes: ShapeAnalysis) -> bool:
-    """Tidy one group's body, then rebuild it without dead operands and results."""
+def canonicalize_group(group, rewriter: FusionRewriter, shapes: ShapeAnalysis, rebuilt: list | None = None) -> bool:
+    """Tidy one group's body, then rebuild it without dead operands and results.
+
+    A group rebuilt without dead operands only is tidy (each step has done
+    all it can; dropping a result would leave dead ops in the body): it is
+    appended to `rebuilt`, if given.
+    """
     block = group.regions[0].blocks[0]
     inputs = list(group.operands)
     changed = _inline_constants(block, inputs)
@@ -169,6 +175,8 @@ def canonicalize_group(group, rewriter: FusionRewriter, shapes: ShapeAnalysis) -
     for i, r in zip(keep_results, new.results):
         rewriter.replace_uses(group.results[i], r)
     rewriter.erase(group)
+    if rebuilt is not None and len(keep_results) == len(group.results):
+        rebuilt.append(new)
     return True
 
 
@@ -251,8 +259,25 @@ class Canonicalize(ModulePass):
 
             return apply_one
 
+        # A group canonicalize_group left as it was, or rebuilt, stays tidy while it reads the same values
+        # and the same results are read: a later sweep (run because other ops changed) skips it.
+        settled: dict[int, tuple] = {}  # op_id -> that state
+
+        def canonicalize_unsettled(group, rewriter, shapes) -> bool:
+            key, state = op_id(group), _outside_state(group)
+            if settled.pop(key, None) == state:
+                settled[key] = state
+                return False
+            rebuilt = []
+            done = canonicalize_group(group, rewriter, shapes, rebuilt)
+            if not done:
+                settled[key] = state
+            for new in rebuilt:
+                settled[op_id(new)] = _outside_state(new)
+            return done
+
         patterns = rewrite.RewritePatternSet()
-        patterns.add("fusion.group", tracked(canonicalize_group))
+        patterns.add("fusion.group", tracked(canonicalize_unsettled))
         for name in SIZE_QUERIES:
             patterns.add(name, tracked(fold_size_query))
         frozen = patterns.freeze()
@@ -261,6 +286,11 @@ class Canonicalize(ModulePass):
             rewrite.walk_and_apply_patterns(module, frozen)
         merge_identical_groups(module, rewriter)
         rewriter.erase_dead_constants(module)  # constant operands inlined into bodies, answered queries
+
+
+def _outside_state(group) -> tuple:
+    """What `canonicalize_group` reads of a group's surroundings: its operands, and which of its results are read."""
+    return tuple(group.operands), tuple(next(iter(r.uses), None) is not None for r in group.results)
 
 
 def merge_identical_groups(module: ir.Operation, rewriter: FusionRewriter) -> None:
