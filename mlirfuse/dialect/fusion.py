@@ -32,7 +32,7 @@ form either way.
 from __future__ import annotations
 
 from mlirfuse.dialect.kinds import GROUP_KINDS, REDUCTION_KINDS, GroupKind, group_kind, kind_attr, kind_attribute
-from mlirfuse.ir import add_dialect_search_prefix, asm, ir, op_id
+from mlirfuse.ir import add_dialect_search_prefix, asm, ir, last_op, op_id
 from mlirfuse.ops.attention import MATMULS, SDPA, SOFTMAXES
 from mlirfuse.ops.conv import CONV_OPS, Conv, conv
 from mlirfuse.ops.elementwise import liftable_constants
@@ -271,7 +271,7 @@ def _verify_launch(op, kernels: dict | None = None) -> None:
             f"operand types ({', '.join(map(str, in_types))}) do not match "
             f"@{name} arguments ({', '.join(map(str, arg_types))})",
         )
-    yielded = [v.type for v in list(block.operations)[-1].operands]
+    yielded = [v.type for v in last_op(block).operands]
     if yielded != [r.type for r in op.results]:
         _error(op, f"result types do not match what @{name} yields")
     if LAUNCH_SCALARS in op.attributes and not isinstance(op.attributes[LAUNCH_SCALARS], ir.DenseF64ArrayAttr):

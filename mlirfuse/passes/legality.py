@@ -26,7 +26,7 @@ from mlirfuse.analysis.bodies import BodyFacts, GroupBodies, body_facts
 from mlirfuse.analysis.dependence import DependenceAnalysis
 from mlirfuse.analysis.shapes import ShapeAnalysis
 from mlirfuse.dialect import FUSIBLE_KINDS, GroupKind, group_kind
-from mlirfuse.ir import defining_op, ir, op_id, result_index, tensor_type
+from mlirfuse.ir import defining_op, ir, last_op, op_id, result_index, tensor_type
 from mlirfuse.ops.indexing import GATHERS
 from mlirfuse.ops.matmul import MATMUL_OPS, Gemm, gemm
 from mlirfuse.ops.pooling import WINDOWED
@@ -295,7 +295,7 @@ def _why_not_by_rule(producer, consumer, dep: DependenceAnalysis, limits: Limits
 
 def _yielded_op(group, result):
     """The op inside `group` whose value the group yields as `result`."""
-    _, terminator = body_ops(group)
+    terminator = last_op(group.regions[0].blocks[0])
     return defining_op(terminator.operands[result_index(result)])
 
 

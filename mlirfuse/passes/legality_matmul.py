@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from mlirfuse.analysis.dependence import DependenceAnalysis
 from mlirfuse.dialect import REDUCTION_KINDS, TEMPLATE_KINDS, GroupKind, group_kind
-from mlirfuse.ir import computes, defining_op, ir, op_id, tensor_type
+from mlirfuse.ir import computes, defining_op, ir, last_op, op_id, tensor_type
 from mlirfuse.ops.conv import CONV_OPS, Conv, conv
 from mlirfuse.ops.indexing import INDEXING_OPS
 from mlirfuse.ops.matmul import MATMUL_OPS, Gemm, KSplit, computed_from_cat, gemm, k_split, why_not_k_sum
@@ -137,7 +137,7 @@ def why_not_epilogue(mm, consumer, dep: DependenceAnalysis, limits: Limits = Lim
     if why:
         return why
     space = _result_space(mm)
-    _, terminator = body_ops(consumer)
+    terminator = last_op(consumer.regions[0].blocks[0])
     for stored in terminator.operands:
         if why := _why_not_stored(mm, consumer, stored, space):
             return why
@@ -183,7 +183,7 @@ def why_not_prologue(
         return "producer holds a cat (a convolution reads no cat piece by piece)"
     if cats and (why := why_not_ksplit(producer, mm)):
         return why
-    _, terminator = body_ops(producer)
+    terminator = last_op(producer.regions[0].blocks[0])
     if any(defining_op(v) is not None and defining_op(v).name in VIEW_OPS for v in terminator.operands):
         return "producer stores a reshape of a computed value (a copy, not recomputed per tile)"
     if (count := _ops_per_tile(producer, bodies)) > max_ops:
