@@ -41,6 +41,7 @@ from mlirfuse.ir import (
     defining_op,
     ir,
     is_constant,
+    last_op,
     op_id,
     rewrite,
 )
@@ -109,7 +110,7 @@ def _eliminate_common_subexpressions(block: ir.Block) -> bool:
 
 def _merge_duplicate_results(group, rewriter: FusionRewriter) -> bool:
     """Results yielding the same value: users of the later ones read the first."""
-    _, terminator = body_ops(group)
+    terminator = last_op(group.regions[0].blocks[0])
     first: dict[ir.Value, int] = {}
     changed = False
     for i, v in enumerate(terminator.operands):
@@ -134,12 +135,12 @@ def _refresh_kind(group) -> bool:
     return False
 
 
-def canonicalize_group(group, rewriter: FusionRewriter, shapes: ShapeAnalysis, rebuilt: list | None = None) -> bool:
+def canonicalize_group(group, rewriter: FusionRewriter, shapes: ShapeAnalysis, tidy: list | None = None) -> bool:
     """Tidy one group's body, then rebuild it without dead operands and results.
 
-    A group rebuilt without dead operands only is tidy (each step has done
-    all it can; dropping a result would leave dead ops in the body): it is
-    appended to `rebuilt`, if given.
+    The group left is appended to `tidy` (if given) where running this again
+    would change nothing: each step has done all it can, unless a result was
+    dropped (which leaves dead ops in the body).
     """
     block = group.regions[0].blocks[0]
     inputs = list(group.operands)
@@ -153,6 +154,8 @@ def canonicalize_group(group, rewriter: FusionRewriter, shapes: ShapeAnalysis, r
     keep_args = [i for i, arg in enumerate(block.arguments) if list(arg.uses)]
     keep_results = [i for i, r in enumerate(group.results) if list(r.uses)]
     if len(keep_args) == len(inputs) and len(keep_results) == len(group.results):
+        if tidy is not None:
+            tidy.append(group)
         return changed
     if not keep_results:
         rewriter.erase(group)
@@ -175,8 +178,8 @@ def canonicalize_group(group, rewriter: FusionRewriter, shapes: ShapeAnalysis, r
     for i, r in zip(keep_results, new.results):
         rewriter.replace_uses(group.results[i], r)
     rewriter.erase(group)
-    if rebuilt is not None and len(keep_results) == len(group.results):
-        rebuilt.append(new)
+    if tidy is not None and len(keep_results) == len(group.results):
+        tidy.append(new)
     return True
 
 
@@ -259,8 +262,8 @@ class Canonicalize(ModulePass):
 
             return apply_one
 
-        # A group canonicalize_group left as it was, or rebuilt, stays tidy while it reads the same values
-        # and the same results are read: a later sweep (run because other ops changed) skips it.
+        # A group canonicalize_group left tidy stays so while it reads the same values and the same results
+        # are read: a later sweep (run because other ops changed) skips it.
         settled: dict[int, tuple] = {}  # op_id -> that state
 
         def canonicalize_unsettled(group, rewriter, shapes) -> bool:
@@ -268,12 +271,10 @@ class Canonicalize(ModulePass):
             if settled.pop(key, None) == state:
                 settled[key] = state
                 return False
-            rebuilt = []
-            done = canonicalize_group(group, rewriter, shapes, rebuilt)
-            if not done:
-                settled[key] = state
-            for new in rebuilt:
-                settled[op_id(new)] = _outside_state(new)
+            tidy = []
+            done = canonicalize_group(group, rewriter, shapes, tidy)
+            for left in tidy:
+                settled[op_id(left)] = _outside_state(left)
             return done
 
         patterns = rewrite.RewritePatternSet()
