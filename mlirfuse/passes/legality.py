@@ -198,17 +198,14 @@ def _why_not_past_gemm_epilogue(producer, exported: list) -> str | None:
         return None
     # A residual: an add of an input of the group (x) to a value of the same shape (not a backward's
     # `sub`/`mul` chain, which a normalization's backward reads whole, nor an LSTM cell's `f * c + i * g`).
-    gemm_values = [a for a, _ in gemm_args]
-
-    def outside_input(v) -> bool:
-        return isinstance(v.owner, ir.Block) and not any(v == a for a in gemm_values)
-
+    # Found from the inputs' uses, not by walking the body.
+    gemm_numbers = {arg.arg_number for arg, _ in gemm_args}
     residual = any(
-        op.operation.name == "torch.aten.add.Tensor"
-        and all(tensor_type(v.type) is not None and tensor_type(v.type).shape == tensor_type(op.results[0].type).shape
-                for v in list(op.operands)[:2])
-        and any(outside_input(v) for v in list(op.operands)[:2])
-        for op in block.operations
+        use.operand_number < 2 and use.owner.operation.name == "torch.aten.add.Tensor"
+        and all(tensor_type(v.type) is not None and tensor_type(v.type).shape == tensor_type(use.owner.results[0].type).shape
+                for v in list(use.owner.operands)[:2])
+        for arg in block.arguments if arg.arg_number not in gemm_numbers
+        for use in arg.uses
     )
     for arg, space in gemm_args if residual else []:
         if all(tensor_type(r.type).shape == space for r in producer.results) and any(
