@@ -20,8 +20,8 @@ from mlirfuse.ops import dtypes
 
 __all__ = [
     "ir", "rewrite", "DTYPES", "DTYPE_CODES", "parse_tensor_type", "passmanager", "ext", "func", "torch_context", "TensorType", "tensor_type",
-    "computes", "constant_value", "constant_int_list", "is_constant", "is_constant_like", "static_tensor_types", "reduced_static_type", "NO_CONSTANT", "parent_name", "defining_op", "result_index",
-    "vtensor_type", "TorchBuilder", "op_id", "block_ops", "add_dialect_search_prefix", "torch_name", "asm",
+    "computes", "constant_value", "constant_int_list", "is_constant", "is_constant_like", "constant_like_ops", "static_tensor_types", "reduced_static_type", "NO_CONSTANT", "parent_name", "defining_op", "result_index",
+    "vtensor_type", "TorchBuilder", "op_id", "block_ops", "last_op", "add_dialect_search_prefix", "torch_name", "asm",
 ]
 
 
@@ -178,6 +178,24 @@ def is_constant_like(value: ir.Value) -> bool:
     return _is_constant_op(owner, name)
 
 
+def constant_like_ops(value: ir.Value) -> list | None:
+    """The ops of a constant-like `value` (`is_constant_like`): a constant's op, or a list's items' ops then the
+    list's; None if it is not one. (Each owner is asked of the bindings once: that makes a Python object.)"""
+    owner = value.owner
+    if not isinstance(owner, ir.OpView):
+        return None
+    name = owner.operation.name
+    if name == "torch.prim.ListConstruct":
+        items = []
+        for v in owner.operands:
+            item = v.owner
+            if not (isinstance(item, ir.OpView) and _is_constant_op(item, item.operation.name)):
+                return None
+            items.append(item)
+        return [*items, owner]
+    return [owner] if _is_constant_op(owner, name) else None
+
+
 def torch_name(op) -> str:
     """`torch.aten.add_.Tensor`; a `torch.operator "aten.foo_"` (or `"torch.aten.foo_"`) is named `torch.aten.foo_`.
 
@@ -205,6 +223,16 @@ def block_ops(block: ir.Block) -> tuple[list, object]:
     """The ops of a block and its terminator, separately."""
     ops = list(block.operations)
     return ops[:-1], ops[-1]
+
+
+def last_op(block: ir.Block):
+    """A block's last op (its terminator), found without listing the others.
+
+    The bindings index a block's ops in C++, but make a Python object for
+    every op a `list(block.operations)` holds: 1 µs or so each.
+    """
+    ops = block.operations
+    return ops[len(ops) - 1]
 
 
 def add_dialect_search_prefix(prefix: str) -> None:

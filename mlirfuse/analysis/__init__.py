@@ -73,12 +73,14 @@ class AnalysisManager:
         self.verify = verify
         self._cache: dict[tuple[type, object], Analysis] = {}
         self._listeners: tuple[RewriteListener, ...] | None = ()  # None: to be taken again from the cache
+        self._handlers: dict[str, tuple] = {}  # event -> the live analyses' bound methods for it (see `handlers`)
 
     def get(self, cls: type[Analysis], anchor) -> Analysis:
         key = (cls, anchor)
         if key not in self._cache:
             self._cache[key] = cls.compute(anchor)
             self._listeners = None
+            self._handlers = {}
         return self._cache[key]
 
     def cached(self):
@@ -90,10 +92,25 @@ class AnalysisManager:
             self._listeners = tuple(self._cache.values())
         return self._listeners
 
+    def handlers(self, event: str) -> tuple:
+        """The live analyses' methods for `event` (a `RewriteListener` method name), those that do something only.
+
+        Asked per rewrite (tens of thousands per pass): a listener keeping
+        `RewriteListener`'s do-nothing default is not called at all.
+        """
+        found = self._handlers.get(event)
+        if found is None:
+            default = getattr(RewriteListener, event)
+            found = self._handlers[event] = tuple(
+                getattr(listener, event) for listener in self.listeners() if getattr(type(listener), event) is not default
+            )
+        return found
+
     def invalidate(self, preserved: tuple[type, ...] = ()) -> None:
         """Drop every analysis not in `preserved`."""
         self._cache = {k: v for k, v in self._cache.items() if k[0] in preserved}
         self._listeners = None
+        self._handlers = {}
 
     def check(self) -> list[str]:
         """Recompute every cached analysis and list the differences (empty: all agree)."""

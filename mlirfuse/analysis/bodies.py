@@ -100,8 +100,9 @@ class GroupBodies(Analysis):
             self.facts[op_id(group)] = combined(p, c)
 
     def op_erased(self, op) -> None:
-        """Forget `op` before it is erased (its address may be reused)."""
-        self.facts.pop(op_id(op), None)
+        """Forget `op` before it is erased (its address may be reused); only groups have facts."""
+        if op.operation.name == "fusion.group":
+            self.facts.pop(op_id(op), None)
 
     # -- checking ------------------------------------------------------------
 

@@ -37,6 +37,9 @@ class DependenceAnalysis(Analysis):
         self.next: dict[int, int | None] = {}
         self.label: dict[int, str] = {}  # for diffs: never print an op that may be gone
         self.block_of: dict[int, int] = {}
+        # The last `dependents_between` answer, ((producer, consumer) keys, answer), until the next rewrite:
+        # a fusion pass asks it of a pair in its legality check and again in the merge that follows.
+        self._last: tuple | None = None
 
     @classmethod
     def compute(cls, anchor) -> "DependenceAnalysis":
@@ -81,6 +84,9 @@ class DependenceAnalysis(Analysis):
         """
         producer, consumer = producer.operation, consumer.operation
         producer_key, consumer_key = _key(producer), _key(consumer)
+        last = self._last
+        if last is not None and last[0] == (producer_key, consumer_key):
+            return last[1]
         limit = self.pos[consumer_key]
         block = producer.block
         seen: dict[int, ir.Operation] = {}
@@ -100,14 +106,26 @@ class DependenceAnalysis(Analysis):
                     if self.pos[key] < limit:
                         seen[key] = user
                         stack.append(user)
-        return [seen[k] for k in sorted(seen, key=self.pos.__getitem__)], cycle
+        answer = [seen[k] for k in sorted(seen, key=self.pos.__getitem__)], cycle
+        self._last = ((producer_key, consumer_key), answer)
+        return answer
 
     # -- notifications (see RewriteListener) ---------------------------------
     # Only ops of function bodies have positions; anything else is not ours.
     # Each op's key is taken once: `op_id` is a ctypes call, and a pass sends
     # tens of thousands of notifications.
 
+    def operands_changed(self, op) -> None:
+        self._last = None
+
+    def value_replaced(self, old, new) -> None:
+        self._last = None
+
+    def groups_merged(self, producer, consumer, group) -> None:
+        self._last = None
+
     def op_inserted(self, op, before) -> None:
+        self._last = None
         anchor = _key(before)
         if anchor in self.pos:
             new = _key(op)
@@ -115,6 +133,7 @@ class DependenceAnalysis(Analysis):
             self._link(new, self.prev[anchor], anchor)
 
     def op_moved(self, op, after) -> None:
+        self._last = None
         op, anchor = _key(op), _key(after)
         if op in self.pos and anchor in self.pos:
             self._unlink(op)
@@ -122,6 +141,7 @@ class DependenceAnalysis(Analysis):
 
     def op_erased(self, op) -> None:
         """Forget `op` before it is erased (its address may be reused)."""
+        self._last = None
         op = _key(op)
         if op in self.pos:
             self._unlink(op)

@@ -17,7 +17,7 @@ Use lists are not facts kept here: MLIR keeps them current, so
 from __future__ import annotations
 
 from mlirfuse.analysis.values import Key, ValueAnalysis, is_tensor_type, value_key
-from mlirfuse.ir import Shape, ir, parse_tensor_type
+from mlirfuse.ir import Shape, ir, last_op, parse_tensor_type
 from mlirfuse.ops.elementwise import RULES
 
 # Ops that read only a tensor's metadata (operand #0).
@@ -53,7 +53,7 @@ def _same_shape_operand(op) -> ir.Value | None:
 def _group_input(group, index: int) -> ir.Value | None:
     """The group input result #`index` is computed from by shape-preserving ops, if any."""
     block = group.regions[0].blocks[0]
-    value = list(block.operations)[-1].operands[index]
+    value = last_op(block).operands[index]
     while not isinstance(value.owner, ir.Block):
         value = _same_shape_operand(value.owner)
         if value is None:

@@ -32,7 +32,7 @@ form either way.
 from __future__ import annotations
 
 from mlirfuse.dialect.kinds import GROUP_KINDS, REDUCTION_KINDS, GroupKind, group_kind, kind_attr, kind_attribute
-from mlirfuse.ir import add_dialect_search_prefix, asm, ir
+from mlirfuse.ir import add_dialect_search_prefix, asm, ir, last_op, op_id
 from mlirfuse.ops.attention import MATMULS, SDPA, SOFTMAXES
 from mlirfuse.ops.conv import CONV_OPS, Conv, conv
 from mlirfuse.ops.elementwise import liftable_constants
@@ -254,11 +254,12 @@ def constant_merges(module) -> int:
     return sum(len(vectors) - 1 for vectors in values.values())
 
 
-def _verify_launch(op) -> None:
+def _verify_launch(op, kernels: dict | None = None) -> None:
+    """`kernels`: the enclosing module's kernels by name, where the caller has them (else each is looked for)."""
     if "kernel" not in op.attributes or not isinstance(op.attributes["kernel"], ir.FlatSymbolRefAttr):
         _error(op, "requires a symbol attribute 'kernel'")
     name = op.attributes["kernel"].value
-    kernel = find_kernel(op, name)
+    kernel = find_kernel(op, name) if kernels is None else kernels.get(name)
     if kernel is None:
         _error(op, f"refers to unknown kernel @{name}")
     block = kernel.regions[0].blocks[0]
@@ -270,7 +271,7 @@ def _verify_launch(op) -> None:
             f"operand types ({', '.join(map(str, in_types))}) do not match "
             f"@{name} arguments ({', '.join(map(str, arg_types))})",
         )
-    yielded = [v.type for v in list(block.operations)[-1].operands]
+    yielded = [v.type for v in last_op(block).operands]
     if yielded != [r.type for r in op.results]:
         _error(op, f"result types do not match what @{name} yields")
     if LAUNCH_SCALARS in op.attributes and not isinstance(op.attributes[LAUNCH_SCALARS], ir.DenseF64ArrayAttr):
@@ -296,6 +297,7 @@ def verify_fusion_ops(root: ir.Operation) -> bool:
     what keeps running this after every pass cheap.
     """
     ok = True
+    kernels_of: dict[int, dict] = {}  # a module's op_id -> its kernels by name: one scan per module, not per launch
 
     def visit(op):
         nonlocal ok
@@ -307,7 +309,14 @@ def verify_fusion_ops(root: ir.Operation) -> bool:
                 ok = False
             return ir.WalkResult.ADVANCE
         try:
-            verifier(op)
+            if name == "fusion.launch":
+                module = _enclosing_module(op)
+                kernels = None if module is None else kernels_of.get(op_id(module))
+                if module is not None and kernels is None:
+                    kernels = kernels_of[op_id(module)] = _kernels(module)
+                _verify_launch(op, kernels)
+            else:
+                verifier(op)
         except _Failed:
             ok = False
         return ir.WalkResult.SKIP if name in _HAS_BODY else ir.WalkResult.ADVANCE
@@ -319,11 +328,27 @@ def verify_fusion_ops(root: ir.Operation) -> bool:
 _HAS_BODY = ("fusion.group", "fusion.kernel")
 
 
-def find_kernel(op: ir.Operation, name: str):
-    """The `fusion.kernel` named `name` in the module enclosing `op`."""
+def _enclosing_module(op):
     module = op.operation
     while module is not None and module.name != "builtin.module":
         module = module.parent
+    return module
+
+
+def _kernels(module) -> dict:
+    """`module`'s `fusion.kernel` ops by name (the first of a name, as `find_kernel` finds it)."""
+    found = {}
+    for candidate in module.regions[0].blocks[0].operations:
+        if candidate.operation.name == "fusion.kernel" and "sym_name" in candidate.attributes:
+            sym_name = candidate.attributes["sym_name"]
+            if isinstance(sym_name, ir.StringAttr):
+                found.setdefault(sym_name.value, candidate)
+    return found
+
+
+def find_kernel(op: ir.Operation, name: str):
+    """The `fusion.kernel` named `name` in the module enclosing `op`."""
+    module = _enclosing_module(op)
     if module is None:
         return None
     for candidate in module.regions[0].blocks[0].operations:

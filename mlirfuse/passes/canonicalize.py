@@ -41,6 +41,8 @@ from mlirfuse.ir import (
     defining_op,
     ir,
     is_constant,
+    last_op,
+    op_id,
     rewrite,
 )
 from mlirfuse.ops.reductions import REDUCTIONS
@@ -108,7 +110,7 @@ def _eliminate_common_subexpressions(block: ir.Block) -> bool:
 
 def _merge_duplicate_results(group, rewriter: FusionRewriter) -> bool:
     """Results yielding the same value: users of the later ones read the first."""
-    _, terminator = body_ops(group)
+    terminator = last_op(group.regions[0].blocks[0])
     first: dict[ir.Value, int] = {}
     changed = False
     for i, v in enumerate(terminator.operands):
@@ -133,8 +135,13 @@ def _refresh_kind(group) -> bool:
     return False
 
 
-def canonicalize_group(group, rewriter: FusionRewriter, shapes: ShapeAnalysis) -> bool:
-    """Tidy one group's body, then rebuild it without dead operands and results."""
+def canonicalize_group(group, rewriter: FusionRewriter, shapes: ShapeAnalysis, tidy: list | None = None) -> bool:
+    """Tidy one group's body, then rebuild it without dead operands and results.
+
+    The group left is appended to `tidy` (if given) where running this again
+    would change nothing: each step has done all it can, unless a result was
+    dropped (which leaves dead ops in the body).
+    """
     block = group.regions[0].blocks[0]
     inputs = list(group.operands)
     changed = _inline_constants(block, inputs)
@@ -147,6 +154,8 @@ def canonicalize_group(group, rewriter: FusionRewriter, shapes: ShapeAnalysis) -
     keep_args = [i for i, arg in enumerate(block.arguments) if list(arg.uses)]
     keep_results = [i for i, r in enumerate(group.results) if list(r.uses)]
     if len(keep_args) == len(inputs) and len(keep_results) == len(group.results):
+        if tidy is not None:
+            tidy.append(group)
         return changed
     if not keep_results:
         rewriter.erase(group)
@@ -169,6 +178,8 @@ def canonicalize_group(group, rewriter: FusionRewriter, shapes: ShapeAnalysis) -
     for i, r in zip(keep_results, new.results):
         rewriter.replace_uses(group.results[i], r)
     rewriter.erase(group)
+    if tidy is not None and len(keep_results) == len(group.results):
+        tidy.append(new)
     return True
 
 
@@ -251,8 +262,23 @@ class Canonicalize(ModulePass):
 
             return apply_one
 
+        # A group canonicalize_group left tidy stays so while it reads the same values and the same results
+        # are read: a later sweep (run because other ops changed) skips it.
+        settled: dict[int, tuple] = {}  # op_id -> that state
+
+        def canonicalize_unsettled(group, rewriter, shapes) -> bool:
+            key, state = op_id(group), _outside_state(group)
+            if settled.pop(key, None) == state:
+                settled[key] = state
+                return False
+            tidy = []
+            done = canonicalize_group(group, rewriter, shapes, tidy)
+            for left in tidy:
+                settled[op_id(left)] = _outside_state(left)
+            return done
+
         patterns = rewrite.RewritePatternSet()
-        patterns.add("fusion.group", tracked(canonicalize_group))
+        patterns.add("fusion.group", tracked(canonicalize_unsettled))
         for name in SIZE_QUERIES:
             patterns.add(name, tracked(fold_size_query))
         frozen = patterns.freeze()
@@ -261,6 +287,11 @@ class Canonicalize(ModulePass):
             rewrite.walk_and_apply_patterns(module, frozen)
         merge_identical_groups(module, rewriter)
         rewriter.erase_dead_constants(module)  # constant operands inlined into bodies, answered queries
+
+
+def _outside_state(group) -> tuple:
+    """What `canonicalize_group` reads of a group's surroundings: its operands, and which of its results are read."""
+    return tuple(group.operands), tuple(next(iter(r.uses), None) is not None for r in group.results)
 
 
 def merge_identical_groups(module: ir.Operation, rewriter: FusionRewriter) -> None:

@@ -159,7 +159,7 @@ MAX_PIECES = 8
 
 @pattern
 def slice_through_matmul(op, rewriter) -> bool:
-    """slice(A @ B, last dim) -> A @ slice(B) when every user of the unbatched product is such a slice (none empty, at most MAX_PIECES).
+    """slice(A @ B, last dim) -> A @ slice(B) for each slice when every user of the unbatched product is such a slice (none empty, at most MAX_PIECES).
 
     B is sliced along its N dim (dim 0 of linear's [N, K] weight), a bias
     along its last dim unless it broadcasts there. The GEMM must be one the
@@ -175,26 +175,28 @@ def slice_through_matmul(op, rewriter) -> bool:
     if not isinstance(g, Gemm) or g.batch:
         return False  # batched GEMMs are never grouped: each piece would be a launch
     last = len(g.out) - 1
-    if len(list(mm.results[0].uses)) > MAX_PIECES:
+    users = [use.owner for use in mm.results[0].uses]
+    if len(users) > MAX_PIECES:
         return False
-    for use in mm.results[0].uses:
-        user = use.owner
+    pieces = []
+    for user in users:
         piece = slice_args(user.opview) if user.name == "torch.aten.slice.Tensor" else None
         if piece is None or piece[0] != last or piece[1] >= piece[2]:
             return False
-    _, start, end, step = args
-    b = TorchBuilder(ir.InsertionPoint(op), op.location)
-    operands = list(mm.operands)
-    weight = tensor_type(operands[g.b].type)
-    operands[g.b] = _build_slice(b, operands[g.b], 0 if g.b_transposed else len(weight.shape) - 1, start, end, step)
-    if g.bias is not None:
-        bias = tensor_type(operands[g.bias].type)
-        if bias.shape and bias.shape[-1] != 1:
-            operands[g.bias] = _build_slice(b, operands[g.bias], len(bias.shape) - 1, start, end, step)
-    result = tensor_type(op.results[0].type)
-    rewriter.replace_op(op, [b.op(mm.name, operands, result.shape, result.dtype)])
-    if not list(mm.results[0].uses):
-        rewriter.erase_op(mm.opview)
+        pieces.append((user.opview, piece))
+    # Every piece at once (each where its slice was): checked once, not once per piece.
+    for user, (_, start, end, step) in pieces:
+        b = TorchBuilder(ir.InsertionPoint(user), user.location)
+        operands = list(mm.operands)
+        weight = tensor_type(operands[g.b].type)
+        operands[g.b] = _build_slice(b, operands[g.b], 0 if g.b_transposed else len(weight.shape) - 1, start, end, step)
+        if g.bias is not None:
+            bias = tensor_type(operands[g.bias].type)
+            if bias.shape and bias.shape[-1] != 1:
+                operands[g.bias] = _build_slice(b, operands[g.bias], len(bias.shape) - 1, start, end, step)
+        result = tensor_type(user.results[0].type)
+        rewriter.replace_op(user, [b.op(mm.name, operands, result.shape, result.dtype)])
+    rewriter.erase_op(mm.opview)
     return True
 
 

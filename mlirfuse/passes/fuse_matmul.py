@@ -302,6 +302,8 @@ def _epilogue_partner(group, groups: dict, dep, limits: Limits, most: int, bodie
     space = _tile_space(group)
     if space is None:
         return None
+    count = _gemm_count(group)
+    refused = set()  # op_ids of the groups checked already and refused (a group's results feed many readers)
     for r in group.results:
         for use in r.uses:
             consumer = use.owner.operation
@@ -309,12 +311,16 @@ def _epilogue_partner(group, groups: dict, dep, limits: Limits, most: int, bodie
                 continue
             for v in consumer.operands:
                 owner = defining_op(v)
-                other = None if owner is None or owner == group.operation else groups.get(op_id(owner))
-                if other is None or _tile_space(other) != space or _gemm_count(group) + _gemm_count(other) > most:
+                other = None if owner is None or owner == group.operation else groups.get(key := op_id(owner))
+                if other is None or key in refused:
+                    continue
+                if _tile_space(other) != space or count + _gemm_count(other) > most:
+                    refused.add(key)
                     continue
                 first, second = (group, other) if dep.position(group) < dep.position(other) else (other, group)
                 if not dep.reaches(first, second) and why_not_merge(first, second, dep, limits, bodies) is None:
                     return other
+                refused.add(key)
     return None
 
 

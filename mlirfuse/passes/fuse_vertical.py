@@ -56,7 +56,7 @@ class VerticalFuser:
         self.changed = False
         self.decisions = FusionDecisions(pass_name)  # MLIRFUSE_LOG=info
         patterns = rewrite.RewritePatternSet()
-        wrap, merge = self._tracking(self.wrap), self._tracking(self.merge_producer)
+        wrap, merge = self._tracking(self.wrap, _not_at_function_level), self._tracking(self.merge_producer)
         # torch.operator: ops torch-mlir does not define
         names = set(FUSED) | {CAT, "torch.operator"}
         for name in sorted(names):
@@ -64,9 +64,13 @@ class VerticalFuser:
         patterns.add("fusion.group", merge)
         self.patterns = patterns.freeze()
 
-    def _tracking(self, fn):
+    def _tracking(self, fn, skip=None):
+        """`fn` as a pattern run through the rewriter; `skip(op)`: no match, asked first (cheap, as most ops are)."""
+
         @pattern
         def apply(op, driver):
+            if skip is not None and skip(op):
+                return False
             with self.rewriter.driving(driver):
                 done = fn(op)
             self.changed |= done
@@ -193,6 +197,12 @@ class VerticalFuser:
             view = clone
         wrapped = self.rewriter.wrap([view], GroupKind.POINTWISE)
         self.rewriter.merge(wrapped, consumer, self.dep)
+
+
+def _not_at_function_level(op) -> bool:
+    """Is `op` in a group's body or a nested region (after the first sweep, every op the wrap pattern is asked of)?"""
+    parent = op.operation.parent
+    return parent is None or parent.name != "func.func"
 
 
 def _torch_ops(group) -> int:

@@ -26,7 +26,7 @@ from mlirfuse.analysis.bodies import BodyFacts, GroupBodies, body_facts
 from mlirfuse.analysis.dependence import DependenceAnalysis
 from mlirfuse.analysis.shapes import ShapeAnalysis
 from mlirfuse.dialect import FUSIBLE_KINDS, REDUCTION_KINDS, GroupKind, group_kind
-from mlirfuse.ir import defining_op, ir, op_id, result_index, tensor_type
+from mlirfuse.ir import defining_op, ir, last_op, op_id, result_index, tensor_type
 from mlirfuse.ops.indexing import GATHERS
 from mlirfuse.ops.matmul import MATMUL_OPS, Gemm, gemm
 from mlirfuse.ops.pooling import WINDOWED
@@ -51,6 +51,7 @@ from mlirfuse.passes.policy import veto
 from mlirfuse.passes.rewriter import FusionRewriter, exported_results, merged_inputs
 
 _PADS_AND_CAT = PADS | {CAT}
+_REMAPPING = VIEW_OPS | _PADS_AND_CAT  # the ops `viewed_inputs` looks for
 
 # What every fusion pass keeps current through its rewriter (and so preserves).
 FUSION_ANALYSES = (DependenceAnalysis, AliasAnalysis, ShapeAnalysis, GroupBodies)
@@ -193,19 +194,18 @@ def _why_not_past_gemm_epilogue(producer, exported: list) -> str | None:
         op = defining_op(v)
         if op is not None and op.name in MATMUL_OPS and isinstance(found := gemm(op.opview), Gemm):
             gemm_args.append((arg, found.out))
+    if not gemm_args:
+        return None
     # A residual: an add of an input of the group (x) to a value of the same shape (not a backward's
     # `sub`/`mul` chain, which a normalization's backward reads whole, nor an LSTM cell's `f * c + i * g`).
-    gemm_values = [a for a, _ in gemm_args]
-
-    def outside_input(v) -> bool:
-        return isinstance(v.owner, ir.Block) and not any(v == a for a in gemm_values)
-
+    # Found from the inputs' uses, not by walking the body.
+    gemm_numbers = {arg.arg_number for arg, _ in gemm_args}
     residual = any(
-        op.operation.name == "torch.aten.add.Tensor"
-        and all(tensor_type(v.type) is not None and tensor_type(v.type).shape == tensor_type(op.results[0].type).shape
-                for v in list(op.operands)[:2])
-        and any(outside_input(v) for v in list(op.operands)[:2])
-        for op in block.operations
+        use.operand_number < 2 and use.owner.operation.name == "torch.aten.add.Tensor"
+        and all(tensor_type(v.type) is not None and tensor_type(v.type).shape == tensor_type(use.owner.results[0].type).shape
+                for v in list(use.owner.operands)[:2])
+        for arg in block.arguments if arg.arg_number not in gemm_numbers
+        for use in arg.uses
     )
     for arg, space in gemm_args if residual else []:
         if all(tensor_type(r.type).shape == space for r in producer.results) and any(
@@ -220,20 +220,23 @@ def _why_not_by_rule(producer, consumer, dep: DependenceAnalysis, limits: Limits
         return "the attention kernel fuses no pointwise prologue or epilogue (yet)"
     if dep.dependents_between(producer, consumer)[1]:
         return "cycle"
-    viewed = viewed_inputs(consumer, producer)
+    # Each body's size, reduction, scan and op names: kept by `bodies`, or one walk each. The consumer's
+    # names say whether a view, pad, cat or pool could read the producer's values at all.
+    p_facts, c_facts = _facts(producer, bodies), _facts(consumer, bodies)
+    viewed = viewed_inputs(consumer, producer, c_facts.names) if c_facts.names & _REMAPPING else None
     if viewed == "view" and (why := why_not_viewed(producer, consumer)):
         return why
     if viewed in ("pad", "cat") and why_not_remapped_producer(producer, viewed):
         return why_not_remapped_producer(producer, viewed)
-    why = why_not_indexed(producer, consumer) or why_not_window(producer, consumer)
+    why = why_not_indexed(producer, consumer) or (
+        why_not_window(producer, consumer) if c_facts.names & WINDOWED else None
+    )
     if why:
         return why
     if group_kind(producer) == GroupKind.SCATTER:
         return "a scatter's result is complete only after its launch"
     if group_kind(consumer) == GroupKind.SCATTER:
         return why_not_scatter(producer, consumer)
-    # Each body's size, reduction and scan: kept by `bodies`, or one walk each.
-    p_facts, c_facts = _facts(producer, bodies), _facts(consumer, bodies)
     p_ops, p_first, p_scan = p_facts.computing, p_facts.first_reduction, p_facts.first_scan
     c_ops, c_first, c_scan = c_facts.computing, c_facts.first_reduction, c_facts.first_scan
     exported = exported_results(producer, consumer)
@@ -314,7 +317,7 @@ def why_not_scalar_store(scalar, host, dep: DependenceAnalysis, limits: Limits =
 
 def _yielded_op(group, result):
     """The op inside `group` whose value the group yields as `result`."""
-    _, terminator = body_ops(group)
+    terminator = last_op(group.regions[0].blocks[0])
     return defining_op(terminator.operands[result_index(result)])
 
 

@@ -48,22 +48,28 @@ def piece_groups(cat) -> list:
     return list(groups.values())
 
 
-def viewed_inputs(consumer, producer) -> str | None:
+def viewed_inputs(consumer, producer, names: frozenset | None = None) -> str | None:
     """How `consumer` reads a value `producer` computes, where a kernel cannot read it at its own coordinates.
 
     "view" if a view reads it (inside a group views read group inputs only);
     "pad" or "cat" if it feeds a pad or a cat piece, directly or through
     elementwise ops (it is then evaluated at the pad's or piece's coordinates).
+    `names`: the consumer's op names where known (its body facts): without a pad or a cat, nothing is walked.
     """
     block = consumer.regions[0].blocks[0]
-    remapped = _remapped_args(block)
+    # Walked once, where a producer's value is read other than by a view.
+    remapped = None if names is None or names & _PADS_AND_CAT else {}
     for arg, v in zip(block.arguments, consumer.operands):
         if defined_by(v, producer):
             if any(u.owner.operation.name in VIEW_OPS for u in arg.uses):
                 return "view"
+            remapped = _remapped_args(block) if remapped is None else remapped
             if arg.arg_number in remapped:
                 return remapped[arg.arg_number]
     return None
+
+
+_PADS_AND_CAT = PADS | {CAT}
 
 
 def _remapped_args(block) -> dict[int, str]:

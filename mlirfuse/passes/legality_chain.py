@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from mlirfuse.analysis.dependence import DependenceAnalysis
 from mlirfuse.dialect import GroupKind, group_kind
-from mlirfuse.ir import defining_op
+from mlirfuse.ir import defining_op, last_op
 from mlirfuse.ops.matmul import MATMUL_OPS, Gemm, chain_max_hidden, gemm, hidden_block
 from mlirfuse.ops.views import CAT, RESHAPES, VIEW_OPS, relayout_op, walk_views
 from mlirfuse.passes.base import body_ops
@@ -43,7 +43,7 @@ def why_not_chain(first, second, dep: DependenceAnalysis, limits: Limits = Limit
         return "the GEMMs' batch dims differ (a chain's programs own rows of one batch index)"
     if len(first.results) != 1 or any(u.owner.operation != second.operation for u in first.results[0].uses):
         return "the first GEMM's result is also read elsewhere (it must be written)"
-    _, terminator = body_ops(first)
+    terminator = last_op(first.regions[0].blocks[0])
     stored = defining_op(terminator.operands[0])
     if stored is not None and stored.name in VIEW_OPS:
         return f"the first GEMM stores a '{stored.name}' of its result (a chain keeps the result itself on chip)"

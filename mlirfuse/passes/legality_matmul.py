@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from mlirfuse.analysis.dependence import DependenceAnalysis
 from mlirfuse.dialect import REDUCTION_KINDS, TEMPLATE_KINDS, GroupKind, group_kind
-from mlirfuse.ir import computes, defining_op, ir, op_id, tensor_type
+from mlirfuse.ir import computes, defining_op, ir, last_op, op_id, tensor_type
 from mlirfuse.ops.conv import CONV_OPS, Conv, conv
 from mlirfuse.ops.indexing import INDEXING_OPS
 from mlirfuse.ops.matmul import MATMUL_OPS, Gemm, KSplit, computed_from_cat, gemm, k_split, why_not_k_sum
@@ -53,24 +53,34 @@ def _result_space(group) -> tuple[int, ...]:
     return found.out
 
 
+def _tile_refused(cats: bool) -> frozenset:
+    return _TILE_REFUSED_BUT_CATS if cats else _TILE_REFUSED
+
+
+_TILE_REFUSED_BUT_CATS = frozenset(INDEXING_OPS | PADS)
+_TILE_REFUSED = _TILE_REFUSED_BUT_CATS | {CAT}
+
+
 def _tile_only(group, cats: bool = False) -> str | None:
     """Why `group`'s body cannot be emitted on a GEMM's tiles (indexing, creation, pads, cats unless `cats`), or None."""
     ops, _ = body_ops(group)
-    refused = INDEXING_OPS | PADS | (set() if cats else {CAT})
+    refused = _tile_refused(cats)
     name = next((op.operation.name for op in ops if op.operation.name in refused), None)
     return f"holds '{name}' (indexing, creation, pads and cats are not emitted on GEMM tiles)" if name else None
 
 
-def _why_not_on_tiles(group, role: str, pointwise_only: str, cats: bool = False) -> str | None:
+def _why_not_on_tiles(group, role: str, pointwise_only: str, cats: bool = False, bodies=None) -> str | None:
     """Why `group` (the GEMM's `role`) cannot be computed on a GEMM's tiles: not pointwise, or a tile-only op.
 
     `cats`: the group's cats are K-split operands (`why_not_ksplit`); a concat group's exit cat is one.
+    `bodies`: the pass's kept body facts, whose op names spare the walks where no such op is there.
     """
     kind = group_kind(group)
     if kind != GroupKind.POINTWISE and not (cats and kind == GroupKind.CONCAT):
         return f"{role} is a {kind} group ({pointwise_only})"
-    why = _tile_only(group, cats)
-    if why is None and has_computed_view(group):
+    names = bodies.of(group).names if bodies is not None else None
+    why = _tile_only(group, cats) if names is None or names & _tile_refused(cats) else None
+    if why is None and (names is None or names & VIEW_OPS) and has_computed_view(group):
         why = "views a computed value (read at the view's coordinates by pointwise kernels only)"
     return f"{role} {why}" if why else None
 
@@ -133,18 +143,19 @@ def _why_not_k_operand(read, value) -> tuple[str | None, list]:
 
 def why_not_epilogue(mm, consumer, dep: DependenceAnalysis, limits: Limits = Limits(), bodies=None) -> str | None:
     """None if group `consumer` may become part of matmul group `mm`'s epilogue; otherwise why not (`bodies`: as `why_not_merge`'s)."""
-    why = _why_not_on_tiles(consumer, "consumer", "a GEMM epilogue is pointwise over the GEMM's result")
+    why = _why_not_on_tiles(consumer, "consumer", "a GEMM epilogue is pointwise over the GEMM's result", bodies=bodies)
     if why:
         return why
-    space = _result_space(mm)
-    _, terminator = body_ops(consumer)
+    g = group_gemm(mm) if group_kind(mm) == GroupKind.MATMUL else None
+    space = g.out if g is not None else _result_space(mm)
+    terminator = last_op(consumer.regions[0].blocks[0])
     for stored in terminator.operands:
-        if why := _why_not_stored(mm, consumer, stored, space):
+        if why := _why_not_stored(mm, consumer, stored, space, g):
             return why
     return why_not_merge(mm, consumer, dep, limits, bodies)
 
 
-def _why_not_stored(mm, consumer, stored, space) -> str | None:
+def _why_not_stored(mm, consumer, stored, space, g: Gemm | None) -> str | None:
     """Why `mm`'s epilogue cannot store `consumer`'s result `stored` (None: it can).
 
     A value over the result tile is stored where the tile is. So is a
@@ -154,9 +165,9 @@ def _why_not_stored(mm, consumer, stored, space) -> str | None:
     strides per dim (`relayout_strides`): a reshape of the result, or a
     q/k/v head split `y.view(b, t, h, d).transpose(1, 2).clone()`, stored
     straight into the split layout instead of copied by a kernel of its own.
+    `g`: `mm`'s GEMM (None for a convolution).
     """
     different = "different iteration space (the epilogue runs over the GEMM's result tile)"
-    g = group_gemm(mm) if group_kind(mm) == GroupKind.MATMUL else None
     source, ops = walk_views(stored, consumer.regions[0].blocks[0], through=relayout_op) if g else (stored, [])
     from_mm = not isinstance(source.owner, ir.Block) or defining_op(
         consumer.operands[ir.BlockArgument(source).arg_number]) == mm.operation
@@ -183,7 +194,7 @@ def why_not_prologue(
         return "producer holds a cat (a convolution reads no cat piece by piece)"
     if cats and (why := why_not_ksplit(producer, mm)):
         return why
-    _, terminator = body_ops(producer)
+    terminator = last_op(producer.regions[0].blocks[0])
     if any(defining_op(v) is not None and defining_op(v).name in VIEW_OPS for v in terminator.operands):
         return "producer stores a reshape of a computed value (a copy, not recomputed per tile)"
     if (count := _ops_per_tile(producer, bodies)) > max_ops:

@@ -20,7 +20,7 @@ from __future__ import annotations
 from mlirfuse.analysis import AnalysisManager
 from mlirfuse.analysis.dependence import DependenceAnalysis
 from mlirfuse.dialect import GroupKind, build_group, build_yield, group_kind
-from mlirfuse.ir import ir, is_constant_like, result_index
+from mlirfuse.ir import constant_like_ops, ir, last_op, result_index
 from mlirfuse.passes.base import body_ops, clone_ops_into, function_ops, unique_ops
 
 
@@ -34,8 +34,8 @@ class FusionRewriter:
         return _Driving(self, driver)
 
     def _notify(self, event: str, *args) -> None:
-        for listener in self.am.listeners():
-            getattr(listener, event)(*args)
+        for handler in self.am.handlers(event):
+            handler(*args)
 
     # -- primitives ---------------------------------------------------------
 
@@ -103,9 +103,9 @@ class FusionRewriter:
         constants = []  # the constants (and lists of constants, after their items) the ops read
         for op in ops:
             for v in op.operands:
-                if is_constant_like(v):
-                    constants.extend(item.owner for item in v.owner.operands)
-                    constants.append(v.owner)
+                read = constant_like_ops(v)
+                if read is not None:
+                    constants += read
                 elif v not in inside:
                     operands.setdefault(v)
         inputs = list(operands)
@@ -152,7 +152,7 @@ class FusionRewriter:
             for v in inputs[len(p_operands) :]:
                 block.add_argument(v.type, ir.Location.current)
             arg_of = dict(zip(inputs, block.arguments))
-            p_ops, p_yield = None, _last_op(block)
+            p_ops, p_yield = None, last_op(block)
             produced = list(p_yield.operands)
         else:
             # The producer reads a value twice: both bodies' ops move into a new block.
@@ -214,11 +214,6 @@ class _Driving:
 
     def __exit__(self, *exc) -> None:
         self.rewriter._driver = None
-
-
-def _last_op(block: ir.Block):
-    ops = block.operations
-    return ops[len(ops) - 1]
 
 
 def used_outside(value: ir.Value, consumer) -> bool:
