@@ -574,7 +574,9 @@ def with_prologues(att: Attention, block, kernel: bool) -> Attention:
             found[what] = ops
         return found
 
-    att.epilogue = relaid_output(att, block) if att.out.is_static else []
+    if not att.out.is_static or not all(tensor_type(o.value.type).is_static for _, o in roles):
+        return att  # a kernel over `?` sizes loads its operands and stores its output as it is
+    att.epilogue = relaid_output(att, block)
     # An operand read through a view with no index map is loaded: what computes its leaf stays outside.
     out = {defining_op(o.leaf) for _, o in roles if leaf_coords(o, ["x"] * len(o.shape)) is None} - {None}
     while True:
