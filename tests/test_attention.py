@@ -169,15 +169,17 @@ def falcon_split(qkv, groups=2, per_group=2, d=8):
     return [t.flatten(2, 3).transpose(1, 2) for t in (q, k, v)]
 
 
+@pytest.mark.parametrize("computed", [False, True])
 @pytest.mark.parametrize("attention", ["sdpa", "explicit"])
-def test_falcon_kv_broadcast_read_as_a_repeat(attention):
+def test_falcon_kv_broadcast_read_as_a_repeat(attention, computed):
     """Issue 22: k and v, selected from the fused qkv by constant indices and broadcast over each group's
     query heads, are read by the attention kernel at kv head h // 2 of the qkv tensor: no gather, no copy.
 
-    The query (a slice merged with the heads) is still copied first, by the launcher."""
+    The qkv an input: k and v are loaded through a squeeze standing for the broadcast. The qkv computed
+    (`tanh(qkv) * w`, read only by the split): a prologue of q, k and v, evaluated at kv head h // 2."""
 
     def fn(qkv, w):
-        q, k, v = falcon_split(torch.tanh(qkv) * w)
+        q, k, v = falcon_split(torch.tanh(qkv) * w if computed else qkv)
         return F.scaled_dot_product_attention(q, k, v, is_causal=True) if attention == "sdpa" else explicit(q, k, v)
 
     inputs = (torch.randn(2, 5, 64), torch.randn(64))
@@ -185,10 +187,13 @@ def test_falcon_kv_broadcast_read_as_a_repeat(attention):
     cm = mlirfuse.compile(model, inputs)
     (kernel,) = [k for k in cm.kernels.values() if k.kind == "attention"]
     chains = [site.chain for site in kernel.sites]
-    assert sum(any(op == "torch.aten.squeeze.dim" for op, _ in chain) for chain in chains) == 2, chains
     assert not any(op == "torch.aten.expand" for chain in chains for op, _ in chain), chains
     assert "(b1 // 2)" in kernel.source
-    assert cm.stats["launches"] == 2, cm.mlir  # the tanh-mul producing qkv, the attention
+    if computed:
+        assert cm.stats["launches"] == 1, cm.mlir
+        assert "prologue" in kernel.source and "tanh" in kernel.source
+    else:
+        assert sum(any(op == "torch.aten.squeeze.dim" for op, _ in chain) for chain in chains) == 2, chains
     for args in (inputs, (torch.randn(2, 5, 64), torch.randn(64))):
         torch.testing.assert_close(cm(*args), model(*args), **F32)
 
@@ -227,6 +232,9 @@ GPU_CASES = {
     "f32-d64-causal-sm90": (
         90, Lambda(lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True)), lambda: qkv(lq=3, d=64)
     ),
+    # Llama's RoPE on q and k as the prologue (head 128, bf16, causal): the rotated tiles computed in registers.
+    "bf16-rope-d128-sm90": (90, Lambda(lambda *a: llama_rope_attention(*a)), lambda: rope_inputs(h=4, hkv=4, s=3, d=128, dtype=torch.bfloat16)),
+    "bf16-rope-d128-sm80": (80, Lambda(lambda *a: llama_rope_attention(*a)), lambda: rope_inputs(h=4, hkv=4, s=3, d=128, dtype=torch.bfloat16)),
 }
 
 
@@ -251,7 +259,7 @@ def test_near_misses_and_neighbours_are_explained():
     epilogue = Lambda(lambda q, k, v: torch.relu(F.scaled_dot_product_attention(q, k, v)) + 1)
     cm = mlirfuse.compile(epilogue, (q, q, q), explain=True)
     (name,) = [n for n, k in cm.kernels.items() if k.kind == "attention"]
-    assert cm.explain()[name] == ["consumer fusion.group: the attention kernel fuses no pointwise prologue or epilogue (yet)"]
+    assert cm.explain()[name] == ["consumer fusion.group: the attention kernel fuses no epilogue (yet)"]
     torch.testing.assert_close(cm(q, q, q), epilogue(q, q, q), **F32)
 
 
@@ -362,3 +370,154 @@ def test_explicit_causal_attention_nan_and_inf(fn):
     v[0, 1, 4, 1] = NAN
     above = torch.ones(3, 5, dtype=torch.bool).triu(1)
     same_as_eager(fn, q, k, v, above if fn is masked_fill_causal else torch.zeros(3, 5).masked_fill(above, -INF))
+
+
+# RoPE and other pointwise prologues on q, k and v (issue 22): computed on each tile as the kernel loads it.
+
+
+def rotate_half(x):
+    half = x.shape[-1] // 2
+    return torch.cat((-x[..., half:], x[..., :half]), dim=-1)
+
+
+def rope(x, cos, sin, rotary=None):
+    """transformers' apply_rotary_pos_emb on one tensor; `rotary` < head dim: the partial form (GPT-NeoX, Phi)."""
+    cos, sin = cos.unsqueeze(1), sin.unsqueeze(1)
+    if rotary is None:
+        return x * cos + rotate_half(x) * sin
+    x_rot, x_pass = x[..., :rotary], x[..., rotary:]
+    return torch.cat((x_rot * cos + rotate_half(x_rot) * sin, x_pass), dim=-1)
+
+
+def heads(x, n, d):
+    """[b, s, n * d] -> [b, n, s, d], as a projection's output is split into heads."""
+    return x.view(x.shape[0], x.shape[1], n, d).transpose(1, 2)
+
+
+def cos_sin(s, rotary, dtype=torch.float32):
+    angles = torch.randn(1, s, rotary // 2) * 3
+    emb = torch.cat((angles, angles), dim=-1)
+    return emb.cos().to(dtype), emb.sin().to(dtype)
+
+
+def llama_rope_attention(q, k, v, cos, sin):
+    q, k, v = (heads(x, x.shape[-1] // 128, 128) for x in (q, k, v))
+    return F.scaled_dot_product_attention(rope(q, cos, sin), rope(k, cos, sin), v, is_causal=True)
+
+
+def rope_inputs(b=2, h=4, hkv=2, s=9, d=16, rotary=None, dtype=torch.float32):
+    q, k, v = (torch.randn(b, s, n * d, dtype=dtype) for n in (h, hkv, hkv))
+    return (q, k, v, *cos_sin(s, rotary or d, dtype))
+
+
+def prologue_kernel(cm):
+    """The attention kernel, checked to compute its operands (no launch but it, nothing through ATen)."""
+    assert cm.stats["launches"] == 1 and cm.stats["unfused_ops"] == 0, (cm.stats, cm.mlir)
+    (kernel,) = cm.kernels.values()
+    assert kernel.kind == "attention" and "# prologue" in kernel.source, kernel.source
+    return kernel
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+@pytest.mark.parametrize("rotary", [None, 8])
+def test_rope_prologue_sdpa_gqa_causal(dtype, rotary):
+    """Llama's sdpa attention (GQA by enable_gqa) and GPT-NeoX/Phi's partial rotary, f32 and bf16: one launch."""
+
+    def fn(q, k, v, cos, sin):
+        q, k, v = heads(q, 4, 16), heads(k, 2, 16), heads(v, 2, 16)
+        q, k = rope(q, cos, sin, rotary), rope(k, cos, sin, rotary)
+        return F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)
+
+    inputs = rope_inputs(rotary=rotary, dtype=dtype)
+    cm = mlirfuse.compile(Lambda(fn), inputs)
+    prologue_kernel(cm)
+    tol = F32 if dtype == torch.float32 else LOW[dtype]
+    torch.testing.assert_close(cm(*inputs), fn(*inputs), **tol)
+    other = rope_inputs(rotary=rotary, dtype=dtype)
+    torch.testing.assert_close(cm(*other), fn(*other), **tol)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_rope_prologue_eager_attention_repeat_kv(dtype):
+    """transformers' eager attention: matmul(q, repeat_kv(k)ᵀ) * scaling + causal mask, softmax in f32, matmul(., repeat_kv(v))."""
+
+    def fn(q, k, v, cos, sin, mask):
+        q, k, v = heads(q, 4, 16), heads(k, 2, 16), heads(v, 2, 16)
+        q, k = rope(q, cos, sin), rope(k, cos, sin)
+        k, v = repeat_kv(k, 2), repeat_kv(v, 2)
+        w = torch.matmul(q, k.transpose(2, 3)) * 0.25 + mask
+        w = torch.softmax(w, dim=-1, dtype=torch.float32).to(q.dtype)
+        return torch.matmul(w, v)
+
+    inputs = rope_inputs(dtype=dtype)
+    mask = torch.full((9, 9), float("-inf")).triu(1).to(dtype)[None, None]
+    cm = mlirfuse.compile(Lambda(fn), (*inputs, mask))
+    prologue_kernel(cm)
+    tol = F32 if dtype == torch.float32 else LOW[dtype]
+    torch.testing.assert_close(cm(*inputs, mask), fn(*inputs, mask), **tol)
+
+
+def test_scale_and_cast_prologue():
+    """A scale and a cast on q (an f32 projection attended in bf16), a scale on v: prologues too."""
+
+    def fn(q, k, v):
+        return F.scaled_dot_product_attention((q * 0.5).to(torch.bfloat16), k, (v * 2).to(torch.bfloat16))
+
+    q, k, v = qkv(lq=7, d=16)
+    inputs = (q, k.to(torch.bfloat16), v)
+    cm = mlirfuse.compile(Lambda(fn), inputs)
+    prologue_kernel(cm)
+    torch.testing.assert_close(cm(*inputs), fn(*inputs), **LOW[torch.bfloat16])
+
+
+def test_prologue_read_elsewhere_is_not_recomputed():
+    """k's RoPE result is returned too (a KV cache would store it): it stays a kernel, the attention loads it, and
+    the report says why."""
+
+    def fn(q, k, v, cos, sin):
+        q, k, v = heads(q, 4, 16), heads(k, 2, 16), heads(v, 2, 16)
+        k = rope(k, cos, sin)
+        return F.scaled_dot_product_attention(rope(q, cos, sin), k, v, enable_gqa=True), k
+
+    inputs = rope_inputs()
+    cm = mlirfuse.compile(Lambda(fn), inputs, explain=True)
+    assert cm.stats["launches"] == 2, cm.mlir
+    (name,) = [n for n, k in cm.kernels.items() if k.kind == "attention"]
+    assert "prologue not fused: k is computed by 'torch.aten.add.Tensor', whose result is read outside the attention too" in (
+        cm.explain()[name]
+    )
+    for got, expected in zip(cm(*inputs), fn(*inputs)):
+        torch.testing.assert_close(got, expected, **F32)
+
+
+def test_prologue_not_pointwise_is_refused():
+    """q computed by a cumsum along the head dim (not pointwise over q's index space): loaded, with the reason."""
+
+    def fn(q, k, v):
+        return F.scaled_dot_product_attention(torch.cumsum(q, -1), k, v)
+
+    inputs = qkv(lq=6, d=8)
+    cm = mlirfuse.compile(Lambda(fn), inputs, explain=True)
+    (name,) = [n for n, k in cm.kernels.items() if k.kind == "attention"]
+    assert "prologue not fused: q is computed by 'torch.aten.cumsum', which is not pointwise over q's index space" in (
+        cm.explain()[name]
+    )
+    torch.testing.assert_close(cm(*inputs), fn(*inputs), **F32)
+
+
+@pytest.mark.parametrize("form", ["sdpa", "explicit"])
+def test_output_relaid_and_copied_is_stored_by_the_kernel(form):
+    """`o.transpose(1, 2).contiguous().reshape(b, s, h * d)` (the heads merged back, GPT-NeoX, Phi): the attention
+    kernel stores its output in that layout; no copy kernel after it."""
+
+    def fn(q, k, v):
+        o = F.scaled_dot_product_attention(q, k, v, is_causal=True) if form == "sdpa" else explicit(q, k, v)
+        return o.transpose(1, 2).contiguous().reshape(q.shape[0], q.shape[2], -1)
+
+    inputs = qkv(b=2, h=3, lq=7, d=8)
+    cm = mlirfuse.compile(Lambda(fn), inputs)
+    # The reshape after the copy is a view of the kernel's result: no device call.
+    assert cm.stats["launches"] == 1 and cm.stats["unfused_ops"] == cm.stats["unfused_views"], cm.mlir
+    (kernel,) = cm.kernels.values()
+    assert "stored relaid: transpose.int -> clone" in kernel.source, kernel.source
+    torch.testing.assert_close(cm(*inputs), fn(*inputs), **F32)

@@ -48,6 +48,28 @@ def test_attention_flops_are_its_two_products():
     assert cm.stats["bytes"] == _bytes(q, k, v) + _bytes(q)  # the output is shaped like q here
 
 
+def test_rope_prologue_reads_projections_cos_and_sin_once():
+    """RoPE on q and k computed by the attention kernel: it reads the projections, cos and sin (broadcast over the
+    heads, read by both prologues: once) and writes the output, and no rotated q or k goes through memory."""
+    b, s, h, d = 2, 12, 4, 16
+
+    def fn(q, k, v, cos, sin):
+        q, k, v = (x.view(b, s, h, d).transpose(1, 2) for x in (q, k, v))
+        cos, sin = cos.unsqueeze(1), sin.unsqueeze(1)
+
+        def rope(x):
+            return x * cos + torch.cat((-x[..., d // 2 :], x[..., : d // 2]), dim=-1) * sin
+
+        return F.scaled_dot_product_attention(rope(q), rope(k), v, is_causal=True)
+
+    q, k, v = (torch.randn(b, s, h * d, dtype=torch.bfloat16) for _ in range(3))
+    cos, sin = torch.randn(1, s, d, dtype=torch.bfloat16), torch.randn(1, s, d, dtype=torch.bfloat16)
+    cm = mlirfuse.compile(Lambda(fn), (q, k, v, cos, sin))
+    assert cm.stats["launches"] == 1
+    assert cm.stats["bytes"] == cm.stats["bytes_lower_bound"] == _bytes(q, k, v, cos, sin) + _bytes(q)
+    assert sum(f for _, f in cm.cost.total.matmul_flops) == 2 * b * h * s * s * d * 2
+
+
 def test_mlp_lower_bound_is_parameters_input_and_output():
     torch.manual_seed(0)
     model = torch.nn.Sequential(torch.nn.LayerNorm(32), torch.nn.Linear(32, 96), torch.nn.GELU(), torch.nn.Linear(96, 32))

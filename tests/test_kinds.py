@@ -115,7 +115,8 @@ def kernels():
     x, w, q = torch.randn(32, 16), torch.randn(16, 8), torch.randn(1, 2, 8, 4)
 
     def model(x, w, q):
-        return (torch.softmax(x, -1) @ w).relu(), torch.exp(x) * 2, F.scaled_dot_product_attention(q, q.sin(), q.cos())
+        k = q.sin()  # read outside the attention too: a pointwise kernel, not k's prologue
+        return (torch.softmax(x, -1) @ w).relu(), torch.exp(x) * 2, F.scaled_dot_product_attention(q, k, q.cos()), k + 1
 
     return list(mlirfuse.compile(Lambda(model), (x, w, q)).kernels.values())
 

@@ -17,6 +17,16 @@ spaces ([*batch, L, D], [*batch, D, S] or [*batch, S, D], [*batch, S, Dv],
 [*batch, L, S]), so head splits, `kᵀ` and broadcast masks are index
 arithmetic; a kv-head repeat (GQA) reads kv head `h // n`.
 
+A q, k or v computed by a prologue (RoPE, a scale, a cast:
+`ops.attention.with_prologues`) is evaluated on its tile where the tile
+would be loaded: q once per program, k and v per key block. Its value's
+coordinates are the tile's mapped back through the operand's views and
+repeat; a view in the prologue maps them again (`rotate_half`'s slices read
+the other half of the head dim), a cat picks its piece per lane, elementwise
+ops are the pointwise kernels' lines, and its inputs are loaded through
+their own strides (cos and sin broadcast over the heads). The value is
+rounded to the operand's dtype, as the kernel storing it rounded it.
+
 A row whose scores are all -inf: explicit attention's softmax gives NaN
 (0/0, as eager's); sdpa gives 0 there, as ATen's does.
 
@@ -46,7 +56,7 @@ import math
 from dataclasses import dataclass
 
 from mlirfuse.dialect import GroupKind
-from mlirfuse.ir import block_ops, ir, tensor_type
+from mlirfuse.ir import block_ops, constant_value, defining_op, ir, is_constant_like, tensor_type
 from mlirfuse.lowering.dynamic import format_shape
 from mlirfuse.lowering.emitter import (
     KernelEmitter,
@@ -54,6 +64,7 @@ from mlirfuse.lowering.emitter import (
     Site,
     TritonKernel,
     Value,
+    as_declared,
     cast,
     coords,
     index,
@@ -61,8 +72,18 @@ from mlirfuse.lowering.emitter import (
     needs_64bit,
     static_signature,
 )
-from mlirfuse.ops.attention import SDPA, Attention, Operand, match
-from mlirfuse.ops.views import view_args
+from mlirfuse.ops.attention import SDPA, Attention, Operand, leaf_coords, match
+from mlirfuse.ops.elementwise import compute_dtype
+from mlirfuse.ops.views import (
+    CAT,
+    VIEW_OPS,
+    relayout_offset,
+    relayout_op,
+    relayout_strides,
+    view_args,
+    view_chain,
+    view_coords,
+)
 
 
 @dataclass(frozen=True)
@@ -77,7 +98,8 @@ class AttentionKernel(TritonKernel):
     causal: bool = False
     dtype: str = "float32"  # of q, k and v
     # sdpa: the sites of q, k, v (and the mask) as eager's sdpa receives them, with their shapes
-    # there (a kv-head repeat read by index arithmetic is materialized in eager), is_causal,
+    # there (a kv-head repeat read by index arithmetic is materialized in eager; -1: computed by a
+    # prologue, which eager stores contiguous), is_causal,
     # scale and enable_gqa: what the launch asks ATen's backend choice (`sdpa_constants`).
     sdpa_sites: tuple[int, ...] = ()
     sdpa_shapes: tuple[tuple[int, ...], ...] = ()
@@ -198,7 +220,9 @@ class _AttentionEmitter(KernelEmitter):
         super().__init__(name, block)
         self.att = att
         self.nb = len(att.out.shape) - 2
-        self.sites: list[tuple[Site, Operand, tuple]] = []
+        # (site, operand, space); a prologue's input has no operand and is addressed in its own shape.
+        self.sites: list[tuple[Site, Operand | None, tuple]] = []
+        self.placed: dict[tuple, Value] = {}  # prologue values evaluated at coordinates under masks
 
     def site(self, o: Operand, space: tuple) -> tuple[Site, Operand, tuple]:
         if not isinstance(o.leaf.owner, ir.Block) or o.leaf.owner != self.block:
@@ -206,7 +230,7 @@ class _AttentionEmitter(KernelEmitter):
         arg = ir.BlockArgument(o.leaf).arg_number
         chain = tuple(op if isinstance(op, tuple) else (op.operation.name, view_args(op)) for op in o.views)
         for s, other, sp in self.sites:
-            if (s.input, s.chain, other.repeat, sp) == (arg, chain, o.repeat, space):
+            if other is not None and (s.input, s.chain, other.repeat, sp) == (arg, chain, o.repeat, space):
                 return s, other, sp
         plain = not chain and o.repeat is None and not any(s.input == arg for s, _, _ in self.sites)
         views = sum(s.input == arg for s, _, _ in self.sites)
@@ -228,6 +252,77 @@ class _AttentionEmitter(KernelEmitter):
         terms += [f"{rows} * {site.name}_st{self.nb}", f"{cols} * {site.name}_st{self.nb + 1}"]
         return f"{site.name} + ({' + '.join(terms)})"
 
+    def tile(self, o: Operand, space: tuple, rows: str, cols: str, mask: str, dtype: str) -> tuple[str, str]:
+        """(the tile's text, a comment) of operand `o` at `rows` x `cols` of its role's `space`: loaded, or its prologue evaluated."""
+        if not o.computed:
+            entry = self.site(o, space)
+            return f"tl.load({self.address(entry, rows, cols)}, mask={mask}, other=0)", entry[0].comment()
+        offset = len(space) - len(o.shape)
+        at = [*(f"b{d}" for d in range(self.nb)), rows, cols][offset:]
+        at = ["0" if n == 1 and space[d + offset] != 1 else x for d, (n, x) in enumerate(zip(o.shape, at))]
+        at = leaf_coords(o, at)
+        if at is None:  # (`with_prologues` leaves such an operand loaded)
+            raise LoweringError(f"kernel @{self.name}: a computed attention operand is read through a view with no index map")
+        value = self.evaluate(o.leaf, tuple(at), (mask,), f"({rows} * 0 + {cols} * 0)")
+        return f"tl.where({mask}, {cast(value, dtype)}, 0)", f"prologue, {value.text}"
+
+    def evaluate(self, v: ir.Value, at: tuple, masks: tuple, zero: str) -> Value:
+        """Prologue value `v` at coordinates `at` (one per dim), its loads masked by `masks`; `zero`: a 0 of the tile's shape."""
+        key = (v, at, masks)
+        if key in self.placed:
+            return self.placed[key]
+        t = tensor_type(v.type)
+        chain = view_chain(v, self.block)
+        op = defining_op(v)
+        if chain is not None:  # an input through views: loaded through its own strides
+            site = self.table_site(*chain, t.shape)
+            terms = [f"{x} * {site.name}_st{d}" for d, x in enumerate(at) if x != "0"] or [zero]
+            value = self.load(f"{site.name} + ({' + '.join(terms)})", t.dtype, site.comment(), " & ".join(masks))
+        elif op.name in VIEW_OPS:
+            value = self.evaluate(op.operands[0], tuple(view_coords(op, list(at))), masks, zero)
+        elif op.name == CAT:
+            value = self.cat(op, at, masks, zero)
+        else:
+            def operand(u: ir.Value) -> Value | None:
+                if is_constant_like(u):
+                    return None
+                shape = tensor_type(u.type).shape
+                lead = len(t.shape) - len(shape)
+                return self.evaluate(u, tuple("0" if n == 1 and t.shape[d + lead] != 1 else at[d + lead]
+                                               for d, n in enumerate(shape)), masks, zero)
+
+            value = self.emit_op(op.opview, operand)
+        self.placed[key] = value
+        return value
+
+    def cat(self, op, at: tuple, masks: tuple, zero: str) -> Value:
+        """A cat at `at`: each piece at coordinates shifted along the cat dim, loads masked to its range, the lane's piece picked."""
+        dim = constant_value(op.operands[1]) % len(at)
+        pieces, start, ends = list(defining_op(op.operands[0]).operands), 0, []
+        dtype = compute_dtype(tensor_type(op.results[0].type).dtype)
+        for k, piece in enumerate(pieces):
+            size = tensor_type(piece.type).shape[dim]
+            if not size:
+                continue
+            inside = ([f"({at[dim]} >= {start})"] if start else []) + ([f"({at[dim]} < {start + size})"] if k < len(pieces) - 1 else [])
+            shifted = tuple(f"({x} - {start})" if d == dim and start else x for d, x in enumerate(at))
+            start += size
+            ends.append((start, cast(as_declared(piece, self.evaluate(piece, shifted, masks + tuple(inside), zero)), dtype)))
+        expr = ends[-1][1]
+        for end, value in reversed(ends[:-1]):
+            expr = f"tl.where({at[dim]} < {end}, {value}, {expr})"
+        return self.tmp(expr, dtype, CAT)
+
+    def table_site(self, arg: int, chain: tuple, shape: tuple) -> Site:
+        """The site of a prologue's input `arg` seen through `chain`, addressed through its own strides."""
+        for s, other, _ in self.sites:
+            if other is None and (s.input, s.chain) == (arg, chain):
+                return s
+        views = sum(s.input == arg for s, _, _ in self.sites)
+        site = Site(arg, chain, f"in{arg}_v{views}", table_rank=len(shape))
+        self.sites.append((site, None, tuple(shape)))
+        return site
+
 
 def lower_attention(kernel) -> AttentionKernel:
     """Emit the Triton source of an `attention` fusion.kernel."""
@@ -239,7 +334,10 @@ def lower_attention(kernel) -> AttentionKernel:
     wide = dynamic or needs_64bit(inputs + outputs)  # 64-bit batch, query and key indices (any size where `?`)
     if len(outputs) != 1 or not isinstance(terminator.operands[0].owner, ir.OpView):
         raise LoweringError(f"kernel @{name}: an attention kernel yields the attention output only")
-    att = match(terminator.operands[0].owner, block, kernel=True)
+    root = terminator.operands[0].owner
+    while relayout_op(root.operation) and isinstance(root.operands[0].owner, ir.OpView):  # back through the epilogue
+        root = root.operands[0].owner
+    att = match(root, block, kernel=True)
     if not isinstance(att, Attention):
         raise LoweringError(f"kernel @{name}: not an attention the kernel supports: {att or 'no sdpa or matmul -> softmax -> matmul'}")
     extra = {op.operation for op in ops} - {op.operation for op in att.ops()}
@@ -257,10 +355,16 @@ def lower_attention(kernel) -> AttentionKernel:
     lk = att.v.shape[-2]
     dqk = att.q.shape[-1]
     dtype = tensor_type(att.q.value.type).dtype
-    q = em.site(att.q, (*batch, lq, dqk))
-    k = em.site(att.k, (*batch, dqk, lk) if att.transposed_k else (*batch, lk, dqk))
-    v = em.site(att.v, (*batch, lk, dv))
+    spaces = {"q": (*batch, lq, dqk), "k": (*batch, dqk, lk) if att.transposed_k else (*batch, lk, dqk), "v": (*batch, lk, dv)}
+    q = None if att.q.computed else em.site(att.q, spaces["q"])
+    k = None if att.k.computed else em.site(att.k, spaces["k"])
+    v = None if att.v.computed else em.site(att.v, spaces["v"])
     masks = {m.value: em.site(m, (*batch, lq, lk)) for m in att.masks}
+    if dynamic and (q is None or v is None):
+        raise LoweringError(f"kernel @{name}: a q or v computed by a prologue needs static sizes")
+    em.out = []  # (the q tile's prologue lines, emitted before the head's lines that use them)
+    q_text, q_comment = em.tile(att.q, spaces["q"], "offs_m", "offs_d", "mmask & (offs_d < dqk)", dtype)
+    q_lines = em.out
     ieee = ', input_precision="ieee"' if dtype == "float32" else ""
 
     def dot(a: str, b: str) -> str:
@@ -275,7 +379,8 @@ def lower_attention(kernel) -> AttentionKernel:
         "offs_d = tl.arange(0, BLOCK_D)[None, :]",
         "offs_dk = tl.arange(0, BLOCK_D)[:, None]",
         "offs_dv = tl.arange(0, BLOCK_DV)[None, :]",
-        f"q = tl.load({em.address(q, 'offs_m', 'offs_d')}, mask=mmask & (offs_d < dqk), other=0)  # {q[0].comment()}",
+        *q_lines,
+        f"q = {q_text}  # {q_comment}",
         'm_i = tl.full([BLOCK_M, 1], float("-inf"), tl.float32)',
         "l_i = tl.zeros([BLOCK_M, 1], dtype=tl.float32)",
         "acc = tl.zeros([BLOCK_M, BLOCK_DV], dtype=tl.float32)",
@@ -305,8 +410,9 @@ def lower_attention(kernel) -> AttentionKernel:
         "nmask = offs_n < hi",  # keys past hi are not visited: no 0 * v of theirs
     ]
     # kᵀ [D, S] is read as it is; sdpa's k [S, D] through swapped strides.
-    k_addr = em.address(k, "offs_dk", "offs_n") if att.transposed_k else em.address(k, "offs_n", "offs_dk")
-    em.out.append(f"kt = tl.load({k_addr}, mask=(offs_dk < dqk) & nmask, other=0)  # {k[0].comment()}")
+    rows, cols = ("offs_dk", "offs_n") if att.transposed_k else ("offs_n", "offs_dk")
+    k_text, k_comment = em.tile(att.k, spaces["k"], rows, cols, "(offs_dk < dqk) & nmask", dtype)
+    em.out.append(f"kt = {k_text}  # {k_comment}")
     em.out.append(f"qk = {dot('q', 'kt')}")
     scores = _score_ops(em, att, masks, Value("qk", "float32"))
     if quirk:
@@ -329,7 +435,10 @@ def lower_attention(kernel) -> AttentionKernel:
         "alpha = tl.exp(m_i - m_use)",
         "p = tl.exp(tmp_s - m_use)",
         "l_i = l_i * alpha + tl.sum(p, 1)[:, None]",
-        f"vt = tl.load({em.address(v, 'offs_nk', 'offs_dv')}, mask=(offs_nk < hi) & (offs_dv < dv), other=0)  # {v[0].comment()}",
+    ]
+    v_text, v_comment = em.tile(att.v, spaces["v"], "offs_nk", "offs_dv", "(offs_nk < hi) & (offs_dv < dv)", dtype)
+    em.out += [
+        f"vt = {v_text}  # {v_comment}",
         f"acc = acc * alpha + {dot(cast(Value('p', 'float32'), dtype), 'vt')}",
         "m_i = m_new",
     ]
@@ -342,10 +451,17 @@ def lower_attention(kernel) -> AttentionKernel:
     tail = [f"o = {result}"]
     if quirk:  # a tail NaN once the running max is finite: exp(NaN - max) makes the row NaN
         tail += ["if VEC > 1:", '    o = tl.where(last_nan >= first, float("nan"), o)']
-    store = f"tl.store(out0 + (pid_b * lq * dv + offs_m * dv + offs_dv), {cast(Value('o', 'float32'), outputs[0].dtype)}, mask=mmask & (offs_dv < dv))"
+    where, relaid = "(pid_b * lq * dv + offs_m * dv + offs_dv)", ""
+    if att.epilogue:  # the output stored as the relayout's copy (heads merged back into the rows)
+        layout = relayout_strides(tuple(out.shape), att.epilogue)
+        if layout is None or dynamic:
+            raise LoweringError(f"kernel @{name}: the output's relayout has no stride per dim of the tile")
+        where = relayout_offset([*(f"b{d}" for d in range(nb)), "offs_m", "offs_dv"], layout)
+        relaid = "  # stored relaid: " + " -> ".join(op.operation.name.removeprefix("torch.aten.") for op in att.epilogue)
+    store = f"tl.store(out0 + {where}, {cast(Value('o', 'float32'), outputs[0].dtype)}, mask=mmask & (offs_dv < dv)){relaid}"
     sites = [s for s, _, _ in em.sites]
     sizes = [f"s{d}" for d in range(nb)] + ["lq", "lk", "dqk", "dv"]
-    params = kernel_params(sites, 1, len(em.scalars), sizes, [nb + 2] * len(sites))
+    params = kernel_params(sites, 1, len(em.scalars), sizes, [site.table_rank or nb + 2 for site in sites])
     what = "sdpa" if att.root.operation.name == SDPA else "matmul -> softmax -> matmul"
     header = [
         f"flash attention ({what}): batch {format_shape(batch)}, {lq if lq is not None else '?'} queries, "
@@ -353,8 +469,8 @@ def lower_attention(kernel) -> AttentionKernel:
         "Tiled over the keys with an online softmax; the scores never leave registers.",
     ]
 
-    def site_index(entry) -> int:  # a role's site among the kernel's
-        return next(i for i, x in enumerate(em.sites) if x[0] is entry[0])
+    def site_index(entry) -> int:  # a role's site among the kernel's (-1: computed by a prologue)
+        return -1 if entry is None else next(i for i, x in enumerate(em.sites) if x[0] is entry[0])
 
     sizing = None
     if dynamic:

@@ -18,6 +18,15 @@ Score ops may read other tensors (masks) broadcast into the scores' shape;
 they run on each [BLOCK_M, BLOCK_N] tile of scores, through the same
 per-op emitters as pointwise kernels.
 
+q, k and v may be computed by a *prologue* (issue 22): elementwise ops,
+views with an index map and cats (RoPE's `q * cos + rotate_half(q) * sin`,
+its partial-rotary form `cat(rope(q[..., :r]), q[..., r:])`, a scale, a
+cast), which the kernel evaluates on each tile as it loads it. An op joins
+while everything reading its result is in the attention; an op that is read
+elsewhere too, or that is not pointwise over the operand's index space (a
+reduction, a gather, ...), leaves its result an input, with the reason in
+`Attention.refused` where that is the operand itself.
+
 `match(root)` returns an `Attention` or, for a near miss, the reason in
 words; None when `root` is not attention at all.
 """
@@ -30,7 +39,17 @@ from dataclasses import dataclass, field
 from mlirfuse.ir import NO_CONSTANT, constant_value, defining_op, ir, tensor_type
 from mlirfuse.ops.elementwise import RULES, fusible, why_not_fusible
 from mlirfuse.ops.family import Family
-from mlirfuse.ops.views import VIEW_OPS, constant_view, walk_views
+from mlirfuse.ops.matmul import MATMUL_OPS
+from mlirfuse.ops.views import (
+    CAT,
+    COPIES,
+    VIEW_OPS,
+    constant_view,
+    relayout_op,
+    relayout_strides,
+    view_coords,
+    walk_views,
+)
 
 SDPA = "torch.aten.scaled_dot_product_attention"
 MATMULS = ("torch.aten.matmul", "torch.aten.bmm")
@@ -46,6 +65,8 @@ ATTENTION_DTYPES = ("float32", "float16", "bfloat16")
 _MAX_SIDE_DEPTH = 8
 # q/k and v tiles of a whole head stay in registers.
 MAX_HEAD_DIM = 256
+# Ops of the q, k and v prologues together (RoPE on q and k with a partial rotary: about 20).
+MAX_PROLOGUE_OPS = 48
 
 
 @dataclass
@@ -60,6 +81,12 @@ class Operand:
     views: list = field(default_factory=list)
     repeat: tuple[int, int] | None = None  # (dim, n): index i of `shape` reads index i // n of the viewed leaf
     shape: tuple[int, ...] = ()  # as the kernel indexes it (sdpa's enable_gqa: the query's heads)
+    # The pointwise ops computing `leaf` that the kernel evaluates on each tile (empty: `leaf` is loaded).
+    prologue: list = field(default_factory=list)
+
+    @property
+    def computed(self) -> bool:
+        return bool(self.prologue)
 
     def __post_init__(self):
         self.shape = self.shape or tensor_type(self.value.type).shape
@@ -79,6 +106,9 @@ class Attention:
     scale: float | None = None  # sdpa: None is 1/sqrt(D)
     bool_mask: bool = False
     gqa: int = 1  # sdpa with enable_gqa: query heads per kv head
+    refused: list[str] = field(default_factory=list)  # why q, k or v is read from memory, not computed by a prologue
+    # A relayout of the output ending in a copy (`o.transpose(1, 2).contiguous()`): the kernel stores the copy.
+    epilogue: list = field(default_factory=list)
 
     @property
     def transposed_k(self) -> bool:
@@ -91,6 +121,7 @@ class Attention:
     def ops(self) -> list:
         """Every op of the attention, each once, in program order (as `wrap` wants them)."""
         ops = [op for operand in (self.q, self.k, self.v, *self.masks) for op in operand.ops]
+        ops += [op for operand in (self.q, self.k, self.v) for op in operand.prologue] + self.epilogue
         ops += self.score_ops + self.core
         seen, unique = set(), []
         for op in ops:
@@ -267,13 +298,13 @@ def match(root, block: ir.Block | None = None, kernel: bool = False) -> Attentio
     """
     block = block or root.operation.block
     if root.operation.name == SDPA:
-        return _match_sdpa(root, block)
+        return _match_sdpa(root, block, kernel)
     if root.operation.name in MATMULS:
         return _match_explicit(root, block, kernel)
     return None
 
 
-def _match_sdpa(op, block) -> Attention | str:
+def _match_sdpa(op, block, kernel: bool = False) -> Attention | str:
     q, k, v, mask, dropout, causal, scale, gqa = op.operands
     if not _static_float(q, k, v) or tensor_type(op.results[0].type) is None:
         return "q, k and v must be f32, f16 or bf16 tensors with static head dims"
@@ -326,10 +357,10 @@ def _match_sdpa(op, block) -> Attention | str:
             return "attn_mask together with is_causal"
         bool_mask = mt.dtype == "bool"
         masks.append(operand(mask, block, False))
-    return Attention(
+    return with_prologues(Attention(
         op, qo, ko, vo, masks, [], [op], causal=causal, scale=None if scale is None else float(scale),
         bool_mask=bool_mask, gqa=n,
-    )
+    ), block, kernel)
 
 
 def _single_use(value: ir.Value, kernel: bool = False) -> bool:
@@ -424,7 +455,158 @@ def _match_explicit(second, block, kernel: bool) -> Attention | str | None:
         if why:
             return why
     side_ops.reverse()
-    return Attention(second, qo, ko, vo, masks, side_ops + score_ops, [first, *reversed(core)], scores=first.results[0])
+    att = Attention(second, qo, ko, vo, masks, side_ops + score_ops, [first, *reversed(core)], scores=first.results[0])
+    return with_prologues(att, block, kernel)
+
+
+def relaid_output(att: Attention, block) -> list:
+    """The relayout ops after the attention's output up to its last copy, each the only reader of the one before.
+
+    The copy of `o.transpose(1, 2).contiguous()` (heads merged back into the rows) is then the kernel's
+    result, stored in that layout (`relayout_strides`): no copy kernel. Empty where there is none.
+    """
+    chain, taken, value = [], [], att.root.results[0]
+    while True:
+        uses = list(value.uses)
+        if len(uses) != 1:
+            return taken
+        user = uses[0].owner
+        if user.operation.block != block or not relayout_op(user.operation) or user.operation.name == "torch.aten.expand":
+            return taken
+        chain.append(user.operation.opview)
+        if user.operation.name in COPIES:
+            if relayout_strides(tuple(att.out.shape), chain) is None:
+                return taken
+            taken = list(chain)
+        value = user.results[0]
+
+
+def _prologue_op(op) -> bool:
+    """Can the kernel evaluate `op` at any coordinates of a tile: an elementwise op, a view with an index map, a cat?"""
+    name = op.operation.name
+    types = [tensor_type(v.type) for v in op.results]
+    if len(types) != 1 or types[0] is None or not types[0].is_static:
+        return False
+    if name in RULES:
+        return fusible(op)
+    if name in VIEW_OPS:
+        return constant_view(op.operation) and view_coords(op.operation, ["x"] * len(types[0].shape)) is not None
+    if name == CAT:
+        items = defining_op(op.operands[0])
+        return (
+            items is not None and items.name == "torch.prim.ListConstruct" and isinstance(_const(op.operands[1]), int)
+            and all(tensor_type(v.type) is not None and tensor_type(v.type).is_static for v in items.operands)
+        )
+    return False
+
+
+def _broadcast(value: ir.Value, shape: tuple) -> bool:
+    """Is `value` broadcast into `shape` (fewer dims, or 1 where `shape` is not)?"""
+    own = tensor_type(value.type).shape
+    return len(own) < len(shape) or any(a == 1 and b != 1 for a, b in zip(own, shape))
+
+
+def _tensor_operands(op) -> list:
+    if op.operation.name == CAT:
+        return list(defining_op(op.operands[0]).operands)
+    return [v for v in op.operands if tensor_type(v.type) is not None]
+
+
+def leaf_coords(o: Operand, at: list[str]) -> list[str] | None:
+    """The coordinates of `o.leaf` that `o` reads at `at` (its coordinates in `o.shape`); None: a view with no index map.
+
+    Back through the kv-head repeat, then the views from the last (a squeeze standing for a repeat's size-1 dim
+    reads index 0 there).
+    """
+    at = list(at)
+    if o.repeat is not None and o.repeat[1] > 1:
+        at[o.repeat[0]] = f"({at[o.repeat[0]]} // {o.repeat[1]})"
+    for view in reversed(o.views):
+        if isinstance(view, tuple):
+            if view[0] != "torch.aten.squeeze.dim":
+                return None
+            at = [*at[: view[1][0]], "0", *at[view[1][0] :]]
+        else:
+            at = view_coords(view.operation, at)
+        if at is None:
+            return None
+    return at
+
+
+def with_prologues(att: Attention, block, kernel: bool) -> Attention:
+    """`att` with the pointwise ops computing q, k and v pulled in as prologues (`Operand.prologue`), the rest
+    explained, and its output's relayout (`relaid_output`) as its epilogue.
+
+    Ops are taken from each operand's leaf back while the kernel can evaluate
+    them at a tile's coordinates (`_prologue_op`) and, in a function body,
+    while every reader of their result is in the attention: an op read
+    elsewhere too (its result is stored anyway) is left out, and its result
+    becomes an input. `kernel`: `block` is an attention kernel's body, every
+    op in it belongs to the attention.
+    """
+    roles = [(what, o) for what, o in (("q", att.q), ("k", att.k), ("v", att.v))]
+    fixed = {op.operation for op in att.ops()}
+
+    def reachable(out: set) -> dict:
+        """Per role, the prologue ops reachable from its leaf through ops not in `out`, in program order.
+
+        An operand an op broadcasts (cos and sin over the heads) is computed over a smaller index space:
+        only the views reading it join (the kernel loads it through them), what computes it does not.
+        """
+        found = {}
+        for what, o in roles:
+            ops, stack = [], [(o.leaf, False)]
+            while stack:
+                value, views_only = stack.pop()
+                op = defining_op(value)
+                if (
+                    op is None or op.block != block or op in out or op in fixed
+                    or any(op == x.operation for x in ops) or not _prologue_op(op.opview)
+                    or (views_only and op.name not in VIEW_OPS)
+                ):
+                    continue
+                ops.append(op.opview)
+                if op.name == CAT:
+                    ops.append(defining_op(op.operands[0]).opview)
+                shape = tensor_type(op.results[0].type).shape
+                stack += [(u, views_only or (op.name not in (*VIEW_OPS, CAT) and _broadcast(u, shape)))
+                          for u in _tensor_operands(op.opview)]
+            found[what] = ops
+        return found
+
+    if not att.out.is_static or not all(tensor_type(o.value.type).is_static for _, o in roles):
+        return att  # a kernel over `?` sizes loads its operands and stores its output as it is
+    att.epilogue = relaid_output(att, block)
+    # An operand read through a view with no index map is loaded: what computes its leaf stays outside.
+    out = {defining_op(o.leaf) for _, o in roles if leaf_coords(o, ["x"] * len(o.shape)) is None} - {None}
+    while True:
+        found = reachable(out)
+        inside = fixed | {op.operation for ops in found.values() for op in ops}
+        escaping = [] if kernel else [
+            op.operation for ops in found.values() for op in ops
+            if any(u.owner.operation not in inside for r in op.results for u in r.uses)
+        ]
+        # A leaf another operand computes but this one loads (q's prologue computing the k it shares).
+        escaping += [defining_op(o.leaf) for what, o in roles if not found[what] and defining_op(o.leaf) in inside - fixed]
+        if not escaping:
+            break
+        out |= set(escaping)
+    if sum(len(ops) for ops in found.values()) > MAX_PROLOGUE_OPS:
+        att.refused.append(f"q, k and v prologues of more than {MAX_PROLOGUE_OPS} ops")
+        return att
+    for what, o in roles:
+        o.prologue = sorted(found[what], key=functools.cmp_to_key(_program_order))
+        producer = defining_op(o.leaf)
+        if (
+            o.prologue or producer is None or producer.block != block or producer.name in (*MATMUL_OPS, SDPA)
+            or len(producer.results) != 1  # a split's pieces (chunk motion makes them views later)
+        ):
+            continue
+        if _prologue_op(producer.opview):
+            att.refused.append(f"{what} is computed by '{producer.name}', whose result is read outside the attention too")
+        else:
+            att.refused.append(f"{what} is computed by '{producer.name}', which is not pointwise over {what}'s index space")
+    return att
 
 
 def _from_matmul(value: ir.Value, block) -> bool:
@@ -482,9 +664,11 @@ FAMILY = Family(
     lowering="mlirfuse/lowering/attention.py",
     limits=f"f32, f16 or bf16 q, k and v of one dtype, static head dims ({MAX_HEAD_DIM} at most; batch, query and key "
     "sizes may be `?`); no dropout; "
-    "bool or float masks that broadcast to the scores",
+    "bool or float masks that broadcast to the scores; q, k and v prologues of elementwise ops, views with an index "
+    f"map and cats read only by the attention ({MAX_PROLOGUE_OPS} ops at most, static sizes; an operand they "
+    "broadcast is an input)",
 )
 
 __all__ = [
-    "Attention", "Operand", "match", "operand", "SDPA", "MATMULS", "SOFTMAXES", "ATTENTION_DTYPES", "FAMILY", "why_not_root",
+    "Attention", "Operand", "match", "operand", "with_prologues", "leaf_coords", "relaid_output", "MAX_PROLOGUE_OPS", "SDPA", "MATMULS", "SOFTMAXES", "ATTENTION_DTYPES", "FAMILY", "why_not_root",
 ]

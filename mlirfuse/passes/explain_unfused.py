@@ -104,7 +104,10 @@ class ExplainUnfused(ModulePass):
 
         module.walk(visit)
         for group in groups:
-            reasons, seen = [], set()
+            # Reasons the pass making the group recorded (an attention's prologue left out) come first.
+            reasons = [ir.StringAttr(a).value for a in ir.ArrayAttr(group.attributes["fusion.explain"])] \
+                if "fusion.explain" in group.attributes else []
+            seen = set()
             for op, role in neighbours(group):
                 if op is None or op.name == "func.return" or op.name.startswith(("torch.constant.", "torch.prim.")):
                     continue

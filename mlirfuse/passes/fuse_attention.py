@@ -6,7 +6,11 @@ runs before fusion-decompose turns the softmax into reductions:
 -> `softmax` -> `matmul(·, v)`. The group holds the ops themselves: the
 views and kv-head repeats reading q, k, v and the masks, the elementwise
 ops on the scores and on the masks (those read only there), the softmax
-and the matmuls. Its inputs are what those read.
+and the matmuls, and the prologues computing q, k and v (RoPE, a scale, a
+cast: elementwise ops, views and cats read only by the attention), which
+the kernel evaluates on each tile it loads. Its inputs are what those read;
+an operand left computed outside (read elsewhere too, or not pointwise over
+its index space) is named in the group's `fusion.explain`.
 
 Near misses (dropout, scores or weights read elsewhere, a mask that does
 not broadcast, ...) stay as they are, with the reason in a
@@ -29,7 +33,7 @@ EXPLAIN = "fusion.explain"
 
 @dataclasses.dataclass(frozen=True)
 class FuseAttention(ModulePass):
-    """Group attention into one fusion.group of kind attention (one flash-attention kernel): scaled_dot_product_attention (is_causal, bool or additive attn_mask, scale, enable_gqa; dropout 0), and matmul(q, k^T) -> scale / masks / masked_fill -> softmax -> matmul(., v), with q, k, v read through views and kv-head repeats. Near misses get a fusion.explain attribute saying why."""
+    """Group attention into one fusion.group of kind attention (one flash-attention kernel): scaled_dot_product_attention (is_causal, bool or additive attn_mask, scale, enable_gqa; dropout 0), and matmul(q, k^T) -> scale / masks / masked_fill -> softmax -> matmul(., v), with q, k, v read through views and kv-head repeats or computed by pointwise prologues (RoPE). Near misses, and prologues left out, get a fusion.explain attribute saying why."""
 
     name = "fusion-fuse-attention"
 
@@ -43,7 +47,11 @@ class FuseAttention(ModulePass):
                     continue
                 found = match(op)
                 if isinstance(found, Attention):
-                    rewriter.wrap(found.ops(), GroupKind.ATTENTION)
+                    group = rewriter.wrap(found.ops(), GroupKind.ATTENTION)
+                    if found.refused:  # an operand read from memory though a pointwise op computes it
+                        group.attributes[EXPLAIN] = ir.ArrayAttr.get(
+                            [ir.StringAttr.get(f"prologue not fused: {why}") for why in found.refused]
+                        )
                 elif isinstance(found, str):
                     op.attributes[EXPLAIN] = ir.ArrayAttr.get([ir.StringAttr.get(f"attention not fused: {found}")])
         rewriter.erase_dead_constants(module)

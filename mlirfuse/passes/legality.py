@@ -216,8 +216,11 @@ def _why_not_past_gemm_epilogue(producer, exported: list) -> str | None:
 
 
 def _why_not_by_rule(producer, consumer, dep: DependenceAnalysis, limits: Limits, bodies: GroupBodies | None) -> str | None:
-    if GroupKind.ATTENTION in (group_kind(producer), group_kind(consumer)):
-        return "the attention kernel fuses no pointwise prologue or epilogue (yet)"
+    if group_kind(consumer) == GroupKind.ATTENTION:
+        return ("the attention kernel's prologues (elementwise ops, views with an index map and cats computing q, k or v, "
+                "read only by it) join it when fusion-fuse-attention groups it, not as groups")
+    if group_kind(producer) == GroupKind.ATTENTION:
+        return "the attention kernel fuses no epilogue (yet)"
     if dep.dependents_between(producer, consumer)[1]:
         return "cycle"
     # Each body's size, reduction, scan and op names: kept by `bodies`, or one walk each. The consumer's

@@ -158,10 +158,14 @@ def eager_math_sdpa(kernel: AttentionKernel, loaded: list) -> bool:
     """Would eager's sdpa run its math backend on these CPU tensors (`loaded`: the kernel's sites)?
 
     Asks ATen's own choice. A site the kernel reads before a kv-head repeat
-    stands for the repeated tensor eager materializes (contiguous).
+    stands for the repeated tensor eager materializes (contiguous), as does
+    an empty tensor for an operand computed by a prologue.
     """
     args = []
     for i, shape in zip(kernel.sdpa_sites, kernel.sdpa_shapes + (None,)):
+        if i < 0:  # computed by a prologue: eager's is a fresh contiguous tensor
+            args.append(torch.empty(shape, dtype=getattr(torch, kernel.dtype)))
+            continue
         t = loaded[i]
         if shape is not None and len(shape) == t.dim():  # `?` sizes (a kernel over them): this launch's
             shape = tuple(n if s is None else s for s, n in zip(shape, t.shape))

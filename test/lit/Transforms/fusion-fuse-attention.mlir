@@ -287,3 +287,182 @@ func.func @no_fuse_dynamic_head_dim(%q: !torch.vtensor<[1,2,5,?],f32>, %k: !torc
   %0 = torch.aten.scaled_dot_product_attention %q, %k, %v, %none, %p, %false, %none, %false : !torch.vtensor<[1,2,5,?],f32>, !torch.vtensor<[1,2,5,?],f32>, !torch.vtensor<[1,2,5,?],f32>, !torch.none, !torch.float, !torch.bool, !torch.none, !torch.bool -> !torch.vtensor<[1,2,5,?],f32>
   return %0 : !torch.vtensor<[1,2,5,?],f32>
 }
+
+// -----
+
+// RoPE on q and k (`q * cos + rotate_half(q) * sin`, rotate_half a cat of
+// the negated upper half and the lower half) read only by the attention:
+// a prologue of the attention group, which reads the projections, cos and
+// sin (broadcast over the heads through their unsqueeze).
+
+// CHECK-LABEL: func.func @fuse_sdpa_rope_prologue
+// CHECK-NEXT:    %[[G:.+]] = "fusion.group"(%arg3, %arg4, %arg0, %arg1, %arg2) ({
+// CHECK-COUNT-2:   torch.aten.cat
+// CHECK:           torch.aten.scaled_dot_product_attention
+// CHECK-NEXT:      "fusion.yield"
+// CHECK-NEXT:    }) {kind = "attention"}
+// CHECK-NEXT:    return %[[G]]
+func.func @fuse_sdpa_rope_prologue(%q: !torch.vtensor<[1,5,16],f32>, %k: !torch.vtensor<[1,5,16],f32>, %v: !torch.vtensor<[1,5,16],f32>, %cos: !torch.vtensor<[1,5,8],f32>, %sin: !torch.vtensor<[1,5,8],f32>) -> !torch.vtensor<[1,2,5,8],f32> {
+  %int0 = torch.constant.int 0
+  %int1 = torch.constant.int 1
+  %int2 = torch.constant.int 2
+  %int3 = torch.constant.int 3
+  %int4 = torch.constant.int 4
+  %int5 = torch.constant.int 5
+  %int8 = torch.constant.int 8
+  %int-1 = torch.constant.int -1
+  %end = torch.constant.int 9223372036854775807
+  %none = torch.constant.none
+  %float0 = torch.constant.float 0.000000e+00
+  %true = torch.constant.bool true
+  %false = torch.constant.bool false
+  %shape = torch.prim.ListConstruct %int1, %int5, %int2, %int8 : (!torch.int, !torch.int, !torch.int, !torch.int) -> !torch.list<int>
+  %c = torch.aten.unsqueeze %cos, %int1 : !torch.vtensor<[1,5,8],f32>, !torch.int -> !torch.vtensor<[1,1,5,8],f32>
+  %s = torch.aten.unsqueeze %sin, %int1 : !torch.vtensor<[1,5,8],f32>, !torch.int -> !torch.vtensor<[1,1,5,8],f32>
+  %0 = torch.aten.view %q, %shape : !torch.vtensor<[1,5,16],f32>, !torch.list<int> -> !torch.vtensor<[1,5,2,8],f32>
+  %1 = torch.aten.transpose.int %0, %int1, %int2 : !torch.vtensor<[1,5,2,8],f32>, !torch.int, !torch.int -> !torch.vtensor<[1,2,5,8],f32>
+  %2 = torch.aten.mul.Tensor %1, %c : !torch.vtensor<[1,2,5,8],f32>, !torch.vtensor<[1,1,5,8],f32> -> !torch.vtensor<[1,2,5,8],f32>
+  %3 = torch.aten.slice.Tensor %1, %int3, %int0, %int4, %int1 : !torch.vtensor<[1,2,5,8],f32>, !torch.int, !torch.int, !torch.int, !torch.int -> !torch.vtensor<[1,2,5,4],f32>
+  %4 = torch.aten.slice.Tensor %1, %int3, %int4, %end, %int1 : !torch.vtensor<[1,2,5,8],f32>, !torch.int, !torch.int, !torch.int, !torch.int -> !torch.vtensor<[1,2,5,4],f32>
+  %5 = torch.aten.neg %4 : !torch.vtensor<[1,2,5,4],f32> -> !torch.vtensor<[1,2,5,4],f32>
+  %6 = torch.prim.ListConstruct %5, %3 : (!torch.vtensor<[1,2,5,4],f32>, !torch.vtensor<[1,2,5,4],f32>) -> !torch.list<vtensor>
+  %7 = torch.aten.cat %6, %int-1 : !torch.list<vtensor>, !torch.int -> !torch.vtensor<[1,2,5,8],f32>
+  %8 = torch.aten.mul.Tensor %7, %s : !torch.vtensor<[1,2,5,8],f32>, !torch.vtensor<[1,1,5,8],f32> -> !torch.vtensor<[1,2,5,8],f32>
+  %9 = torch.aten.add.Tensor %2, %8, %int1 : !torch.vtensor<[1,2,5,8],f32>, !torch.vtensor<[1,2,5,8],f32>, !torch.int -> !torch.vtensor<[1,2,5,8],f32>
+  %10 = torch.aten.view %k, %shape : !torch.vtensor<[1,5,16],f32>, !torch.list<int> -> !torch.vtensor<[1,5,2,8],f32>
+  %11 = torch.aten.transpose.int %10, %int1, %int2 : !torch.vtensor<[1,5,2,8],f32>, !torch.int, !torch.int -> !torch.vtensor<[1,2,5,8],f32>
+  %12 = torch.aten.mul.Tensor %11, %c : !torch.vtensor<[1,2,5,8],f32>, !torch.vtensor<[1,1,5,8],f32> -> !torch.vtensor<[1,2,5,8],f32>
+  %13 = torch.aten.slice.Tensor %11, %int3, %int0, %int4, %int1 : !torch.vtensor<[1,2,5,8],f32>, !torch.int, !torch.int, !torch.int, !torch.int -> !torch.vtensor<[1,2,5,4],f32>
+  %14 = torch.aten.slice.Tensor %11, %int3, %int4, %end, %int1 : !torch.vtensor<[1,2,5,8],f32>, !torch.int, !torch.int, !torch.int, !torch.int -> !torch.vtensor<[1,2,5,4],f32>
+  %15 = torch.aten.neg %14 : !torch.vtensor<[1,2,5,4],f32> -> !torch.vtensor<[1,2,5,4],f32>
+  %16 = torch.prim.ListConstruct %15, %13 : (!torch.vtensor<[1,2,5,4],f32>, !torch.vtensor<[1,2,5,4],f32>) -> !torch.list<vtensor>
+  %17 = torch.aten.cat %16, %int-1 : !torch.list<vtensor>, !torch.int -> !torch.vtensor<[1,2,5,8],f32>
+  %18 = torch.aten.mul.Tensor %17, %s : !torch.vtensor<[1,2,5,8],f32>, !torch.vtensor<[1,1,5,8],f32> -> !torch.vtensor<[1,2,5,8],f32>
+  %19 = torch.aten.add.Tensor %12, %18, %int1 : !torch.vtensor<[1,2,5,8],f32>, !torch.vtensor<[1,2,5,8],f32>, !torch.int -> !torch.vtensor<[1,2,5,8],f32>
+  %20 = torch.aten.view %v, %shape : !torch.vtensor<[1,5,16],f32>, !torch.list<int> -> !torch.vtensor<[1,5,2,8],f32>
+  %21 = torch.aten.transpose.int %20, %int1, %int2 : !torch.vtensor<[1,5,2,8],f32>, !torch.int, !torch.int -> !torch.vtensor<[1,2,5,8],f32>
+  %22 = torch.aten.scaled_dot_product_attention %9, %19, %21, %none, %float0, %true, %none, %false : !torch.vtensor<[1,2,5,8],f32>, !torch.vtensor<[1,2,5,8],f32>, !torch.vtensor<[1,2,5,8],f32>, !torch.none, !torch.float, !torch.bool, !torch.none, !torch.bool -> !torch.vtensor<[1,2,5,8],f32>
+  return %22 : !torch.vtensor<[1,2,5,8],f32>
+}
+
+// -----
+
+// A scale and a cast on q (`(q * 0.5).to(bf16)`) join as a prologue; k,
+// scaled by a computed tensor broadcast over the heads, joins without what
+// computes that tensor (the exp, over a smaller index space: an input).
+
+// CHECK-LABEL: func.func @fuse_sdpa_scale_cast_prologue
+// CHECK:         %[[E:.+]] = torch.aten.exp %arg3
+// CHECK-NEXT:    %[[G:.+]] = "fusion.group"(%arg0, %arg1, %[[E]], %arg2) ({
+// CHECK:           torch.aten.mul.Scalar
+// CHECK-NEXT:      torch.aten._to_copy
+// CHECK-NEXT:      torch.aten.mul.Tensor
+// CHECK-NEXT:      torch.aten.scaled_dot_product_attention
+// CHECK:         }) {kind = "attention"}
+// CHECK-NEXT:    return %[[G]]
+func.func @fuse_sdpa_scale_cast_prologue(%q: !torch.vtensor<[1,2,5,8],f32>, %k: !torch.vtensor<[1,2,5,8],bf16>, %v: !torch.vtensor<[1,2,5,8],bf16>, %w: !torch.vtensor<[1,1,5,8],bf16>) -> !torch.vtensor<[1,2,5,8],bf16> {
+  %int15 = torch.constant.int 15
+  %none = torch.constant.none
+  %half = torch.constant.float 5.000000e-01
+  %float0 = torch.constant.float 0.000000e+00
+  %false = torch.constant.bool false
+  %0 = torch.aten.mul.Scalar %q, %half : !torch.vtensor<[1,2,5,8],f32>, !torch.float -> !torch.vtensor<[1,2,5,8],f32>
+  %1 = torch.aten._to_copy %0, %int15, %none, %none, %none, %false, %none : !torch.vtensor<[1,2,5,8],f32>, !torch.int, !torch.none, !torch.none, !torch.none, !torch.bool, !torch.none -> !torch.vtensor<[1,2,5,8],bf16>
+  %2 = torch.aten.exp %w : !torch.vtensor<[1,1,5,8],bf16> -> !torch.vtensor<[1,1,5,8],bf16>
+  %3 = torch.aten.mul.Tensor %k, %2 : !torch.vtensor<[1,2,5,8],bf16>, !torch.vtensor<[1,1,5,8],bf16> -> !torch.vtensor<[1,2,5,8],bf16>
+  %4 = torch.aten.scaled_dot_product_attention %1, %3, %v, %none, %float0, %false, %none, %false : !torch.vtensor<[1,2,5,8],bf16>, !torch.vtensor<[1,2,5,8],bf16>, !torch.vtensor<[1,2,5,8],bf16>, !torch.none, !torch.float, !torch.bool, !torch.none, !torch.bool -> !torch.vtensor<[1,2,5,8],bf16>
+  return %4 : !torch.vtensor<[1,2,5,8],bf16>
+}
+
+// -----
+
+// k's prologue result is returned too (a cache would store it): it is
+// computed outside and read by the attention, with the reason on the group.
+
+// CHECK-LABEL: func.func @no_fuse_prologue_read_elsewhere
+// CHECK:         %[[K:.+]] = torch.aten.mul.Scalar %arg1
+// CHECK-NEXT:    %[[G:.+]] = "fusion.group"(%arg0, %[[K]], %arg2) ({
+// CHECK:         }) {fusion.explain = ["prologue not fused: k is computed by 'torch.aten.mul.Scalar', whose result is read outside the attention too"], kind = "attention"}
+// CHECK-NEXT:    return %[[G]], %[[K]]
+func.func @no_fuse_prologue_read_elsewhere(%q: !torch.vtensor<[1,2,5,8],f32>, %k: !torch.vtensor<[1,2,5,8],f32>, %v: !torch.vtensor<[1,2,5,8],f32>) -> (!torch.vtensor<[1,2,5,8],f32>, !torch.vtensor<[1,2,5,8],f32>) {
+  %none = torch.constant.none
+  %two = torch.constant.float 2.000000e+00
+  %float0 = torch.constant.float 0.000000e+00
+  %false = torch.constant.bool false
+  %0 = torch.aten.mul.Scalar %k, %two : !torch.vtensor<[1,2,5,8],f32>, !torch.float -> !torch.vtensor<[1,2,5,8],f32>
+  %1 = torch.aten.scaled_dot_product_attention %q, %0, %v, %none, %float0, %false, %none, %false : !torch.vtensor<[1,2,5,8],f32>, !torch.vtensor<[1,2,5,8],f32>, !torch.vtensor<[1,2,5,8],f32>, !torch.none, !torch.float, !torch.bool, !torch.none, !torch.bool -> !torch.vtensor<[1,2,5,8],f32>
+  return %1, %0 : !torch.vtensor<[1,2,5,8],f32>, !torch.vtensor<[1,2,5,8],f32>
+}
+
+// -----
+
+// q computed by a cumsum along the head dim: not pointwise over q's index
+// space, so q is an input, with the reason on the group.
+
+// CHECK-LABEL: func.func @no_fuse_prologue_not_pointwise
+// CHECK:         %[[Q:.+]] = torch.aten.cumsum %arg0
+// CHECK-NEXT:    %[[G:.+]] = "fusion.group"(%[[Q]], %arg1, %arg2) ({
+// CHECK:         }) {fusion.explain = ["prologue not fused: q is computed by 'torch.aten.cumsum', which is not pointwise over q's index space"], kind = "attention"}
+func.func @no_fuse_prologue_not_pointwise(%q: !torch.vtensor<[1,2,5,8],f32>, %k: !torch.vtensor<[1,2,5,8],f32>, %v: !torch.vtensor<[1,2,5,8],f32>) -> !torch.vtensor<[1,2,5,8],f32> {
+  %none = torch.constant.none
+  %int-1 = torch.constant.int -1
+  %float0 = torch.constant.float 0.000000e+00
+  %false = torch.constant.bool false
+  %0 = torch.aten.cumsum %q, %int-1, %none : !torch.vtensor<[1,2,5,8],f32>, !torch.int, !torch.none -> !torch.vtensor<[1,2,5,8],f32>
+  %1 = torch.aten.scaled_dot_product_attention %0, %k, %v, %none, %float0, %false, %none, %false : !torch.vtensor<[1,2,5,8],f32>, !torch.vtensor<[1,2,5,8],f32>, !torch.vtensor<[1,2,5,8],f32>, !torch.none, !torch.float, !torch.bool, !torch.none, !torch.bool -> !torch.vtensor<[1,2,5,8],f32>
+  return %1 : !torch.vtensor<[1,2,5,8],f32>
+}
+
+// -----
+
+// The output's heads merged back into the rows and copied
+// (`o.transpose(1, 2).contiguous()`): the copy is the group's result, which
+// the kernel stores in that layout. A view after the copy stays outside.
+
+// CHECK-LABEL: func.func @fuse_sdpa_relaid_output
+// CHECK:         %[[G:.+]] = "fusion.group"(%arg0, %arg1, %arg2) ({
+// CHECK:           %[[O:.+]] = torch.aten.scaled_dot_product_attention
+// CHECK-NEXT:      %[[T:.+]] = torch.aten.transpose.int %[[O]]
+// CHECK-NEXT:      %[[C:.+]] = torch.aten.clone %[[T]]
+// CHECK-NEXT:      "fusion.yield"(%[[C]])
+// CHECK-NEXT:    }) {kind = "attention"}
+// CHECK:         %[[V:.+]] = torch.aten.view %[[G]]
+// CHECK-NEXT:    return %[[V]]
+func.func @fuse_sdpa_relaid_output(%q: !torch.vtensor<[1,2,5,8],f32>, %k: !torch.vtensor<[1,2,5,8],f32>, %v: !torch.vtensor<[1,2,5,8],f32>) -> !torch.vtensor<[1,5,16],f32> {
+  %int1 = torch.constant.int 1
+  %int2 = torch.constant.int 2
+  %int5 = torch.constant.int 5
+  %int16 = torch.constant.int 16
+  %none = torch.constant.none
+  %float0 = torch.constant.float 0.000000e+00
+  %true = torch.constant.bool true
+  %false = torch.constant.bool false
+  %0 = torch.aten.scaled_dot_product_attention %q, %k, %v, %none, %float0, %true, %none, %false : !torch.vtensor<[1,2,5,8],f32>, !torch.vtensor<[1,2,5,8],f32>, !torch.vtensor<[1,2,5,8],f32>, !torch.none, !torch.float, !torch.bool, !torch.none, !torch.bool -> !torch.vtensor<[1,2,5,8],f32>
+  %1 = torch.aten.transpose.int %0, %int1, %int2 : !torch.vtensor<[1,2,5,8],f32>, !torch.int, !torch.int -> !torch.vtensor<[1,5,2,8],f32>
+  %2 = torch.aten.clone %1, %none : !torch.vtensor<[1,5,2,8],f32>, !torch.none -> !torch.vtensor<[1,5,2,8],f32>
+  %s = torch.prim.ListConstruct %int1, %int5, %int16 : (!torch.int, !torch.int, !torch.int) -> !torch.list<int>
+  %3 = torch.aten.view %2, %s : !torch.vtensor<[1,5,2,8],f32>, !torch.list<int> -> !torch.vtensor<[1,5,16],f32>
+  return %3 : !torch.vtensor<[1,5,16],f32>
+}
+
+// -----
+
+// The transposed output read by two ops: not a copy only the attention
+// feeds, so the output is stored as it is and the transpose stays outside.
+
+// CHECK-LABEL: func.func @no_fuse_relaid_output_read_twice
+// CHECK:         }) {kind = "attention"}
+// CHECK-NEXT:    %[[T:.+]] = torch.aten.transpose.int
+// CHECK-NEXT:    torch.aten.clone %[[T]]
+func.func @no_fuse_relaid_output_read_twice(%q: !torch.vtensor<[1,2,5,8],f32>, %k: !torch.vtensor<[1,2,5,8],f32>, %v: !torch.vtensor<[1,2,5,8],f32>) -> (!torch.vtensor<[1,5,2,8],f32>, !torch.vtensor<[1,5,2,8],f32>) {
+  %int1 = torch.constant.int 1
+  %int2 = torch.constant.int 2
+  %none = torch.constant.none
+  %float0 = torch.constant.float 0.000000e+00
+  %false = torch.constant.bool false
+  %0 = torch.aten.scaled_dot_product_attention %q, %k, %v, %none, %float0, %false, %none, %false : !torch.vtensor<[1,2,5,8],f32>, !torch.vtensor<[1,2,5,8],f32>, !torch.vtensor<[1,2,5,8],f32>, !torch.none, !torch.float, !torch.bool, !torch.none, !torch.bool -> !torch.vtensor<[1,2,5,8],f32>
+  %1 = torch.aten.transpose.int %0, %int1, %int2 : !torch.vtensor<[1,2,5,8],f32>, !torch.int, !torch.int -> !torch.vtensor<[1,5,2,8],f32>
+  %2 = torch.aten.clone %1, %none : !torch.vtensor<[1,5,2,8],f32>, !torch.none -> !torch.vtensor<[1,5,2,8],f32>
+  %3 = torch.aten.exp %1 : !torch.vtensor<[1,5,2,8],f32> -> !torch.vtensor<[1,5,2,8],f32>
+  return %2, %3 : !torch.vtensor<[1,5,2,8],f32>, !torch.vtensor<[1,5,2,8],f32>
+}
