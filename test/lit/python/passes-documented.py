@@ -39,6 +39,7 @@ print(f"{len(PASSES)} passes checked")
 # CHECK-NEXT: fusion-decompose: doc=yes name=yes listed=yes lit=yes
 # CHECK-NEXT: fusion-split-bias: doc=yes name=yes listed=yes lit=yes
 # CHECK-NEXT: fusion-chunk-motion: doc=yes name=yes listed=yes lit=yes
+# CHECK-NEXT: fusion-sum-matmuls: doc=yes name=yes listed=yes lit=yes
 # CHECK-NEXT: fusion-fuse-vertical: doc=yes name=yes listed=yes lit=yes
 # CHECK-NEXT: fusion-fuse-horizontal: doc=yes name=yes listed=yes lit=yes
 # CHECK-NEXT: fusion-fuse-concat: doc=yes name=yes listed=yes lit=yes
@@ -54,4 +55,4 @@ print(f"{len(PASSES)} passes checked")
 # CHECK-NEXT: test-dependence: doc=yes name=yes listed=yes lit=yes
 # CHECK-NEXT: test-alias: doc=yes name=yes listed=yes lit=yes
 # CHECK-NEXT: test-shapes: doc=yes name=yes listed=yes lit=yes
-# CHECK-NEXT: 21 passes checked
+# CHECK-NEXT: 22 passes checked
