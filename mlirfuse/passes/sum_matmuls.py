@@ -123,13 +123,19 @@ def _merged(terms: list[_Term], root, b: TorchBuilder, built: dict) -> ir.Value:
             built[v] = b.op("torch.aten.t", [v], t.shape[::-1], t.dtype)
         return built[v]
 
+    def piece(v: ir.Value) -> ir.Value:  # a transpose of a value: the first one of it (`g.t()` spelled per GEMM)
+        op = v.owner
+        if isinstance(op, ir.OpView) and op.operation.name in PERMUTES and transposes_2d(op):
+            return built.setdefault(op.operands[0], v)
+        return v
+
     def cat(values: list, dim: int) -> ir.Value:
         key = (dim, *values)
         if key not in built:
             built[key] = b.cat(values, dim)
         return built[key]
 
-    pairs = [(transposed(t.b), transposed(t.a)) if t.transposed else (t.a, t.b) for t in terms]
+    pairs = [(transposed(t.b), transposed(t.a)) if t.transposed else (piece(t.a), piece(t.b)) for t in terms]
     out = tensor_type(root.results[0].type)
     a = cat([p[0] for p in pairs], len(tensor_type(pairs[0][0].type).shape) - 1)
     return b.op("torch.aten.matmul" if len(out.shape) > 2 else "torch.aten.mm", [a, cat([p[1] for p in pairs], 0)],
@@ -200,11 +206,12 @@ class SumMatmuls(ModulePass):
             return
         b = TorchBuilder(ir.InsertionPoint(root), root.location)
         out = tensor_type(root.results[0].type)
-        addends, dead = [], []
+        addends, dead, merged = [], [], []
         for chunk in chunks:
             if len(chunk) > 1 and _pays(chunk, root.results[0]):
                 addends.append(_merged(chunk, root, b, built))
                 dead += [op for t in chunk for op in t.ops]
+                merged += [t.ops[-1] for t in chunk]
             else:
                 addends += [t.ops[0].results[0] for t in chunk]
         total = addends[0]
@@ -212,8 +219,16 @@ class SumMatmuls(ModulePass):
             total = b.op(ADD, [total, v, b.int(1)], out.shape, out.dtype)
         root.results[0].replace_all_uses_with(total)
         read = [v.owner for op in steps + dead for v in op.operands if is_constant_like(v)]
+        # The merged matmuls' operands that are transposes: one another transpose of the same value stands for
+        # (`piece` in `_merged`) is read by nothing once its matmul is gone.
+        views = {op_id(v.owner): v.owner for op in merged for v in op.operands
+                 if isinstance(v.owner, ir.OpView) and v.owner.operation.name in PERMUTES}
         for op in steps + dead:  # each op's reader is erased before it
             op.operation.erase()
+        for op in views.values():
+            if not any(True for _ in op.results[0].uses):
+                read += [v.owner for v in op.operands if is_constant_like(v)]
+                op.operation.erase()
         _erase_unread(read)
 
 

@@ -86,10 +86,13 @@ func.func @fuse_transposed_products_and_another_addend(%a0: !torch.vtensor<[32,2
 // -----
 
 // Two sums over the same A pieces (an LSTM's W_ih and W_hh gradients, both
-// read the gates' gradients): one A cat, read by both GEMMs, which
-// fusion-fuse-matmul groups into one kernel reading the pieces once.
+// read the gates' gradients; here the second spells its own g1.t()): one A
+// cat, read by both GEMMs, which fusion-fuse-matmul groups into one kernel
+// reading the pieces once.
 
 // CHECK-LABEL: func.func @fuse_two_sums_sharing_a
+// CHECK-COUNT-2: torch.aten.t
+// CHECK-NOT:     torch.aten.t
 // CHECK:         %[[A:.+]] = torch.aten.cat %{{.+}} -> !torch.vtensor<[64,2],f32>
 // CHECK:         torch.aten.mm %[[A]], %{{.+}} -> !torch.vtensor<[64,16],f32>
 // CHECK-NOT:     torch.aten.cat %{{.+}} -> !torch.vtensor<[64,2],f32>
@@ -107,7 +110,8 @@ func.func @fuse_two_sums_sharing_a(%g0: !torch.vtensor<[1,64],f32>, %x0: !torch.
   %0 = torch.aten.mm %t0, %x0 : !torch.vtensor<[64,1],f32>, !torch.vtensor<[1,16],f32> -> !torch.vtensor<[64,16],f32>
   %1 = torch.aten.mm %t0, %h0 : !torch.vtensor<[64,1],f32>, !torch.vtensor<[1,16],f32> -> !torch.vtensor<[64,16],f32>
   %2 = torch.aten.mm %t1, %x1 : !torch.vtensor<[64,1],f32>, !torch.vtensor<[1,16],f32> -> !torch.vtensor<[64,16],f32>
-  %3 = torch.aten.mm %t1, %h1 : !torch.vtensor<[64,1],f32>, !torch.vtensor<[1,16],f32> -> !torch.vtensor<[64,16],f32>
+  %t1_again = torch.aten.t %g1 : !torch.vtensor<[1,64],f32> -> !torch.vtensor<[64,1],f32>
+  %3 = torch.aten.mm %t1_again, %h1 : !torch.vtensor<[64,1],f32>, !torch.vtensor<[1,16],f32> -> !torch.vtensor<[64,16],f32>
   %4 = torch.aten.add.Tensor %0, %2, %int1 : !torch.vtensor<[64,16],f32>, !torch.vtensor<[64,16],f32>, !torch.int -> !torch.vtensor<[64,16],f32>
   %5 = torch.aten.add.Tensor %1, %3, %int1 : !torch.vtensor<[64,16],f32>, !torch.vtensor<[64,16],f32>, !torch.int -> !torch.vtensor<[64,16],f32>
   return %4, %5 : !torch.vtensor<[64,16],f32>, !torch.vtensor<[64,16],f32>
