@@ -291,6 +291,14 @@ class TorchBuilder:
     def op(self, name: str, operands, shape, dtype: str) -> ir.Value:
         return self._create(name, operands, [vtensor_type(shape, dtype)]).results[0]
 
+    def cat(self, values, dim: int) -> ir.Value:
+        """`aten.cat(values, dim)` of static tensors of one dtype (`dim` >= 0)."""
+        types = [tensor_type(v.type) for v in values]
+        shape = list(types[0].shape)
+        shape[dim] = sum(t.shape[dim] for t in types)
+        items = self._create("torch.prim.ListConstruct", values, [ir.Type.parse("!torch.list<vtensor>")]).results[0]
+        return self.op("torch.aten.cat", [items, self.int(dim)], shape, types[0].dtype)
+
     def view(self, x: ir.Value, shape, dtype: str) -> ir.Value:
         """`aten.view(x, shape)`."""
         return self.op("torch.aten.view", [x, self.int_list(shape)], shape, dtype)

@@ -23,6 +23,25 @@ class Lambda(torch.nn.Module):
         return self.fn(*args)
 
 
+class LSTM(torch.nn.Module):
+    """An LSTM unrolled with torch ops: gates.chunk(4) then sigmoid/tanh/mul/add."""
+
+    def __init__(self, hidden: int = 16, steps: int = 3, inputs: int | None = None):
+        super().__init__()
+        self.steps = steps
+        self.w_ih = torch.nn.Parameter(torch.randn(4 * hidden, inputs or hidden) * 0.1)
+        self.w_hh = torch.nn.Parameter(torch.randn(4 * hidden, hidden) * 0.1)
+        self.b = torch.nn.Parameter(torch.randn(4 * hidden) * 0.1)
+
+    def forward(self, xs, h, c):
+        for t in range(self.steps):
+            gates = xs[t] @ self.w_ih.T + h @ self.w_hh.T + self.b
+            i, f, g, o = gates.chunk(4, 1)
+            c = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(g)
+            h = torch.sigmoid(o) * torch.tanh(c)
+        return h, c
+
+
 _TORCH_OP = re.compile(r"\btorch\.(?:aten|prims)\.[\w.]+|\btorch\.operator \"[\w.]+\"")
 
 

@@ -65,7 +65,7 @@ def test_compile_shows_each_pass_and_kernel_on_a_terminal(monkeypatch):
     out = terminal.getvalue()
     assert "exporting and importing the model" in out
     passes = out.count("] pass ")
-    assert passes == 17 and "pass 16/17 fusion-outline" in out and "pass 17/17 fusion-schedule-collectives" in out, out
+    assert passes == 18 and "pass 17/18 fusion-outline" in out and "pass 18/18 fusion-schedule-collectives" in out, out
     assert f"lowering kernel {len(cm.kernels)}/{len(cm.kernels)}" in out, out
     assert out.endswith("\r\x1b[K")
 

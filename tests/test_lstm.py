@@ -4,29 +4,9 @@ from __future__ import annotations
 
 import pytest
 import torch
-from torch import nn
 
 import mlirfuse
-from helpers import Lambda
-
-
-class LSTM(nn.Module):
-    """An LSTM unrolled with torch ops: gates.chunk(4) then sigmoid/tanh/mul/add."""
-
-    def __init__(self, hidden: int = 16, steps: int = 3, inputs: int | None = None):
-        super().__init__()
-        self.steps = steps
-        self.w_ih = nn.Parameter(torch.randn(4 * hidden, inputs or hidden) * 0.1)
-        self.w_hh = nn.Parameter(torch.randn(4 * hidden, hidden) * 0.1)
-        self.b = nn.Parameter(torch.randn(4 * hidden) * 0.1)
-
-    def forward(self, xs, h, c):
-        for t in range(self.steps):
-            gates = xs[t] @ self.w_ih.T + h @ self.w_hh.T + self.b
-            i, f, g, o = gates.chunk(4, 1)
-            c = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(g)
-            h = torch.sigmoid(o) * torch.tanh(c)
-        return h, c
+from helpers import LSTM, Lambda
 
 
 def test_lstm_step_is_one_kernel_plus_two_matmuls():

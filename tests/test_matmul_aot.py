@@ -9,6 +9,9 @@ sizes fill the heuristic's largest tiles (lowering/matmul.py CONFIG_TABLE).
 
 from __future__ import annotations
 
+import functools
+import operator
+
 import pytest
 import torch
 
@@ -40,6 +43,14 @@ def _lstm_cat_step(x, h, c, w, b):
     i, f, g, o = torch.nn.functional.linear(torch.cat([x, h], 1), w, b).chunk(4, 1)
     c = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(g)
     return torch.sigmoid(o) * torch.tanh(c), c
+
+
+def _summed_weight_gradients(*args):
+    """An unrolled LSTM's W_ih and W_hh gradients: sums over the steps of `g_t.t() @ x_t` and `g_t.t() @ h_t`."""
+    n = len(args) // 3
+    gs, xs, hs = args[:n], args[n : 2 * n], args[2 * n :]
+    return (functools.reduce(operator.add, [g.t() @ x for g, x in zip(gs, xs)]),
+            functools.reduce(operator.add, [g.t() @ h for g, h in zip(gs, hs)]))
 
 
 def _head_split(x, w):
@@ -84,6 +95,11 @@ def template_kernels():
     # A weight gradient with its bias gradient (the sum of A over K, from the A tiles), f32 and bf16.
     for dtype in (torch.float32, torch.bfloat16):
         models.append((Lambda(lambda g, x: (g.t() @ x, g.sum(0))), (torch.randn(4096, 1024).to(dtype), torch.randn(4096, 256).to(dtype))))
+    # Weight gradients summed over 16 steps (fusion-sum-matmuls): one grouped GEMM over K-split cats of 16 pieces,
+    # the gates' gradients (A) shared; batch 1 in f32 (bench/bytes.py's LSTM: pieces one row wide), 8 in bf16.
+    for dtype, batch in ((torch.float32, 1), (torch.bfloat16, 8)):
+        shapes = [(batch, 512)] * 16 + [(batch, 128)] * 32
+        models.append((Lambda(_summed_weight_gradients), tuple(torch.randn(s).to(dtype) for s in shapes)))
     # The q/k/v GEMM storing the head splits a training forward saves (12 heads of 64, bf16): three relaid stores.
     models.append((Lambda(_head_split), (torch.randn(4, 256, 768).bfloat16(), torch.randn(2304, 768).bfloat16())))
 
@@ -110,7 +126,7 @@ def template_kernels():
 @pytest.mark.parametrize("arch", [80, 90])
 def test_gemm_kernels_compile_without_spills(template_kernels, arch):
     kernels = template_kernels
-    assert len(kernels) == 19 and sum(k.kind == "matmul-chain" for k in kernels) == 4, [k.name for k in kernels]
+    assert len(kernels) == 21 and sum(k.kind == "matmul-chain" for k in kernels) == 4, [k.name for k in kernels]
     assert sum("stored relaid" in k.source for k in kernels) == 1  # the head splits' kernel
     assert sum("rowsum0" in k.source for k in kernels) == 2, [k.name for k in kernels]
     for compiled in compile_kernels(kernels, arch=arch):

@@ -260,7 +260,7 @@ def computed_from_cat(value: ir.Value) -> bool:
 K_SUM = "torch.aten.sum.dim_IntList"
 
 
-def _transposes_2d(op) -> bool:
+def transposes_2d(op) -> bool:
     """Is view `op` the transpose of a 2-d value (`t`, `transpose(0, 1)`, `permute([1, 0])`)?"""
     if len(tensor_type(op.operands[0].type).shape) != 2:
         return False
@@ -335,7 +335,7 @@ def why_not_k_sum(op, mm, same_source=None) -> str | None:
     rank = len(red.shape)
     if a_steps == u_steps and red.dims == (rank - 1,):
         return None  # A is the sum's input, summed along its K
-    if a_steps[:-1] == u_steps and a_views and _transposes_2d(a_views[-1]) and red.dims == (0,):
+    if a_steps[:-1] == u_steps and a_views and transposes_2d(a_views[-1]) and red.dims == (0,):
         return None  # A = u.t(), u summed over its rows: A's K
     return "the sum does not run over the GEMM's K dim of A"
 
@@ -354,5 +354,5 @@ FAMILY = Family(
 
 __all__ = [
     "CHAIN_MAX_HIDDEN", "FAMILY", "GEMM_DTYPES", "Gemm", "KSplit", "K_SUM", "MATMUL_OPS", "chain_max_hidden", "computed_from_cat",
-    "gemm", "hidden_block", "k_split", "why_not_fusible", "why_not_k_sum",
+    "gemm", "hidden_block", "k_split", "transposes_2d", "why_not_fusible", "why_not_k_sum",
 ]

@@ -22,6 +22,7 @@ PASSES: dict[str, str] = {
     "fusion-keepdim-rows": "mlirfuse.passes.keepdim_rows:KeepdimRows",
     "fusion-split-bias": "mlirfuse.passes.split_bias:SplitBias",
     "fusion-chunk-motion": "mlirfuse.passes.chunk_motion:ChunkMotion",
+    "fusion-sum-matmuls": "mlirfuse.passes.sum_matmuls:SumMatmuls",
     "fusion-fuse-vertical": "mlirfuse.passes.fuse_vertical:FuseVertical",
     "fusion-fuse-horizontal": "mlirfuse.passes.fuse_horizontal:FuseHorizontal",
     "fusion-fuse-concat": "mlirfuse.passes.fuse_concat:FuseConcat",
@@ -95,6 +96,8 @@ STAGES = (
     # Without Triton GEMMs a sliced GEMM would be one ATen call per piece: slices stay on the result.
     Stage("fusion-chunk-motion", "chunk/split as slices, moved above the elementwise ops they cut",
           aten_matmul={"matmul-slices": False}),
+    # After chunk motion: an LSTM step's gate slices are on its weights, each gate's sum of GEMMs whole.
+    Stage("fusion-sum-matmuls", "a sum of matmuls as one matmul over operands concatenated along K, where it moves fewer bytes"),
     Stage("fusion-fuse-vertical", "group maximal producer->consumer chains of elementwise ops and reductions",
           _BOTH, makes_groups=True),
     Stage("fusion-fuse-horizontal", "merge independent groups reading the same tensor",

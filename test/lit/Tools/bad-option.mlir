@@ -11,7 +11,7 @@
 
 // RUN: not mlirfuse-opt %s --pass-pipeline='builtin.module(mlirfuse-pipeline{x=1})' 2>&1 | filecheck %s --check-prefix=PIPELINE
 // PIPELINE-NOT: Traceback
-// PIPELINE:     <pass-pipeline>:1:34: error: pipeline 'mlirfuse-pipeline' has no option 'x' (options: matmul-slices, max-args, {{.*}})
+// PIPELINE:     <pass-pipeline>:1:34: error: pipeline 'mlirfuse-pipeline' has no option 'x' (options: matmul-slices, max-terms, max-args, {{.*}})
 
 // RUN: not mlirfuse-opt %s --pass-pipeline='builtin.module(fusion-outline' 2>&1 | filecheck %s --check-prefix=UNBALANCED
 // UNBALANCED-NOT: Traceback

@@ -18,6 +18,8 @@
 // CHECK-NEXT:    Split the bias add out of linear, addmm (beta = alpha = 1) and conv2d/convolution into an add.Tensor that fuses with the following elementwise ops.
 // CHECK:       --fusion-chunk-motion
 // CHECK-NEXT:    Turn chunk/split into slices and move them above the elementwise ops that feed them, so the chunked math fuses into one kernel (the LSTM cell); move column slices of a GEMM onto its B operand (matmul-slices, default true: one GEMM per piece, grouped by fusion-fuse-matmul); move reshapes below elementwise ops with scalar operands (group_norm + activation).
+// CHECK:       --fusion-sum-matmuls
+// CHECK-NEXT:    Rewrite a sum of matmuls (add.Tensor chains of mm/matmul results, through 2-D transposes) as one matmul over their operands concatenated along K, where that moves fewer bytes even with the cats stored.
 // CHECK:       --fusion-fuse-vertical
 // CHECK-NEXT:    Group maximal producer->consumer chains of elementwise ops and reductions into fusion.group ops.
 // CHECK:         max-args (tensor arguments per kernel, default 128), max-group-size
@@ -41,6 +43,6 @@
 // CHECK-NEXT:    Test pass: mark each op tagged `test.tag` with its result's shape, dtype, the tagged values of the same shape or broadcastable with it, and whether it is read only for its size; corrupt=true breaks the analysis on purpose.
 // CHECK-LABEL: Pipelines:
 // CHECK-NEXT:  --mlirfuse-pipeline
-// CHECK:         = fusion-functionalize, fusion-fold-constant-indices, fusion-fuse-attention, fusion-decompose, fusion-keepdim-rows, fusion-split-bias, fusion-chunk-motion, fusion-fuse-vertical, fusion-fuse-horizontal, fusion-fuse-concat, fusion-sink-exit-reshapes, fusion-fuse-matmul, fusion-mark-persistent, fusion-extern-operands, fusion-canonicalize, fusion-outline
+// CHECK:         = fusion-functionalize, fusion-fold-constant-indices, fusion-fuse-attention, fusion-decompose, fusion-keepdim-rows, fusion-split-bias, fusion-chunk-motion, fusion-sum-matmuls, fusion-fuse-vertical, fusion-fuse-horizontal, fusion-fuse-concat, fusion-sink-exit-reshapes, fusion-fuse-matmul, fusion-mark-persistent, fusion-extern-operands, fusion-canonicalize, fusion-outline
 // CHECK:       --fusion-fuse-elementwise
 // CHECK:         = fusion-fuse-vertical, fusion-fuse-horizontal, fusion-fuse-concat, fusion-sink-exit-reshapes, fusion-explain-unfused, fusion-mark-persistent

@@ -40,6 +40,7 @@ print(f"{len(PASSES)} passes checked")
 # CHECK-NEXT: fusion-keepdim-rows: doc=yes name=yes listed=yes lit=yes
 # CHECK-NEXT: fusion-split-bias: doc=yes name=yes listed=yes lit=yes
 # CHECK-NEXT: fusion-chunk-motion: doc=yes name=yes listed=yes lit=yes
+# CHECK-NEXT: fusion-sum-matmuls: doc=yes name=yes listed=yes lit=yes
 # CHECK-NEXT: fusion-fuse-vertical: doc=yes name=yes listed=yes lit=yes
 # CHECK-NEXT: fusion-fuse-horizontal: doc=yes name=yes listed=yes lit=yes
 # CHECK-NEXT: fusion-fuse-concat: doc=yes name=yes listed=yes lit=yes
