@@ -56,4 +56,4 @@ print(f"{len(PASSES)} passes checked")
 # CHECK-NEXT: test-dependence: doc=yes name=yes listed=yes lit=yes
 # CHECK-NEXT: test-alias: doc=yes name=yes listed=yes lit=yes
 # CHECK-NEXT: test-shapes: doc=yes name=yes listed=yes lit=yes
-# CHECK-NEXT: 22 passes checked
+# CHECK-NEXT: 23 passes checked
