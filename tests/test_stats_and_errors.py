@@ -14,8 +14,8 @@ import mlirfuse
 from mlirfuse.frontend.importer import import_module
 from helpers import Lambda
 
-STATS_KEYS = {"aten_ops", "groups", "kernels", "constant_merges", "launches", "unfused_ops", "unfused_views", "operand_views",
-              "planned_peak_bytes", "allocated_bytes", "bytes", "bytes_lower_bound", "flops", "roofline_ns",
+STATS_KEYS = {"aten_ops", "groups", "kernels", "constant_merges", "launches", "unfused_ops", "unfused_views", "operand_views", "writebacks",
+              "writeback_bytes", "planned_peak_bytes", "allocated_bytes", "bytes", "bytes_lower_bound", "flops", "roofline_ns",
               "passes_run", "kernels_compiled", "program_cache_hits", "program_cache_misses", "kernel_cache_hits",
               "kernel_cache_misses"}
 
