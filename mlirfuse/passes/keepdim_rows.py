@@ -18,7 +18,11 @@ its own. Here they are computed in the keepdim shape instead:
    view of the first's operand, or that operand itself where the shapes agree.
 
 A value read in the smaller shape (a function result, an ATen op's operand)
-is a view of the keepdim one: the same bytes, no copy.
+is a view of the keepdim one: the same bytes, no copy. Rules 2 and 3 apply
+only to a reduction's per-row values (computed from a reduction's result by
+elementwise ops and unit-dims reshapes) and to values an elementwise op
+combines with one (`running_mean * 0.9`): other chains (a padding mask built
+from an arange) keep their shapes, which the fusion passes group better.
 """
 
 from __future__ import annotations
@@ -60,6 +64,38 @@ def _unit_source(value: ir.Value, shape: tuple) -> ir.Value | None:
             best = value
         op = defining_op(value)
     return best
+
+
+def _from_reduction(value: ir.Value, depth: int = 8) -> bool:
+    """Is `value` a reduction's result, or computed from one by elementwise ops and unit-dims reshapes (`depth`
+    ops up at most)? Only such values are a reduction's per-row values: other chains (a mask built from an
+    arange) keep their shapes, which the fusion passes group as they are."""
+    op = defining_op(value)
+    if op is None or depth == 0:
+        return False
+    if op.name in REDUCTIONS:
+        return True
+    if op.name not in RULES and not _unit_reshape_op(op):
+        return False
+    return any(tensor_type(v.type) is not None and _from_reduction(v, depth - 1) for v in op.operands)
+
+
+def _meets_reduction(value: ir.Value) -> bool:
+    """Is `value` read by an elementwise op (directly or through one unit-dims reshape) beside a reduction's
+    per-row value: `running_mean * 0.9`, added to `squeeze(mean) * 0.1`?"""
+    for use in value.uses:
+        reader = use.owner
+        if _unit_reshape_op(reader):
+            if any(_meets_reduction_at(u.owner, reader.results[0]) for u in reader.results[0].uses):
+                return True
+        elif _meets_reduction_at(reader, value):
+            return True
+    return False
+
+
+def _meets_reduction_at(reader, value: ir.Value) -> bool:
+    return reader.name in RULES and any(v != value and tensor_type(v.type) is not None and _from_reduction(v)
+                                        for v in reader.operands)
 
 
 def _in_rows(shape: tuple, result: tuple, rows: tuple) -> tuple:
@@ -126,6 +162,8 @@ def elementwise_in_rows(op, rewriter) -> bool:
     rows = next((_static_shape(s) for s in sources.values() if s is not None), None) or _read_in_rows(op, result)
     if rows is None or any(_static_shape(op.operands[k]) is None for k in tensors):
         return False
+    if not any(_from_reduction(op.operands[k]) for k in tensors) and not _meets_reduction(op.results[0]):
+        return False  # not a reduction's per-row value, nor computed to meet one
     b = TorchBuilder(ir.InsertionPoint(op), op.location)
     operands = list(op.operands)
     for k in tensors:
@@ -151,6 +189,8 @@ def fold_unit_reshapes(op, rewriter) -> bool:
     if parent_name(op) != "func.func" or not _unit_reshape_op(inner) or not _unit_reshape_op(op):
         return False
     x, result = inner.operands[0], _static_shape(op.results[0])
+    if not _from_reduction(x) and not _meets_reduction(op.results[0]):
+        return False
     if _static_shape(x) != result:
         x = TorchBuilder(ir.InsertionPoint(op), op.location).view(x, result, tensor_type(x.type).dtype)
     rewriter.replace_op(op, [x])
