@@ -45,7 +45,7 @@ from mlirfuse.dialect import constant_merges
 from mlirfuse.errors import CompilationError, InputMismatchError, MlirfuseError, PipelineError, RecompileLimitWarning
 from mlirfuse.frontend.importer import ImportedProgram, flatten_inputs, import_module, input_meta
 from mlirfuse.frontend.layers import LayerReport, dedup_enabled, import_with_layers
-from mlirfuse.ir import ir
+from mlirfuse.ir import ir, last_op
 from mlirfuse.passes import MLIRFUSE_PIPELINE, default_pipeline
 from mlirfuse.passes.pipeline import build_pass_manager
 from mlirfuse.passes.pipeline_text import as_pipeline, aten_matmul_pipeline, our_pipeline
@@ -194,7 +194,7 @@ class CompiledGraph:
             self.stats["roofline_ns"] = round(self.cost.seconds("sm_90") * 1e9)
         # Mutated buffers and inputs: each result is copied into its tensor after the call (`call_program`),
         # a device call outside the kernels (counted apart from launches, and not in `bytes`).
-        returned = list(func.regions[0].blocks[0].operations[-1].operands)
+        returned = list(last_op(func.regions[0].blocks[0]).operands)
         written_back = [returned[i] for i, (kind, _) in enumerate(imported.results) if kind != "output"]
         self.stats["writebacks"] = len(written_back)
         writeback_bytes = sum_sizes(value_bytes(v) for v in written_back)
