@@ -37,7 +37,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from mlirfuse.ir import computes, ir, tensor_type, torch_name
+from mlirfuse.ir import computes, ir, last_op, tensor_type, torch_name
 from mlirfuse.ops.attention import SDPA
 from mlirfuse.ops.conv import FAMILY as CONV_FAMILY
 from mlirfuse.ops.conv import Conv, conv
@@ -215,8 +215,7 @@ def sum_sizes(sizes) -> int | None:
 
 
 def _terminator_operands(block: ir.Block) -> list[ir.Value]:
-    ops = list(block.operations)
-    return list(ops[-1].operands) if ops else []
+    return list(last_op(block).operands) if len(block.operations) else []
 
 
 def kernel_cost(kernel) -> Cost | None:
