@@ -175,7 +175,11 @@ def elementwise_in_rows(op, rewriter) -> bool:
             operands[k] = b.view(operands[k], placed, tensor_type(operands[k].type).dtype)
     dtype = tensor_type(op.results[0].type).dtype
     computed = b.op(op.operation.name, operands, rows, dtype)
-    replaced = [defining_op(op.operands[k]) for k in sources if sources[k] is not None]
+    squeezed = []  # each view once: `x * x` reads one twice, and an erased op must not be touched again
+    for k in sources:
+        if sources[k] is not None and not any(op.operands[k] == v for v in squeezed):
+            squeezed.append(op.operands[k])
+    replaced = [defining_op(v) for v in squeezed]
     rewriter.replace_op(op, [b.view(computed, result, dtype)])
     for view in replaced:
         _erase_if_dead(view, rewriter)

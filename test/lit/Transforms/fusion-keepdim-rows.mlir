@@ -138,3 +138,23 @@ func.func @no_fuse_value_read_in_its_own_shape(%x: !torch.vtensor<[2,4,3,3],f32>
   %y = torch.aten.mul.Tensor %x, %u2 : !torch.vtensor<[2,4,3,3],f32>, !torch.vtensor<[4,1,1],f32> -> !torch.vtensor<[2,4,3,3],f32>
   return %y, %sq : !torch.vtensor<[2,4,3,3],f32>, !torch.vtensor<[4],f32>
 }
+
+// -----
+
+// An elementwise op reading one squeezed value twice (`m * m`): computed in
+// the keepdim shape, the squeeze erased once (a second erase crashed).
+
+// CHECK-LABEL: func.func @fuse_square_of_a_squeezed_mean
+// CHECK:         %[[M:.+]] = torch.aten.mean.dim {{.+}} -> !torch.vtensor<[2,4,1],f32>
+// CHECK:         %[[SQ:.+]] = torch.aten.mul.Tensor %[[M]], %[[M]] : {{.+}} -> !torch.vtensor<[2,4,1],f32>
+// CHECK:         %[[V:.+]] = torch.aten.view %[[SQ]], {{.+}} -> !torch.vtensor<[2,4],f32>
+// CHECK:         return %[[V]]
+func.func @fuse_square_of_a_squeezed_mean(%x: !torch.vtensor<[2,4,3],f32>) -> !torch.vtensor<[2,4],f32> {
+  %int2 = torch.constant.int 2
+  %false = torch.constant.bool false
+  %none = torch.constant.none
+  %dims = torch.prim.ListConstruct %int2 : (!torch.int) -> !torch.list<int>
+  %mean = torch.aten.mean.dim %x, %dims, %false, %none : !torch.vtensor<[2,4,3],f32>, !torch.list<int>, !torch.bool, !torch.none -> !torch.vtensor<[2,4],f32>
+  %sq = torch.aten.mul.Tensor %mean, %mean : !torch.vtensor<[2,4],f32>, !torch.vtensor<[2,4],f32> -> !torch.vtensor<[2,4],f32>
+  return %sq : !torch.vtensor<[2,4],f32>
+}
