@@ -235,6 +235,9 @@ GPU_CASES = {
     # Llama's RoPE on q and k as the prologue (head 128, bf16, causal): the rotated tiles computed in registers.
     "bf16-rope-d128-sm90": (90, Lambda(lambda *a: llama_rope_attention(*a)), lambda: rope_inputs(h=4, hkv=4, s=3, d=128, dtype=torch.bfloat16)),
     "bf16-rope-d128-sm80": (80, Lambda(lambda *a: llama_rope_attention(*a)), lambda: rope_inputs(h=4, hkv=4, s=3, d=128, dtype=torch.bfloat16)),
+    # f32 with RoPE on k per key block (the Llama block of bench/launches.py, head 32): in three stages
+    # on sm_90 it took 255 registers and spilled 8 bytes (bench/spills.py); one stage, as on sm_80.
+    "f32-rope-d32-sm90": (90, Lambda(lambda *a: llama_rope_attention(*a)), lambda: rope_inputs(h=4, hkv=4, s=3, d=32)),
 }
 
 
@@ -401,7 +404,8 @@ def cos_sin(s, rotary, dtype=torch.float32):
 
 
 def llama_rope_attention(q, k, v, cos, sin):
-    q, k, v = (heads(x, x.shape[-1] // 128, 128) for x in (q, k, v))
+    d = cos.shape[-1]  # the head (rotated whole)
+    q, k, v = (heads(x, x.shape[-1] // d, d) for x in (q, k, v))
     return F.scaled_dot_product_attention(rope(q, cos, sin), rope(k, cos, sin), v, is_causal=True)
 
 
