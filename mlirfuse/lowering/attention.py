@@ -108,8 +108,6 @@ class AttentionKernel(TritonKernel):
     masked: bool = False
     # Per site: the shape its strides are taken in (its role's space).
     spaces: tuple[tuple[int, ...], ...] = ()
-    # k or v computed by a prologue (RoPE on k): evaluated per key block, in the loop the stages pipeline.
-    kv_prologue: bool = False
 
 
 @dataclass(frozen=True)
@@ -183,8 +181,7 @@ get the constexprs of `sdpa_constants`.
     Compiled (sm_80 / sm_90): BLOCK_M 64; BLOCK_N 64 for f16/bf16 heads up to
     64, 32 for longer ones; f32 (IEEE dots on FMA units, no tensor cores:
     everything in registers) BLOCK_N 32, 16 for heads longer than 64; 8 warps
-    for f32, for heads longer than 64 and on sm_80; f32 in one stage on sm_80, and on
-    sm_90 where k or v is computed by a prologue. Chosen so q, kᵀ, v and the accumulator fit in
+    for f32, for heads longer than 64 and on sm_80. Chosen so q, kᵀ, v and the accumulator fit in
     255 registers per thread with no spills (tests/test_attention.py checks
     the cubins' resource usage).
     """
@@ -213,11 +210,8 @@ get the constexprs of `sdpa_constants`.
         # 16 bytes at 255 registers with 4 warps; 8 warps: 247 registers, no stack (bench/spills.py --real).
         # On sm_90 too: 4 warps spilled 8 bytes for a bf16 GPT-2 head of 64 and 56 for T5's f16 attention
         # with its position bias (spills.py --zoo); 8 warps: 207 and 238 registers, no spill.
-        # f32 with k or v computed by a prologue (RoPE on k, per key block) on sm_90 in one stage, as
-        # on sm_80: with three the Llama bench block's head of 32 took 255 registers and spilled 8
-        # bytes (two: 255, no spill; one: 123). Not timed on a GPU.
         "num_warps": 8,
-        "num_stages": 1 if kernel.dtype == "float32" and (arch < 90 or kernel.kv_prologue) else 3 if arch >= 90 else 2,
+        "num_stages": 3 if arch >= 90 else 1 if kernel.dtype == "float32" else 2,
     }
 
 
@@ -493,7 +487,6 @@ def lower_attention(kernel) -> AttentionKernel:
         sdpa_sites=tuple(site_index(e) for e in (q, k, v, *masks.values())) if sdpa else (),
         sdpa_shapes=tuple(tuple(tensor_type(x.type).shape) for x in att.root.operands[:3]) if sdpa else (),
         scale=att.scale, gqa=att.gqa > 1, masked=bool(att.masks), dynamic=sizing,
-        kv_prologue=k is None or v is None,
     )
 
 
