@@ -7,9 +7,16 @@
 
 Every kernel kind (pointwise, reduction, scan, concat, pooling, GEMM,
 back-to-back GEMM, convolution, attention) is compiled ahead of time (no GPU needed,
-`mlirfuse.runtime.aot.compile_kernels` with the block sizes, warps and
-stages the runtime would launch it with); a kernel whose source another
-model already had is compiled once. Registers, stack frame and local memory
+`mlirfuse.runtime.aot.compile_kernels`) as a GPU launches it: a dry run of
+the program on meta tensors (runtime/dryrun.py, what a package's cubins are
+compiled for) gives each launch's blocks, warps, stages and specialization
+(strides of 1 and 16-divisible sizes and pointers, as Triton's JIT
+specializes); a kernel the run does not reach is compiled for any arguments.
+(Compiled for any arguments instead, spills differ both ways: before this
+table was made from launches, it showed none where three f32 GEMMs with a
+residual, the LSTM's one-warp GEMMs and RoPE's cos/sin spilled as launched
+on sm_80.) A kernel whose source and launch another model already had is
+compiled once. Registers, stack frame and local memory
 come from `cuobjdump -res-usage` on each cubin, spill stores and loads from
 ptxas's own report (`-v`) at compile time: a stack frame alone is no spill
 (local arrays live there: libdevice's f32 sin/cos keep one for their
@@ -36,8 +43,10 @@ import torch  # noqa: E402
 from launches import MODELS, matmul_mode  # noqa: E402
 
 import mlirfuse  # noqa: E402
+from mlirfuse.compiler import example_arguments  # noqa: E402
 from mlirfuse.errors import MlirfuseError  # noqa: E402
 from mlirfuse.runtime.aot import compile_kernels, is_spill  # noqa: E402
+from mlirfuse.runtime.dryrun import launch_specializations  # noqa: E402
 from report import header, markdown_table, publish  # noqa: E402
 
 ARCHS = (80, 90)
@@ -142,6 +151,12 @@ def zoo_models() -> dict:
             (lambda name=name: _zoo_model(name)) for name in test_zoo.ARCHITECTURES}
 
 
+def _spec_key(kernel, specialized: dict) -> tuple:
+    """What a kernel's cubin is compiled from: its source and its launch's specialization (None: any arguments)."""
+    spec = specialized.get(kernel.name)
+    return kernel.source, None if spec is None else repr((spec["specialization"], sorted(spec["launch_kwargs"].items())))
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--no-write", action="store_true", help="do not write bench/RESULTS.md")
@@ -150,7 +165,7 @@ def main(argv=None) -> int:
     parser.add_argument("--jobs", type=int, default=None, help="parallel compiles (default: the CPU count)")
     args = parser.parse_args(argv)
     models = {**MODELS, **(REAL_MODELS if args.real else {}), **(zoo_models() if args.zoo else {})}
-    done: dict[tuple[str, int], dict | str] = {}  # (source, arch) -> resource usage, or the compile error
+    done: dict[tuple, dict | str] = {}  # ((source, specialization), arch) -> resource usage, or the compile error
     model_rows, kernel_rows, total, spilled, failed, distinct = [], [], 0, 0, 0, set()
     for name, build in models.items():
         torch.manual_seed(0)
@@ -163,23 +178,35 @@ def main(argv=None) -> int:
             failed += 1
             continue
         kernels = list(cm.kernels.values())
+        arguments = example_arguments(cm.imported, model)
+        usage_of = {}  # (kernel name, arch) -> its resource usage or compile error
         for arch in ARCHS:
-            todo = list({k.source: k for k in kernels if (k.source, arch) not in done}.values())
+            # Each kernel for the launch a GPU makes (a dry run on meta tensors: strides of 1 and 16-divisible
+            # sizes specialized, as Triton's JIT and a package's cubins are); one the run did not reach, for any.
+            specialized, stopped = launch_specializations(cm.program, cm.kernels, list(arguments), arch)
+            if stopped:
+                print(f"{name}: the dry run on sm_{arch} stopped early ({stopped}); later kernels compiled for any "
+                      "arguments", file=sys.stderr)
+            keyed = {k.name: _spec_key(k, specialized) for k in kernels}
+            todo = list({keyed[k.name]: k for k in kernels if (keyed[k.name], arch) not in done}.values())
             try:
-                compiled = compile_kernels(todo, arch=arch, jobs=args.jobs)
+                compiled = compile_kernels(todo, arch=arch, jobs=args.jobs, specialized=specialized)
                 for kernel, c in zip(todo, compiled):
-                    done[kernel.source, arch] = c.resources()
+                    done[keyed[kernel.name], arch] = c.resources()
             except MlirfuseError:  # one at a time: each failing kernel gets its own message
                 for kernel in todo:
                     try:
-                        done[kernel.source, arch] = compile_kernels([kernel], arch=arch, jobs=1)[0].resources()
+                        done[keyed[kernel.name], arch] = compile_kernels(
+                            [kernel], arch=arch, jobs=1, specialized=specialized)[0].resources()
                     except MlirfuseError as e:
-                        done[kernel.source, arch] = str(e).splitlines()[0]
+                        done[keyed[kernel.name], arch] = str(e).splitlines()[0]
+            usage_of.update({(k.name, arch): done[keyed[k.name], arch] for k in kernels})
         kinds = collections.Counter(k.kind for k in kernels)
-        most = {arch: max((u["reg"] for k in kernels if isinstance(u := done[k.source, arch], dict)), default=0) for arch in ARCHS}
+        most = {arch: max((u["reg"] for k in kernels if isinstance(u := usage_of[k.name, arch], dict)), default=0)
+                for arch in ARCHS}
         spills = fails = 0
         for kernel in kernels:
-            usage = [done[kernel.source, arch] for arch in ARCHS]
+            usage = [usage_of[kernel.name, arch] for arch in ARCHS]
             bad = any(isinstance(u, str) for u in usage)
             spill = not bad and any(is_spill(u) for u in usage)
             spills += spill

@@ -10,6 +10,8 @@ from pathlib import Path
 import torch
 
 import mlirfuse
+from mlirfuse.compiler import example_arguments
+from mlirfuse.runtime.dryrun import launch_specializations
 
 
 class Lambda(torch.nn.Module):
@@ -43,6 +45,16 @@ class LSTM(torch.nn.Module):
 
 
 _TORCH_OP = re.compile(r"\btorch\.(?:aten|prims)\.[\w.]+|\btorch\.operator \"[\w.]+\"")
+
+
+def gpu_launch_specializations(cm, model, arch: int) -> dict:
+    """Kernel name -> what `triton.compile` takes for its launch on an sm_<arch> GPU (a dry run on meta tensors:
+    strides of 1 and 16-divisible sizes specialized, as Triton's JIT and a package's cubins are): the cubin that
+    runs, which `compile_kernels(..., specialized=...)` compiles; a kernel compiled for any arguments can differ
+    (the f32 GEMMs with a residual spilled on sm_80 only as launched)."""
+    specialized, stopped = launch_specializations(cm.program, cm.kernels, list(example_arguments(cm.imported, model)), arch)
+    assert stopped is None, stopped
+    return specialized
 
 
 def split_mlir(text: str) -> tuple[str, str]:

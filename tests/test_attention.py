@@ -16,7 +16,7 @@ import torch.nn.functional as F
 
 import mlirfuse
 from mlirfuse.runtime.aot import compile_kernels, resource_usage
-from helpers import Lambda
+from helpers import Lambda, gpu_launch_specializations
 
 F32 = dict(rtol=1e-4, atol=1e-5)
 # bf16/f16: eager rounds the scores and the weights to the dtype, the kernel keeps them in f32.
@@ -235,14 +235,18 @@ GPU_CASES = {
     # Llama's RoPE on q and k as the prologue (head 128, bf16, causal): the rotated tiles computed in registers.
     "bf16-rope-d128-sm90": (90, Lambda(lambda *a: llama_rope_attention(*a)), lambda: rope_inputs(h=4, hkv=4, s=3, d=128, dtype=torch.bfloat16)),
     "bf16-rope-d128-sm80": (80, Lambda(lambda *a: llama_rope_attention(*a)), lambda: rope_inputs(h=4, hkv=4, s=3, d=128, dtype=torch.bfloat16)),
+    # f32 with RoPE on k per key block (the Llama block of bench/launches.py, head 32), sm_90: compiled for any
+    # arguments it took 255 registers and spilled 8 bytes; as launched (strides of 1 specialized) it does not.
+    "f32-rope-d32-sm90": (90, Lambda(lambda *a: llama_rope_attention(*a)), lambda: rope_inputs(h=4, hkv=4, s=3, d=32)),
 }
 
 
 @pytest.mark.parametrize("case", list(GPU_CASES))
 def test_attention_compiles_for_gpu_without_spills(case):
     arch, fn, inputs = GPU_CASES[case]
-    kernels = [k for k in mlirfuse.compile(fn, inputs()).kernels.values() if k.kind == "attention"]
-    (compiled,) = compile_kernels(kernels, arch=arch)
+    cm = mlirfuse.compile(fn, inputs())
+    kernels = [k for k in cm.kernels.values() if k.kind == "attention"]
+    (compiled,) = compile_kernels(kernels, arch=arch, specialized=gpu_launch_specializations(cm, fn, arch))  # as launched
     usage = resource_usage(compiled.cubin)
     assert 0 < usage["reg"] <= 255, usage
     assert usage["stack"] == 0 and usage["local"] == 0, f"{compiled.name} spills on sm_{arch}: {usage}"
@@ -401,7 +405,8 @@ def cos_sin(s, rotary, dtype=torch.float32):
 
 
 def llama_rope_attention(q, k, v, cos, sin):
-    q, k, v = (heads(x, x.shape[-1] // 128, 128) for x in (q, k, v))
+    d = cos.shape[-1]  # the head (rotated whole)
+    q, k, v = (heads(x, x.shape[-1] // d, d) for x in (q, k, v))
     return F.scaled_dot_product_attention(rope(q, cos, sin), rope(k, cos, sin), v, is_causal=True)
 
 

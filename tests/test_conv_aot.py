@@ -15,8 +15,8 @@ import torch
 from test_conv import ConvBnAct, ResNetBlock
 
 import mlirfuse
-from mlirfuse.runtime.aot import compile_kernels
-from helpers import Lambda
+from mlirfuse.runtime.aot import AotCompiles
+from helpers import Lambda, gpu_launch_specializations
 
 SHARED_LIMIT = {80: 163 * 1024, 90: 227 * 1024}
 
@@ -31,18 +31,21 @@ def conv_kernels():
         (ConvBnAct(96, 96, groups=96).to(torch.float16), (torch.randn(8, 96, 56, 56, dtype=torch.float16),)),
         (Lambda(lambda x, w: torch.nn.functional.conv1d(x, w, padding=2).relu()), (torch.randn(8, 256, 1000), torch.randn(256, 256, 5))),
     ]
-    kernels = []
+    kernels = []  # (kernel, {arch: its launch's specialization})
     with torch.no_grad():
         for model, inputs in models:
             cm = mlirfuse.compile(model.eval(), inputs)
-            kernels += [k for k in cm.kernels.values() if k.kind == "conv"]
+            launches = {arch: gpu_launch_specializations(cm, model, arch) for arch in (80, 90)}
+            kernels += [(k, {arch: launches[arch][k.name] for arch in launches})
+                        for k in cm.kernels.values() if k.kind == "conv"]
     return kernels
 
 
 @pytest.mark.parametrize("arch", [80, 90])
 def test_conv_kernels_compile_without_spills(conv_kernels, arch):
-    assert len(conv_kernels) == 7, [k.name for k in conv_kernels]
-    for compiled in compile_kernels(conv_kernels, arch=arch):
+    """Each kernel as a GPU launches it (its launch's specialization)."""
+    assert len(conv_kernels) == 7, [k.name for k, _ in conv_kernels]
+    for compiled in AotCompiles().results([(k, arch, launches[arch]) for k, launches in conv_kernels]):
         usage = compiled.resources()
         assert usage["stack"] == 0 and usage["local"] == 0, (compiled.name, usage)
         assert 0 < usage["reg"] <= 255, (compiled.name, usage)

@@ -16,8 +16,8 @@ import pytest
 import torch
 
 import mlirfuse
-from mlirfuse.runtime.aot import compile_kernels
-from helpers import Lambda
+from mlirfuse.runtime.aot import AotCompiles
+from helpers import Lambda, gpu_launch_specializations
 
 # Shared memory per block (opt-in maximum): sm_80 163 KiB, sm_90 227 KiB.
 SHARED_LIMIT = {80: 163 * 1024, 90: 227 * 1024}
@@ -116,20 +116,23 @@ def template_kernels():
         (torch.randn(512, d).half(), torch.randn(d).half(), torch.randn(d).half(), torch.randn(3 * d, d).half(),
          torch.randn(3 * d).half()),
     ))
-    kernels = []
+    kernels = []  # (kernel, {arch: its launch's specialization})
     for model, inputs in models:
         cm = mlirfuse.compile(model.eval(), inputs, options={"row-prologue": True})  # off by default; its kernels compile too
-        kernels += [k for k in cm.kernels.values() if k.kind in ("matmul", "matmul-chain")]
+        launches = {arch: gpu_launch_specializations(cm, model, arch) for arch in (80, 90)}
+        kernels += [(k, {arch: launches[arch][k.name] for arch in launches})
+                    for k in cm.kernels.values() if k.kind in ("matmul", "matmul-chain")]
     return kernels
 
 
 @pytest.mark.parametrize("arch", [80, 90])
 def test_gemm_kernels_compile_without_spills(template_kernels, arch):
-    kernels = template_kernels
+    """Each kernel as a GPU launches it (its launch's specialization)."""
+    kernels = [k for k, _ in template_kernels]
     assert len(kernels) == 21 and sum(k.kind == "matmul-chain" for k in kernels) == 4, [k.name for k in kernels]
     assert sum("stored relaid" in k.source for k in kernels) == 1  # the head splits' kernel
     assert sum("rowsum0" in k.source for k in kernels) == 2, [k.name for k in kernels]
-    for compiled in compile_kernels(kernels, arch=arch):
+    for compiled in AotCompiles().results([(k, arch, launches[arch]) for k, launches in template_kernels]):
         usage = compiled.resources()
         # ptxas spills to the stack frame: none at all means no spill stores or loads.
         assert usage["stack"] == 0 and usage["local"] == 0, (compiled.name, usage)

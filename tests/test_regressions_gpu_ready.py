@@ -15,7 +15,7 @@ import torch
 import torch.nn.functional as F
 
 import mlirfuse
-from helpers import Lambda, compile_and_compare
+from helpers import Lambda, compile_and_compare, gpu_launch_specializations
 
 
 @pytest.mark.parametrize(
@@ -269,11 +269,21 @@ def test_a_dynamic_kernel_picks_64_bit_offsets_per_launch(monkeypatch):
 
 
 def _compiled_for_gpus(fn, *inputs):
-    """Every kernel of `fn` compiled for sm_80 and sm_90 as a GPU launch would take it (blocks, warps)."""
+    """Every kernel of `fn` compiled for sm_80 and sm_90 as a GPU launch would take it (blocks, warps, and the
+    launch's specialization: strides of 1 and 16-divisible sizes)."""
     from mlirfuse.runtime.aot import compile_kernels
 
-    cm = compile_and_compare(Lambda(fn), inputs)
-    return [c for arch in (80, 90) for c in compile_kernels(list(cm.kernels.values()), arch=arch)]
+    model = Lambda(fn)
+    cm = compile_and_compare(model, inputs)
+    return [c for arch in (80, 90) for c in compile_kernels(list(cm.kernels.values()), arch=arch,
+                                                            specialized=gpu_launch_specializations(cm, model, arch))]
+
+
+def _rope_cos_sin(inv_freq, x):
+    """A Llama-style rotary embedding's cos and sin (positions times frequencies, the halves repeated)."""
+    freqs = torch.arange(x.shape[1], dtype=torch.float32)[:, None] * inv_freq[None, :]
+    emb = torch.cat([freqs, freqs], -1)
+    return emb.cos().to(x.dtype), emb.sin().to(x.dtype)
 
 
 @pytest.mark.parametrize(
@@ -286,6 +296,9 @@ def _compiled_for_gpus(fn, *inputs):
         (lambda x, y: torch.pow(x, y), (torch.randint(-5, 6, (3, 2, 3, 4)), torch.randint(0, 8, (3, 2, 1, 1)))),
         # a 32 x 16 f32 GEMM tile on 1 warp spilled 24 bytes on sm_90 (seed 2720160)
         (lambda a, b: (a @ b, (a @ b).clone()), (torch.randn(4, 8, 3), torch.randn(3, 5))),
+        # RoPE's cos and sin, 4 elements a thread: 40 registers and 4 bytes of spills on sm_80 as launched
+        # (bench/spills.py --zoo: every Llama-style decoder); 2 a thread (kernel_kinds.SIN_COS_PER_THREAD)
+        (_rope_cos_sin, (1.0 / 10000 ** (torch.arange(0, 64, 2).float() / 64), torch.randn(1, 16, 8, dtype=torch.bfloat16))),
     ],
 )
 def test_kernels_compile_for_sm80_and_sm90_without_spills(fn, inputs):

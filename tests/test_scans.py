@@ -13,8 +13,8 @@ import pytest
 import torch
 
 import mlirfuse
-from mlirfuse.runtime.aot import compile_kernels
-from helpers import Lambda, assert_fully_fused, unfused_ops
+from mlirfuse.runtime.aot import AotCompiles
+from helpers import Lambda, assert_fully_fused, gpu_launch_specializations, unfused_ops
 
 
 def _check(fn, *inputs, launches: int = 1, **tolerances):
@@ -175,9 +175,13 @@ def test_scan_kernels_compile_for_gpu_without_spills(arch):
         (Lambda(lambda a: (a * 0.1 + 1).cumprod(1) - a), (torch.randn(512, 2),)),
         (Lambda(lambda a: a.to(torch.bfloat16).cumsum(1, dtype=torch.float32).cumsum(1)), (torch.randn(2, 5000),)),
     ]
-    kernels = [k for model, inputs in models for k in mlirfuse.compile(model, inputs).kernels.values()]
-    assert {k.kind for k in kernels} == {"scan"}
-    for compiled in compile_kernels(kernels, arch=arch):
+    requests = []  # each kernel as a GPU launches it (its launch's specialization)
+    for model, inputs in models:
+        cm = mlirfuse.compile(model, inputs)
+        launches = gpu_launch_specializations(cm, model, arch)
+        requests += [(k, arch, launches[k.name]) for k in cm.kernels.values()]
+    assert {k.kind for k, _, _ in requests} == {"scan"}
+    for compiled in AotCompiles().results(requests):
         usage = compiled.resources()
         assert usage["stack"] == 0 and usage["local"] == 0, f"{compiled.name} spills on sm_{arch}: {usage}"
 

@@ -68,7 +68,7 @@ CONV_MAX_BLOCK_N = {("sm_90", "f16"): 64}
 
 def conv_config(c: Conv, target: str) -> MatmulConfig:
     """Block sizes, warps and stages for `c` on `target`: the GEMM template's (`matmul_config`), BLOCK_N capped by CONV_MAX_BLOCK_N."""
-    config = matmul_config(c, target)
+    config = matmul_config(c, target, conv=True)
     cap = CONV_MAX_BLOCK_N.get((target, "f32" if c.dtype == "float32" else "f16"), config.block_n)
     return dataclasses.replace(config, block_n=min(config.block_n, cap))
 

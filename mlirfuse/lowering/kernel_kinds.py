@@ -20,6 +20,7 @@ that need them.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from dataclasses import dataclass
 from typing import Callable
@@ -59,23 +60,40 @@ def _programs(n: int, block: int) -> int:
     return (n + block - 1) // block
 
 
-def _block_size(numel: int, interpret: bool) -> int:
-    # The interpreter pays per program, not per element: use big blocks there.
-    cap = 8192 if interpret else 1024
+def _block_size(numel: int, interpret: bool, kernel: TritonKernel | None = None) -> int:
+    # The interpreter pays per program, not per element: use big blocks there. Compiled, a pointwise kernel
+    # computing sin or cos takes 512 (SIN_COS_PER_THREAD).
+    cap = 8192 if interpret else 32 * 8 * SIN_COS_PER_THREAD if kernel is not None and _sin_cos(kernel) else 1024
     size = 1
     while size < numel and size < cap:
         size *= 2
     return max(size, 16)
 
 
+def _sin_cos(kernel: TritonKernel) -> bool:
+    return _computes_sin_cos(kernel.source)
+
+
+@functools.lru_cache(maxsize=4096)
+def _computes_sin_cos(source: str) -> bool:  # (asked per launch: a str's hash is kept once computed)
+    return "tl.sin(" in source or "tl.cos(" in source
+
+
 # Elements per thread of a compiled pointwise or reduction launch: 8 int64 values a thread (a 1024 block on
 # 4 warps) spill 8 bytes on sm_90 under Triton 3.9's ptxas options (--regAllocOptLevel=2) even in a kernel
 # of three loads and a shift (fuzz seed 2720008 with --aot); 4 do not. Warps = elements / (32 * 4), 1 to 8.
 ELEMENTS_PER_THREAD = 4
+# A pointwise kernel computing sin or cos: 2 (512 on 8 warps). libdevice's large-argument path with 4 spilled
+# 4 bytes at 40 registers on sm_80 (RoPE's cos/sin of a Llama-style decoder, as launched); 2: 28, no spill.
+SIN_COS_PER_THREAD = 2
 
 
-def _warps(elements: int) -> int:
-    return max(1, min(8, elements // (32 * ELEMENTS_PER_THREAD)))
+def _warps(elements: int, per_thread: int = ELEMENTS_PER_THREAD) -> int:
+    return max(1, min(8, elements // (32 * per_thread)))
+
+
+def _pointwise_warps(kernel: TritonKernel, xblock: int) -> int:
+    return _warps(xblock, SIN_COS_PER_THREAD if _sin_cos(kernel) else ELEMENTS_PER_THREAD)
 
 
 def _tile_warps(blocks: dict) -> int:
@@ -138,16 +156,16 @@ class PointwiseKind(KernelKind):
 
     def blocks(self, kernel: TritonKernel, launch: Launch) -> dict:
         # A dynamic kernel's block size does not follow its sizes: a new size compiles no new variant.
-        return {"XBLOCK": _block_size(math.inf if kernel.dynamic is not None else launch.numel, launch.interpret)}
+        return {"XBLOCK": _block_size(math.inf if kernel.dynamic is not None else launch.numel, launch.interpret, kernel)}
 
     def launch_args(self, kernel: TritonKernel, launch: Launch, blocks: dict):
-        options = {} if launch.interpret else {"num_warps": _warps(blocks["XBLOCK"])}
+        options = {} if launch.interpret else {"num_warps": _pointwise_warps(kernel, blocks["XBLOCK"])}
         return [launch.numel, *launch.shape[1:]], (_programs(launch.numel, blocks["XBLOCK"]),), options
 
     def aot_constants(self, kernel: TritonKernel, arch: int) -> tuple[dict, dict]:
         # The blocks and warps a launch on a GPU takes (`?` sizes: the dynamic kernel's fixed block).
-        xblock = _block_size(_static_sizes(kernel)[0], interpret=False)
-        return {"XBLOCK": xblock, **_wide_aot(kernel)}, {"enable_fp_fusion": True, "num_warps": _warps(xblock)}
+        xblock = _block_size(_static_sizes(kernel)[0], interpret=False, kernel=kernel)
+        return {"XBLOCK": xblock, **_wide_aot(kernel)}, {"enable_fp_fusion": True, "num_warps": _pointwise_warps(kernel, xblock)}
 
 
 class ReductionKind(KernelKind):

@@ -94,7 +94,7 @@ CONFIG_TABLE = {
     ("sm_90", "f16"): (128, 128, 32, 8, 3),
     ("sm_90", "f32"): (128, 64, 32, 8, 3),
     ("sm_80", "f16"): (128, 128, 32, 8, 3),
-    ("sm_80", "f32"): (128, 64, 32, 8, 3),
+    ("sm_80", "f32"): (128, 64, 32, 8, 3),  # GEMMs (not convolutions) in two stages: see matmul_config
     # The interpreter pays per program and per op, not per element: big tiles, no pipelining.
     ("interpreter", "f16"): (64, 64, 128, 4, 1),
     ("interpreter", "f32"): (64, 64, 128, 4, 1),
@@ -110,11 +110,18 @@ def _fit(size: int | None, cap: int) -> int:
     return block
 
 
-def matmul_config(g: Gemm, target: str) -> MatmulConfig:
-    """Block sizes, warps and stages for `g` on `target` (sm_80, sm_90 or interpreter)."""
+def matmul_config(g: Gemm, target: str, conv: bool = False) -> MatmulConfig:
+    """Block sizes, warps and stages for `g` on `target` (sm_80, sm_90 or interpreter); `conv`: for the
+    implicit-GEMM convolution template (lowering/conv.py), whose loads differ."""
     if target not in TARGETS:
         target = "sm_80"  # other GPUs: the conservative table
     bm, bn, bk, warps, stages = CONFIG_TABLE[(target, "f32" if g.dtype == "float32" else "f16")]
+    # sm_80 f32 GEMMs in two stages: with three, a residual epilogue spilled 8 bytes at 128 registers (the MLP,
+    # GPT-2 and Llama blocks of bench/launches.py compiled as launched: strides of 1 specialized); two: 128
+    # registers, no spill. Not timed on an A100. Convolutions keep three: in two, ResNet-18's f32 convolutions
+    # with a batch-norm epilogue spilled 4-8 bytes at 255 registers (242 and none in three; spills.py --zoo).
+    if target == "sm_80" and g.dtype == "float32" and not conv:
+        stages = 2
     # A grouped GEMM keeps one accumulator per sibling: narrower tiles, the same registers.
     bn = max(16, bn // (1 << (g.siblings - 1).bit_length()))
     # 64-bit indices take twice the registers for every offset tile: half the columns (a 128 x 128 bf16
@@ -144,6 +151,11 @@ def matmul_config(g: Gemm, target: str) -> MatmulConfig:
     if block_m * block_n * 4 <= bm * bn:
         acc = block_m * block_n
         warps = min(warps, 1 if acc <= 256 else 2 if acc <= 512 else 4)
+        # f32 (tf32x3: each operand tile split in two) on one or two warps of sm_80: K 16 at a time. An LSTM
+        # step's 16 x 16 tile on one warp took 255 registers and spilled 20-36 bytes at K 32 (three stages;
+        # 254 and no spill in two), 142-168 at K 16.
+        if target == "sm_80" and g.dtype == "float32" and warps <= 2 and not conv:
+            block_k = min(block_k, 16)
     return MatmulConfig(block_m, block_n, block_k, warps, stages)
 
 

@@ -373,7 +373,7 @@ def run_case_source(source: str) -> dict:
             return mismatch
         return {"status": "accepted", "sig": f"accepted: {cls}", "detail": f"outputs {special} as eager's {cls} alternative"}
     if os.environ.get(AOT_VARIABLE) == "1":
-        spilled = aot_spills(cm)
+        spilled = aot_spills(cm, compiled_model)
         if spilled is not None:
             return spilled
     if oracles:
@@ -407,22 +407,26 @@ def _exported_oracle(model, make_inputs):
 PRECISION_ORACLES = {"transcendental-last-bit": _transcendental_oracle, "export-decomposition": _exported_oracle}
 
 
-_AOT_CLEAN: set[tuple[str, int]] = set()  # (kernel source, arch) already compiled clean in this worker
+_AOT_CLEAN: set[tuple[str, str, int]] = set()  # (kernel source, launch, arch) already compiled clean in this worker
 
 
-def aot_spills(cm) -> dict | None:
-    """Every kernel of the case compiled for sm_80 and sm_90: a `spill` or `crash` outcome, or None if clean.
-
-    A kernel whose source already compiled clean in this worker process is not compiled again.
+def aot_spills(cm, model) -> dict | None:
+    """Every kernel of the case compiled for sm_80 and sm_90 as a GPU launches it (its launch's specialization
+    from a dry run on meta tensors; any arguments where the run did not reach it): a `spill` or `crash` outcome,
+    or None if clean. A kernel whose source and launch already compiled clean in this worker is not compiled again.
     """
+    from mlirfuse.compiler import example_arguments
     from mlirfuse.runtime.aot import compile_kernels, is_spill
+    from mlirfuse.runtime.dryrun import launch_specializations
 
     for arch in AOT_ARCHS:
-        kernels = [k for k in cm.kernels.values() if (k.source, arch) not in _AOT_CLEAN]
+        specialized, _ = launch_specializations(cm.program, cm.kernels, list(example_arguments(cm.imported, model)), arch)
+        launch = {k.name: repr(specialized.get(k.name, {}).get("specialization")) for k in cm.kernels.values()}
+        kernels = [k for k in cm.kernels.values() if (k.source, launch[k.name], arch) not in _AOT_CLEAN]
         if not kernels:
             continue
         try:
-            compiled = compile_kernels(kernels, arch=arch, jobs=1)
+            compiled = compile_kernels(kernels, arch=arch, jobs=1, specialized=specialized)
         except Exception as e:  # noqa: BLE001 - a kernel Triton cannot compile is a crash by definition
             return {"status": "crash", "sig": f"aot sm_{arch}: {normalize(str(e))[:200]}", "detail": str(e)[-2000:]}
         for c in compiled:
@@ -431,7 +435,7 @@ def aot_spills(cm) -> dict | None:
                 kind = next(k.kind for k in kernels if k.name == c.name)
                 return {"status": "spill", "sig": f"spill: {kind} sm_{arch}",
                         "detail": f"@{c.name}: {usage} ({cm.kernels[c.name].shape})"}
-        _AOT_CLEAN.update((k.source, arch) for k in kernels)
+        _AOT_CLEAN.update((k.source, launch[k.name], arch) for k in kernels)
     return None
 
 
