@@ -494,3 +494,20 @@ def test_a_returned_unsafe_view_keeps_its_buffer_from_in_place_reuse():
         return v, (torch.softmax(v, -1) + 2e-3).amax(0)
 
     compile_and_compare(fn, (x,), fused=False)  # the _unsafe_view runs as an ATen view
+
+
+def test_a_reduction_stores_a_row_result_over_a_dying_row_input():
+    # The GEMM's column dies at the softmax kernel, which reads its element x only on row x and only for the
+    # row result it stores there (lowering/reduction.py's overwrites): that result takes its buffer.
+    x, w, y = torch.randn(1024, 16), torch.randn(16, 1), torch.randn(1024, 32)  # two programs of rows interpreted
+
+    def f(x, w, y):
+        a = (x @ w).squeeze(-1)
+        return y.softmax(-1) * 2, y.sum(-1) * 0.5 + a
+
+    cm = mlirfuse.compile(Lambda(f), (x, w, y))
+    gemm = next(s.outs[0] for s in cm.program.steps if s.name.startswith("fused_matmul"))
+    rows = next(i for i, s in enumerate(cm.program.steps) if s.name.startswith("fused_amax"))
+    assert cm.program.plan.reuse == {rows: {0: cm.program.steps[rows].args.index(("slot", gemm))}}
+    for actual, expected in zip(cm(x, w, y), f(x, w, y)):
+        torch.testing.assert_close(actual, expected)
