@@ -10,7 +10,9 @@
     backend.clear()          # forget the records (compiled code stays with torch.compile)
 
 Every graph Dynamo captures goes through AOTAutograd: it functionalizes it
-(buffer and input mutations become extra outputs its runtime copies back),
+(buffer and input mutations become extra outputs its runtime copies back;
+where it can, the kernel computing one stores it in the input itself, and
+the copy moves nothing: `written_back`, runtime/liveness.py),
 applies the decompositions below (backward ops such as gelu_backward and
 native_layer_norm_backward become pointwise ops and reductions the fuser
 groups; so do the composite ops Inductor decomposes, as for `mlirfuse.compile`,
