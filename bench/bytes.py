@@ -90,7 +90,8 @@ def inductor_bytes(model, inputs, train: bool) -> tuple[int, int]:
 
 def mlirfuse_bytes(model, inputs, train: bool) -> dict:
     """mlirfuse's bytes, lower bound and device calls (launches + non-view ATen calls + the copies of mutated
-    buffers back into them after the call: batch norm's running stats) for one call."""
+    buffers back into them after the call that move data: batch norm's running stats a kernel could not store in
+    the buffer itself) for one call."""
     if not train:
         cm = mlirfuse.compile(model, inputs)
         s = cm.stats
@@ -246,7 +247,8 @@ def main(argv=None) -> int:
     report = (f"{header('bytes.py')}\n\nKiB per call. mlirfuse: its cost model; Inductor: its own bytes-accessed "
               f"metric (CPU code generation); the lower bound: each argument read once, each result written once. "
               f"Device calls: mlirfuse's launches + non-view ATen calls + copies of mutated buffers back into them after "
-              f"the call (batch norm's running stats in a train step; their bytes are counted too), Inductor's kernel launches + extern calls "
+              f"the call that move data (batch norm's running stats in a train step that no kernel stored in the buffer "
+              f"itself; their bytes are counted too), Inductor's kernel launches + extern calls "
               f"(forward + backward for a train step); the last column: mlirfuse at or below Inductor in both."
               f"\n\n{markdown_table(COLUMNS, rows, 2)}\n\n{weights_dominated_report()}")
     publish(report, write=not args.no_write)

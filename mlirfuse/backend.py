@@ -10,7 +10,9 @@
     backend.clear()          # forget the records (compiled code stays with torch.compile)
 
 Every graph Dynamo captures goes through AOTAutograd: it functionalizes it
-(buffer and input mutations become extra outputs its runtime copies back),
+(buffer and input mutations become extra outputs its runtime copies back;
+where it can, the kernel computing one stores it in the input itself, and
+the copy moves nothing: `written_back`, runtime/liveness.py),
 applies the decompositions below (backward ops such as gelu_backward and
 native_layer_norm_backward become pointwise ops and reductions the fuser
 groups; so do the composite ops Inductor decomposes, as for `mlirfuse.compile`,
@@ -135,18 +137,40 @@ def unsupported_node(gm: torch.fx.GraphModule) -> str | None:
     return None
 
 
-def writebacks(gm: torch.fx.GraphModule) -> tuple[int, int]:
-    """The inputs a forward or inference graph mutates, which AOTAutograd's runtime copies its results into after
-    each call (buffers updated in place: batch norm's running stats): how many, and the bytes those copies move."""
+def _forward_metadata():
     context = torch._guards.TracingContext.try_get()
-    meta = context.fw_metadata if context is not None else None
+    return context.fw_metadata if context is not None else None
+
+
+def written_back(imported) -> dict[int, int]:
+    """Result position -> argument position, for the inputs a forward or inference graph mutates whose data
+    AOTAutograd's runtime copies the result into (`original.copy_(updated)`; batch norm's running stats) and
+    nothing else: no new size or strides, no `set_`. Empty where a result is handed back outside the program
+    (its positions would shift)."""
+    meta = _forward_metadata()
+    if meta is None or imported.passthrough:
+        return {}
+    arguments = {what: a for a, (kind, what) in enumerate(imported.bindings) if kind == "input"}
+    pairs = {}
+    for position, index in enumerate(meta.mutated_inp_runtime_indices):
+        info = meta.input_info[index]
+        if info.mutates_data and not info.mutates_metadata and not info.mutates_storage_metadata and index in arguments:
+            pairs[position] = arguments[index]
+    return pairs
+
+
+def writebacks(gm: torch.fx.GraphModule, in_place: frozenset = frozenset()) -> tuple[int, int]:
+    """The inputs a forward or inference graph mutates, which AOTAutograd's runtime copies its results into after
+    each call (buffers updated in place: batch norm's running stats): how many copies move data, and the bytes
+    they move; a result a launch stored in its input already (position in `in_place`) moves nothing."""
+    meta = _forward_metadata()
     if meta is None:
         return 0, 0
     output = next(n for n in reversed(gm.graph.nodes) if n.op == "output")
     results = output.args[0] if isinstance(output.args[0], (tuple, list)) else [output.args[0]]
     count = nbytes = 0
     for position, index in enumerate(meta.mutated_inp_runtime_indices):
-        if not meta.input_info[index].mutates_data:
+        if not meta.input_info[index].mutates_data or position in in_place:
             continue
         count += 1
         value = results[position].meta.get("val") if isinstance(results[position], torch.fx.Node) else None
@@ -197,11 +221,15 @@ class Backend:
         self.graphs.append(record)
         start = time.perf_counter()
         reason = unsupported_node(gm)
+        graphed = role == "inference" and check_mode(options.get("mode")) == "reduce-overhead"
         if reason is None:
             try:
+                imported = import_graph_module(gm)
                 record.graph = CompiledGraph(
-                    import_graph_module(gm), options.get("pipeline"), bool(options.get("explain", False)),
+                    imported, options.get("pipeline"), bool(options.get("explain", False)),
                     straight_line=options.get("straight_line"),
+                    # Mutated inputs' new values stored in them by the kernels (not under CUDA graphs: copied out).
+                    written_back=written_back(imported) if role != "backward" and not graphed else None,
                 )
             except MlirfuseError as e:
                 reason = str(e).split("\n", 1)[0]
@@ -214,10 +242,12 @@ class Backend:
             return make_boxed_func(gm.forward)
         record.stats = dict(record.graph.stats)
         # AOTAutograd's runtime copies the inputs a forward or inference graph mutates back after each call.
-        record.stats["writebacks"], record.stats["writeback_bytes"] = writebacks(gm) if role != "backward" else (0, 0)
         program = record.graph.program
+        in_place = program.written_back_in_place
+        record.stats["writebacks"], record.stats["writeback_bytes"] = (
+            writebacks(gm, in_place) if role != "backward" else (0, 0))
         imported = record.graph.imported
-        if role == "inference" and check_mode(options.get("mode")) == "reduce-overhead":
+        if graphed:
             # Dynamo passes parameters as inputs; AOTAutograd says which are static (read in place, guarded).
             context = torch._guards.TracingContext.try_get()
             static = set(context.fw_metadata.static_input_indices or ()) if context and context.fw_metadata else set()

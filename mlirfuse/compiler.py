@@ -129,11 +129,14 @@ class CompiledGraph:
     def __init__(
         self, imported: ImportedProgram, pipeline=None, explain: bool = False, progress: Progress | None = None,
         cache: bool = True, straight_line: bool | None = None, aot_archs: tuple[int, ...] = (),
+        written_back: dict[int, int] | None = None,
     ):
         """`cache`: use the persistent cache (runtime/cache.py; MLIRFUSE_NO_CACHE=1 turns it off everywhere).
         `straight_line`: run the program as generated straight-line Python (runtime/codegen.py) instead of
         interpreting its steps; None: `straight_line_enabled`. `aot_archs`: the kernels are to be compiled for
-        these sm_<arch> (`self.aot`, which `CompiledModule` fills and `mlirfuse.save` collects)."""
+        these sm_<arch> (`self.aot`, which `CompiledModule` fills and `mlirfuse.save` collects).
+        `written_back`: result position -> argument position, for results the caller copies into that argument
+        after each call (mutated buffers): the program may store them there in place (`Program`)."""
         self.imported = imported
         self.aot = AotCompiles() if aot_archs else None
         # sm_<arch> -> (kernel name -> the launch its cubin is compiled for, why the dry run stopped early)
@@ -149,7 +152,7 @@ class CompiledGraph:
         func = next(op for op in imported.module.body.operations if op.operation.name == "func.func")
         on_kernel = None if progress is None else functools.partial(progress.step, "lowering kernel")
         self.program = Program(func, imported.module, on_kernel=on_kernel, lower=lowering,
-                               straight_line=straight_line_enabled(straight_line))
+                               straight_line=straight_line_enabled(straight_line), written_back=written_back)
         # What a call runs: the program, or (mode="reduce-overhead") its calls through CUDA graphs.
         self.runner = self.program
         programs.store(self.mlir)
@@ -193,9 +196,11 @@ class CompiledGraph:
             self.stats["flops"] = self.cost.total.flops
             self.stats["roofline_ns"] = round(self.cost.seconds("sm_90") * 1e9)
         # Mutated buffers and inputs: each result is copied into its tensor after the call (`call_program`),
-        # a device call outside the kernels (counted apart from launches, and not in `bytes`).
+        # a device call outside the kernels (counted apart from launches, and not in `bytes`), unless a launch
+        # stored it in that tensor already (the copy then moves nothing).
         returned = list(last_op(func.regions[0].blocks[0]).operands)
-        written_back = [returned[i] for i, (kind, _) in enumerate(imported.results) if kind != "output"]
+        written_back = [returned[i] for i, (kind, _) in enumerate(imported.results)
+                        if kind != "output" and i not in self.program.written_back_in_place]
         self.stats["writebacks"] = len(written_back)
         writeback_bytes = sum_sizes(value_bytes(v) for v in written_back)
         if writeback_bytes is not None:
@@ -346,8 +351,10 @@ class CompiledModule:
                     progress.phase("exporting and importing the model")
                     imported = self._import(args, kwargs)
                 with using_policy(self.policy):
+                    # Under CUDA graphs results are copied out of the graph's buffers: no result is stored in place.
+                    written_back = buffer_write_backs(imported) if self.mode != "reduce-overhead" else None
                     graph = CompiledGraph(imported, self.pipeline, self.explain_unfused, progress, self.cache,
-                                          self.straight_line, self.aot_archs)
+                                          self.straight_line, self.aot_archs, written_back)
         finally:
             progress.done()
         if self.mode == "reduce-overhead":
@@ -470,6 +477,27 @@ def bind_arguments(signature, flat: list, parameter, buffer) -> list:
     return arguments
 
 
+def buffer_write_backs(signature) -> dict[int, int]:
+    """Result position -> argument position, for the mutated buffers `call_program` copies results into.
+
+    Buffers only: a mutated user input may be passed twice or share its storage with another input, where a
+    kernel storing the new value in it would change what a later step reads (and CUDA graphs copy inputs).
+    """
+    arguments = {binding: a for a, binding in enumerate(signature.bindings) if binding[0] == "buffer"}
+    return {r: arguments[result] for r, result in enumerate(signature.results)
+            if result[0] == "buffer" and result in arguments}
+
+
+def _unshared(arguments: list, signature, written: tuple[int, ...]) -> None:
+    """Replace by a copy each argument a launch stores a result in (`written`) whose storage a user input shares
+    (a buffer passed as an input too): the kernel then writes the copy, and the write-back moves the data."""
+    inputs = {a.untyped_storage().data_ptr() for (kind, _), a in zip(signature.bindings, arguments)
+              if kind == "input" and isinstance(a, torch.Tensor)}
+    for a in written:
+        if arguments[a].untyped_storage().data_ptr() in inputs:
+            arguments[a] = arguments[a].clone()
+
+
 def call_program(program, signature, flat: list, parameter, buffer):
     """Run `program` on flat user inputs `flat`; the outputs, unflattened.
 
@@ -481,6 +509,9 @@ def call_program(program, signature, flat: list, parameter, buffer):
     (`x.add_(1); return x`) is that tensor, as in eager.
     """
     arguments = bind_arguments(signature, flat, parameter, buffer)
+    written = getattr(program, "arguments_written_in_place", ())
+    if written:
+        _unshared(arguments, signature, written)
     with torch.no_grad():
         results = program.execute(arguments)
         outputs = []

@@ -158,6 +158,10 @@ class TritonKernel:
     dynamic: object = None
     # It takes the `WIDE` constexpr (64-bit offsets or not, per launch).
     wide_flag: bool = False
+    # (output, input) pairs the schedule lets store the output over the input's (contiguous) buffer: every
+    # element of the input is read only for the output's element at the same place, before it is stored
+    # (reductions' row and 0-d outputs, lowering/reduction.py; pointwise pairs: runtime/kernels.in_place_pairs).
+    overwrites: tuple = ()
 
     @property
     def shape(self) -> tuple[int, ...]:

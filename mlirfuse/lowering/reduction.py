@@ -44,6 +44,7 @@ from mlirfuse.lowering.indexing import IndexingEmitter, kernel_device
 from mlirfuse.ops.dtypes import TRITON_DTYPES
 from mlirfuse.ops.elementwise import compute_dtype
 from mlirfuse.ops.reductions import REDUCTIONS, Reduction, reduction
+from mlirfuse.ops.views import RESHAPES
 
 _IDENTITY = {
     "sum": "0", "mean": "0", "prod": "1", "max": 'float("-inf")', "min": 'float("inf")',
@@ -306,11 +307,75 @@ def lower_reduction(kernel, persistent: bool) -> TritonKernel:
     kind = GroupKind.PERSISTENT_REDUCTION if persistent else GroupKind.REDUCTION
     header = f"{kind} over dims {list(red.dims)} of {format_shape(red.shape)}: rows are the kept dims, columns the reduced dims."
     source = em.render([header], params, ["XBLOCK", "RBLOCK"] + ([WIDE] if WIDE in offset else []), head + em.body)
+    overwrites = _overwrites(em, block, terminator, inputs, outputs, row_outputs, scalar_outputs) if static else ()
     return TritonKernel(
         name, source, tuple(inputs), tuple(outputs), tuple(em.scalars), tuple(params),
         kind=kind, sites=tuple(sites), space=red.shape, reduced=red.dims,
         device="" if inputs else kernel_device(block), dynamic=dynamic, wide_flag=WIDE in offset,
+        overwrites=overwrites,
     )
+
+
+def _overwrites(em: ReductionEmitter, block, terminator, inputs, outputs, row_outputs, scalar_outputs) -> tuple:
+    """(output, input) pairs of a static reduction kernel whose output may be stored over its input's buffer.
+
+    Row and 0-d outputs are stored last, after every load (`lower_reduction`). An input qualifies for a row
+    output when every site reads it through reshapes only, one element per row (broadcast along the reduced
+    dims only): contiguous, row x reads element x, in the one program that stores row x. A 0-d output (stored
+    by row 0) may overwrite a one-element input. Either way the input's value must reach that output alone:
+    another row (momentum=None batch norm's `num_batches_tracked`, read by every row's factor) or another
+    thread holding a copy of the row may load it after the store, and must then compute nothing it stores.
+    """
+    rows = math.prod(em.space[d] for d in em.kept)
+    reaches = _reaches(block, terminator)
+    indexed = {site.input for site in em.indexing.values()}
+    pairs = []
+    for j, stored in [*row_outputs, *scalar_outputs]:
+        scalar = (j, stored) in scalar_outputs
+        for i, t in enumerate(inputs):
+            if reaches[i] != {j} or i in indexed or t.dtype != outputs[j].dtype:
+                continue
+            if t.numel != (1 if scalar else rows) or outputs[j].numel != t.numel:
+                continue
+            sites = [(v, site) for v, site in em.sites.items() if site.input == i]
+            if sites and all(scalar or _reads_its_row(em, v, site) for v, site in sites):
+                pairs.append((j, i))
+    return tuple(pairs)
+
+
+def _reads_its_row(em: ReductionEmitter, v, site: Site) -> bool:
+    """Does `site` (value `v`) read its input whole through reshapes, broadcast along the reduced dims only?"""
+    if not isinstance(v, ir.Value) or site.pad is not None or site.table_rank or site.check is not None:
+        return False
+    if any(op not in RESHAPES for op, _ in site.chain):
+        return False
+    shape = tensor_type(v.type).shape
+    offset = em.rank - len(shape)
+    if offset < 0:
+        return False
+    for d in range(em.rank):
+        size = shape[d - offset] if d >= offset else 1
+        if size != (1 if d in em.red.dims else em.space[d]):
+            return False
+    return True
+
+
+def _reaches(block, terminator) -> list[set[int]]:
+    """Per block argument: the results (terminator operands) whose values depend on it."""
+    depends: dict = {arg: 1 << k for k, arg in enumerate(block.arguments)}
+    for op in block_ops(block)[0]:
+        mask = 0
+        for operand in op.operands:
+            mask |= depends.get(operand, 0)
+        for r in op.results:
+            depends[r] = mask
+    reaches = [set() for _ in block.arguments]
+    for j, v in enumerate(terminator.operands):
+        mask = depends.get(v, 0)
+        for k in range(len(reaches)):
+            if mask >> k & 1:
+                reaches[k].add(j)
+    return reaches
 
 
 def _column_base(offset: str) -> str:

@@ -186,9 +186,11 @@ def in_place_pairs(kernel: TritonKernel, views) -> tuple[tuple[int, int], ...]:
     Conservative: a plain pointwise kernel (no cat, scatter, gather, pad, reduction), static sizes; each
     site of the input reads it whole through reshapes only, in the iteration space's exact shape (no
     broadcast along any dim); the output has the input's dtype and element count. `views`: the sites'
-    view chains as the launcher applies them.
+    view chains as the launcher applies them. Other kinds: the pairs their lowering found (`overwrites`).
     """
-    if kernel.kind != GroupKind.POINTWISE or kernel.init or kernel.dynamic is not None:
+    if kernel.kind != GroupKind.POINTWISE:
+        return kernel.overwrites
+    if kernel.init or kernel.dynamic is not None:
         return ()
     numel = math.prod(kernel.space)
     inputs = []

@@ -26,6 +26,18 @@ again, not returned), shares its buffer with no other value (no view of it,
 no in-place op on it) and is read once by the step. `MLIRFUSE_NO_REUSE=1`
 turns it off (bisecting).
 
+Written back in place: an argument the caller overwrites with a result after
+each call (`written_back`: a mutated buffer, such as batch norm's running
+stats, which AOTAutograd's runtime or `mlirfuse.compile` copies the result
+into) may take that result from the launch computing it, when the kernel
+allows the pair and no later step, other result or view reads the argument:
+it is read by this step alone, once, not returned, shares its buffer with no
+other value, and the result is returned once and has no view. The caller's
+copy then finds the result in its own tensor and moves nothing (ATen's
+`copy_` returns early when source and destination are the same data);
+`Plan.stored_in_place` names those results. `MLIRFUSE_NO_REUSE=1` turns it
+off too.
+
 Reuse across values (`take`): a launch's output that has no input to write
 over takes the buffer of a value that died at an earlier step, when the two
 have the same bytes and dtype (Inductor's buffer reuse; XLA's buffer
@@ -59,6 +71,7 @@ class Plan:
     reuse: dict[int, dict[int, int]] = field(default_factory=dict)  # step -> {output: argument it is written over}
     take: dict[int, dict[int, int]] = field(default_factory=dict)  # step -> {output: dead slot whose buffer it takes}
     kept: frozenset = frozenset()  # the dead slots whose tensors are kept until a later step takes their buffer
+    stored_in_place: frozenset = frozenset()  # the positions of `written_back` results launches store in their argument
 
 
 def peak_text(plan: Plan, step_names: list[str]) -> str:
@@ -89,13 +102,14 @@ def slot_uses(arg) -> list[int]:
 
 def plan(
     steps, returns, num_args: int, num_slots: int, slot_bytes: dict[int, int | None], reuse: bool = True,
-    slot_dtypes: dict[int, str] | None = None,
+    slot_dtypes: dict[int, str] | None = None, written_back: dict[int, int] | None = None,
 ) -> Plan:
     """The release points, in-place outputs, taken buffers and planned peak of `steps` (runtime.program.Step)
     returning `returns`.
 
     `slot_bytes`: the bytes a step's result slot allocates (absent for non-tensors; None when its
     size is dynamic). `slot_dtypes`: its tensor's dtype; a slot without one neither gives nor takes a buffer.
+    `written_back`: result position -> the argument slot the caller copies that result into after the call.
     """
     never = len(steps)  # the index past the last step: live to the end
     last = [-1] * num_slots
@@ -119,7 +133,11 @@ def plan(
             continue
         release_after[last[s]].append(s)
     owner = buffers(steps, num_slots)
-    in_place = _in_place(steps, last, owner, num_args) if reuse else {}
+    targets = _write_back_targets(returns, written_back or {}, owner)
+    in_place = _in_place(steps, last, owner, num_args, targets) if reuse else {}
+    into = {steps[i].outs[j]: steps[i].args[position][1]
+            for i, taken in in_place.items() for j, position in taken.items() if steps[i].args[position][1] < num_args}
+    stored = frozenset(p for p, s in (written_back or {}).items() if returns[p][0] == "slot" and into.get(returns[p][1]) == s)
     peak = _peak(steps, last, slot_bytes, owner, in_place)
     take = {}
     if reuse and peak[0] is not None:
@@ -129,7 +147,7 @@ def plan(
             assert taking[0] <= peak[0], "a taken buffer raised the planned peak"
             peak = taking
     kept = frozenset(s for taken in take.values() for s in taken.values())
-    return Plan(release_at_start, release_after, *peak[:3], in_place, take, kept)
+    return Plan(release_at_start, release_after, *peak[:3], in_place, take, kept, stored)
 
 
 def _shares_operand(step) -> bool:
@@ -170,8 +188,26 @@ def _launched(steps) -> set[int]:
     return {s for step in steps if step.kind == "launch" for s in step.outs}
 
 
-def _in_place(steps, last: list[int], owner: list[int], num_args: int) -> dict[int, dict[int, int]]:
-    """Per launch step, the outputs written over a dying input: {output index: argument position}."""
+def _write_back_targets(returns, written_back: dict[int, int], owner: list[int]) -> dict[int, int]:
+    """Result slot -> the argument slot the caller copies it into, for results returned once, with no view,
+    each into an argument no other result is copied into."""
+    sharing = _sharing(owner)
+    returned: dict[int, int] = {}
+    for arg in returns:
+        for s in slot_uses(arg):
+            returned[s] = returned.get(s, 0) + 1
+    into = list(written_back.values())
+    return {
+        returns[p][1]: s for p, s in written_back.items()
+        if returns[p][0] == "slot" and returned[returns[p][1]] == 1 and owner[returns[p][1]] == returns[p][1]
+        and sharing[returns[p][1]] == 1 and into.count(s) == 1
+    }
+
+
+def _in_place(steps, last: list[int], owner: list[int], num_args: int,
+              targets: dict[int, int]) -> dict[int, dict[int, int]]:
+    """Per launch step, the outputs written over a dying input, or stored in the argument the caller copies
+    them into (`targets`: result slot -> argument slot): {output index: argument position}."""
     launched, sharing = _launched(steps), _sharing(owner)
     chosen: dict[int, dict[int, int]] = {}
     for i, step in enumerate(steps):
@@ -183,10 +219,9 @@ def _in_place(steps, last: list[int], owner: list[int], num_args: int) -> dict[i
             if j in taken or position in taken.values() or step.args[position][0] != "slot":
                 continue
             s = step.args[position][1]
-            if (
-                s >= num_args and s in launched and last[s] == i and reads.count(s) == 1
-                and owner[s] == s and sharing[s] == 1
-            ):
+            fresh = s >= num_args and s in launched
+            written_back = s < num_args and targets.get(step.outs[j]) == s
+            if (fresh or written_back) and last[s] == i and reads.count(s) == 1 and owner[s] == s and sharing[s] == 1:
                 taken[j] = position
         if taken:
             chosen[i] = taken

@@ -22,7 +22,7 @@ import torch
 
 from mlirfuse.dialect import SCALAR_MARK, GroupKind, find_kernel, group_kind, launch_scalars
 from mlirfuse.errors import UnsupportedModelError
-from mlirfuse.ir import NO_CONSTANT, constant_value, ir, tensor_type
+from mlirfuse.ir import NO_CONSTANT, constant_value, ir, last_op, tensor_type
 from mlirfuse.lowering.triton import LoweringError, TritonKernel, lower_kernel
 from mlirfuse.ops.dtypes import itemsize
 from mlirfuse.runtime.aten import RESHAPING, aten_overload, convert, split_by_schema
@@ -52,9 +52,13 @@ class Program:
     """The steps of one func.func, ready to run on torch values."""
 
     def __init__(self, func_op, module: ir.Module, on_kernel=None, lower: Callable = lower_kernel,
-                 caller: Program | None = None, straight_line: bool = True):
+                 caller: Program | None = None, straight_line: bool = True, written_back: dict[int, int] | None = None):
         """`on_kernel(index, total, name)` is called as each kernel is lowered (progress); `lower` lowers one
         fusion.kernel (`lower_kernel`, or the persistent cache's `KernelCache`).
+
+        `written_back`: result position -> argument position, for the results the caller copies into an
+        argument after each call (mutated buffers); where the plan can, a launch stores such a result in the
+        argument itself (runtime/liveness.py), and the copy finds it there: `written_back_in_place`.
 
         `caller`: the program calling this function (`func.call`); they share kernels, callees and `lower`.
         `straight_line`: calls run the generated function (`source`) instead of interpreting the steps (`run`).
@@ -85,9 +89,12 @@ class Program:
             self._slot(arg)
         for op in block.operations:
             self._add(op, module)
+        returned = last_op(block).operands
+        # Only a result of its argument's type: the caller's copy finds the same data (same shape and dtype).
+        self._written_back = {p: a for p, a in (written_back or {}).items() if returned[p].type == block.arguments[a].type}
         self.plan: Plan = plan(
             self.steps, self.returns, self.num_args, self._next_slot, self._slot_bytes, reuse=reuse_enabled(),
-            slot_dtypes=self._slot_dtypes,
+            slot_dtypes=self._slot_dtypes, written_back=self._written_back,
         )
         for i, reuse in self.plan.reuse.items():
             self.steps[i].kwargs["reuse"] = ("const", reuse)
@@ -277,6 +284,16 @@ class Program:
         made = {s for step in self.steps if step.kind in ("launch", "aten", "call") and not step.view and not step.in_place
                 for s in step.outs}
         return [i for i, (kind, v) in enumerate(self.returns) if kind != "slot" or owner[v] not in made]
+
+    @property
+    def written_back_in_place(self) -> frozenset[int]:
+        """The positions of `written_back` results a launch stores in their argument (the caller's copy moves nothing)."""
+        return self.plan.stored_in_place
+
+    @functools.cached_property
+    def arguments_written_in_place(self) -> tuple[int, ...]:
+        """The argument positions a launch stores a `written_back` result in."""
+        return tuple(sorted(self._written_back[p] for p in self.plan.stored_in_place))
 
     @property
     def allocated_bytes(self) -> int | None:
