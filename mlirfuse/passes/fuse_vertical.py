@@ -29,7 +29,7 @@ from mlirfuse.log import FusionDecisions
 from mlirfuse.ops import reductions, scans
 from mlirfuse.ops.indexing import INDEX_LISTS, SCATTERS, scatters_into_empty
 from mlirfuse.ops.registry import FUSED, PURE_OPS, fusing_family
-from mlirfuse.passes.base import ModulePass, function_ops, pattern
+from mlirfuse.passes.base import ModulePass, function_level_ops, pattern
 from mlirfuse.passes.legality import (
     FUSION_ANALYSES,
     absorbable_view,
@@ -100,11 +100,9 @@ class VerticalFuser:
         live code they make groups only they justify (a reduction kernel, a
         concat exit, one iteration space) that canonicalize later strips bare.
         """
-        for ops in function_ops(self.module):
+        for ops in function_level_ops(self.module, _PURE.__contains__):
             for op in reversed(ops):
-                name = op.operation.name
-                pure = name in PURE_OPS or name in (CAT, "torch.prim.ListConstruct")
-                if pure and not any(list(r.uses) for r in op.results):
+                if all(next(r.uses, None) is None for r in op.results):
                     self.rewriter.erase(op)
 
     def wrap(self, op) -> bool:
@@ -197,6 +195,10 @@ class VerticalFuser:
             view = clone
         wrapped = self.rewriter.wrap([view], GroupKind.POINTWISE)
         self.rewriter.merge(wrapped, consumer, self.dep)
+
+
+# What `erase_dead_code` erases when nothing reads it.
+_PURE = PURE_OPS | {CAT, "torch.prim.ListConstruct"}
 
 
 def _not_at_function_level(op) -> bool:

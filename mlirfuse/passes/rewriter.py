@@ -21,7 +21,7 @@ from mlirfuse.analysis import AnalysisManager
 from mlirfuse.analysis.dependence import DependenceAnalysis
 from mlirfuse.dialect import GroupKind, build_group, build_yield, group_kind
 from mlirfuse.ir import constant_like_ops, ir, last_op, result_index
-from mlirfuse.passes.base import body_ops, clone_ops_into, function_ops, unique_ops
+from mlirfuse.passes.base import body_ops, clone_ops_into, function_level_ops, unique_ops
 
 
 class FusionRewriter:
@@ -80,12 +80,9 @@ class FusionRewriter:
 
     def erase_dead_constants(self, module: ir.Operation) -> None:
         """Erase func-level constants (and lists of them) nobody reads any more, e.g. after cloning into groups."""
-        for ops in function_ops(module):
-            for op in reversed(ops):
-                name = op.operation.name
-                if (name.startswith("torch.constant.") or name == "torch.prim.ListConstruct") and not any(
-                    list(r.uses) for r in op.results
-                ):
+        for ops in function_level_ops(module, _is_constant_or_list):
+            for op in reversed(ops):  # a list before its items, which it may leave unread
+                if next(op.result.uses, None) is None:
                     self.erase(op)
 
     # -- group rewrites -----------------------------------------------------
@@ -214,6 +211,10 @@ class _Driving:
 
     def __exit__(self, *exc) -> None:
         self.rewriter._driver = None
+
+
+def _is_constant_or_list(name: str) -> bool:
+    return name.startswith("torch.constant.") or name == "torch.prim.ListConstruct"
 
 
 def used_outside(value: ir.Value, consumer) -> bool:
