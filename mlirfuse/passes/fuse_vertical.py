@@ -40,7 +40,7 @@ from mlirfuse.passes.legality import (
 )
 from mlirfuse.passes.legality_cat import CAT, MAX_RECOMPUTED_OPS, cat_list, why_not_cat_of_inputs, why_not_remapped
 from mlirfuse.passes.options import Limits, option, option_group
-from mlirfuse.passes.rewriter import defined_by, used_outside
+from mlirfuse.passes.rewriter import defined_by
 
 
 class VerticalFuser:
@@ -187,14 +187,7 @@ class VerticalFuser:
 
     def _absorb_view(self, view, consumer) -> None:
         """Move `view` into `consumer` (a private clone of it if others read it too: views are free)."""
-        if used_outside(view.results[0], consumer):
-            clone = self.rewriter.clone_before(view, consumer)
-            for k, v in enumerate(consumer.operands):
-                if v == view.results[0]:
-                    self.rewriter.set_operand(consumer, k, clone.results[0])
-            view = clone
-        wrapped = self.rewriter.wrap([view], GroupKind.POINTWISE)
-        self.rewriter.merge(wrapped, consumer, self.dep)
+        self.rewriter.wrap_into(view, consumer)
 
 
 # What `erase_dead_code` erases when nothing reads it.
