@@ -140,14 +140,15 @@ class VerticalFuser:
         kind = group_kind(consumer)
         if kind not in FUSIBLE_KINDS and kind != GroupKind.SCATTER:
             return False
+        block = consumer.operation.block
         for operand in consumer.operands:
+            producer = defining_op(operand)
             # (A scatter reads its views as strided tensors: the one it writes into is copied, not indexed.)
-            view = absorbable_view(operand, consumer) if kind != GroupKind.SCATTER else None
+            view = absorbable_view(producer, block) if kind != GroupKind.SCATTER else None
             if view is not None:
                 self._absorb_view(view, consumer)
                 return True
-            producer = defining_op(operand)
-            if not is_fusible_group(producer) or producer.block != consumer.operation.block:
+            if not is_fusible_group(producer) or producer.block != block:
                 continue
             producer = producer.opview
             reason = why_not_merge(producer, consumer, self.dependence(), self.limits, self.bodies)
