@@ -20,7 +20,7 @@ import dataclasses
 from mlirfuse.dialect import GroupKind, set_group_kind
 from mlirfuse.ir import ir, op_id, parent_name
 from mlirfuse.log import FusionDecisions
-from mlirfuse.passes.base import ModulePass, function_ops
+from mlirfuse.passes.base import ModulePass, function_level_ops
 from mlirfuse.passes.legality import (
     FUSION_ANALYSES,
     HOLDS_A_CAT,
@@ -60,11 +60,11 @@ class FuseConcat(ModulePass):
         rewriter, dep = fusion_rewriter(module, am)
         limits = Limits(max_args=self.max_args)
         decisions = FusionDecisions(self.name)
-        for ops in function_ops(module):
+        for ops in function_level_ops(module, CAT.__eq__):
             # The cats, named before any rewrite: a cat an earlier cat's pointwise exit takes in is erased from the
             # function by the merge, and its handle must not be read again (a use after free: an abort, not an
             # exception; seen in test_zoo once the merges landed together).
-            cats = [(op, op_id(op)) for op in ops if op.operation.name == CAT]
+            cats = [(op, op_id(op)) for op in ops]
             taken: set[int] = set()
             for op, ident in cats:
                 if ident in taken or parent_name(op) != "func.func":

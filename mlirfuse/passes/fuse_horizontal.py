@@ -19,7 +19,7 @@ import dataclasses
 from mlirfuse.analysis import AnalysisManager
 from mlirfuse.dialect import REDUCTION_KINDS, GroupKind, group_kind
 from mlirfuse.ir import ir, op_id
-from mlirfuse.passes.base import ModulePass, function_ops
+from mlirfuse.passes.base import ModulePass, function_level_ops
 from mlirfuse.passes.fuse_vertical import FuseVertical, VerticalFuser
 from mlirfuse.passes.legality import (
     FUSION_ANALYSES,
@@ -31,6 +31,10 @@ from mlirfuse.passes.legality import (
 from mlirfuse.passes.options import Limits, option_group, option_of
 
 
+def _is_group(name: str) -> bool:
+    return name == "fusion.group"
+
+
 def _is_scatter(op) -> bool:
     return op is not None and op.name == "fusion.group" and group_kind(op) == GroupKind.SCATTER
 
@@ -40,7 +44,7 @@ def fuse_siblings(fuser: VerticalFuser) -> bool:
     merged = False
     dep, rewriter = fuser.dep, fuser.rewriter
     decisions = fuser.decisions
-    for ops in function_ops(fuser.module):
+    for ops in function_level_ops(fuser.module, _is_group):
         # Ids are taken up front: a merged (erased) op must not be touched again.
         readers: dict[ir.Value, list] = {}
         for op in ops:
@@ -71,7 +75,7 @@ def fuse_siblings(fuser: VerticalFuser) -> bool:
 
 def fuse_scalar_stores(fuser: VerticalFuser) -> bool:
     """Each 0-d pointwise group joins the first reduction group it neither feeds nor reads (`why_not_scalar_store`)."""
-    for ops in function_ops(fuser.module):
+    for ops in function_level_ops(fuser.module, _is_group):
         hosts = [op for op in ops if is_fusible_group(op) and group_kind(op) in REDUCTION_KINDS]
         for scalar in (op for op in ops if is_fusible_group(op) and is_scalar_group(op)):
             for host in hosts:

@@ -29,7 +29,7 @@ from mlirfuse.log import FusionDecisions
 from mlirfuse.ops import reductions, scans
 from mlirfuse.ops.indexing import INDEX_LISTS, SCATTERS, scatters_into_empty
 from mlirfuse.ops.registry import FUSED, PURE_OPS, fusing_family
-from mlirfuse.passes.base import ModulePass, function_ops, pattern
+from mlirfuse.passes.base import ModulePass, function_level_ops, pattern
 from mlirfuse.passes.legality import (
     FUSION_ANALYSES,
     absorbable_view,
@@ -40,7 +40,7 @@ from mlirfuse.passes.legality import (
 )
 from mlirfuse.passes.legality_cat import CAT, MAX_RECOMPUTED_OPS, cat_list, why_not_cat_of_inputs, why_not_remapped
 from mlirfuse.passes.options import Limits, option, option_group
-from mlirfuse.passes.rewriter import defined_by, used_outside
+from mlirfuse.passes.rewriter import defined_by
 
 
 class VerticalFuser:
@@ -100,11 +100,9 @@ class VerticalFuser:
         live code they make groups only they justify (a reduction kernel, a
         concat exit, one iteration space) that canonicalize later strips bare.
         """
-        for ops in function_ops(self.module):
+        for ops in function_level_ops(self.module, _PURE.__contains__):
             for op in reversed(ops):
-                name = op.operation.name
-                pure = name in PURE_OPS or name in (CAT, "torch.prim.ListConstruct")
-                if pure and not any(list(r.uses) for r in op.results):
+                if all(next(r.uses, None) is None for r in op.results):
                     self.rewriter.erase(op)
 
     def wrap(self, op) -> bool:
@@ -142,14 +140,15 @@ class VerticalFuser:
         kind = group_kind(consumer)
         if kind not in FUSIBLE_KINDS and kind != GroupKind.SCATTER:
             return False
+        block = consumer.operation.block
         for operand in consumer.operands:
+            producer = defining_op(operand)
             # (A scatter reads its views as strided tensors: the one it writes into is copied, not indexed.)
-            view = absorbable_view(operand, consumer) if kind != GroupKind.SCATTER else None
+            view = absorbable_view(producer, block) if kind != GroupKind.SCATTER else None
             if view is not None:
                 self._absorb_view(view, consumer)
                 return True
-            producer = defining_op(operand)
-            if not is_fusible_group(producer) or producer.block != consumer.operation.block:
+            if not is_fusible_group(producer) or producer.block != block:
                 continue
             producer = producer.opview
             reason = why_not_merge(producer, consumer, self.dependence(), self.limits, self.bodies)
@@ -189,14 +188,11 @@ class VerticalFuser:
 
     def _absorb_view(self, view, consumer) -> None:
         """Move `view` into `consumer` (a private clone of it if others read it too: views are free)."""
-        if used_outside(view.results[0], consumer):
-            clone = self.rewriter.clone_before(view, consumer)
-            for k, v in enumerate(consumer.operands):
-                if v == view.results[0]:
-                    self.rewriter.set_operand(consumer, k, clone.results[0])
-            view = clone
-        wrapped = self.rewriter.wrap([view], GroupKind.POINTWISE)
-        self.rewriter.merge(wrapped, consumer, self.dep)
+        self.rewriter.wrap_into(view, consumer)
+
+
+# What `erase_dead_code` erases when nothing reads it.
+_PURE = PURE_OPS | {CAT, "torch.prim.ListConstruct"}
 
 
 def _not_at_function_level(op) -> bool:

@@ -45,7 +45,13 @@ from mlirfuse.passes.legality_cat import (
     why_not_static_cat,
     why_not_viewed,
 )
-from mlirfuse.passes.legality_indexed import has_computed_table, why_not_indexed, why_not_scatter, why_not_window
+from mlirfuse.passes.legality_indexed import (
+    INDEXED_READERS,
+    has_computed_table,
+    why_not_indexed,
+    why_not_scatter,
+    why_not_window,
+)
 from mlirfuse.passes.options import Limits
 from mlirfuse.passes.policy import veto
 from mlirfuse.passes.rewriter import FusionRewriter, exported_results, merged_inputs
@@ -91,13 +97,13 @@ def group_reduction(group) -> Reduction | None:
     return None
 
 
-def absorbable_view(operand, consumer):
-    """A view op outside any group (constant arguments) whose result `consumer` reads.
+def absorbable_view(op, block: ir.Block):
+    """`op` (the defining op of a value a group in `block` reads) if it is a view op outside any group, in `block`,
+    with constant arguments; else None.
 
     The group reads through it by index arithmetic instead of a copy.
     """
-    op = defining_op(operand)
-    if not is_view(op) or op.block != consumer.operation.block or view_args(op) is None:
+    if not is_view(op) or op.block != block or view_args(op) is None:
         return None
     return op.opview
 
@@ -231,7 +237,7 @@ def _why_not_by_rule(producer, consumer, dep: DependenceAnalysis, limits: Limits
         return why
     if viewed in ("pad", "cat") and why_not_remapped_producer(producer, viewed):
         return why_not_remapped_producer(producer, viewed)
-    why = why_not_indexed(producer, consumer) or (
+    why = (why_not_indexed(producer, consumer) if c_facts.names & INDEXED_READERS else None) or (
         why_not_window(producer, consumer) if c_facts.names & WINDOWED else None
     )
     if why:

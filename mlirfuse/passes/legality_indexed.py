@@ -14,6 +14,7 @@ from mlirfuse.dialect import GroupKind, group_kind
 from mlirfuse.ir import op_id, tensor_type
 from mlirfuse.ops.elementwise import fusible
 from mlirfuse.ops.indexing import (
+    CREATIONS,
     EMBEDS,
     GATHERS,
     INDEX_LISTS,
@@ -49,6 +50,10 @@ def why_not_window(producer, consumer) -> str | None:
                     or op.operation.name in ("torch.prim.ListConstruct", "fusion.yield")):
                 return f"pools a computed value that is not elementwise ({op.operation.name}; a window prologue is recomputed per position)"
     return None
+
+
+# The ops `why_not_indexed` looks for in the consumer's body: without one it answers None (a legality check skips it).
+INDEXED_READERS = frozenset(CREATIONS) | frozenset(EMBEDS) | frozenset(GATHERS) | {"torch.prim.ListConstruct"}
 
 
 def why_not_indexed(producer, consumer) -> str | None:

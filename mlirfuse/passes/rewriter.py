@@ -21,7 +21,7 @@ from mlirfuse.analysis import AnalysisManager
 from mlirfuse.analysis.dependence import DependenceAnalysis
 from mlirfuse.dialect import GroupKind, build_group, build_yield, group_kind
 from mlirfuse.ir import constant_like_ops, ir, last_op, result_index
-from mlirfuse.passes.base import body_ops, clone_ops_into, function_ops, unique_ops
+from mlirfuse.passes.base import body_ops, clone_ops_into, function_level_ops, unique_ops
 
 
 class FusionRewriter:
@@ -80,12 +80,9 @@ class FusionRewriter:
 
     def erase_dead_constants(self, module: ir.Operation) -> None:
         """Erase func-level constants (and lists of them) nobody reads any more, e.g. after cloning into groups."""
-        for ops in function_ops(module):
-            for op in reversed(ops):
-                name = op.operation.name
-                if (name.startswith("torch.constant.") or name == "torch.prim.ListConstruct") and not any(
-                    list(r.uses) for r in op.results
-                ):
+        for ops in function_level_ops(module, _is_constant_or_list):
+            for op in reversed(ops):  # a list before its items, which it may leave unread
+                if next(op.result.uses, None) is None:
                     self.erase(op)
 
     # -- group rewrites -----------------------------------------------------
@@ -98,17 +95,7 @@ class FusionRewriter:
         through). Their other operands become group inputs.
         """
         last = ops[-1]
-        inside = {r for op in ops for r in op.results}
-        operands: dict = {}  # the group's inputs, in order, each once
-        constants = []  # the constants (and lists of constants, after their items) the ops read
-        for op in ops:
-            for v in op.operands:
-                read = constant_like_ops(v)
-                if read is not None:
-                    constants += read
-                elif v not in inside:
-                    operands.setdefault(v)
-        inputs = list(operands)
+        inputs, constants = _wrapped_inputs(ops)
         group = build_group(inputs, [r.type for r in last.results], kind=kind, loc=last.location)
         block = group.regions[0].blocks[0]
         mapping = dict(zip(inputs, block.arguments))
@@ -119,6 +106,28 @@ class FusionRewriter:
         for op in reversed(ops[:-1]):
             if not any(list(r.uses) for r in op.results):
                 self.erase(op)
+        return group
+
+    def wrap_into(self, op, consumer):
+        """`merge(wrap([op], POINTWISE), consumer)` in one rewrite, `op` (a view) cloned in: as if `consumer` were its
+        only reader, and erased if it was.
+
+        The same group, built once: `op`'s inputs, then the consumer's; a
+        clone of `op` (after the constants it reads), then the consumer's
+        body ops, moved.
+        """
+        p_inputs, constants = _wrapped_inputs([op])
+        value = op.results[0]
+        inputs = list(dict.fromkeys(p_inputs + [v for v in consumer.operands if v != value]))
+        group = build_group(inputs, [r.type for r in consumer.results], kind=group_kind(consumer), loc=consumer.location)
+        block = group.regions[0].blocks[0]
+        mapping = dict(zip(inputs, block.arguments))
+        clone_ops_into(unique_ops(constants) + [op], block, mapping)
+        _yield_moving_in(consumer, block, [mapping[v] for v in consumer.operands], [])[1]()
+        self.insert_before(group, consumer)
+        self.replace_op(consumer, list(group.results))
+        if next(value.uses, None) is None:
+            self.erase(op)
         return group
 
     def merge(self, producer, consumer, dep: DependenceAnalysis, kind: GroupKind | None = None):
@@ -141,7 +150,7 @@ class FusionRewriter:
                 else GroupKind.REDUCTION if GroupKind.REDUCTION in kinds
                 else GroupKind.SCAN if GroupKind.SCAN in kinds else GroupKind.POINTWISE
             )
-        p_block, c_block = producer.regions[0].blocks[0], consumer.regions[0].blocks[0]
+        p_block = producer.regions[0].blocks[0]
         p_operands = list(producer.operands)
         if inputs[: len(p_operands)] == p_operands:
             # The producer's block (its ops and arguments: the first inputs) becomes the new body as it
@@ -166,14 +175,9 @@ class FusionRewriter:
 
         # The consumer's ops move in after the producer's (no clones: the ops and their values stay
         # themselves); only the old bodies' block arguments are replaced.
-        c_ops, c_yield = body_ops(consumer)
         p_results = set(producer.results)  # a set lookup per operand, not an owner built per operand
         c_new = [produced[result_index(v)] if v in p_results else arg_of[v] for v in consumer.operands]
-        c_arg_values = dict(zip(c_block.arguments, c_new))
-        terminator = build_yield(
-            [c_arg_values.get(v, v) for v in c_yield.operands] + [produced[result_index(r)] for r in exported],
-            ip=ir.InsertionPoint(block),
-        )
+        terminator, move_consumer_in = _yield_moving_in(consumer, block, c_new, [produced[result_index(r)] for r in exported])
         if p_ops is None:
             p_yield.erase()  # the producer's own terminator, in the block taken over
         else:
@@ -181,10 +185,7 @@ class FusionRewriter:
                 op.move_before(terminator)
             for old, new in zip(p_block.arguments, p_new):
                 old.replace_all_uses_with(new)
-        for op in c_ops:
-            op.move_before(terminator)
-        for old, new in zip(c_block.arguments, c_new):
-            old.replace_all_uses_with(new)
+        move_consumer_in()
 
         n = len(consumer.results)
         self.insert_before(group, consumer)
@@ -214,6 +215,46 @@ class _Driving:
 
     def __exit__(self, *exc) -> None:
         self.rewriter._driver = None
+
+
+def _wrapped_inputs(ops: list) -> tuple[list, list]:
+    """The inputs of a group wrapping `ops`, in order, each once, and the constants (and lists of constants, after
+    their items) the ops read, which the group clones in."""
+    inside = {r for op in ops for r in op.results}
+    operands: dict = {}
+    constants = []
+    for op in ops:
+        for v in op.operands:
+            read = constant_like_ops(v)
+            if read is not None:
+                constants += read
+            elif v not in inside:
+                operands.setdefault(v)
+    return list(operands), constants
+
+
+def _yield_moving_in(group, block: ir.Block, arguments: list, extra: list):
+    """A yield ending `block` of what `group` yields, its block arguments read as `arguments`, then `extra`.
+
+    Returns it and `move_in`, which moves `group`'s body ops before it and
+    rewires them to `arguments` (no clones: the ops stay themselves).
+    """
+    g_block = group.regions[0].blocks[0]
+    ops, g_yield = body_ops(group)
+    values = dict(zip(g_block.arguments, arguments))
+    terminator = build_yield([values.get(v, v) for v in g_yield.operands] + extra, ip=ir.InsertionPoint(block))
+
+    def move_in() -> None:
+        for op in ops:
+            op.move_before(terminator)
+        for old, new in zip(g_block.arguments, arguments):
+            old.replace_all_uses_with(new)
+
+    return terminator, move_in
+
+
+def _is_constant_or_list(name: str) -> bool:
+    return name.startswith("torch.constant.") or name == "torch.prim.ListConstruct"
 
 
 def used_outside(value: ir.Value, consumer) -> bool:

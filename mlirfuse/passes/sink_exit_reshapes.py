@@ -15,7 +15,8 @@ import dataclasses
 
 from mlirfuse.dialect import GroupKind
 from mlirfuse.ir import defining_op, ir
-from mlirfuse.passes.base import ModulePass, function_ops
+from mlirfuse.ops.views import RESHAPES
+from mlirfuse.passes.base import ModulePass, function_level_ops
 from mlirfuse.passes.legality import FUSION_ANALYSES, fusion_rewriter, why_not_sink_reshape
 
 
@@ -29,7 +30,7 @@ class SinkExitReshapes(ModulePass):
 
     def apply(self, module: ir.Operation, am=None) -> None:
         rewriter, dep = fusion_rewriter(module, am)
-        for ops in function_ops(module):
+        for ops in function_level_ops(module, RESHAPES.__contains__):
             for op in ops:
                 if why_not_sink_reshape(op.operation) is not None or not list(op.results[0].uses):
                     continue
