@@ -87,25 +87,38 @@ def _erase_dead_ops(block: ir.Block) -> bool:
 
 
 def _eliminate_common_subexpressions(block: ir.Block) -> bool:
-    """Merge ops with the same name, operands, attributes and result types."""
+    """Merge ops with the same name, operands, attributes and result types.
+
+    Ops are bucketed by name and operands first; attributes and result
+    types are spelled out only for an op whose bucket holds another (most
+    ops are unique by their operands alone).
+    """
     changed = False
-    seen = {}
+    seen: dict[tuple, list[list]] = {}
     ops, _ = block_ops(block)
     for op in ops:
-        key = (
-            op.operation.name,
-            tuple(op.operands),
-            tuple(sorted((a, asm(op.attributes[a])) for a in op.attributes)),
-            tuple(asm(r.type) for r in op.results),
-        )
-        if key in seen:
-            for old, new in zip(op.results, seen[key].results):
-                old.replace_all_uses_with(new)
-            op.operation.erase()
-            changed = True
+        same = seen.setdefault((op.operation.name, tuple(op.operands)), [])
+        details = _attributes_and_types(op) if same else None
+        for entry in same:
+            if entry[1] is None:
+                entry[1] = _attributes_and_types(entry[0])
+            if entry[1] == details:
+                for old, new in zip(op.results, entry[0].results):
+                    old.replace_all_uses_with(new)
+                op.operation.erase()
+                changed = True
+                break
         else:
-            seen[key] = op
+            same.append([op, details])
     return changed
+
+
+def _attributes_and_types(op) -> tuple:
+    """What besides name and operands makes two ops the same: attributes (sorted) and result types."""
+    return (
+        tuple(sorted((a, asm(op.attributes[a])) for a in op.attributes)),
+        tuple(asm(r.type) for r in op.results),
+    )
 
 
 def _merge_duplicate_results(group, rewriter: FusionRewriter) -> bool:
@@ -311,12 +324,19 @@ def merge_identical_groups(module: ir.Operation, rewriter: FusionRewriter) -> No
 
     module.walk(visit)
     for block in blocks:
-        seen = {}
+        # Groups by operands, each with its canonical form once asked: a form is built only for a group
+        # reading what an earlier one reads (most groups share their operands with none).
+        seen: dict[tuple, list[list]] = {}
         for op in list(block.operations):
             if op.operation.name != "fusion.group":
                 continue
-            key = (tuple(op.operands), canonical_form(op))
-            if key in seen:
-                rewriter.replace_op(op, list(seen[key].results))
+            same_operands = seen.setdefault(tuple(op.operands), [])
+            form = canonical_form(op) if same_operands else None
+            for entry in same_operands:
+                if entry[1] is None:
+                    entry[1] = canonical_form(entry[0])
+                if entry[1] == form:
+                    rewriter.replace_op(op, list(entry[0].results))
+                    break
             else:
-                seen[key] = op
+                same_operands.append([op, form])
