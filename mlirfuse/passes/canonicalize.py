@@ -89,28 +89,36 @@ def _erase_dead_ops(block: ir.Block) -> bool:
 def _eliminate_common_subexpressions(block: ir.Block) -> bool:
     """Merge ops with the same name, operands, attributes and result types.
 
-    Ops are bucketed by name and operands first; attributes and result
-    types are spelled out only for an op whose bucket holds another (most
-    ops are unique by their operands alone).
+    Ops are keyed by name and operands first; attributes and result types
+    are spelled out only once a second op has the same name and operands
+    (most ops are unique by their operands alone; constants are not).
     """
     changed = False
-    seen: dict[tuple, list[list]] = {}
+    first: dict[tuple, object] = {}  # (name, operands) -> the first op with them, until a second comes
+    spelled: dict[tuple, object] = {}  # (name, operands, attributes and types) -> the first op with them
     ops, _ = block_ops(block)
     for op in ops:
-        same = seen.setdefault((op.operation.name, tuple(op.operands)), [])
-        details = _attributes_and_types(op) if same else None
-        for entry in same:
-            if entry[1] is None:
-                entry[1] = _attributes_and_types(entry[0])
-            if entry[1] == details:
-                for old, new in zip(op.results, entry[0].results):
-                    old.replace_all_uses_with(new)
-                op.operation.erase()
-                changed = True
-                break
-        else:
-            same.append([op, details])
+        key = (op.operation.name, tuple(op.operands))
+        earlier = first.get(key)
+        if earlier is None:
+            first[key] = op
+            continue
+        if earlier is not _SPELLED:
+            spelled[(*key, _attributes_and_types(earlier))] = earlier
+            first[key] = _SPELLED
+        full = (*key, _attributes_and_types(op))
+        same = spelled.get(full)
+        if same is None:
+            spelled[full] = op
+            continue
+        for old, new in zip(op.results, same.results):
+            old.replace_all_uses_with(new)
+        op.operation.erase()
+        changed = True
     return changed
+
+
+_SPELLED = object()  # `first`'s mark: the ops of that name and operands are in `spelled`
 
 
 def _attributes_and_types(op) -> tuple:
