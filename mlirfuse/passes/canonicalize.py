@@ -328,9 +328,10 @@ def merge_identical_groups(module: ir.Operation, rewriter: FusionRewriter) -> No
             block = op.block
             if block not in blocks:
                 blocks.append(block)
+            return ir.WalkResult.SKIP  # a body holds torch ops only: not walked
         return ir.WalkResult.ADVANCE
 
-    module.walk(visit)
+    module.walk(visit, ir.WalkOrder.PRE_ORDER)
     for block in blocks:
         # Groups by operands, each with its canonical form once asked: a form is built only for a group
         # reading what an earlier one reads (most groups share their operands with none).
