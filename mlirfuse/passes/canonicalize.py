@@ -87,25 +87,46 @@ def _erase_dead_ops(block: ir.Block) -> bool:
 
 
 def _eliminate_common_subexpressions(block: ir.Block) -> bool:
-    """Merge ops with the same name, operands, attributes and result types."""
+    """Merge ops with the same name, operands, attributes and result types.
+
+    Ops are keyed by name and operands first; attributes and result types
+    are spelled out only once a second op has the same name and operands
+    (most ops are unique by their operands alone; constants are not).
+    """
     changed = False
-    seen = {}
+    first: dict[tuple, object] = {}  # (name, operands) -> the first op with them, until a second comes
+    spelled: dict[tuple, object] = {}  # (name, operands, attributes and types) -> the first op with them
     ops, _ = block_ops(block)
     for op in ops:
-        key = (
-            op.operation.name,
-            tuple(op.operands),
-            tuple(sorted((a, asm(op.attributes[a])) for a in op.attributes)),
-            tuple(asm(r.type) for r in op.results),
-        )
-        if key in seen:
-            for old, new in zip(op.results, seen[key].results):
-                old.replace_all_uses_with(new)
-            op.operation.erase()
-            changed = True
-        else:
-            seen[key] = op
+        key = (op.operation.name, tuple(op.operands))
+        earlier = first.get(key)
+        if earlier is None:
+            first[key] = op
+            continue
+        if earlier is not _SPELLED:
+            spelled[(*key, _attributes_and_types(earlier))] = earlier
+            first[key] = _SPELLED
+        full = (*key, _attributes_and_types(op))
+        same = spelled.get(full)
+        if same is None:
+            spelled[full] = op
+            continue
+        for old, new in zip(op.results, same.results):
+            old.replace_all_uses_with(new)
+        op.operation.erase()
+        changed = True
     return changed
+
+
+_SPELLED = object()  # `first`'s mark: the ops of that name and operands are in `spelled`
+
+
+def _attributes_and_types(op) -> tuple:
+    """What besides name and operands makes two ops the same: attributes (sorted) and result types."""
+    return (
+        tuple(sorted((a, asm(op.attributes[a])) for a in op.attributes)),
+        tuple(asm(r.type) for r in op.results),
+    )
 
 
 def _merge_duplicate_results(group, rewriter: FusionRewriter) -> bool:
@@ -307,16 +328,24 @@ def merge_identical_groups(module: ir.Operation, rewriter: FusionRewriter) -> No
             block = op.block
             if block not in blocks:
                 blocks.append(block)
+            return ir.WalkResult.SKIP  # a body holds torch ops only: not walked
         return ir.WalkResult.ADVANCE
 
-    module.walk(visit)
+    module.walk(visit, ir.WalkOrder.PRE_ORDER)
     for block in blocks:
-        seen = {}
+        # Groups by operands, each with its canonical form once asked: a form is built only for a group
+        # reading what an earlier one reads (most groups share their operands with none).
+        seen: dict[tuple, list[list]] = {}
         for op in list(block.operations):
             if op.operation.name != "fusion.group":
                 continue
-            key = (tuple(op.operands), canonical_form(op))
-            if key in seen:
-                rewriter.replace_op(op, list(seen[key].results))
+            same_operands = seen.setdefault(tuple(op.operands), [])
+            form = canonical_form(op) if same_operands else None
+            for entry in same_operands:
+                if entry[1] is None:
+                    entry[1] = canonical_form(entry[0])
+                if entry[1] == form:
+                    rewriter.replace_op(op, list(entry[0].results))
+                    break
             else:
-                seen[key] = op
+                same_operands.append([op, form])

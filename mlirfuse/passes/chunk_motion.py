@@ -62,11 +62,35 @@ def slice_args(op) -> tuple[int, int, int, int] | None:
     return dim, start, end, step or 1
 
 
-def _build_slice(b: TorchBuilder, x: ir.Value, dim: int, start: int, end: int, step: int, dtype=None) -> ir.Value:
+def _build_slice(b: TorchBuilder, x: ir.Value, dim: int, start: int, end: int, step: int, pool: dict) -> ir.Value:
     t = tensor_type(x.type)
     shape = list(t.shape)
     shape[dim] = max(0, (end - start + step - 1) // step)
-    return b.op("torch.aten.slice.Tensor", [x, b.int(dim), b.int(start), b.int(end), b.int(step)], shape, t.dtype)
+    ints = [_int(b, pool, v) for v in (dim, start, end, step)]
+    return b.op("torch.aten.slice.Tensor", [x, *ints], shape, t.dtype)
+
+
+def _int_pool(op) -> dict:
+    """`op`'s int constant operands by value: reusable by ops built where `op` is (see `_int`)."""
+    pool = {}
+    for v in op.operands:
+        c = constant_value(v)
+        if type(c) is int:
+            pool.setdefault(c, v)
+    return pool
+
+
+def _int(b: TorchBuilder, pool: dict, value: int) -> ir.Value:
+    """An int constant holding `value`: `pool`'s (constants defined before `b`'s insertion point), else a new one, pooled.
+
+    Each constant the rewrites build is an op at function level that every later
+    pass walks, clones into groups and erases (an unrolled LSTM: ~45k of them);
+    the pieces of one rewrite share theirs, and reuse those of the op rewritten.
+    """
+    v = pool.get(value)
+    if v is None:
+        v = pool[value] = b.int(value)
+    return v
 
 
 @pattern
@@ -81,16 +105,18 @@ def split_to_slices(op, rewriter) -> bool:
         return False
     dim %= len(x.shape)
     b = TorchBuilder(ir.InsertionPoint(op), op.location)
+    pool = {}
     source = split.operands[0]
     if split.name == "torch.aten.unbind.int":
         shape = x.shape[:dim] + x.shape[dim + 1 :]
-        pieces = [b.op("torch.aten.select.int", [source, b.int(dim), b.int(i)], shape, x.dtype) for i in range(x.shape[dim])]
+        pieces = [b.op("torch.aten.select.int", [source, _int(b, pool, dim), _int(b, pool, i)], shape, x.dtype)
+                  for i in range(x.shape[dim])]
     else:
         sizes = _piece_sizes(split, x.shape[dim])
         if sizes is None:
             return False
         starts = [sum(sizes[:i]) for i in range(len(sizes))]
-        pieces = [_build_slice(b, source, dim, start, start + n, 1) for start, n in zip(starts, sizes)]
+        pieces = [_build_slice(b, source, dim, start, start + n, 1, pool) for start, n in zip(starts, sizes)]
     if len(pieces) != len(op.results):
         return False
     rewriter.replace_op(op, pieces)
@@ -128,6 +154,7 @@ def slice_through_elementwise(op, rewriter) -> bool:
     dim = args[0]
     out = tensor_type(producer.results[0].type)
     b = TorchBuilder(ir.InsertionPoint(op), op.location)
+    pool = _int_pool(op)
     operands = []
     for v in producer.operands:
         t = tensor_type(v.type)
@@ -137,11 +164,11 @@ def slice_through_elementwise(op, rewriter) -> bool:
         elif is_select:  # a size-1 dim is broadcast: its only element
             index = 0 if t.shape[d] == 1 else args[1]
             shape = t.shape[:d] + t.shape[d + 1 :]
-            operands.append(b.op("torch.aten.select.int", [v, b.int(d), b.int(index)], shape, t.dtype))
+            operands.append(b.op("torch.aten.select.int", [v, _int(b, pool, d), _int(b, pool, index)], shape, t.dtype))
         elif t.shape[d] == 1:
             operands.append(v)  # broadcast along the sliced dim
         else:
-            operands.append(_build_slice(b, v, d, *args[1:]))
+            operands.append(_build_slice(b, v, d, *args[1:], pool))
     result = tensor_type(op.results[0].type)
     new = b.op(producer.name, operands, result.shape, out.dtype)
     rewriter.replace_op(op, [new])
@@ -187,13 +214,14 @@ def slice_through_matmul(op, rewriter) -> bool:
     # Every piece at once (each where its slice was): checked once, not once per piece.
     for user, (_, start, end, step) in pieces:
         b = TorchBuilder(ir.InsertionPoint(user), user.location)
+        pool = _int_pool(user)  # each piece is built where its slice was: its own constants only
         operands = list(mm.operands)
         weight = tensor_type(operands[g.b].type)
-        operands[g.b] = _build_slice(b, operands[g.b], 0 if g.b_transposed else len(weight.shape) - 1, start, end, step)
+        operands[g.b] = _build_slice(b, operands[g.b], 0 if g.b_transposed else len(weight.shape) - 1, start, end, step, pool)
         if g.bias is not None:
             bias = tensor_type(operands[g.bias].type)
             if bias.shape and bias.shape[-1] != 1:
-                operands[g.bias] = _build_slice(b, operands[g.bias], len(bias.shape) - 1, start, end, step)
+                operands[g.bias] = _build_slice(b, operands[g.bias], len(bias.shape) - 1, start, end, step, pool)
         result = tensor_type(user.results[0].type)
         rewriter.replace_op(user, [b.op(mm.name, operands, result.shape, result.dtype)])
     rewriter.erase_op(mm.opview)

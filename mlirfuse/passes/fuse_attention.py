@@ -40,13 +40,15 @@ class FuseAttention(ModulePass):
     preserves = FUSION_ANALYSES
 
     def apply(self, module: ir.Operation, am=None) -> None:
-        rewriter, _ = fusion_rewriter(module, am or AnalysisManager())
+        am = am or AnalysisManager()
+        rewriter = None  # made (and the analyses it keeps current computed) at the first attention found: most models have none
         for ops in function_ops(module):
             for op in ops:
                 if op.operation.name not in (SDPA, *MATMULS) or parent_name(op) != "func.func":
                     continue
                 found = match(op)
                 if isinstance(found, Attention):
+                    rewriter = rewriter or fusion_rewriter(module, am)[0]
                     group = rewriter.wrap(found.ops(), GroupKind.ATTENTION)
                     if found.refused:  # an operand read from memory though a pointwise op computes it
                         group.attributes[EXPLAIN] = ir.ArrayAttr.get(
@@ -54,7 +56,8 @@ class FuseAttention(ModulePass):
                         )
                 elif isinstance(found, str):
                     op.attributes[EXPLAIN] = ir.ArrayAttr.get([ir.StringAttr.get(f"attention not fused: {found}")])
-        rewriter.erase_dead_constants(module)
+        if rewriter is not None:
+            rewriter.erase_dead_constants(module)  # the constants the groups' ops read, cloned into the groups
 
 
 __all__ = ["FuseAttention"]

@@ -138,9 +138,10 @@ class FuseMatmul(ModulePass):
             reducers = any(op.operation.name == "fusion.group" and group_kind(op) in REDUCTION_KINDS for op in ops)
             groups = [_wrap(op, rewriter) for op in matmuls]
             if self.grouped:
-                groups = _merge_siblings(groups, rewriter, dep, limits, self.max_grouped, bodies)
+                counts = {}  # op_id -> GEMMs of each GEMM group, kept through the merges (not counted in bodies)
+                groups = _merge_siblings(groups, rewriter, dep, limits, self.max_grouped, bodies, counts)
                 if self.epilogue:
-                    groups = _merge_for_epilogue(groups, rewriter, dep, limits, self.max_grouped, bodies)
+                    groups = _merge_for_epilogue(groups, rewriter, dep, limits, self.max_grouped, bodies, counts)
             _wrap_operand_cats(groups, rewriter)
             finished = []
             for group in groups:
@@ -263,8 +264,11 @@ def _shared_a(group):
     return group.operands[arg], views, g.out, g.k, g.dtype
 
 
-def _merge_siblings(groups: list, rewriter: FusionRewriter, dep, limits: Limits, most: int, bodies) -> list:
-    """Groups whose GEMMs share A merged, up to `most` per group, when neither depends on the other."""
+def _merge_siblings(groups: list, rewriter: FusionRewriter, dep, limits: Limits, most: int, bodies, counts: dict) -> list:
+    """Groups whose GEMMs share A merged, up to `most` per group, when neither depends on the other.
+
+    `groups` hold one GEMM each; `counts` gets the GEMMs of each group returned, by op_id.
+    """
     by_key: dict = {}
     for group in groups:
         by_key.setdefault(_shared_a(group) or id(group), []).append(group)
@@ -275,10 +279,12 @@ def _merge_siblings(groups: list, rewriter: FusionRewriter, dep, limits: Limits,
             first, second = (merged, other) if dep.position(merged) < dep.position(other) else (other, merged)
             if count >= most or dep.reaches(first, second) or why_not_merge(first, second, dep, limits, bodies) is not None:
                 result.append(other)
+                counts[op_id(other)] = 1
                 continue
             merged = rewriter.merge(first, second, dep, kind=GroupKind.MATMUL)
             count += 1
         result.append(merged)
+        counts[op_id(merged)] = count
     return result
 
 
@@ -288,13 +294,9 @@ def _tile_space(group):
     return None if g is None or g.batch else (g.out, g.dtype)
 
 
-def _gemm_count(group) -> int:
-    ops, _ = body_ops(group)
-    return sum(1 for op in ops if op.operation.name in MATMUL_OPS)
-
-
-def _epilogue_partner(group, groups: dict, dep, limits: Limits, most: int, bodies):
-    """Another GEMM group of `groups` (by op_id) over the same result tiles, read by a group that reads `group` too, mergeable with it.
+def _epilogue_partner(group, groups: dict, dep, limits: Limits, most: int, bodies, counts: dict):
+    """Another GEMM group of `groups` (by op_id; their GEMMs in `counts`) over the same result tiles, read by a group
+    that reads `group` too, mergeable with it.
 
     The reader is usually their common epilogue; where it cannot be (it
     creates a tensor, say), the merge still makes two launches one.
@@ -302,7 +304,7 @@ def _epilogue_partner(group, groups: dict, dep, limits: Limits, most: int, bodie
     space = _tile_space(group)
     if space is None:
         return None
-    count = _gemm_count(group)
+    count = counts[op_id(group)]
     refused = set()  # op_ids of the groups checked already and refused (a group's results feed many readers)
     for r in group.results:
         for use in r.uses:
@@ -314,7 +316,7 @@ def _epilogue_partner(group, groups: dict, dep, limits: Limits, most: int, bodie
                 other = None if owner is None or owner == group.operation else groups.get(key := op_id(owner))
                 if other is None or key in refused:
                     continue
-                if _tile_space(other) != space or count + _gemm_count(other) > most:
+                if _tile_space(other) != space or count + counts[key] > most:
                     refused.add(key)
                     continue
                 first, second = (group, other) if dep.position(group) < dep.position(other) else (other, group)
@@ -324,21 +326,24 @@ def _epilogue_partner(group, groups: dict, dep, limits: Limits, most: int, bodie
     return None
 
 
-def _merge_for_epilogue(groups: list, rewriter: FusionRewriter, dep, limits: Limits, most: int, bodies) -> list:
-    """GEMM groups over common result tiles that one group reads merged into one, up to `most` GEMMs."""
+def _merge_for_epilogue(groups: list, rewriter: FusionRewriter, dep, limits: Limits, most: int, bodies, counts: dict) -> list:
+    """GEMM groups over common result tiles that one group reads merged into one, up to `most` GEMMs (`counts`: as
+    `_merge_siblings` left it, kept current)."""
     groups = list(groups)
     by_id = {op_id(g): g for g in groups}  # the same groups, found in O(1) (a list scan made the pass quadratic)
     merged = True
     while merged:
         merged = False
         for group in groups:
-            other = _epilogue_partner(group, by_id, dep, limits, most, bodies)
+            other = _epilogue_partner(group, by_id, dep, limits, most, bodies, counts)
             if other is None:
                 continue
             first, second = (group, other) if dep.position(group) < dep.position(other) else (other, group)
             del by_id[op_id(group)], by_id[op_id(other)]  # before the merge erases them
+            count = counts.pop(op_id(group)) + counts.pop(op_id(other))
             new = rewriter.merge(first, second, dep, kind=GroupKind.MATMUL)
             by_id[op_id(new)] = new
+            counts[op_id(new)] = count
             groups = [g for g in groups if g is not group and g is not other] + [new]
             merged = True
             break

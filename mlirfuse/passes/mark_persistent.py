@@ -31,6 +31,7 @@ class MarkPersistent(ModulePass):
                 rnumel = group_reduction(op.opview).rnumel  # None: a `?` row length, looped
                 if rnumel is not None and rnumel <= self.persistent_max:
                     set_group_kind(op, GroupKind.PERSISTENT_REDUCTION)
-            return ir.WalkResult.ADVANCE
+            # A group's body holds torch ops only (groups do not nest): not walked.
+            return ir.WalkResult.SKIP if op.name == "fusion.group" else ir.WalkResult.ADVANCE
 
-        module.walk(visit)
+        module.walk(visit, ir.WalkOrder.PRE_ORDER)

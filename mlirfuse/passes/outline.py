@@ -74,10 +74,7 @@ class Outline(ModulePass):
         rewriter = FusionRewriter(am or AnalysisManager())
         body = module.regions[0].blocks[0]
         # Extern groups are ATen calls, not Triton kernels: they stay in place.
-        groups = [
-            op for op in _walk(module)
-            if op.operation.name == "fusion.group" and group_kind(op) != GroupKind.EXTERN
-        ]
+        groups = [op for op in _groups(module) if group_kind(op) != GroupKind.EXTERN]
         if not groups:
             return
         anchor = body.operations[0]
@@ -153,12 +150,16 @@ def _one_constant_per_use(uses: list, marks: dict, rewriter: FusionRewriter) -> 
         rewriter.erase(constant)
 
 
-def _walk(op: ir.Operation) -> list:
+def _groups(op: ir.Operation) -> list:
+    """The fusion.group ops under `op`, in order; no body is entered (groups do not nest: a kernel's worth of
+    torch ops each, not visited)."""
     found = []
 
     def visit(o):
-        found.append(o.opview)
-        return ir.WalkResult.ADVANCE
+        if o.name == "fusion.group":
+            found.append(o.opview)
+            return ir.WalkResult.SKIP
+        return ir.WalkResult.SKIP if o.name == "fusion.kernel" else ir.WalkResult.ADVANCE
 
-    op.walk(visit)
+    op.walk(visit, ir.WalkOrder.PRE_ORDER)
     return found

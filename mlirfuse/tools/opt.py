@@ -78,7 +78,7 @@ def _arg_parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--verify-each", action="store_true",
-        help="run the fusion ops' verifiers after each of our passes, not only after the last",
+        help="run the fusion ops' verifiers (and MLIR's) after each of our passes, not only after the last",
     )
     # Listed after the options by format_help, with their options; taken out of argv by _take_pass_flags.
     for name in list(PASSES) + list(PIPELINES):

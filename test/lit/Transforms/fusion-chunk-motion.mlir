@@ -37,6 +37,27 @@ func.func @fuse_chunked_gates(%a: !torch.vtensor<[1,8],f32>, %b: !torch.vtensor<
 
 // -----
 
+// The slices a rewrite builds share their int constants, and reuse those of
+// the slice they replace: one constant per value, not four per slice (an
+// unrolled LSTM's chunks made ~45k constants that every later pass walked).
+
+// CHECK-LABEL: func.func @fuse_chunk_pieces_share_constants
+// CHECK:         torch.aten.slice.Tensor %arg0, %[[D:[a-z0-9_]+]], %[[S:[a-z0-9_]+]], %[[E:[a-z0-9_]+]], %[[D]] :
+// CHECK-NEXT:    torch.aten.slice.Tensor %arg1, %[[D]], %[[S]], %[[E]], %[[D]] :
+// CHECK:         torch.aten.slice.Tensor %arg0, %[[D]], %[[E]], %[[END:[a-z0-9_]+]], %[[D]] :
+// CHECK-NEXT:    torch.aten.slice.Tensor %arg1, %[[D]], %[[E]], %[[END]], %[[D]] :
+func.func @fuse_chunk_pieces_share_constants(%a: !torch.vtensor<[1,8],f32>, %b: !torch.vtensor<[1,8],f32>) -> !torch.vtensor<[1,4],f32> {
+  %int1 = torch.constant.int 1
+  %int4 = torch.constant.int 4
+  %0 = torch.aten.add.Tensor %a, %b, %int1 : !torch.vtensor<[1,8],f32>, !torch.vtensor<[1,8],f32>, !torch.int -> !torch.vtensor<[1,8],f32>
+  %1 = torch.aten.split.Tensor %0, %int4, %int1 : !torch.vtensor<[1,8],f32>, !torch.int, !torch.int -> !torch.list<vtensor>
+  %2:2 = torch.prim.ListUnpack %1 : !torch.list<vtensor> -> !torch.vtensor<[1,4],f32>, !torch.vtensor<[1,4],f32>
+  %3 = torch.aten.mul.Tensor %2#0, %2#1 : !torch.vtensor<[1,4],f32>, !torch.vtensor<[1,4],f32> -> !torch.vtensor<[1,4],f32>
+  return %3 : !torch.vtensor<[1,4],f32>
+}
+
+// -----
+
 // A [8] bias broadcast into [1,8] is sliced along its own (only) dim.
 
 // CHECK-LABEL: func.func @fuse_chunk_broadcast_bias
