@@ -249,8 +249,8 @@ class Backend:
         imported = record.graph.imported
         if graphed:
             # Dynamo passes parameters as inputs; AOTAutograd says which are static (read in place, guarded).
-            context = torch._guards.TracingContext.try_get()
-            static = set(context.fw_metadata.static_input_indices or ()) if context and context.fw_metadata else set()
+            meta = _forward_metadata()
+            static = set(meta.static_input_indices or ()) if meta is not None else set()
             kinds = ["param" if kind == "input" and what in static else kind for kind, what in imported.bindings]
             program = record.runner = GraphedProgram(program, kinds)
         constants = [what for kind, what in imported.bindings if kind == "constant"]
