@@ -60,25 +60,6 @@ def _programs(n: int, block: int) -> int:
     return (n + block - 1) // block
 
 
-def _block_size(numel: int, interpret: bool, kernel: TritonKernel | None = None) -> int:
-    # The interpreter pays per program, not per element: use big blocks there. Compiled, a pointwise kernel
-    # computing sin or cos takes 512 (SIN_COS_PER_THREAD).
-    cap = 8192 if interpret else 32 * 8 * SIN_COS_PER_THREAD if kernel is not None and _sin_cos(kernel) else 1024
-    size = 1
-    while size < numel and size < cap:
-        size *= 2
-    return max(size, 16)
-
-
-def _sin_cos(kernel: TritonKernel) -> bool:
-    return _computes_sin_cos(kernel.source)
-
-
-@functools.lru_cache(maxsize=4096)
-def _computes_sin_cos(source: str) -> bool:  # (asked per launch: a str's hash is kept once computed)
-    return "tl.sin(" in source or "tl.cos(" in source
-
-
 # Elements per thread of a compiled pointwise or reduction launch: 8 int64 values a thread (a 1024 block on
 # 4 warps) spill 8 bytes on sm_90 under Triton 3.9's ptxas options (--regAllocOptLevel=2) even in a kernel
 # of three loads and a shift (fuzz seed 2720008 with --aot); 4 do not. Warps = elements / (32 * 4), 1 to 8.
@@ -88,12 +69,28 @@ ELEMENTS_PER_THREAD = 4
 SIN_COS_PER_THREAD = 2
 
 
+def _block_size(numel: int, interpret: bool, per_thread: int = ELEMENTS_PER_THREAD) -> int:
+    # The interpreter pays per program, not per element: use big blocks there. Compiled: 8 warps of
+    # `per_thread` elements a thread at most.
+    cap = 8192 if interpret else 32 * 8 * per_thread
+    size = 1
+    while size < numel and size < cap:
+        size *= 2
+    return max(size, 16)
+
+
 def _warps(elements: int, per_thread: int = ELEMENTS_PER_THREAD) -> int:
     return max(1, min(8, elements // (32 * per_thread)))
 
 
-def _pointwise_warps(kernel: TritonKernel, xblock: int) -> int:
-    return _warps(xblock, SIN_COS_PER_THREAD if _sin_cos(kernel) else ELEMENTS_PER_THREAD)
+def _per_thread(kernel: TritonKernel) -> int:
+    """Elements per thread of a compiled pointwise launch of `kernel`."""
+    return _per_thread_of(kernel.source)
+
+
+@functools.lru_cache(maxsize=4096)
+def _per_thread_of(source: str) -> int:  # (asked per launch: a str's hash is kept once computed)
+    return SIN_COS_PER_THREAD if "tl.sin(" in source or "tl.cos(" in source else ELEMENTS_PER_THREAD
 
 
 def _tile_warps(blocks: dict) -> int:
@@ -156,16 +153,18 @@ class PointwiseKind(KernelKind):
 
     def blocks(self, kernel: TritonKernel, launch: Launch) -> dict:
         # A dynamic kernel's block size does not follow its sizes: a new size compiles no new variant.
-        return {"XBLOCK": _block_size(math.inf if kernel.dynamic is not None else launch.numel, launch.interpret, kernel)}
+        numel = math.inf if kernel.dynamic is not None else launch.numel
+        return {"XBLOCK": _block_size(numel, launch.interpret, _per_thread(kernel))}
 
     def launch_args(self, kernel: TritonKernel, launch: Launch, blocks: dict):
-        options = {} if launch.interpret else {"num_warps": _pointwise_warps(kernel, blocks["XBLOCK"])}
+        options = {} if launch.interpret else {"num_warps": _warps(blocks["XBLOCK"], _per_thread(kernel))}
         return [launch.numel, *launch.shape[1:]], (_programs(launch.numel, blocks["XBLOCK"]),), options
 
     def aot_constants(self, kernel: TritonKernel, arch: int) -> tuple[dict, dict]:
         # The blocks and warps a launch on a GPU takes (`?` sizes: the dynamic kernel's fixed block).
-        xblock = _block_size(_static_sizes(kernel)[0], interpret=False, kernel=kernel)
-        return {"XBLOCK": xblock, **_wide_aot(kernel)}, {"enable_fp_fusion": True, "num_warps": _pointwise_warps(kernel, xblock)}
+        per_thread = _per_thread(kernel)
+        xblock = _block_size(_static_sizes(kernel)[0], interpret=False, per_thread=per_thread)
+        return {"XBLOCK": xblock, **_wide_aot(kernel)}, {"enable_fp_fusion": True, "num_warps": _warps(xblock, per_thread)}
 
 
 class ReductionKind(KernelKind):
