@@ -169,13 +169,7 @@ def computes(op) -> bool:
 
 def is_constant_like(value: ir.Value) -> bool:
     """A constant, or a list of constants (view sizes, reduction dims): cloned into groups, never an operand."""
-    owner = value.owner
-    if not isinstance(owner, ir.OpView):
-        return False
-    name = owner.operation.name
-    if name == "torch.prim.ListConstruct":
-        return all(is_constant(v) for v in owner.operands)
-    return _is_constant_op(owner, name)
+    return constant_like_ops(value) is not None
 
 
 def constant_like_ops(value: ir.Value) -> list | None:
