@@ -307,7 +307,7 @@ def lower_reduction(kernel, persistent: bool) -> TritonKernel:
     kind = GroupKind.PERSISTENT_REDUCTION if persistent else GroupKind.REDUCTION
     header = f"{kind} over dims {list(red.dims)} of {format_shape(red.shape)}: rows are the kept dims, columns the reduced dims."
     source = em.render([header], params, ["XBLOCK", "RBLOCK"] + ([WIDE] if WIDE in offset else []), head + em.body)
-    overwrites = _overwrites(em, block, terminator, inputs, outputs, row_outputs, scalar_outputs) if static else ()
+    overwrites = _overwrites(em, block, terminator, inputs, outputs, row_outputs, scalar_outputs, rows) if static else ()
     return TritonKernel(
         name, source, tuple(inputs), tuple(outputs), tuple(em.scalars), tuple(params),
         kind=kind, sites=tuple(sites), space=red.shape, reduced=red.dims,
@@ -316,7 +316,7 @@ def lower_reduction(kernel, persistent: bool) -> TritonKernel:
     )
 
 
-def _overwrites(em: ReductionEmitter, block, terminator, inputs, outputs, row_outputs, scalar_outputs) -> tuple:
+def _overwrites(em: ReductionEmitter, block, terminator, inputs, outputs, row_outputs, scalar_outputs, rows: int) -> tuple:
     """(output, input) pairs of a static reduction kernel whose output may be stored over its input's buffer.
 
     Row and 0-d outputs are stored last, after every load (`lower_reduction`). An input qualifies for a row
@@ -326,7 +326,6 @@ def _overwrites(em: ReductionEmitter, block, terminator, inputs, outputs, row_ou
     another row (momentum=None batch norm's `num_batches_tracked`, read by every row's factor) or another
     thread holding a copy of the row may load it after the store, and must then compute nothing it stores.
     """
-    rows = math.prod(em.space[d] for d in em.kept)
     reaches = _reaches(block, terminator)
     indexed = {site.input for site in em.indexing.values()}
     pairs = []
