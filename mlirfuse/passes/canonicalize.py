@@ -35,7 +35,6 @@ from mlirfuse.dialect import (
 from mlirfuse.ir import (
     DTYPE_CODES,
     TorchBuilder,
-    asm,
     block_ops,
     constant_value,
     defining_op,
@@ -122,11 +121,13 @@ _SPELLED = object()  # `first`'s mark: the ops of that name and operands are in 
 
 
 def _attributes_and_types(op) -> tuple:
-    """What besides name and operands makes two ops the same: attributes (sorted) and result types."""
-    return (
-        tuple(sorted((a, asm(op.attributes[a])) for a in op.attributes)),
-        tuple(asm(r.type) for r in op.results),
-    )
+    """What besides name and operands makes two ops the same: attributes (sorted by name) and result types.
+
+    Attributes and types are uniqued by the context, so the binding objects compare (and hash) as their
+    storage does: equal exactly when they print alike, without printing them.
+    """
+    attributes = op.attributes
+    return tuple(sorted((a, attributes[a]) for a in attributes)), tuple(r.type for r in op.results)
 
 
 def _merge_duplicate_results(group, rewriter: FusionRewriter) -> bool:

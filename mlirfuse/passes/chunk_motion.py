@@ -298,5 +298,21 @@ class ChunkMotion(ModulePass):
         patterns += [(name, slice_through_elementwise) for name in _PIECES]
         if self.matmul_slices:
             patterns.append(("torch.aten.slice.Tensor", slice_through_matmul))
-        patterns += [(name, reshape_below_elementwise) for name in RULES]
+        if _any_op(module, RESHAPES):  # only reshape_below_elementwise builds reshapes: without one it never matches
+            patterns += [(name, reshape_below_elementwise) for name in RULES]
         apply_patterns(module, patterns)
+
+
+def _any_op(root: ir.Operation, names) -> bool:
+    """Is an op named in `names` anywhere under `root`? (A walk asks the bindings for names only: no
+    pattern callback per elementwise op, which an unrolled LSTM without reshapes paid 32,800 times.)"""
+    found = []
+
+    def visit(op):
+        if op.name in names:
+            found.append(op)
+            return ir.WalkResult.INTERRUPT
+        return ir.WalkResult.ADVANCE
+
+    root.walk(visit)
+    return bool(found)
