@@ -1,14 +1,17 @@
-"""Kernels shared modulo constants: distinct kernels with fusion-outline's lift-constants off and on (issue 20 item 3).
+"""Kernels shared modulo constants: distinct kernels with fusion-outline's lift-constants and hoist-views off and on (issue 20 item 3).
 
     python bench/constants.py              # bench models, table to bench/RESULTS.md
     python bench/constants.py --zoo        # and the 13 transformers architectures of tests/test_zoo.py
     python bench/constants.py --no-write   # print only
 
 Per model: distinct kernels and launches per forward with constants compared
-by value (`lift-constants=false`) and shared (the default), the kernels saved
-(`cm.stats["constant_merges"]`) and the largest difference between the two
-compiles' outputs (0: the shared kernels compute the same bits). Kernels run
-in Triton's interpreter on CPU.
+by value (`lift-constants=false`, `hoist-views=false`) and shared (the
+defaults: float constants as scalar arguments, view indices as views taken
+before the launch), the kernels saved, of them by float constants
+(`cm.stats["constant_merges"]`), the views taken before launches
+(`unfused_views`, by value and shared) and the largest difference between
+the two compiles' outputs (0: the shared kernels compute the same bits).
+Kernels run in Triton's interpreter on CPU.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from launches import MODELS  # noqa: E402
 from torch import nn  # noqa: E402
 
 import mlirfuse  # noqa: E402
+from compile_time import UnrolledLSTM  # noqa: E402
 from report import header, markdown_table, publish  # noqa: E402
 
 
@@ -60,6 +64,7 @@ def bench_models() -> dict:
     """name -> () -> (model, args, kwargs)."""
     models = {"8 layers, per-layer eps and scale d=64 [4,16,64]": lambda: (ScaledStack(), (torch.randn(4, 16, 64),), {})}
     models.update({name: (lambda build=build: (*build(), {})) for name, build in MODELS.items()})
+    models["LSTM 64 steps h=128 [64,1,128]"] = lambda: (UnrolledLSTM(64), (torch.randn(64, 1, 128),), {})
     return models
 
 
@@ -85,16 +90,20 @@ def measure(make) -> list[str]:
     torch.manual_seed(0)
     model, args, kwargs = make()
     model.eval()
-    compiled = [mlirfuse.compile(model, args, kwargs, options={"lift-constants": lift}) for lift in (False, True)]
+    compiled = [mlirfuse.compile(model, args, kwargs, options={"lift-constants": share, "hoist-views": share})
+                for share in (False, True)]
     off, on = (_flat(cm(*args, **kwargs)) for cm in compiled)
     diff = max(((a.double() - b.double()).abs().max().item() for a, b in zip(off, on) if a.numel()), default=0.0)
     return [
         str(compiled[0].stats["kernels"]), str(compiled[1].stats["kernels"]),
-        str(compiled[1].stats["constant_merges"]), str(compiled[1].stats["launches"]), f"{diff:.1e}",
+        str(compiled[0].stats["kernels"] - compiled[1].stats["kernels"]), str(compiled[1].stats["constant_merges"]),
+        f"{compiled[0].stats['unfused_views']} / {compiled[1].stats['unfused_views']}",
+        str(compiled[1].stats["launches"]), f"{diff:.1e}",
     ]
 
 
-COLUMNS = ("model", "kernels, constants by value", "kernels, shared", "kernels saved", "launches", "max abs diff, shared vs by value")
+COLUMNS = ("model", "kernels, by value", "kernels, shared", "kernels saved", "of them by float constants",
+           "views before launches, by value / shared", "launches", "max abs diff, shared vs by value")
 
 
 def main(argv=None) -> int:

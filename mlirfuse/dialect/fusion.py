@@ -359,7 +359,7 @@ def find_kernel(op: ir.Operation, name: str):
     return None
 
 
-def canonical_form(region_op, lifted=()) -> str:
+def canonical_form(region_op, lifted=(), holes: dict | None = None) -> str:
     """The text two groups/kernels share exactly when they compute the same thing.
 
     Built from the body alone: block arguments and values numbered in order
@@ -370,7 +370,9 @@ def canonical_form(region_op, lifted=()) -> str:
     A scalar argument's value (a `fusion.scalar` constant) prints as `?`:
     launches pass it. Constants in `lifted` do not print at all, each use
     of one printing `?`: the form of a class of bodies equal up to those
-    constants, however each shares its constants among uses.
+    constants, however each shares its constants among uses. `holes`
+    (op_id -> operand numbers): those operands of those ops print `?`
+    (fusion-outline's hoist-views: a view's index, whatever else reads it).
     """
     block = region_op.regions[0].blocks[0]
     ids: dict[ir.Value, str] = {}
@@ -382,15 +384,24 @@ def canonical_form(region_op, lifted=()) -> str:
         parts.append(f"%a{i}: {asm(arg.type)}")
     lifted = set(lifted)
     for op in block.operations:
-        if lifted and len(op.results) == 1 and op.results[0] in lifted:
+        op_results = op.results
+        if lifted and len(op_results) == 1 and op_results[0] in lifted:
             continue
-        operands = ", ".join("?" if v in lifted else ids[v] for v in op.operands)
-        hidden = "value" if SCALAR_MARK in op.attributes else None
-        attrs = ", ".join(sorted(f"{name} = {'?' if name == hidden else asm(op.attributes[name])}" for name in op.attributes))
+        if lifted or holes:
+            open_operands = holes.get(op_id(op), ()) if holes else ()
+            operands = ", ".join("?" if v in lifted or k in open_operands else ids[v] for k, v in enumerate(op.operands))
+        else:
+            operands = ", ".join([ids[v] for v in op.operands])
+        attributes = op.attributes
+        if len(attributes):
+            hidden = "value" if SCALAR_MARK in attributes else None
+            attrs = ", ".join(sorted([f"{name} = {'?' if name == hidden else asm(attr)}" for name, attr in attributes.items()]))
+        else:
+            attrs = ""
         results = []
-        for r in op.results:
-            ids[r] = f"%v{len(ids)}"
-            results.append(f"{ids[r]}: {asm(r.type)}")
+        for r in op_results:
+            ids[r] = name = f"%v{len(ids)}"
+            results.append(f"{name}: {asm(r.type)}")
         parts.append(f"{', '.join(results)} = {op.operation.name}({operands}) {{{attrs}}}")
     return "\n".join(parts)
 

@@ -24,7 +24,7 @@ import math
 from mlirfuse.analysis import AnalysisManager
 from mlirfuse.dialect import SCALAR_MARK, GroupKind, build_kernel, build_launch, canonical_form, group_kind
 from mlirfuse.errors import PipelineError
-from mlirfuse.ir import constant_value, ir
+from mlirfuse.ir import constant_value, ir, op_id
 from mlirfuse.ops.elementwise import liftable_constants
 from mlirfuse.passes.base import ModulePass
 from mlirfuse.passes.options import option
@@ -65,6 +65,12 @@ class Outline(ModulePass):
         "x * 0.25, another eps) share one kernel taking the differing ones as scalar arguments",
     )
 
+    hoist_views: bool = option(
+        True, "groups differing only in which piece of an operand they read (a select's index, a slice's start: "
+        "the steps of an unrolled RNN reading x[t]) share one kernel taking the piece as its operand, the view "
+        "taken before each launch",
+    )
+
     def __post_init__(self):
         if self.precision not in PRECISIONS:
             raise PipelineError(f"option 'precision' of pass '{self.name}' is one of {', '.join(PRECISIONS)}, "
@@ -88,8 +94,11 @@ class Outline(ModulePass):
             if self.precision != "fast":
                 kernel.attributes["precision"] = ir.StringAttr.get(self.precision)
             kernels.append(kernel)
+        # Per kernel, the arguments hoist-views dropped and the views it appended (a group's operands are read
+        # as its launch is built: earlier launches replace the groups they read).
+        hoisted = _hoist_views(kernels, groups, rewriter) if self.hoist_views else {}
         lifted = _lift(kernels, rewriter) if self.lift_constants else [()] * len(kernels)
-        for group, kernel, scalars in zip(groups, kernels, lifted):
+        for i, (group, kernel, scalars) in enumerate(zip(groups, kernels, lifted)):
             form = canonical_form(kernel)
             name = by_form.get(form)
             if name is None:
@@ -99,11 +108,94 @@ class Outline(ModulePass):
                 by_form[form] = name
             else:
                 kernel.operation.erase()
-            launch = build_launch(name, list(group.operands), [r.type for r in group.results], scalars, loc=group.location)
+            dropped, views = hoisted.get(i, ((), []))
+            reads = [v for k, v in enumerate(group.operands) if k not in dropped] + views
+            launch = build_launch(name, reads, [r.type for r in group.results], scalars, loc=group.location)
             if "fusion.explain" in group.attributes:  # per call site, so not part of the kernel
                 launch.attributes["fusion.explain"] = group.attributes["fusion.explain"]
             rewriter.insert_before(launch, group)
             rewriter.replace_op(group, list(launch.results))
+
+
+# The view ops hoist-views moves out of a kernel, and their operands that may differ within a class: a select's
+# index, a slice's start and end (its length is the result type's, which the form prints).
+_VIEW_INDICES = {"torch.aten.select.int": (2,), "torch.aten.slice.Tensor": (2, 3)}
+
+
+def _hoistable_views(kernel) -> list:
+    """The body's selects and slices of a kernel argument with constant int operands (None for a slice's open
+    ends): views a launch can take of its operand instead, in body order."""
+    block = kernel.regions[0].blocks[0]
+    found = []
+    for op in block.operations:
+        if op.operation.name not in _VIEW_INDICES:
+            continue
+        source = op.operands[0]
+        if not isinstance(source.owner, ir.Block) or source.owner != block:
+            continue
+        values = [constant_value(v) for v in op.operands[1:]]
+        if all(type(v) is int or (v is None and k >= 2) for k, v in enumerate(values, 1)):
+            found.append(op)
+    return found
+
+
+def _hoist_views(kernels: list, groups: list, rewriter: FusionRewriter) -> dict[int, tuple[set, list]]:
+    """Kernels equal but for the indices of views of their arguments (`_hoistable_views`) take the views as
+    operands instead: each view, and the constants it reads, cloned before its group at function level.
+
+    A class: the kernels printing the same with those indices open (`canonical_form`'s holes; constants only
+    they read do not print). Hoisted only the views whose indices differ within the class, as lift-constants
+    lifts: elsewhere kernels keep reading their pieces by index arithmetic. An argument left
+    unread (x whose x[t] moved out) is dropped from the kernel and its launch. Returns, per kernel moved
+    out of, (its dropped argument numbers, the views its launch reads after its group's other operands).
+    """
+    classes: dict[str, list] = {}
+    for i, kernel in enumerate(kernels):
+        views = _hoistable_views(kernel)
+        if not views:
+            continue
+        holes = {op_id(op): _VIEW_INDICES[op.operation.name] for op in views}
+        index_uses = {(op_id(op), k) for op in views for k in holes[op_id(op)]}
+        constants = {op.operands[k] for op in views for k in holes[op_id(op)]}
+        only_indices = {v for v in constants
+                        if all((op_id(use.owner), use.operand_number) in index_uses for use in v.uses)}
+        vector = tuple(tuple(constant_value(op.operands[k]) for k in holes[op_id(op)]) for op in views)
+        classes.setdefault(canonical_form(kernel, only_indices, holes), []).append((i, views, vector))
+    hoisted = {}
+    for members in classes.values():
+        differ = [p for p in range(len(members[0][2])) if len({vector[p] for _, _, vector in members}) > 1]
+        if not differ:
+            continue
+        for i, views, _ in members:
+            hoisted[i] = _views_to_operands(kernels[i], groups[i], [views[p] for p in differ], rewriter)
+    return hoisted
+
+
+def _views_to_operands(kernel, group, views: list, rewriter: FusionRewriter) -> tuple[set, list]:
+    """Move `views` out of `kernel`: each taken before `group` of the operand its argument stands for, read
+    through a new argument; (the argument numbers left unread and dropped, the views in argument order)."""
+    block = kernel.regions[0].blocks[0]
+    first_new = len(block.arguments)
+    dead, sources, outside_views = {}, set(), []
+    for view in views:
+        source = ir.BlockArgument(view.operands[0]).arg_number
+        sources.add(source)
+        outside = rewriter.clone_before(view, group)
+        rewriter.set_operand(outside, 0, group.operands[source])
+        for k in range(1, len(view.operands)):
+            rewriter.set_operand(outside, k, rewriter.clone_before(view.operands[k].owner, outside).results[0])
+        outside_views.append(outside.results[0])
+        view.results[0].replace_all_uses_with(block.add_argument(view.results[0].type, view.location))
+        dead.update((op_id(v.owner), v.owner) for v in view.operands[1:])
+        view.operation.erase()
+    for constant in dead.values():
+        if not any(True for r in constant.results for _ in r.uses):
+            constant.operation.erase()
+    dropped = {index for index in sources if not any(True for _ in block.arguments[index].uses)}
+    for index in sorted(dropped, reverse=True):
+        block.erase_argument(index)
+    assert len(block.arguments) == first_new - len(dropped) + len(outside_views)
+    return dropped, outside_views
 
 
 def _lift(kernels: list, rewriter: FusionRewriter) -> list[tuple[float, ...]]:

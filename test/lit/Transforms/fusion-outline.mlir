@@ -1,5 +1,7 @@
 // RUN: mlirfuse-opt %s --split-input-file --fusion-outline | filecheck %s
 // RUN: mlirfuse-opt %s --split-input-file --fusion-outline=lift-constants=false | filecheck %s --check-prefix=OFF
+// RUN: mlirfuse-opt %s --split-input-file --fusion-outline | filecheck %s --check-prefix=VIEWS
+// RUN: mlirfuse-opt %s --split-input-file --fusion-outline=hoist-views=false | filecheck %s --check-prefix=NOVIEWS
 
 // Kernels are inserted at the top of the module, before the functions that
 // launch them, so each case checks its kernels before its CHECK-LABEL.
@@ -479,4 +481,62 @@ func.func @no_fuse_constants_kept(%x: !torch.vtensor<[8],f32>, %m: !torch.vtenso
 func.func @no_fuse_no_groups(%arg0: !torch.vtensor<[8],f32>) -> !torch.vtensor<[8],f32> {
   %0 = torch.aten.exp %arg0 : !torch.vtensor<[8],f32> -> !torch.vtensor<[8],f32>
   return %0 : !torch.vtensor<[8],f32>
+}
+
+// -----
+
+// Groups differing only in which piece of an operand they read (the steps
+// of an unrolled RNN reading x[t]) share one kernel (hoist-views, on by
+// default): the select moves out of the kernel to before each launch, the
+// kernel reads the piece as its argument and x itself no longer. The slice
+// both groups take alike stays in the kernel. With the option off: two
+// kernels, each selecting its own row.
+
+// VIEWS:         ^bb0(%[[W:.+]]: !torch.vtensor<[8],f32>, %[[ROW:.+]]: !torch.vtensor<[4],f32>):
+// VIEWS-NEXT:      %[[ZERO:.+]] = torch.constant.int 0
+// VIEWS-NEXT:      %[[FOUR:.+]] = torch.constant.int 4
+// VIEWS-NEXT:      %[[ONE:.+]] = torch.constant.int 1
+// VIEWS-NEXT:      %[[HALF:.+]] = torch.aten.slice.Tensor %[[W]], %[[ZERO]], %[[ZERO]], %[[FOUR]], %[[ONE]]
+// VIEWS-NEXT:      %[[SUM:.+]] = torch.aten.add.Tensor %[[ROW]], %[[HALF]], %[[ONE]]
+// VIEWS-NEXT:      %[[TANH:.+]] = torch.aten.tanh %[[SUM]]
+// VIEWS-NEXT:      "fusion.yield"(%[[TANH]])
+// VIEWS-NEXT:    }) {kind = "pointwise", sym_name = "fused_slice_add_tanh_0"} : () -> ()
+// VIEWS-NOT:     "fusion.kernel"
+// VIEWS-LABEL: func.func @steps_share_a_kernel
+// VIEWS:         %[[ROW0:.+]] = torch.aten.select.int %arg0, %{{.+}}, %{{.+}} : !torch.vtensor<[3,4],f32>, !torch.int, !torch.int -> !torch.vtensor<[4],f32>
+// VIEWS-NEXT:    %[[H0:.+]] = "fusion.launch"(%arg1, %[[ROW0]]) {kernel = @fused_slice_add_tanh_0}
+// VIEWS:         %[[ROW2:.+]] = torch.aten.select.int %arg0, %{{.+}}, %{{.+}} : !torch.vtensor<[3,4],f32>, !torch.int, !torch.int -> !torch.vtensor<[4],f32>
+// VIEWS-NEXT:    "fusion.launch"(%arg1, %[[ROW2]]) {kernel = @fused_slice_add_tanh_0}
+
+// NOVIEWS:       sym_name = "fused_select_slice_add_tanh_0"
+// NOVIEWS:       sym_name = "fused_select_slice_add_tanh_1"
+// NOVIEWS-LABEL: func.func @steps_share_a_kernel
+// NOVIEWS-NOT:   torch.aten.select.int
+// NOVIEWS:       "fusion.launch"(%arg0, %arg1) {kernel = @fused_select_slice_add_tanh_0}
+// NOVIEWS-NEXT:  "fusion.launch"(%arg0, %arg1) {kernel = @fused_select_slice_add_tanh_1}
+func.func @steps_share_a_kernel(%arg0: !torch.vtensor<[3,4],f32>, %arg1: !torch.vtensor<[8],f32>) -> (!torch.vtensor<[4],f32>, !torch.vtensor<[4],f32>) {
+  %0 = "fusion.group"(%arg0, %arg1) ({
+  ^bb0(%x: !torch.vtensor<[3,4],f32>, %w: !torch.vtensor<[8],f32>):
+    %int0 = torch.constant.int 0
+    %int4 = torch.constant.int 4
+    %int1 = torch.constant.int 1
+    %row = torch.aten.select.int %x, %int0, %int0 : !torch.vtensor<[3,4],f32>, !torch.int, !torch.int -> !torch.vtensor<[4],f32>
+    %half = torch.aten.slice.Tensor %w, %int0, %int0, %int4, %int1 : !torch.vtensor<[8],f32>, !torch.int, !torch.int, !torch.int, !torch.int -> !torch.vtensor<[4],f32>
+    %sum = torch.aten.add.Tensor %row, %half, %int1 : !torch.vtensor<[4],f32>, !torch.vtensor<[4],f32>, !torch.int -> !torch.vtensor<[4],f32>
+    %t = torch.aten.tanh %sum : !torch.vtensor<[4],f32> -> !torch.vtensor<[4],f32>
+    "fusion.yield"(%t) : (!torch.vtensor<[4],f32>) -> ()
+  }) {kind = "pointwise"} : (!torch.vtensor<[3,4],f32>, !torch.vtensor<[8],f32>) -> !torch.vtensor<[4],f32>
+  %1 = "fusion.group"(%arg0, %arg1) ({
+  ^bb0(%x: !torch.vtensor<[3,4],f32>, %w: !torch.vtensor<[8],f32>):
+    %int0 = torch.constant.int 0
+    %int2 = torch.constant.int 2
+    %int4 = torch.constant.int 4
+    %int1 = torch.constant.int 1
+    %row = torch.aten.select.int %x, %int0, %int2 : !torch.vtensor<[3,4],f32>, !torch.int, !torch.int -> !torch.vtensor<[4],f32>
+    %half = torch.aten.slice.Tensor %w, %int0, %int0, %int4, %int1 : !torch.vtensor<[8],f32>, !torch.int, !torch.int, !torch.int, !torch.int -> !torch.vtensor<[4],f32>
+    %sum = torch.aten.add.Tensor %row, %half, %int1 : !torch.vtensor<[4],f32>, !torch.vtensor<[4],f32>, !torch.int -> !torch.vtensor<[4],f32>
+    %t = torch.aten.tanh %sum : !torch.vtensor<[4],f32> -> !torch.vtensor<[4],f32>
+    "fusion.yield"(%t) : (!torch.vtensor<[4],f32>) -> ()
+  }) {kind = "pointwise"} : (!torch.vtensor<[3,4],f32>, !torch.vtensor<[8],f32>) -> !torch.vtensor<[4],f32>
+  return %0, %1 : !torch.vtensor<[4],f32>, !torch.vtensor<[4],f32>
 }
