@@ -122,13 +122,17 @@ class Outline(ModulePass):
 _VIEW_INDICES = {"torch.aten.select.int": (2,), "torch.aten.slice.Tensor": (2, 3)}
 
 
-def _hoistable_views(kernel) -> list:
+def _hoistable_views(kernel) -> tuple[list, tuple]:
     """The body's selects and slices of a kernel argument with constant int operands (None for a slice's open
-    ends): views a launch can take of its operand instead, in body order."""
+    ends): views a launch can take of its operand instead, in body order; and the body's op names but
+    constants' (a class's members have the same)."""
     block = kernel.regions[0].blocks[0]
-    found = []
+    found, names = [], []
     for op in block.operations:
-        if op.operation.name not in _VIEW_INDICES:
+        name = op.operation.name
+        if not name.startswith("torch.constant."):  # an index's own constant does not enter the form
+            names.append(name)
+        if name not in _VIEW_INDICES:
             continue
         source = op.operands[0]
         if not isinstance(source.owner, ir.Block) or source.owner != block:
@@ -136,7 +140,7 @@ def _hoistable_views(kernel) -> list:
         values = [constant_value(v) for v in op.operands[1:]]
         if all(type(v) is int or (v is None and k >= 2) for k, v in enumerate(values, 1)):
             found.append(op)
-    return found
+    return found, tuple(names)
 
 
 def _hoist_views(kernels: list, groups: list, rewriter: FusionRewriter) -> dict[int, tuple[set, list]]:
@@ -148,19 +152,26 @@ def _hoist_views(kernels: list, groups: list, rewriter: FusionRewriter) -> dict[
     lifts: elsewhere kernels keep reading their pieces by index arithmetic. An argument left
     unread (x whose x[t] moved out) is dropped from the kernel and its launch. Returns, per kernel moved
     out of, (its dropped argument numbers, the views its launch reads after its group's other operands).
+    Forms are built only for kernels holding the same ops as one reading other indices (a 32-layer stack's
+    layers read the same pieces: none is built).
     """
-    classes: dict[str, list] = {}
+    candidates: dict[tuple, list] = {}  # (op names but constants', sorted; how many views) -> [(kernel index, views, index vector)]
     for i, kernel in enumerate(kernels):
-        views = _hoistable_views(kernel)
-        if not views:
+        views, names = _hoistable_views(kernel)
+        if views:
+            vector = tuple(tuple(constant_value(op.operands[k]) for k in _VIEW_INDICES[op.operation.name]) for op in views)
+            candidates.setdefault((tuple(sorted(names)), len(views)), []).append((i, views, vector))
+    classes: dict[str, list] = {}
+    for members in candidates.values():
+        if len({vector for _, _, vector in members}) < 2:
             continue
-        holes = {op_id(op): _VIEW_INDICES[op.operation.name] for op in views}
-        index_uses = {(op_id(op), k) for op in views for k in holes[op_id(op)]}
-        constants = {op.operands[k] for op in views for k in holes[op_id(op)]}
-        only_indices = {v for v in constants
-                        if all((op_id(use.owner), use.operand_number) in index_uses for use in v.uses)}
-        vector = tuple(tuple(constant_value(op.operands[k]) for k in holes[op_id(op)]) for op in views)
-        classes.setdefault(canonical_form(kernel, only_indices, holes), []).append((i, views, vector))
+        for i, views, vector in members:
+            holes = {op_id(op): _VIEW_INDICES[op.operation.name] for op in views}
+            index_uses = {(key, k) for key, positions in holes.items() for k in positions}
+            constants = {op.operands[k] for op in views for k in _VIEW_INDICES[op.operation.name]}
+            only_indices = {v for v in constants
+                            if all((op_id(use.owner), use.operand_number) in index_uses for use in v.uses)}
+            classes.setdefault(canonical_form(kernels[i], only_indices, holes), []).append((i, views, vector))
     hoisted = {}
     for members in classes.values():
         differ = [p for p in range(len(members[0][2])) if len({vector[p] for _, _, vector in members}) > 1]
