@@ -99,14 +99,15 @@ class FusionRewriter:
         through). Their other operands become group inputs.
         """
         last = ops[-1]
+        results = list(last.results)
         inputs, constants = _wrapped_inputs(ops)
-        group = build_group(inputs, [r.type for r in last.results], kind=kind, loc=last.location, ip=ir.InsertionPoint(last))
+        group = build_group(inputs, [r.type for r in results], kind=kind, loc=last.location, ip=ir.InsertionPoint(last))
         block = group.regions[0].blocks[0]
         mapping = dict(zip(inputs, block.arguments))
         clone_ops_into(unique_ops(constants) + list(ops), block, mapping)
-        build_yield([mapping[r] for r in last.results], ip=ir.InsertionPoint(block))
+        build_yield([mapping[r] for r in results], ip=ir.InsertionPoint(block))
         self._notify("op_inserted", group, last)  # built in place, announced complete
-        self.replace_op(last, list(group.results))
+        self._replace_results(last, results, list(group.results))
         for op in reversed(ops[:-1]):
             if not any(list(r.uses) for r in op.results):
                 self.erase(op)
