@@ -90,10 +90,10 @@ class DependenceAnalysis(Analysis):
         limit = self.pos[consumer_key]
         block = producer.block
         seen: dict[int, ir.Operation] = {}
-        stack = [producer]
+        stack = [(producer, producer_key)]  # each op with its key, taken once
         cycle = False
         while stack:
-            op = stack.pop()
+            op, op_key = stack.pop()
             for result in op.results:
                 for use in result.uses:
                     user = _ancestor_in(use.owner.operation, block)
@@ -101,11 +101,11 @@ class DependenceAnalysis(Analysis):
                     if key is None or key in seen:
                         continue
                     if key == consumer_key:
-                        cycle |= _key(op) != producer_key
+                        cycle |= op_key != producer_key
                         continue
                     if self.pos[key] < limit:
                         seen[key] = user
-                        stack.append(user)
+                        stack.append((user, key))
         answer = [seen[k] for k in sorted(seen, key=self.pos.__getitem__)], cycle
         self._last = ((producer_key, consumer_key), answer)
         return answer

@@ -107,12 +107,12 @@ def apply_patterns(op: ir.Operation, patterns: list[tuple[object, Callable]]) ->
     rewrite.apply_patterns_and_fold_greedily(op, patterns_set.freeze(), config)
 
 
-def clone_ops_into(ops, block: ir.Block, mapping: dict) -> None:
-    """Clone `ops` to the end of `block`, rewiring operands through `mapping`.
+def clone_ops_into(ops, block: ir.Block, mapping: dict, before=None) -> None:
+    """Clone `ops` to the end of `block` (or before its op `before`), rewiring operands through `mapping`.
 
     `mapping` (old value -> new value) is extended with each clone's results.
     """
-    ip = ir.InsertionPoint(block)
+    ip = ir.InsertionPoint(block) if before is None else ir.InsertionPoint(before)
     for op in ops:
         clone = op.clone(ip=ip)
         operands = clone.operands

@@ -55,22 +55,24 @@ class VerticalFuser:
         self.bodies = group_bodies(module, am)
         self.changed = False
         self.decisions = FusionDecisions(pass_name)  # MLIRFUSE_LOG=info
-        patterns = rewrite.RewritePatternSet()
-        wrap, merge = self._tracking(self.wrap, _not_at_function_level), self._tracking(self.merge_producer)
+        self._wrap_pattern, self._merge_pattern = self._wrapping(), self._tracking(self.merge_producer)
         # torch.operator: ops torch-mlir does not define
-        names = set(FUSED) | {CAT, "torch.operator"}
-        for name in sorted(names):
-            patterns.add(name, wrap)
-        patterns.add("fusion.group", merge)
-        self.patterns = patterns.freeze()
+        self.patterns = self._pattern_set(set(FUSED) | {CAT, "torch.operator"})
+        self.refused: set[str] = set()  # names of the function-level ops the wrap pattern refused this sweep
 
-    def _tracking(self, fn, skip=None):
-        """`fn` as a pattern run through the rewriter; `skip(op)`: no match, asked first (cheap, as most ops are)."""
+    def _pattern_set(self, wrap_names):
+        """The merge pattern, and the wrap pattern rooted at each of `wrap_names`."""
+        patterns = rewrite.RewritePatternSet()
+        for name in sorted(wrap_names):
+            patterns.add(name, self._wrap_pattern)
+        patterns.add("fusion.group", self._merge_pattern)
+        return patterns.freeze()
+
+    def _tracking(self, fn):
+        """`fn` as a pattern run through the rewriter."""
 
         @pattern
         def apply(op, driver):
-            if skip is not None and skip(op):
-                return False
             with self.rewriter.driving(driver):
                 done = fn(op)
             self.changed |= done
@@ -78,15 +80,41 @@ class VerticalFuser:
 
         return apply
 
+    def _wrapping(self):
+        """`wrap` as a pattern; an op in a group's body or a nested region is no match, asked first (cheap)."""
+
+        @pattern
+        def apply(op, driver):
+            if _not_at_function_level(op):
+                return False
+            with self.rewriter.driving(driver):
+                done = self.wrap(op)
+            if done:
+                self.changed = True
+            else:
+                self.refused.add(op.operation.name)
+            return done
+
+        return apply
+
     def run(self) -> bool:
-        """Sweep until nothing changes; whether anything did."""
+        """Sweep until nothing changes; whether anything did.
+
+        Only an op the wrap pattern refused can be wrapped in a later sweep (no rewrite of this pass puts
+        a new op it matches at function level, nor moves one ahead of the sweep), so a sweep after the
+        first roots the wrap pattern at those ops' names only: the ops in group bodies (most of them, and
+        never wrapped) are not handed to it one by one.
+        """
         changed = False
+        patterns = self.patterns
         while True:
             self.changed = False
-            rewrite.walk_and_apply_patterns(self.module, self.patterns)
+            self.refused = set()
+            rewrite.walk_and_apply_patterns(self.module, patterns)
             if not self.changed:
                 return changed
             changed = True
+            patterns = self._pattern_set(self.refused)
 
     def dependence(self) -> DependenceAnalysis:
         if self.recompute:

@@ -54,7 +54,7 @@ from mlirfuse.passes.legality_indexed import (
 )
 from mlirfuse.passes.options import Limits
 from mlirfuse.passes.policy import veto
-from mlirfuse.passes.rewriter import FusionRewriter, exported_results, merged_inputs
+from mlirfuse.passes.rewriter import FusionRewriter, merge_interface
 
 _PADS_AND_CAT = PADS | {CAT}
 _REMAPPING = VIEW_OPS | _PADS_AND_CAT  # the ops `viewed_inputs` looks for
@@ -222,10 +222,11 @@ def _why_not_past_gemm_epilogue(producer, exported: list) -> str | None:
 
 
 def _why_not_by_rule(producer, consumer, dep: DependenceAnalysis, limits: Limits, bodies: GroupBodies | None) -> str | None:
-    if group_kind(consumer) == GroupKind.ATTENTION:
+    p_kind, c_kind = group_kind(producer), group_kind(consumer)
+    if c_kind == GroupKind.ATTENTION:
         return ("the attention kernel's prologues (elementwise ops, views with an index map and cats computing q, k or v, "
                 "read only by it) join it when fusion-fuse-attention groups it, not as groups")
-    if group_kind(producer) == GroupKind.ATTENTION:
+    if p_kind == GroupKind.ATTENTION:
         return "the attention kernel fuses no epilogue (yet)"
     if dep.dependents_between(producer, consumer)[1]:
         return "cycle"
@@ -242,14 +243,14 @@ def _why_not_by_rule(producer, consumer, dep: DependenceAnalysis, limits: Limits
     )
     if why:
         return why
-    if group_kind(producer) == GroupKind.SCATTER:
+    if p_kind == GroupKind.SCATTER:
         return "a scatter's result is complete only after its launch"
-    if group_kind(consumer) == GroupKind.SCATTER:
+    if c_kind == GroupKind.SCATTER:
         return why_not_scatter(producer, consumer)
     p_ops, p_first, p_scan = p_facts.computing, p_facts.first_reduction, p_facts.first_scan
     c_ops, c_first, c_scan = c_facts.computing, c_facts.first_reduction, c_facts.first_scan
-    exported = exported_results(producer, consumer)
-    args = len(merged_inputs(producer, consumer)) + len(consumer.results) + len(exported)
+    exported, inputs = merge_interface(producer, consumer)
+    args = len(inputs) + len(consumer.results) + len(exported)
     if args > limits.max_args:
         return f"argument limit ({args} > {limits.max_args})"
     if limits.max_group_size and p_ops + c_ops > limits.max_group_size:
@@ -266,7 +267,7 @@ def _why_not_by_rule(producer, consumer, dep: DependenceAnalysis, limits: Limits
     if p_red is None and c_red is None:
         iteration = tensor_type(consumer.results[0].type).shape
         # A GEMM's results are all stored from its tile (`legality_matmul.why_not_epilogue` checks them).
-        if group_kind(producer) != GroupKind.MATMUL and any(tensor_type(r.type).shape != iteration for r in exported):
+        if p_kind != GroupKind.MATMUL and any(tensor_type(r.type).shape != iteration for r in exported):
             return "different iteration space"
         return None
     # The body walks below only where the op names say one could find something.

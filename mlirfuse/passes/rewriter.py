@@ -74,7 +74,11 @@ class FusionRewriter:
 
     def replace_op(self, op, values) -> None:
         """`op`'s results become `values`, and `op` goes."""
-        for old, new in zip(op.results, values):
+        self._replace_results(op, op.results, values)
+
+    def _replace_results(self, op, results, values) -> None:
+        """`replace_op` given `op`'s results (`results`), listed already."""
+        for old, new in zip(results, values):
             self.replace_uses(old, new)
         self.erase(op)
 
@@ -95,14 +99,15 @@ class FusionRewriter:
         through). Their other operands become group inputs.
         """
         last = ops[-1]
+        results = list(last.results)
         inputs, constants = _wrapped_inputs(ops)
-        group = build_group(inputs, [r.type for r in last.results], kind=kind, loc=last.location)
+        group = build_group(inputs, [r.type for r in results], kind=kind, loc=last.location, ip=ir.InsertionPoint(last))
         block = group.regions[0].blocks[0]
         mapping = dict(zip(inputs, block.arguments))
         clone_ops_into(unique_ops(constants) + list(ops), block, mapping)
-        build_yield([mapping[r] for r in last.results], ip=ir.InsertionPoint(block))
-        self.insert_before(group, last)
-        self.replace_op(last, list(group.results))
+        build_yield([mapping[r] for r in results], ip=ir.InsertionPoint(block))
+        self._notify("op_inserted", group, last)  # built in place, announced complete
+        self._replace_results(last, results, list(group.results))
         for op in reversed(ops[:-1]):
             if not any(list(r.uses) for r in op.results):
                 self.erase(op)
@@ -114,17 +119,27 @@ class FusionRewriter:
 
         The same group, built once: `op`'s inputs, then the consumer's; a
         clone of `op` (after the constants it reads), then the consumer's
-        body ops, moved.
+        body ops. The consumer's block becomes the new body as it is (its ops
+        are not walked): the clones go first, and its arguments give way to
+        the new ones.
         """
         p_inputs, constants = _wrapped_inputs([op])
         value = op.results[0]
-        inputs = list(dict.fromkeys(p_inputs + [v for v in consumer.operands if v != value]))
-        group = build_group(inputs, [r.type for r in consumer.results], kind=group_kind(consumer), loc=consumer.location)
-        block = group.regions[0].blocks[0]
-        mapping = dict(zip(inputs, block.arguments))
-        clone_ops_into(unique_ops(constants) + [op], block, mapping)
-        _yield_moving_in(consumer, block, [mapping[v] for v in consumer.operands], [])[1]()
-        self.insert_before(group, consumer)
+        c_operands = list(consumer.operands)
+        inputs = list(dict.fromkeys(p_inputs + [v for v in c_operands if v != value]))
+        group = build_group(inputs, [r.type for r in consumer.results], kind=group_kind(consumer), loc=consumer.location,
+                            ip=ir.InsertionPoint(consumer), body=False)
+        block = consumer.regions[0].blocks[0]
+        block.append_to(group.regions[0])
+        old_arguments = list(block.arguments)
+        location = ir.Location.current
+        mapping = {v: block.add_argument(v.type, location) for v in inputs}
+        clone_ops_into(unique_ops(constants) + [op], block, mapping, before=block.operations[0])
+        for old, v in zip(old_arguments, c_operands):
+            old.replace_all_uses_with(mapping[v])
+        for _ in old_arguments:
+            block.erase_argument(0)
+        self._notify("op_inserted", group, consumer)  # built in place, announced complete
         self.replace_op(consumer, list(group.results))
         if next(value.uses, None) is None:
             self.erase(op)
@@ -140,9 +155,13 @@ class FusionRewriter:
         move after the merged group, which now computes what they read.
         """
         dependents, _ = dep.dependents_between(producer, consumer)
-        inputs = merged_inputs(producer, consumer)
-        exported = exported_results(producer, consumer)
-        result_types = [r.type for r in consumer.results] + [r.type for r in exported]
+        # Each list asked of the bindings once: operands and results are Python objects made per question.
+        p_operands, p_results = list(producer.operands), list(producer.results)
+        c_operands, c_results = list(consumer.operands), list(consumer.results)
+        p_result_set = set(p_results)  # a set lookup per operand, not an owner built per operand
+        inputs = _merged(p_operands, p_result_set, c_operands)
+        exported = _exported(p_results, c_operands)
+        result_types = [r.type for r in c_results] + [r.type for r in exported]
         if kind is None:
             kinds = (group_kind(producer), group_kind(consumer))
             kind = (
@@ -151,11 +170,10 @@ class FusionRewriter:
                 else GroupKind.SCAN if GroupKind.SCAN in kinds else GroupKind.POINTWISE
             )
         p_block = producer.regions[0].blocks[0]
-        p_operands = list(producer.operands)
         if inputs[: len(p_operands)] == p_operands:
             # The producer's block (its ops and arguments: the first inputs) becomes the new body as it
             # is, so that a chain's growing group is not walked per merge; the consumer's ops move in.
-            group = build_group(inputs, result_types, kind=kind, loc=consumer.location, body=False)
+            group = build_group(inputs, result_types, kind=kind, loc=consumer.location, ip=ir.InsertionPoint(consumer), body=False)
             p_block.append_to(group.regions[0])
             block = p_block
             for v in inputs[len(p_operands) :]:
@@ -165,7 +183,7 @@ class FusionRewriter:
             produced = list(p_yield.operands)
         else:
             # The producer reads a value twice: both bodies' ops move into a new block.
-            group = build_group(inputs, result_types, kind=kind, loc=consumer.location)
+            group = build_group(inputs, result_types, kind=kind, loc=consumer.location, ip=ir.InsertionPoint(consumer))
             block = group.regions[0].blocks[0]
             arg_of = dict(zip(inputs, block.arguments))
             p_ops, p_yield = body_ops(producer)
@@ -175,8 +193,7 @@ class FusionRewriter:
 
         # The consumer's ops move in after the producer's (no clones: the ops and their values stay
         # themselves); only the old bodies' block arguments are replaced.
-        p_results = set(producer.results)  # a set lookup per operand, not an owner built per operand
-        c_new = [produced[result_index(v)] if v in p_results else arg_of[v] for v in consumer.operands]
+        c_new = [produced[result_index(v)] if v in p_result_set else arg_of[v] for v in c_operands]
         terminator, move_consumer_in = _yield_moving_in(consumer, block, c_new, [produced[result_index(r)] for r in exported])
         if p_ops is None:
             p_yield.erase()  # the producer's own terminator, in the block taken over
@@ -187,12 +204,13 @@ class FusionRewriter:
                 old.replace_all_uses_with(new)
         move_consumer_in()
 
-        n = len(consumer.results)
-        self.insert_before(group, consumer)
+        n = len(c_results)
+        self._notify("op_inserted", group, consumer)  # built in place, announced complete
         self._notify("groups_merged", producer, consumer, group)
+        results = list(group.results)
         for k, r in enumerate(exported):
-            self.replace_uses(r, group.results[n + k])
-        self.replace_op(consumer, list(group.results)[:n])
+            self.replace_uses(r, results[n + k])
+        self._replace_results(consumer, c_results, results[:n])
         self.erase(producer)
         anchor = group
         for op in dependents:
@@ -257,20 +275,30 @@ def _is_constant_or_list(name: str) -> bool:
     return name.startswith("torch.constant.") or name == "torch.prim.ListConstruct"
 
 
-def used_outside(value: ir.Value, consumer) -> bool:
-    return any(use.owner.operation != consumer.operation for use in value.uses)
-
-
 def merged_inputs(producer, consumer) -> list[ir.Value]:
     """The operands of the group merging `producer` into `consumer`, in order, each once."""
-    produced = set(producer.results)
-    inputs = list(producer.operands) + [v for v in consumer.operands if v not in produced]
-    return list(dict.fromkeys(inputs))
+    return _merged(list(producer.operands), set(producer.results), list(consumer.operands))
 
 
-def exported_results(producer, consumer) -> list[ir.Value]:
-    """`producer`'s results read outside `consumer`: extra results of the merged group."""
-    return [r for r in producer.results if used_outside(r, consumer)]
+def _merged(p_operands: list, produced: set, c_operands: list) -> list[ir.Value]:
+    return list(dict.fromkeys(p_operands + [v for v in c_operands if v not in produced]))
+
+
+def merge_interface(producer, consumer) -> tuple[list[ir.Value], list[ir.Value]]:
+    """The results of `producer` read outside `consumer` (extra results of the merged group) and the merged
+    group's operands (`merged_inputs`), each operand and result list asked of the bindings once."""
+    c_operands = list(consumer.operands)
+    p_results = list(producer.results)
+    return _exported(p_results, c_operands), _merged(list(producer.operands), set(p_results), c_operands)
+
+
+def _exported(p_results, c_operands: list) -> list[ir.Value]:
+    """The results read more often than `c_operands` (the consumer's operands) read them: read elsewhere too.
+
+    Counted, not asked of each use's owner (a Python object per use): a group reads no value from above
+    but through its operands.
+    """
+    return [r for r in p_results if sum(1 for _ in r.uses) > c_operands.count(r)]
 
 
 def defined_by(value: ir.Value, op) -> bool:
