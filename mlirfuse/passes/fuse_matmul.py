@@ -329,11 +329,13 @@ def _epilogue_partner(group, groups: dict, dep, limits: Limits, most: int, bodie
     if space is None:
         return None
     refused = set()  # op_ids of the groups checked already and refused (a group's results feed many readers)
+    scanned = set()  # op_ids of the readers whose inputs were checked (a grouped GEMM's results feed one reader)
     for r in group.results:
         for use in r.uses:
             consumer = use.owner.operation
-            if consumer.name != "fusion.group":
+            if consumer.name != "fusion.group" or (reader := op_id(consumer)) in scanned:
                 continue
+            scanned.add(reader)
             for v in consumer.operands:
                 owner = defining_op(v)
                 other = None if owner is None or owner == group.operation else groups.get(key := op_id(owner))
