@@ -200,9 +200,10 @@ class FuseMatmul(ModulePass):
                     consumer = use.owner.operation
                     if consumer.name != "fusion.group" or consumer.block != group.operation.block:
                         continue
-                    # A cycle refuses it whatever else holds (why_not_merge's check, asked first: it is the
-                    # cheapest, and an unrolled loop's next step reads every step's result through its GEMMs).
-                    if dep.dependents_between(group, consumer)[1]:
+                    # Refused whatever else holds, so asked first: a consumer not pointwise (why_not_epilogue's
+                    # first check) and a cycle (why_not_merge's; an unrolled loop's next step reads every step's
+                    # result through its GEMMs, and the cycle was found after all the epilogue's checks).
+                    if group_kind(consumer.opview) != GroupKind.POINTWISE or dep.dependents_between(group, consumer)[1]:
                         continue
                     if why_not_epilogue(group, consumer.opview, dep, limits, bodies) is None:
                         group = rewriter.merge(group, consumer.opview, dep, kind=kind)
@@ -354,12 +355,11 @@ def _epilogue_partner(group, groups: dict, dep, limits: Limits, most: int, bodie
 def _merge_for_epilogue(groups: list, rewriter: FusionRewriter, dep, limits: Limits, most: int, bodies, counts: dict) -> list:
     """GEMM groups over common result tiles that one group reads merged into one, up to `most` GEMMs (`counts`: as
     `_merge_siblings` left it, kept current)."""
-    groups = list(groups)
-    by_id = {op_id(g): g for g in groups}  # the same groups, found in O(1) (a list scan made the pass quadratic)
+    by_id = {op_id(g): g for g in groups}  # in order, a merged group last; found and removed in O(1)
     merged = True
     while merged:
         merged = False
-        for group in groups:
+        for group in by_id.values():  # left as soon as it changes
             other = _epilogue_partner(group, by_id, dep, limits, most, bodies, counts)
             if other is None:
                 continue
@@ -369,10 +369,9 @@ def _merge_for_epilogue(groups: list, rewriter: FusionRewriter, dep, limits: Lim
             new = rewriter.merge(first, second, dep, kind=GroupKind.MATMUL)
             by_id[op_id(new)] = new
             counts[op_id(new)] = (count + other_count, space)
-            groups = [g for g in groups if g is not group and g is not other] + [new]
             merged = True
             break
-    return groups
+    return list(by_id.values())
 
 
 def _merge_chains(groups: list, rewriter: FusionRewriter, dep, limits: Limits) -> list:
@@ -446,6 +445,7 @@ class _ViewWalks:
 
     def __init__(self):
         self.args: dict = {}  # op_id -> view_args
+        self.walks: dict = {}  # value -> walk_views' answer (within one block)
 
     def _args(self, op):
         key = op_id(op)
@@ -454,7 +454,9 @@ class _ViewWalks:
         return self.args[key]
 
     def of(self, value: ir.Value, block: ir.Block) -> tuple[ir.Value, list]:
-        return walk_views(value, block, through=lambda op: self._args(op) is not None)
+        if value not in self.walks:  # an A read by several GEMMs (an LSTM step's input, its h) is walked once
+            self.walks[value] = walk_views(value, block, through=lambda op: self._args(op) is not None)
+        return self.walks[value]
 
     def steps(self, views: list) -> tuple:
         """((name, args), ...) of `views` (walked by `of`), as `view_chain` gives them."""
