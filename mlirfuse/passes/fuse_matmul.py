@@ -63,7 +63,7 @@ from mlirfuse.passes.legality import FUSION_ANALYSES, fusion_rewriter, group_bod
 from mlirfuse.passes.legality_cat import cat_list, why_not_static_cat
 from mlirfuse.passes.legality_chain import why_not_chain
 from mlirfuse.passes.legality_matmul import (
-    group_gemm,
+    group_matmul,
     why_not_epilogue,
     why_not_k_sum_group,
     why_not_ksplit,
@@ -232,11 +232,12 @@ def _absorb_k_sum(group, rewriter: FusionRewriter, dep, limits: Limits):
     one tensor), so only A's readers are checked: an unrolled LSTM's weights
     are read by every step's GEMM, and scanning their readers per GEMM was quadratic.
     """
-    g = group_gemm(group)
-    if g is None or g.batch:
+    found = group_matmul(group)
+    if found is None or found[1].batch:
         return group
+    mm, g = found
     block = group.regions[0].blocks[0]
-    a_root, _ = walk_views(next(op for op in block.operations if op.operation.name in MATMUL_OPS).operands[g.a])
+    a_root, _ = walk_views(mm.operands[g.a])
     if not isinstance(a_root.owner, ir.Block) or a_root.owner != block:
         return group  # A is computed in the group (a prologue): no sum reads it as stored
     a_source = group.operands[ir.BlockArgument(a_root).arg_number]

@@ -31,10 +31,16 @@ from mlirfuse.passes.rewriter import merged_inputs
 
 def group_gemm(group) -> Gemm | None:
     """The GEMM a matmul group computes."""
+    found = group_matmul(group)
+    return found[1] if found is not None else None
+
+
+def group_matmul(group) -> tuple[object, Gemm] | None:
+    """The op computing a matmul group's (first) GEMM and the GEMM, found in one walk of the body."""
     for op in group.regions[0].blocks[0].operations:
         if op.operation.name in MATMUL_OPS:
             found = gemm(op)
-            return found if isinstance(found, Gemm) else None
+            return (op, found) if isinstance(found, Gemm) else None
     return None
 
 
