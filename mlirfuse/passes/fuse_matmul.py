@@ -50,19 +50,20 @@ What is refused is named by `why_not_epilogue` / `why_not_prologue`
 from __future__ import annotations
 
 import dataclasses
+from typing import NamedTuple
 
 from mlirfuse.analysis import AnalysisManager
 from mlirfuse.dialect import REDUCTION_KINDS, GroupKind, group_kind
 from mlirfuse.ir import defining_op, ir, op_id
 from mlirfuse.ops.conv import CONV_OPS, Conv, conv
 from mlirfuse.ops.matmul import MATMUL_OPS, Gemm, gemm
-from mlirfuse.ops.views import CAT, VIEW_OPS, view_chain, walk_views
+from mlirfuse.ops.views import CAT, VIEW_OPS, view_args, walk_views
 from mlirfuse.passes.base import ModulePass, body_ops, function_ops, unique_ops
 from mlirfuse.passes.legality import FUSION_ANALYSES, fusion_rewriter, group_bodies, why_not_merge
 from mlirfuse.passes.legality_cat import cat_list, why_not_static_cat
 from mlirfuse.passes.legality_chain import why_not_chain
 from mlirfuse.passes.legality_matmul import (
-    group_gemm,
+    group_matmul,
     why_not_epilogue,
     why_not_k_sum_group,
     why_not_ksplit,
@@ -131,15 +132,22 @@ class FuseMatmul(ModulePass):
         limits = self.limits
         for ops in function_ops(module):
             # Taken up front: merges erase pointwise groups (and cats), never a matmul, a convolution or their groups.
-            matmuls = [op for op in ops if op.operation.name in MATMUL_OPS and isinstance(gemm(op), Gemm)]
+            matmuls = [(op, g) for op in ops if op.operation.name in MATMUL_OPS and isinstance(g := gemm(op), Gemm)]
             convs = [op for op in ops if self.conv and op.operation.name in CONV_OPS and isinstance(conv(op), Conv)]
             # A k-sum needs a reduction group, and this pass makes none (its merges and wraps are all of
             # template or pointwise kind): without one up front, no GEMM group scans its A's readers.
             reducers = any(op.operation.name == "fusion.group" and group_kind(op) in REDUCTION_KINDS for op in ops)
-            groups = [_wrap(op, rewriter) for op in matmuls]
+            # Every GEMM's view chains, walked before any wrap erases a view (a view feeding a GEMM not yet
+            # wrapped is live), each view's arguments read once: an unrolled loop's weight views feed every step.
+            walks = _ViewWalks()
+            chains = [[walks.of(operand, op.operation.block)[1] for operand in op.operands] for op, _ in matmuls]
+            a_steps = [walks.steps(views[g.a]) for (_, g), views in zip(matmuls, chains)]
+            groups = [_wrap(op, rewriter, views=[v for vs in views for v in vs]) for (op, _), views in zip(matmuls, chains)]
             if self.grouped:
-                counts = {}  # op_id -> GEMMs of each GEMM group, kept through the merges (not counted in bodies)
-                groups = _merge_siblings(groups, rewriter, dep, limits, self.max_grouped, bodies, counts)
+                # op_id -> (GEMMs, tile space) of each GEMM group, kept through the merges (not counted in bodies).
+                counts = {}
+                keys = [_shared_a(group, g, steps) for group, (_, g), steps in zip(groups, matmuls, a_steps)]
+                groups = _merge_siblings(groups, keys, rewriter, dep, limits, self.max_grouped, bodies, counts)
                 if self.epilogue:
                     groups = _merge_for_epilogue(groups, rewriter, dep, limits, self.max_grouped, bodies, counts)
             _wrap_operand_cats(groups, rewriter)
@@ -192,6 +200,11 @@ class FuseMatmul(ModulePass):
                     consumer = use.owner.operation
                     if consumer.name != "fusion.group" or consumer.block != group.operation.block:
                         continue
+                    # Refused whatever else holds, so asked first: a consumer not pointwise (why_not_epilogue's
+                    # first check) and a cycle (why_not_merge's; an unrolled loop's next step reads every step's
+                    # result through its GEMMs, and the cycle was found after all the epilogue's checks).
+                    if group_kind(consumer.opview) != GroupKind.POINTWISE or dep.dependents_between(group, consumer)[1]:
+                        continue
                     if why_not_epilogue(group, consumer.opview, dep, limits, bodies) is None:
                         group = rewriter.merge(group, consumer.opview, dep, kind=kind)
                         merged = True
@@ -219,11 +232,12 @@ def _absorb_k_sum(group, rewriter: FusionRewriter, dep, limits: Limits):
     one tensor), so only A's readers are checked: an unrolled LSTM's weights
     are read by every step's GEMM, and scanning their readers per GEMM was quadratic.
     """
-    g = group_gemm(group)
-    if g is None or g.batch:
+    found = group_matmul(group)
+    if found is None or found[1].batch:
         return group
+    mm, g = found
     block = group.regions[0].blocks[0]
-    a_root, _ = walk_views(next(op for op in block.operations if op.operation.name in MATMUL_OPS).operands[g.a])
+    a_root, _ = walk_views(mm.operands[g.a])
     if not isinstance(a_root.owner, ir.Block) or a_root.owner != block:
         return group  # A is computed in the group (a prologue): no sum reads it as stored
     a_source = group.operands[ir.BlockArgument(a_root).arg_number]
@@ -250,73 +264,86 @@ def _sibling_group(use, group):
     return owner.opview
 
 
-def _shared_a(group):
-    """What a GEMM group must share with a sibling to be grouped: (A input, its views, space, K, dtype), or None."""
-    ops, _ = body_ops(group)
-    mms = [op for op in ops if op.operation.name in MATMUL_OPS]
-    g = gemm(mms[0]) if len(mms) == 1 else None
-    if not isinstance(g, Gemm) or g.batch:
+class _SharedA(NamedTuple):
+    """What a GEMM group must share with a sibling to be grouped."""
+
+    a: ir.Value  # A's group input
+    views: tuple  # ((name, args), ...) from it to A
+    out: tuple
+    k: int
+    dtype: str
+
+
+def _shared_a(group, g: Gemm, steps: tuple) -> _SharedA | None:
+    """What GEMM group `group` must share with a sibling to be grouped; None if batched.
+
+    `group` has just wrapped one GEMM `g`, the op before its yield, whose A
+    it reads through the views `steps` ((name, args), first applied first)
+    from a group input: the same views of the same input are the same A.
+    """
+    if g.batch:
         return None
-    chain = view_chain(mms[0].operands[g.a], group.regions[0].blocks[0])
-    if chain is None:
-        return None  # A computed by a prologue: not shared
-    arg, views = chain  # the same views of the same input are the same A
-    return group.operands[arg], views, g.out, g.k, g.dtype
+    ops = group.regions[0].blocks[0].operations
+    a = ops[len(ops) - 2].operands[g.a]
+    for _ in steps:
+        a = a.owner.operands[0]
+    return _SharedA(group.operands[ir.BlockArgument(a).arg_number], steps, g.out, g.k, g.dtype)
 
 
-def _merge_siblings(groups: list, rewriter: FusionRewriter, dep, limits: Limits, most: int, bodies, counts: dict) -> list:
-    """Groups whose GEMMs share A merged, up to `most` per group, when neither depends on the other.
+def _merge_siblings(
+    groups: list, keys: list, rewriter: FusionRewriter, dep, limits: Limits, most: int, bodies, counts: dict
+) -> list:
+    """Groups whose GEMMs share A (the same `keys`, `_shared_a`'s; None: shares nothing) merged, up to `most` per
+    group, when neither depends on the other.
 
-    `groups` hold one GEMM each; `counts` gets the GEMMs of each group returned, by op_id.
+    `groups` hold one GEMM each; `counts` gets the (GEMMs, tile space) of each group returned, by op_id.
     """
     by_key: dict = {}
-    for group in groups:
-        by_key.setdefault(_shared_a(group) or id(group), []).append(group)
+    for group, key in zip(groups, keys):
+        by_key.setdefault(key or id(group), ([], key))[0].append(group)
     result = []
-    for members in by_key.values():
+    for members, key in by_key.values():
         merged, count = members[0], 1
+        # The tile space, (result space, dtype), GEMMs sharing tiles agree on: siblings share it (a merged
+        # group's is its first GEMM's), a batched GEMM (no key) has none.
+        space = None if key is None else (key.out, key.dtype)
         for other in members[1:]:
             first, second = (merged, other) if dep.position(merged) < dep.position(other) else (other, merged)
             if count >= most or dep.reaches(first, second) or why_not_merge(first, second, dep, limits, bodies) is not None:
                 result.append(other)
-                counts[op_id(other)] = 1
+                counts[op_id(other)] = (1, space)
                 continue
             merged = rewriter.merge(first, second, dep, kind=GroupKind.MATMUL)
             count += 1
         result.append(merged)
-        counts[op_id(merged)] = count
+        counts[op_id(merged)] = (count, space)
     return result
 
 
-def _tile_space(group):
-    """(result space, dtype) of an unbatched GEMM group: what GEMMs sharing its tiles agree on; None if batched."""
-    g = group_gemm(group)
-    return None if g is None or g.batch else (g.out, g.dtype)
-
-
 def _epilogue_partner(group, groups: dict, dep, limits: Limits, most: int, bodies, counts: dict):
-    """Another GEMM group of `groups` (by op_id; their GEMMs in `counts`) over the same result tiles, read by a group
-    that reads `group` too, mergeable with it.
+    """Another GEMM group of `groups` (by op_id; their GEMMs and tile spaces in `counts`) over the same result tiles,
+    read by a group that reads `group` too, mergeable with it.
 
     The reader is usually their common epilogue; where it cannot be (it
     creates a tensor, say), the merge still makes two launches one.
     """
-    space = _tile_space(group)
+    count, space = counts[op_id(group)]
     if space is None:
         return None
-    count = counts[op_id(group)]
     refused = set()  # op_ids of the groups checked already and refused (a group's results feed many readers)
+    scanned = set()  # op_ids of the readers whose inputs were checked (a grouped GEMM's results feed one reader)
     for r in group.results:
         for use in r.uses:
             consumer = use.owner.operation
-            if consumer.name != "fusion.group":
+            if consumer.name != "fusion.group" or (reader := op_id(consumer)) in scanned:
                 continue
+            scanned.add(reader)
             for v in consumer.operands:
                 owner = defining_op(v)
                 other = None if owner is None or owner == group.operation else groups.get(key := op_id(owner))
                 if other is None or key in refused:
                     continue
-                if _tile_space(other) != space or count + counts[key] > most:
+                if counts[key][1] != space or count + counts[key][0] > most:
                     refused.add(key)
                     continue
                 first, second = (group, other) if dep.position(group) < dep.position(other) else (other, group)
@@ -329,25 +356,23 @@ def _epilogue_partner(group, groups: dict, dep, limits: Limits, most: int, bodie
 def _merge_for_epilogue(groups: list, rewriter: FusionRewriter, dep, limits: Limits, most: int, bodies, counts: dict) -> list:
     """GEMM groups over common result tiles that one group reads merged into one, up to `most` GEMMs (`counts`: as
     `_merge_siblings` left it, kept current)."""
-    groups = list(groups)
-    by_id = {op_id(g): g for g in groups}  # the same groups, found in O(1) (a list scan made the pass quadratic)
+    by_id = {op_id(g): g for g in groups}  # in order, a merged group last; found and removed in O(1)
     merged = True
     while merged:
         merged = False
-        for group in groups:
+        for group in by_id.values():  # left as soon as it changes
             other = _epilogue_partner(group, by_id, dep, limits, most, bodies, counts)
             if other is None:
                 continue
             first, second = (group, other) if dep.position(group) < dep.position(other) else (other, group)
             del by_id[op_id(group)], by_id[op_id(other)]  # before the merge erases them
-            count = counts.pop(op_id(group)) + counts.pop(op_id(other))
+            (count, space), (other_count, _) = counts.pop(op_id(group)), counts.pop(op_id(other))
             new = rewriter.merge(first, second, dep, kind=GroupKind.MATMUL)
             by_id[op_id(new)] = new
-            counts[op_id(new)] = count
-            groups = [g for g in groups if g is not group and g is not other] + [new]
+            counts[op_id(new)] = (count + other_count, space)
             merged = True
             break
-    return groups
+    return list(by_id.values())
 
 
 def _merge_chains(groups: list, rewriter: FusionRewriter, dep, limits: Limits) -> list:
@@ -407,11 +432,36 @@ def _is_cat_of_inputs(op) -> bool:
     return names.count(CAT) == 1 and all(n in VIEW_OPS or n in (CAT, "torch.prim.ListConstruct") for n in names)
 
 
-def _wrap(op, rewriter: FusionRewriter, kind: GroupKind = GroupKind.MATMUL):
-    """`op` and the view chains feeding its tensor operands as one `kind` (template) group."""
-    block = op.operation.block
-    views = [v for operand in op.operands for v in walk_views(operand, block)[1]]
+def _wrap(op, rewriter: FusionRewriter, kind: GroupKind = GroupKind.MATMUL, views: list | None = None):
+    """`op` and the view chains feeding its tensor operands (`views`, if walked already) as one `kind` (template) group."""
+    if views is None:
+        block = op.operation.block
+        views = [v for operand in op.operands for v in walk_views(operand, block)[1]]
     return rewriter.wrap(unique_ops([*views, op]), kind)
+
+
+class _ViewWalks:
+    """`walk_views` through constant views (`constant_view`), each view's arguments read once, by op_id: valid
+    while no op is erased (an address may then be reused)."""
+
+    def __init__(self):
+        self.args: dict = {}  # op_id -> view_args
+        self.walks: dict = {}  # value -> walk_views' answer (within one block)
+
+    def _args(self, op):
+        key = op_id(op)
+        if key not in self.args:
+            self.args[key] = view_args(op) if op.name in VIEW_OPS else None
+        return self.args[key]
+
+    def of(self, value: ir.Value, block: ir.Block) -> tuple[ir.Value, list]:
+        if value not in self.walks:  # an A read by several GEMMs (an LSTM step's input, its h) is walked once
+            self.walks[value] = walk_views(value, block, through=lambda op: self._args(op) is not None)
+        return self.walks[value]
+
+    def steps(self, views: list) -> tuple:
+        """((name, args), ...) of `views` (walked by `of`), as `view_chain` gives them."""
+        return tuple((v.operation.name, self.args[op_id(v)]) for v in views)
 
 
 __all__ = ["FuseMatmul"]

@@ -25,8 +25,8 @@ from mlirfuse.ops.views import (
     VIEW_OPS,
     is_identity_view,
     stored_relayout,
-    view_chain,
     view_coords,
+    walk_views,
 )
 from mlirfuse.passes.base import body_ops
 from mlirfuse.passes.rewriter import defined_by
@@ -219,7 +219,14 @@ def _views_mapped(value) -> bool:
 def has_computed_view(group) -> bool:
     """Does `group` view a value it computes (read at the view's coordinates: pointwise kernels only)?"""
     block = group.regions[0].blocks[0]
-    return any(op.operation.name in VIEW_OPS and view_chain(op.results[0], block) is None and not _exit_reshape(op) for op in body_ops(group)[0])
+    return any(op.operation.name in VIEW_OPS and not _views_input(op.results[0], block) and not _exit_reshape(op)
+               for op in body_ops(group)[0])
+
+
+def _views_input(value: ir.Value, block: ir.Block) -> bool:
+    """Is `value` a chain of constant views of an argument of `block` (`view_chain` is not None)? Its root only."""
+    root = walk_views(value)[0]
+    return isinstance(root.owner, ir.Block) and root.owner == block
 
 
 def _exit_reshape(op) -> bool:

@@ -31,10 +31,16 @@ from mlirfuse.passes.rewriter import merged_inputs
 
 def group_gemm(group) -> Gemm | None:
     """The GEMM a matmul group computes."""
+    found = group_matmul(group)
+    return found[1] if found is not None else None
+
+
+def group_matmul(group) -> tuple[object, Gemm] | None:
+    """The op computing a matmul group's (first) GEMM and the GEMM, found in one walk of the body."""
     for op in group.regions[0].blocks[0].operations:
         if op.operation.name in MATMUL_OPS:
             found = gemm(op)
-            return found if isinstance(found, Gemm) else None
+            return (op, found) if isinstance(found, Gemm) else None
     return None
 
 
@@ -184,8 +190,12 @@ def why_not_prologue(
     producer, mm, dep: DependenceAnalysis, limits: Limits = Limits(), max_ops: int = 4, bodies=None
 ) -> str | None:
     """None if group `producer` may be recomputed on `mm`'s operand tiles; otherwise why not (`bodies`: as `why_not_merge`'s)."""
-    cats = any(op.operation.name == CAT for op in body_ops(producer)[0])
-    why = _why_not_on_tiles(producer, "producer", "a prologue is recomputed per tile: pointwise only", cats)
+    # Only a pointwise or concat group can pass: only its body is walked for a cat (a GEMM group's is long).
+    kind = group_kind(producer)
+    names = bodies.of(producer).names if bodies is not None and kind in (GroupKind.POINTWISE, GroupKind.CONCAT) else None
+    cats = kind in (GroupKind.POINTWISE, GroupKind.CONCAT) and (
+        CAT in names if names is not None else any(op.operation.name == CAT for op in body_ops(producer)[0]))
+    why = _why_not_on_tiles(producer, "producer", "a prologue is recomputed per tile: pointwise only", cats, bodies)
     if why:
         return why
     if any(u.owner.operation != mm.operation for r in producer.results for u in r.uses):

@@ -79,8 +79,9 @@ def _leaves(root) -> tuple[list[ir.Value], list]:
     return leaves, steps
 
 
-def _term(value: ir.Value) -> _Term | None:
-    """`value` as a product: 2-D transposes (read once each) of an unbatched mm/matmul read only by them, else None."""
+def _product(value: ir.Value) -> tuple[list, bool] | None:
+    """(The ops computing `value`, transposed) if it is 2-D transposes (read once each) of an mm/matmul read only by
+    them, the matmul last; else None. What a term is before its GEMM is checked."""
     ops, transposed = [], False
     while True:
         op = value.owner
@@ -88,10 +89,19 @@ def _term(value: ir.Value) -> _Term | None:
             return None
         ops.append(op)
         if op.operation.name in _TERM_OPS:
-            break
+            return ops, transposed
         if op.operation.name not in PERMUTES or not transposes_2d(op):
             return None
         transposed, value = not transposed, op.operands[0]
+
+
+def _term(value: ir.Value) -> _Term | None:
+    """`value` as a product: 2-D transposes (read once each) of an unbatched mm/matmul read only by them, else None."""
+    found = _product(value)
+    if found is None:
+        return None
+    ops, transposed = found
+    op = ops[-1]
     g = gemm(op)
     if not isinstance(g, Gemm) or g.batch or g.bias is not None or g.alpha != 1 or g.dynamic:
         return None
@@ -99,6 +109,18 @@ def _term(value: ir.Value) -> _Term | None:
     if len(tensor_type(b.type).shape) != 2 or (transposed and len(tensor_type(a.type).shape) != 2):
         return None
     return _Term(a, b, transposed, ops)
+
+
+def _may_pay(value: ir.Value, out: ir.Value) -> bool:
+    """Whether `value` could be a term of a merge that pays (`_pays`): a product whose operands hold fewer bytes than
+    `out`. A chunk's operands weigh less than its partial products only if one term's do: where none could, no
+    chunk pays, and no GEMM is checked (an LSTM forward's `x @ W_ih.T + h @ W_hh.T`: weights far above the gates)."""
+    found = _product(value)
+    if found is None:
+        return False
+    mm = found[0][-1]  # mm / matmul: A and B are operands 0 and 1 (`gemm`)
+    operands, partial = sum_sizes([value_bytes(mm.operands[0]), value_bytes(mm.operands[1])]), value_bytes(out)
+    return operands is not None and partial is not None and operands < partial
 
 
 def _pays(terms: list[_Term], out: ir.Value) -> bool:
@@ -197,6 +219,8 @@ class SumMatmuls(ModulePass):
 
     def _rewrite(self, root, built: dict) -> None:
         leaves, steps = _leaves(root)
+        if not any(v.type == root.results[0].type and _may_pay(v, root.results[0]) for v in leaves):
+            return
         terms, rest = [], []
         for v in leaves:
             t = _term(v) if v.type == root.results[0].type else None
