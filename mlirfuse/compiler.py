@@ -47,7 +47,7 @@ from mlirfuse.frontend.importer import ImportedProgram, flatten_inputs, import_m
 from mlirfuse.frontend.layers import LayerReport, dedup_enabled, import_with_layers
 from mlirfuse.ir import ir, last_op
 from mlirfuse.passes import MLIRFUSE_PIPELINE, default_pipeline
-from mlirfuse.passes.pipeline import build_pass_manager
+from mlirfuse.passes.pipeline import build_pass_manager, gc_paused
 from mlirfuse.passes.pipeline_text import as_pipeline, aten_matmul_pipeline, our_pipeline
 from mlirfuse.passes.policy import using as using_policy
 from mlirfuse.progress import Progress
@@ -107,7 +107,8 @@ def run_pipeline(module: ir.Module, context: ir.Context, pipeline=None, explain:
 
     pm = build_pass_manager(pipeline or default_pipeline(), context, explain=explain, progress=on_pass)
     try:
-        pm.run(module.operation)
+        with gc_paused():
+            pm.run(module.operation)
     except ir.MLIRError as e:
         raise CompilationError(f"the fusion pipeline failed: {e}") from None
     return ran
