@@ -54,7 +54,7 @@ from typing import NamedTuple
 
 from mlirfuse.analysis import AnalysisManager
 from mlirfuse.dialect import REDUCTION_KINDS, GroupKind, group_kind
-from mlirfuse.ir import defining_op, ir, op_id
+from mlirfuse.ir import constant_like_ops, defining_op, ir, op_id
 from mlirfuse.ops.conv import CONV_OPS, Conv, conv
 from mlirfuse.ops.matmul import MATMUL_OPS, Gemm, gemm
 from mlirfuse.ops.views import CAT, VIEW_OPS, view_args, walk_views
@@ -71,7 +71,8 @@ from mlirfuse.passes.legality_matmul import (
     why_not_row_prologue,
 )
 from mlirfuse.passes.options import Limits, option, option_group
-from mlirfuse.passes.rewriter import FusionRewriter
+from mlirfuse.passes.policy import current as current_policy
+from mlirfuse.passes.rewriter import FusionRewriter, wrapped_inputs
 
 
 @dataclasses.dataclass(frozen=True)
@@ -142,12 +143,17 @@ class FuseMatmul(ModulePass):
             walks = _ViewWalks()
             chains = [[walks.of(operand, op.operation.block)[1] for operand in op.operands] for op, _ in matmuls]
             a_steps = [walks.steps(views[g.a]) for (_, g), views in zip(matmuls, chains)]
-            groups = [_wrap(op, rewriter, views=[v for vs in views for v in vs]) for (op, _), views in zip(matmuls, chains)]
+            # op_id -> (GEMMs, tile space) of each GEMM group, kept through the merges (not counted in bodies).
+            counts = {}
+            at_once = _siblings_at_once(matmuls, chains, a_steps, walks, dep, limits, self.max_grouped) if self.grouped else None
+            if at_once is not None:
+                groups = _wrap_siblings(at_once, rewriter, counts)
+            else:
+                groups = [_wrap(op, rewriter, views=[v for vs in views for v in vs]) for (op, _), views in zip(matmuls, chains)]
             if self.grouped:
-                # op_id -> (GEMMs, tile space) of each GEMM group, kept through the merges (not counted in bodies).
-                counts = {}
-                keys = [_shared_a(group, g, steps) for group, (_, g), steps in zip(groups, matmuls, a_steps)]
-                groups = _merge_siblings(groups, keys, rewriter, dep, limits, self.max_grouped, bodies, counts)
+                if at_once is None:
+                    keys = [_shared_a(group, g, steps) for group, (_, g), steps in zip(groups, matmuls, a_steps)]
+                    groups = _merge_siblings(groups, keys, rewriter, dep, limits, self.max_grouped, bodies, counts)
                 if self.epilogue:
                     groups = _merge_for_epilogue(groups, rewriter, dep, limits, self.max_grouped, bodies, counts)
             _wrap_operand_cats(groups, rewriter)
@@ -288,6 +294,83 @@ def _shared_a(group, g: Gemm, steps: tuple) -> _SharedA | None:
     for _ in steps:
         a = a.owner.operands[0]
     return _SharedA(group.operands[ir.BlockArgument(a).arg_number], steps, g.out, g.k, g.dtype)
+
+
+class _Siblings(NamedTuple):
+    """GEMMs sharing A that `_merge_siblings` would merge, all of them: one group built at once (`_wrap_siblings`)."""
+
+    members: list  # each GEMM's ops as `_wrap` takes them (its operands' views, then the GEMM), in order
+    space: tuple | None  # the tile space, as `_merge_siblings` counts it
+    dependents: list  # the ops between the first and the last GEMM that read any of them, in order
+    wrapped: list | None = None  # each GEMM's group inputs and constants (`wrapped_inputs`), of more than one GEMM
+
+
+def _siblings_at_once(matmuls: list, chains: list, a_steps: list, walks: "_ViewWalks", dep, limits: Limits, most: int):
+    """The GEMMs of one block by shared A (`_shared_a`'s key, from the unwrapped ops), if `_merge_siblings` would
+    merge every set of them whole; else None (then each is wrapped and merged pairwise, as before).
+
+    Wrapping each GEMM and merging its siblings pairwise built and erased a
+    group per GEMM (an unrolled LSTM: 8 GEMMs per step, 15 rewrites); this
+    answers the same questions about the unwrapped GEMMs, and `_wrap_siblings`
+    builds each merged group once. Siblings none of which reads another
+    (`dep.reaches`, the cycle) can only be refused by the limits and a
+    fusion policy, asked here as `why_not_merge` would ask them: the sum of
+    each merge's arguments grows with each sibling, so the last merge's is
+    the largest. A GEMM result nobody reads (no extra result for it), a
+    constant A, more than `most` siblings or a fusion policy: None.
+    """
+    if current_policy() is not None:
+        return None
+    by_key: dict = {}
+    for i, ((op, g), views, steps) in enumerate(zip(matmuls, chains, a_steps)):
+        if g.batch:
+            key = None
+        else:
+            root = walks.of(op.operands[g.a], op.operation.block)[0]
+            if constant_like_ops(root) is not None:
+                return None
+            key = _SharedA(root, steps, g.out, g.k, g.dtype)
+        by_key.setdefault(key if key is not None else ("batched", i), ([], key))[0].append((op, views))
+    plans = []
+    for members, key in by_key.values():
+        space = None if key is None else (key.out, key.dtype)
+        ops = [unique_ops([*[v for vs in views for v in vs], op]) for op, views in members]
+        if len(members) == 1:
+            plans.append(_Siblings(ops, space, []))
+            continue
+        if len(members) > most or (limits.max_group_size and len(members) > limits.max_group_size):
+            return None
+        gemms = [op for op, _ in members]
+        if any(next(r.uses, None) is None for op in gemms for r in op.results):
+            return None
+        last, last_id = gemms[-1], op_id(gemms[-1])
+        moved: dict = {}
+        member_ids = {op_id(op) for op in gemms}
+        for op in gemms[:-1]:
+            between, cycle = dep.dependents_between(op, last)
+            if cycle or any(op_id(d) in member_ids for d in between) or any(
+                op_id(u.owner.operation) == last_id for r in op.results for u in r.uses
+            ):
+                return None
+            moved.update((op_id(d), d) for d in between)
+        wrapped = [wrapped_inputs(member) for member in ops]
+        if len({v for inputs, _ in wrapped for v in inputs}) + len(members) > limits.max_args:
+            return None
+        plans.append(_Siblings(ops, space, sorted(moved.values(), key=dep.position), wrapped))
+    return plans
+
+
+def _wrap_siblings(plans: list, rewriter: FusionRewriter, counts: dict) -> list:
+    """Each of `plans` (`_siblings_at_once`) as one GEMM group, in order; `counts` as `_merge_siblings` fills it."""
+    groups = []
+    for plan in plans:
+        if len(plan.members) == 1:
+            group = rewriter.wrap(plan.members[0], GroupKind.MATMUL)
+        else:
+            group = rewriter.wrap_siblings(plan.members, GroupKind.MATMUL, plan.dependents, plan.wrapped)
+        counts[op_id(group)] = (len(plan.members), plan.space)
+        groups.append(group)
+    return groups
 
 
 def _merge_siblings(

@@ -82,6 +82,18 @@ class FusionRewriter:
             self.replace_uses(old, new)
         self.erase(op)
 
+    def _erase_unread(self, ops: list) -> None:
+        """Erase those of `ops` (cloned into a group) nobody reads any more, the last first."""
+        for op in reversed(ops):
+            if not any(list(r.uses) for r in op.results):
+                self.erase(op)
+
+    def _move_after(self, ops: list, anchor) -> None:
+        """Move `ops` (in order) right after `anchor`, keeping their order."""
+        for op in ops:
+            self.move_after(op, anchor)
+            anchor = op
+
     def erase_dead_constants(self, module: ir.Operation) -> None:
         """Erase func-level constants (and lists of them) nobody reads any more, e.g. after cloning into groups."""
         for ops in function_level_ops(module, _is_constant_or_list):
@@ -100,7 +112,7 @@ class FusionRewriter:
         """
         last = ops[-1]
         results = list(last.results)
-        inputs, constants = _wrapped_inputs(ops)
+        inputs, constants = wrapped_inputs(ops)
         group = build_group(inputs, [r.type for r in results], kind=kind, loc=last.location, ip=ir.InsertionPoint(last))
         block = group.regions[0].blocks[0]
         mapping = dict(zip(inputs, block.arguments))
@@ -108,9 +120,46 @@ class FusionRewriter:
         build_yield([mapping[r] for r in results], ip=ir.InsertionPoint(block))
         self._notify("op_inserted", group, last)  # built in place, announced complete
         self._replace_results(last, results, list(group.results))
-        for op in reversed(ops[:-1]):
-            if not any(list(r.uses) for r in op.results):
-                self.erase(op)
+        self._erase_unread(ops[:-1])
+        return group
+
+    def wrap_siblings(self, members: list[list], kind: GroupKind, dependents: list, wrapped: list | None = None):
+        """`wrap` of each of `members` (op lists, as `wrap` takes them), each group then merged into the next
+        (`merge`), built once: the same group, where the last member's last op was.
+
+        The members are siblings: none reads another. As the chain of merges
+        leaves it, the body holds each member's constants and ops in turn,
+        the inputs are the members' in order, each once, and the results are
+        the last ops' results, the last member's first; but a constant or view
+        two members read is cloned once, where the chain holds a copy per
+        member until fusion-canonicalize's CSE keeps the first. `dependents`: the ops
+        between the first member and the last that read any of them, in
+        order; each merge moves them after its group, and so does this.
+        `wrapped`: each member's `wrapped_inputs`, if asked already.
+        """
+        lasts = [ops[-1] for ops in members]
+        wrapped = wrapped or [wrapped_inputs(ops) for ops in members]
+        inputs = list(dict.fromkeys(v for member_inputs, _ in wrapped for v in member_inputs))
+        results = [list(last.results) for last in lasts]
+        yielded_results = [r for rs in reversed(results) for r in rs]
+        last = lasts[-1]
+        group = build_group(inputs, [r.type for r in yielded_results], kind=kind, loc=last.location, ip=ir.InsertionPoint(last))
+        block = group.regions[0].blocks[0]
+        mapping = dict(zip(inputs, block.arguments))
+        clones = {}
+        cloned = set()  # the ops cloned in already: a view or constant two members read is cloned once
+        for ops, (_, constants), rs in zip(members, wrapped, results):
+            fresh = [op for op in unique_ops(constants) + list(ops) if op.operation not in cloned]
+            cloned.update(op.operation for op in fresh)
+            clone_ops_into(fresh, block, mapping)
+            clones.update((r, mapping[r]) for r in rs)
+        build_yield([clones[r] for r in yielded_results], ip=ir.InsertionPoint(block))
+        self._notify("op_inserted", group, last)  # built in place, announced complete
+        new = dict(zip(yielded_results, group.results))
+        for ops, rs in zip(members, results):
+            self._replace_results(ops[-1], rs, [new[r] for r in rs])
+            self._erase_unread(ops[:-1])
+        self._move_after(dependents, group)
         return group
 
     def wrap_into(self, op, consumer):
@@ -123,7 +172,7 @@ class FusionRewriter:
         are not walked): the clones go first, and its arguments give way to
         the new ones.
         """
-        p_inputs, constants = _wrapped_inputs([op])
+        p_inputs, constants = wrapped_inputs([op])
         value = op.results[0]
         c_operands = list(consumer.operands)
         inputs = list(dict.fromkeys(p_inputs + [v for v in c_operands if v != value]))
@@ -212,10 +261,7 @@ class FusionRewriter:
             self.replace_uses(r, results[n + k])
         self._replace_results(consumer, c_results, results[:n])
         self.erase(producer)
-        anchor = group
-        for op in dependents:
-            self.move_after(op, anchor)
-            anchor = op
+        self._move_after(dependents, group)
         return group
 
 
@@ -235,7 +281,7 @@ class _Driving:
         self.rewriter._driver = None
 
 
-def _wrapped_inputs(ops: list) -> tuple[list, list]:
+def wrapped_inputs(ops: list) -> tuple[list, list]:
     """The inputs of a group wrapping `ops`, in order, each once, and the constants (and lists of constants, after
     their items) the ops read, which the group clones in."""
     inside = {r for op in ops for r in op.results}
