@@ -30,6 +30,7 @@ from torch.utils import _pytree as pytree
 from mlirfuse.dialect import make_context
 from mlirfuse.errors import UnsupportedModelError
 from mlirfuse.frontend.decompositions import canonicalize, table_for
+from mlirfuse.frontend.local_decompositions import decompose_locally
 from mlirfuse.ir import ir
 from mlirfuse.ops.dtypes import TABLE
 
@@ -104,8 +105,18 @@ def _erase_metadata_asserts(graph: torch.fx.Graph) -> None:
 
 
 def functional(program: ExportedProgram, what: str = "the program") -> ExportedProgram:
-    """A traced program made functional, the composite ops of `table_for` decomposed."""
+    """A traced program made functional, the composite ops of `table_for` decomposed.
+
+    Where it is functional already and needs no table, its composite ops
+    are decomposed where they stand (`decompose_locally`), without
+    re-tracing the whole graph.
+    """
     table = table_for(program.graph_module.graph)
+    if not table:
+        _erase_metadata_asserts(program.graph_module.graph)
+        if decompose_locally(program):
+            canonicalize(program.graph_module.graph)
+            return program
     result = decompose(program, table, what)
     if not table:
         # Ops only functionalization shows (training-mode batch_norm becomes
