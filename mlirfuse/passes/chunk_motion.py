@@ -24,11 +24,13 @@ unrolled LSTM step is one kernel.
 
 The pass is its own driver: one walk finds the splits and slices, then a
 worklist holds only the ops whose result every reader slices (`_Motion`), each
-taken when that became true (an unrolled LSTM: ~2,000 rewrites, where MLIR's
+taken when that became true (an unrolled LSTM: 400 rewrites, where MLIR's
 greedy driver called a pattern 27,600 times, 23,200 of them for nothing).
 Where each piece's ops land does not depend on the order: each is built just
-before the slice it replaces. Constants and lists a rewrite leaves unread are
-erased, as the greedy driver erased them.
+before the slice it replaces. A piece that would at once move on through the
+op it slices is never built: that op's rewrite of it is built in its place
+(`_Producer`; an LSTM step builds its 28 final ops, not 44). Constants and
+lists a rewrite leaves unread are erased, as the greedy driver erased them.
 """
 
 from __future__ import annotations
@@ -172,7 +174,7 @@ class _Motion:
         self.names = set(RULES) | (MATMUL_OPS if matmul_slices else set())
         self.ops: list = []
         self.b = TorchBuilder(None, None)  # moved to each rewrite (`TorchBuilder.at`): its types parsed once
-        self.built: dict = {}  # piece result -> (normalized arguments or None, argument operands, their values)
+        self.built: dict = {}  # piece result -> (the sliced value's tensor type, argument operands, their values)
 
     def offer(self, value: ir.Value, name: str | None = None) -> None:
         """Put `value`'s op (named `name`, if known) in the list if it is one the pass moves slices through and
@@ -247,18 +249,33 @@ def split_to_slices(unpack, motion: _Motion) -> None:
     ints = _Ints(motion.b.at(unpack))
     source = split.operands[0]
     if unbind:
-        pieces = [motion.select(source, dim, i, ints) for i in range(x.shape[dim])]
+        specs = [(True, dim, i) for i in range(x.shape[dim])]
     else:
         starts = [sum(sizes[:i]) for i in range(len(sizes))]
-        pieces = [motion.slice(source, dim, start, start + n, 1, ints) for start, n in zip(starts, sizes)]
+        specs = [(False, dim, start, start + n, 1) for start, n in zip(starts, sizes)]
+    # Where the split goes (its only reader is this unpack), its source's producer may take every piece at once.
+    through = _through(source, x, 1, specs, motion) if _read_once(split.results[0]) else None
+    unread = []
+    if through is None:
+        pieces = [motion.select(source, *spec[1:], ints) if spec[0] else motion.slice(source, *spec[1:], ints) for spec in specs]
+    else:
+        pieces = [_piece_through(*through, x, spec, ints, motion, unread) for spec in specs]
     for result, piece in zip(unpack.results, pieces):
         result.replace_all_uses_with(piece)
     unpack.operation.erase()
     if next(iter(split.results[0].uses), None) is None:
         arguments = list(split.operands)[1:]
         split.operation.erase()
-        _erase_unread(arguments)
-        motion.offer(source)
+        _erase_unread(arguments + unread)
+        if through is None:
+            motion.offer(source)
+        else:
+            through[0]._erase(through[1], motion)
+
+
+def _read_once(value: ir.Value) -> bool:
+    uses = iter(value.uses)
+    return next(uses, None) is not None and next(uses, None) is None
 
 
 def _piece_sizes(split, extent: int) -> list[int] | None:
@@ -276,41 +293,12 @@ def slice_through_elementwise(producer, motion: _Motion) -> None:
     """slice(f(a, b)) -> f(slice(a), slice(b)) for each slice (select likewise) of f's result, which only they read."""
     if not fusible(producer.opview):
         return
-    out = tensor_type(producer.results[0].type)
-    operands = [(v, tensor_type(v.type)) for v in producer.operands]
-    name = producer.name
+    pieces = []
     for piece in [use.owner for use in producer.results[0].uses]:
-        is_select = piece.operation.name == "torch.aten.select.int"
+        select = piece.operation.name == "torch.aten.select.int"
         result = piece.results[0]
-        args, read, values = motion.piece(piece, result, is_select)
-        if args is None:
-            continue
-        dim = args[0]
-        b = motion.b.at(piece)
-        ints = _Ints(b, read, values)
-        cut_operands = []
-        for v, t in operands:
-            d = dim - (len(out.shape) - len(t.shape)) if t is not None else -1
-            if t is None or d < 0:
-                cut_operands.append(v)  # a scalar, or broadcast along a dim it does not have
-            elif is_select:  # a size-1 dim is broadcast: its only element
-                cut_operands.append(motion.select(v, d, 0 if t.shape[d] == 1 else args[1], ints))
-            elif t.shape[d] == 1:
-                cut_operands.append(v)  # broadcast along the sliced dim
-            else:
-                cut_operands.append(motion.slice(v, d, *args[1:], ints))
-        new = b.op(name, cut_operands, tensor_type(result.type).shape, out.dtype)
-        _replace(piece, result, new)
-        _erase_unread(ints.unread())
-        motion.offer(new, name)
-    if next(iter(producer.results[0].uses), None) is None:
-        producer.operation.erase()
-        for v in _distinct(v for v, t in operands if t is not None):
-            motion.offer(v)
-
-
-# At most this many pieces: fusion-fuse-matmul's default max-grouped, so the pieces stay one grouped GEMM.
-MAX_PIECES = 8
+        pieces.append((piece, result, select, *motion.piece(piece, result, select)))
+    _Elementwise(producer).rewrite(pieces, motion)
 
 
 def slice_through_matmul(mm, motion: _Motion) -> None:
@@ -323,35 +311,204 @@ def slice_through_matmul(mm, motion: _Motion) -> None:
     users = [use.owner for use in mm.results[0].uses]
     if len(users) > MAX_PIECES or any(user.operation.name != "torch.aten.slice.Tensor" for user in users):
         return
-    g = gemm(mm.opview)
-    if not isinstance(g, Gemm) or g.batch:
-        return  # batched GEMMs are never grouped: each piece would be a launch
-    last = len(g.out) - 1
+    product = _Matmul.of(mm)
+    if product is None:
+        return
     pieces = []
     for user in users:
         result = user.results[0]
         args, read, values = motion.piece(user, result, False)
-        if args is None or args[0] != last or args[1] >= args[2]:
+        if not product.takes(args):
             return
-        pieces.append((user, result, args, read, values))
-    operands = list(mm.operands)
-    weight = tensor_type(operands[g.b].type)
-    bias = tensor_type(operands[g.bias].type) if g.bias is not None else None
-    for user, result, (_, start, end, step), read, values in pieces:
-        b = motion.b.at(user)
-        ints = _Ints(b, read, values)  # each piece is built where its slice was: its own constants only
-        sliced = list(operands)
-        sliced[g.b] = motion.slice(operands[g.b], 0 if g.b_transposed else len(weight.shape) - 1, start, end, step, ints)
-        if bias is not None and bias.shape and bias.shape[-1] != 1:
-            sliced[g.bias] = motion.slice(operands[g.bias], len(bias.shape) - 1, start, end, step, ints)
-        t = tensor_type(result.type)
-        new = b.op(mm.name, sliced, t.shape, t.dtype)
-        _replace(user, result, new)
-        _erase_unread(ints.unread())
-        motion.offer(new, mm.name)
-    mm.operation.erase()
-    for v in _distinct(operands[i] for i in (g.b, g.bias) if i is not None):
-        motion.offer(v)
+        pieces.append((user, result, False, args, read, values))
+    product.rewrite(pieces, motion)
+
+
+class _Producer:
+    """An op the slices move through, and how one piece of its result is built from pieces of its operands.
+
+    `rewrite` replaces each piece (its op, result, select?, arguments, their
+    operands and values) where it is. Before that, `_plan` picks the operands
+    whose producer only this op reads and whose every piece the rewrite
+    builds would move on through that producer at once (an LSTM gate's
+    `x @ W_ih + h @ W_hh` under the bias add): those pieces are never built;
+    the producer's rewrite of each is built in its place, with the same
+    constants, so the IR is the one the slices built and moved one by one
+    would leave.
+    """
+
+    op: object
+    operands: list  # (value, tensor type or None) per operand
+    order: list  # the operand positions in the order their pieces are built
+
+    def operand_pieces(self, select: bool, args: tuple) -> list:
+        """Per operand, the piece of it one piece (`select`, `args`) of the result reads: (select?, dim, arguments
+        after dim...), or None where it reads the operand whole (a scalar, or broadcast)."""
+        raise NotImplementedError
+
+    def rewrite(self, pieces: list, motion: "_Motion") -> None:
+        """Replace each of `pieces` (all its result's readers) that has constant arguments; the op too if all have."""
+        whole = all(args is not None for _, _, _, args, _, _ in pieces)  # then the op goes away
+        plan = self._plan([(select, args) for _, _, select, args, _, _ in pieces], motion) if whole else {}
+        for piece, result, select, args, read, values in pieces:
+            if args is None:
+                continue
+            ints = _Ints(motion.b.at(piece), read, values)
+            unread = []  # the constants of pieces never built, asked after the piece is replaced
+            t = tensor_type(result.type)
+            new = self._cut(select, args, ints, plan, t.shape, self.dtype(t), motion, unread)
+            _replace(piece, result, new)
+            _erase_unread(ints.unread() + unread)
+            motion.offer(new, self.op.name)
+        if whole:
+            self._erase(plan, motion)
+
+    def dtype(self, piece) -> str:
+        return piece.dtype
+
+    def _cut(self, select, args, ints, plan, shape, dtype, motion, unread) -> ir.Value:
+        """The op over pieces of its operands, typed `shape` x `dtype`, built at the builder's insertion point."""
+        cut = [v for v, _ in self.operands]
+        specs = self.operand_pieces(select, args)
+        for i in self.order:
+            spec = specs[i]
+            if spec is None:
+                continue
+            v, t = self.operands[i]
+            sub = plan.get(v)
+            if sub is None:
+                cut[i] = motion.select(v, *spec[1:], ints) if spec[0] else motion.slice(v, *spec[1:], ints)
+            else:
+                cut[i] = _piece_through(*sub, t, spec, ints, motion, unread)
+        return motion.b.op(self.op.name, cut, shape, dtype)
+
+    def _plan(self, specs: list, motion: "_Motion") -> dict:
+        """The operands whose pieces are never built (see the class): value -> (its producer, the producer's plan)."""
+        per_operand = [self.operand_pieces(select, args) for select, args in specs]
+        plan = {}
+        for i, (v, t) in enumerate(self.operands):
+            if t is None or v in plan:
+                continue
+            at = [j for j, (w, _) in enumerate(self.operands) if w == v]
+            sub = _through(v, t, len(at), [row[j] for row in per_operand for j in at], motion)
+            if sub is not None:
+                plan[v] = sub
+        return plan
+
+    def _erase(self, plan: dict, motion: "_Motion") -> None:
+        """Erase the op (nothing reads it now) and those of `plan`, then offer the operands left."""
+        self.op.operation.erase()
+        for v, (producer, subplan) in plan.items():
+            producer._erase(subplan, motion)
+        for v in _distinct(v for v, t in self.operands if t is not None and v not in plan and self.offers(v)):
+            motion.offer(v)
+
+    def offers(self, v: ir.Value) -> bool:
+        return True
+
+
+def _through(v: ir.Value, t, readers: int, specs: list, motion: "_Motion") -> tuple | None:
+    """(The producer of `v`, its plan) if `v`'s pieces `specs` (select?, dim, arguments...; None: read whole), one
+    per reader of the `readers` it has, need never be built (`_Producer`); else None."""
+    owner = v.owner
+    if not isinstance(owner, ir.OpView) or owner.operation.name not in motion.names:
+        return None
+    if any(spec is None for spec in specs) or sum(1 for _ in v.uses) != readers:
+        return None  # some piece reads it whole, or another op reads it too
+    piece_specs = [(spec[0], (_normalized_select if spec[0] else _normalized_slice)(t, list(spec[1:]))) for spec in specs]
+    producer = _producer(owner, piece_specs)
+    return None if producer is None else (producer, producer._plan(piece_specs, motion))
+
+
+def _piece_through(producer: "_Producer", plan: dict, t, spec: tuple, ints: _Ints, motion: "_Motion", unread: list):
+    """In place of the piece `spec` (select?, dim, arguments...) of `producer`'s `t`-typed result, never built: its
+    constants, then `producer`'s op over pieces of its operands. `unread` gets the constants that op does not read."""
+    values = list(spec[1:])
+    inner = _Ints(motion.b, ints(*values), values)
+    args = (_normalized_select if spec[0] else _normalized_slice)(t, values)
+    new = producer._cut(spec[0], args, inner, plan, _piece_shape(t, spec), t.dtype, motion, unread)
+    unread += inner.unread()
+    return new
+
+
+def _piece_shape(t, spec: tuple) -> list:
+    """The shape of the piece `spec` (select?, dim, arguments...) of a `t`-typed tensor."""
+    if spec[0]:
+        return t.shape[: spec[1]] + t.shape[spec[1] + 1 :]
+    _, dim, start, end, step = spec
+    shape = list(t.shape)
+    shape[dim] = max(0, (end - start + step - 1) // step)
+    return shape
+
+
+def _producer(op, piece_specs: list) -> "_Producer | None":
+    """`op` as a `_Producer` if its rewrite takes every one of `piece_specs` (select?, normalized arguments)."""
+    if any(args is None for _, args in piece_specs):
+        return None
+    if op.operation.name in RULES:
+        return _Elementwise(op.operation) if fusible(op) else None
+    product = _Matmul.of(op)
+    if product is None or len(piece_specs) > MAX_PIECES:
+        return None
+    return product if all(not select and product.takes(args) for select, args in piece_specs) else None
+
+
+class _Elementwise(_Producer):
+    def __init__(self, op):
+        self.op = op
+        self.out = tensor_type(op.results[0].type)
+        self.operands = [(v, tensor_type(v.type)) for v in op.operands]
+        self.order = range(len(self.operands))
+
+    def dtype(self, piece) -> str:
+        return self.out.dtype
+
+    def operand_pieces(self, select: bool, args: tuple) -> list:
+        dim, rank, specs = args[0], len(self.out.shape), []
+        for _, t in self.operands:
+            d = dim - (rank - len(t.shape)) if t is not None else -1
+            if t is None or d < 0:
+                specs.append(None)  # a scalar, or broadcast along a dim it does not have
+            elif select:  # a size-1 dim is broadcast: its only element
+                specs.append((True, d, 0 if t.shape[d] == 1 else args[1]))
+            elif t.shape[d] == 1:
+                specs.append(None)  # broadcast along the sliced dim
+            else:
+                specs.append((False, d, *args[1:]))
+        return specs
+
+
+class _Matmul(_Producer):
+    @classmethod
+    def of(cls, op) -> "_Matmul | None":
+        g = gemm(op.opview if isinstance(op, ir.Operation) else op)
+        if not isinstance(g, Gemm) or g.batch:
+            return None  # batched GEMMs are never grouped: each piece would be a launch
+        return cls(op.operation, g)
+
+    def __init__(self, op, g: Gemm):
+        self.op, self.g = op, g
+        self.operands = [(v, tensor_type(v.type)) for v in op.operands]
+        self.last = len(g.out) - 1
+        weight = self.operands[g.b][1]
+        self.b_dim = 0 if g.b_transposed else len(weight.shape) - 1
+        bias = self.operands[g.bias][1] if g.bias is not None else None
+        self.bias_sliced = bias is not None and bool(bias.shape) and bias.shape[-1] != 1
+        self.order = [g.b, g.bias] if self.bias_sliced else [g.b]
+
+    def takes(self, args) -> bool:
+        return args is not None and args[0] == self.last and args[1] < args[2]
+
+    def operand_pieces(self, select: bool, args: tuple) -> list:
+        _, start, end, step = args
+        specs = [None] * len(self.operands)
+        specs[self.g.b] = (False, self.b_dim, start, end, step)
+        if self.bias_sliced:
+            specs[self.g.bias] = (False, len(self.operands[self.g.bias][1].shape) - 1, start, end, step)
+        return specs
+
+    def offers(self, v: ir.Value) -> bool:
+        return v == self.operands[self.g.b][0] or (self.g.bias is not None and v == self.operands[self.g.bias][0])
 
 
 def reshape_below_elementwise(op) -> list:
