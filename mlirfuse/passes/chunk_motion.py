@@ -110,13 +110,13 @@ class _Ints:
 
     def __call__(self, *values: int) -> list[ir.Value]:
         """One int constant per value, in order."""
-        out = []
+        pool, out = self.pool, []
         for value in values:
-            v = self.pool.get(value)
+            v = pool.get(value)
             if v is None:
-                v = self.pool[value] = self.b.int(value)
-            self.taken.add(value)
+                v = pool[value] = self.b.int(value)
             out.append(v)
+        self.taken.update(values)
         return out
 
     def unread(self) -> list:
