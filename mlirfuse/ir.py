@@ -245,11 +245,23 @@ def vtensor_type(shape, dtype: str) -> ir.Type:
 
 
 class TorchBuilder:
-    """Builds torch-dialect ops at an insertion point: constants, lists and ATen ops."""
+    """Builds torch-dialect ops at an insertion point: constants, lists and ATen ops.
+
+    The types of the ints and tensors it builds are parsed once per builder
+    (a parse is most of an op's cost): a pass making many ops keeps one
+    builder and moves it (`at`).
+    """
 
     def __init__(self, ip: ir.InsertionPoint, loc: ir.Location):
         self.ip = ip
         self.loc = loc
+        self._types: dict = {}
+
+    def at(self, op) -> "TorchBuilder":
+        """Build before `op`, at its location, from now on."""
+        self.ip = ir.InsertionPoint(op)
+        self.loc = op.location
+        return self
 
     def _create(self, name, operands, result_types, attributes=None):
         return ir.Operation.create(
@@ -257,8 +269,11 @@ class TorchBuilder:
         )
 
     def int(self, value: int) -> ir.Value:
-        attr = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), value)
-        return self._create("torch.constant.int", [], [ir.Type.parse("!torch.int")], {"value": attr}).results[0]
+        types = self._types.get(int)
+        if types is None:
+            types = self._types[int] = (ir.IntegerType.get_signless(64), ir.Type.parse("!torch.int"))
+        attr = ir.IntegerAttr.get(types[0], value)
+        return self._create("torch.constant.int", [], [types[1]], {"value": attr}).results[0]
 
     def float(self, value: float) -> ir.Value:
         attr = ir.FloatAttr.get(ir.F64Type.get(), value)
@@ -283,7 +298,11 @@ class TorchBuilder:
         return self._create("torch.prim.ListConstruct", values, [ir.Type.parse("!torch.list<optional<vtensor>>")]).results[0]
 
     def op(self, name: str, operands, shape, dtype: str) -> ir.Value:
-        return self._create(name, operands, [vtensor_type(shape, dtype)]).results[0]
+        key = (*shape, dtype)
+        t = self._types.get(key)
+        if t is None:
+            t = self._types[key] = vtensor_type(shape, dtype)
+        return self._create(name, operands, [t]).results[0]
 
     def cat(self, values, dim: int) -> ir.Value:
         """`aten.cat(values, dim)` of static tensors of one dtype (`dim` >= 0)."""

@@ -26,7 +26,7 @@ from mlirfuse.analysis.cost import sum_sizes, value_bytes
 from mlirfuse.ir import NO_CONSTANT, TorchBuilder, constant_value, ir, is_constant_like, op_id, tensor_type
 from mlirfuse.ops.matmul import Gemm, gemm, transposes_2d
 from mlirfuse.ops.views import PERMUTES
-from mlirfuse.passes.base import ModulePass, function_ops
+from mlirfuse.passes.base import ModulePass, function_level_ops
 from mlirfuse.passes.options import option
 
 ADD = "torch.aten.add.Tensor"
@@ -123,6 +123,17 @@ def _may_pay(value: ir.Value, out: ir.Value) -> bool:
     return operands is not None and partial is not None and operands < partial
 
 
+def _small_operands(mm) -> bool:
+    """Could `mm` (an mm / matmul) be the product of a term `_may_pay` takes: do its operands hold fewer bytes than its
+    result (or is its result's size unknown, where a transpose of it may have a known one)?"""
+    operands, partial = sum_sizes([value_bytes(mm.operands[0]), value_bytes(mm.operands[1])]), value_bytes(mm.results[0])
+    return operands is not None and (partial is None or operands < partial)
+
+
+# The ops `SumMatmuls.apply` lists: the adds it may rewrite and the products `_small_operands` asks first.
+_LISTED = frozenset((ADD, *_TERM_OPS))
+
+
 def _pays(terms: list[_Term], out: ir.Value) -> bool:
     """Whether one GEMM over the terms' operands moves fewer bytes than the terms' partial products, even with both
     cats stored: the cats written and read once against each partial product written and read once."""
@@ -199,10 +210,12 @@ class SumMatmuls(ModulePass):
     max_terms: int = option(16, "most products concatenated into one GEMM (each adds two K-split pieces)")
 
     def apply(self, module: ir.Operation, am=None) -> None:
-        for ops in function_ops(module):
+        for ops in function_level_ops(module, _LISTED.__contains__):
+            if not any(op.name in _TERM_OPS and _small_operands(op) for op in ops):
+                continue  # no sum of them can pay (`_may_pay`): an LSTM forward's 1,600 GEMMs, its 3,600 adds unasked
             built = {}
-            for op in ops:
-                if op.operation.name == ADD and self._is_root(op):
+            for op in ops:  # a rewrite erases only ops before its root (terms, inner steps): none yet to come
+                if op.name == ADD and self._is_root(op):
                     self._rewrite(op, built)
 
     @staticmethod

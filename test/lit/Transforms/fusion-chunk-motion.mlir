@@ -141,6 +141,36 @@ func.func @fuse_slice_through_linear_with_bias(%x: !torch.vtensor<[2,8],f32>, %w
 
 // -----
 
+// An LSTM's gates: the pieces move through the add and both GEMMs, onto the
+// weights and the bias (an addmm's B is sliced before its bias); no piece of
+// a computed value is left (the pass builds each GEMM in place of the piece
+// of the add's operand it would otherwise slice, then move).
+
+// CHECK-LABEL: func.func @fuse_chunk_through_gemm_sum
+// CHECK-NOT:     torch.aten.slice.Tensor %{{[0-9]+}},
+// CHECK:         %[[W0:.+]] = torch.aten.slice.Tensor %arg2, {{.*}} -> !torch.vtensor<[8,4],f32>
+// CHECK-NEXT:    %[[B0:.+]] = torch.aten.slice.Tensor %arg4, {{.*}} -> !torch.vtensor<[4],f32>
+// CHECK-NEXT:    %[[X0:.+]] = torch.aten.addmm %[[B0]], %arg0, %[[W0]], {{.*}} -> !torch.vtensor<[1,4],f32>
+// CHECK-NEXT:    %[[U0:.+]] = torch.aten.slice.Tensor %arg3, {{.*}} -> !torch.vtensor<[8,4],f32>
+// CHECK-NEXT:    %[[H0:.+]] = torch.aten.mm %arg1, %[[U0]] : {{.*}} -> !torch.vtensor<[1,4],f32>
+// CHECK-NEXT:    %[[G0:.+]] = torch.aten.add.Tensor %[[X0]], %[[H0]], {{.*}} -> !torch.vtensor<[1,4],f32>
+// CHECK-NOT:     torch.aten.slice.Tensor %{{[0-9]+}},
+// CHECK:         %[[G1:.+]] = torch.aten.add.Tensor {{.*}} -> !torch.vtensor<[1,4],f32>
+// CHECK-NEXT:    torch.aten.mul.Tensor %[[G0]], %[[G1]]
+func.func @fuse_chunk_through_gemm_sum(%x: !torch.vtensor<[1,8],f32>, %h: !torch.vtensor<[1,8],f32>, %w: !torch.vtensor<[8,8],f32>, %u: !torch.vtensor<[8,8],f32>, %b: !torch.vtensor<[8],f32>) -> !torch.vtensor<[1,4],f32> {
+  %int1 = torch.constant.int 1
+  %int4 = torch.constant.int 4
+  %0 = torch.aten.addmm %b, %x, %w, %int1, %int1 : !torch.vtensor<[8],f32>, !torch.vtensor<[1,8],f32>, !torch.vtensor<[8,8],f32>, !torch.int, !torch.int -> !torch.vtensor<[1,8],f32>
+  %1 = torch.aten.mm %h, %u : !torch.vtensor<[1,8],f32>, !torch.vtensor<[8,8],f32> -> !torch.vtensor<[1,8],f32>
+  %2 = torch.aten.add.Tensor %0, %1, %int1 : !torch.vtensor<[1,8],f32>, !torch.vtensor<[1,8],f32>, !torch.int -> !torch.vtensor<[1,8],f32>
+  %3 = torch.aten.split.Tensor %2, %int4, %int1 : !torch.vtensor<[1,8],f32>, !torch.int, !torch.int -> !torch.list<vtensor>
+  %4:2 = torch.prim.ListUnpack %3 : !torch.list<vtensor> -> !torch.vtensor<[1,4],f32>, !torch.vtensor<[1,4],f32>
+  %5 = torch.aten.mul.Tensor %4#0, %4#1 : !torch.vtensor<[1,4],f32>, !torch.vtensor<[1,4],f32> -> !torch.vtensor<[1,4],f32>
+  return %5 : !torch.vtensor<[1,4],f32>
+}
+
+// -----
+
 // Not moved: a product also used whole, a slice of rows (not columns), and
 // a batched product (batched GEMMs are never grouped: a launch per piece).
 
