@@ -2,7 +2,7 @@
 
 GEMMs reading the same A (an LSTM step's gate slices of x_t and of h, q/k/v,
 SwiGLU's gate and up) used to be wrapped one by one and merged pairwise;
-`_siblings_at_once` answers the same legality questions about the
+`siblings_at_once` answers the same legality questions about the
 unwrapped GEMMs and `FusionRewriter.wrap_siblings` builds each merged group
 once. The pipeline's output must be the same text either way, including
 where an op between two siblings reads the first (it moves after the
@@ -105,16 +105,16 @@ def test_siblings_built_at_once_match_pairwise_merges(case, monkeypatch):
     model, args = make().eval(), inputs()
     text = str(import_module(model, args).module)
     calls = []
-    at_once = fuse_matmul._siblings_at_once
+    at_once = fuse_matmul.siblings_at_once
 
     def counted(*a, **k):
         plans = at_once(*a, **k)
         calls.append(None if plans is None else sum(len(p.members) > 1 for p in plans))
         return plans
 
-    monkeypatch.setattr(fuse_matmul, "_siblings_at_once", counted)
+    monkeypatch.setattr(fuse_matmul, "siblings_at_once", counted)
     fast = _pipeline_text(text)
-    monkeypatch.setattr(fuse_matmul, "_siblings_at_once", lambda *a, **k: None)
+    monkeypatch.setattr(fuse_matmul, "siblings_at_once", lambda *a, **k: None)
     pairwise = _pipeline_text(text)
     assert fast == pairwise
     if case == "sibling reads sibling":

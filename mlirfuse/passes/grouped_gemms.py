@@ -1,0 +1,214 @@
+"""Grouped GEMMs: the GEMM groups fusion-fuse-matmul makes one kernel (one accumulator per GEMM).
+
+GEMMs reading the same A (q/k/v projections, SwiGLU's gate and up, an
+LSTM step's gate slices of x_t and of h) merge first (`merge_siblings`,
+or built at once where every set merges whole: `siblings_at_once`,
+`wrap_siblings_at_once`); then GEMM groups over one result space that one
+group reads (`x @ W_ih + h @ W_hh`) merge, so that group can be their
+common epilogue (`merge_for_epilogue`). At most `max-grouped` GEMMs per
+kernel, no batch dims; `counts` keeps each group's (GEMMs, tile space).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from mlirfuse.dialect import GroupKind
+from mlirfuse.ir import constant_like_ops, defining_op, ir, op_id
+from mlirfuse.ops.matmul import Gemm
+from mlirfuse.passes.base import unique_ops
+from mlirfuse.passes.legality import why_not_merge
+from mlirfuse.passes.options import Limits
+from mlirfuse.passes.policy import current as current_policy
+from mlirfuse.passes.rewriter import FusionRewriter, wrapped_inputs
+
+
+class SharedA(NamedTuple):
+    """What a GEMM group must share with a sibling to be grouped."""
+
+    a: ir.Value  # A's group input
+    views: tuple  # ((name, args), ...) from it to A
+    out: tuple
+    k: int
+    dtype: str
+
+
+def shared_a(group, g: Gemm, steps: tuple) -> SharedA | None:
+    """What GEMM group `group` must share with a sibling to be grouped; None if batched.
+
+    `group` has just wrapped one GEMM `g`, the op before its yield, whose A
+    it reads through the views `steps` ((name, args), first applied first)
+    from a group input: the same views of the same input are the same A.
+    """
+    if g.batch:
+        return None
+    ops = group.regions[0].blocks[0].operations
+    a = ops[len(ops) - 2].operands[g.a]
+    for _ in steps:
+        a = a.owner.operands[0]
+    return SharedA(group.operands[ir.BlockArgument(a).arg_number], steps, g.out, g.k, g.dtype)
+
+
+class Siblings(NamedTuple):
+    """GEMMs sharing A that `merge_siblings` would merge, all of them: one group built at once (`wrap_siblings_at_once`)."""
+
+    members: list  # each GEMM's ops as `_wrap` takes them (its operands' views, then the GEMM), in order
+    space: tuple | None  # the tile space, as `merge_siblings` counts it
+    dependents: list  # the ops between the first and the last GEMM that read any of them, in order
+    wrapped: list | None = None  # each GEMM's group inputs and constants (`wrapped_inputs`), of more than one GEMM
+
+
+def siblings_at_once(matmuls: list, chains: list, a_steps: list, walks, dep, limits: Limits, most: int):
+    """The GEMMs of one block by shared A (`shared_a`'s key, from the unwrapped ops), if `merge_siblings` would
+    merge every set of them whole; else None (then each is wrapped and merged pairwise, as before).
+
+    Wrapping each GEMM and merging its siblings pairwise built and erased a
+    group per GEMM (an unrolled LSTM: 8 GEMMs per step, 15 rewrites); this
+    answers the same questions about the unwrapped GEMMs, and `wrap_siblings_at_once`
+    builds each merged group once. Siblings none of which reads another
+    (`dep.reaches`, the cycle) can only be refused by the limits and a
+    fusion policy, asked here as `why_not_merge` would ask them: the sum of
+    each merge's arguments grows with each sibling, so the last merge's is
+    the largest. A GEMM result nobody reads (no extra result for it), a
+    constant A, more than `most` siblings or a fusion policy: None.
+    """
+    if current_policy() is not None:
+        return None
+    by_key: dict = {}
+    for i, ((op, g), views, steps) in enumerate(zip(matmuls, chains, a_steps)):
+        if g.batch:
+            key = None
+        else:
+            root = walks.of(op.operands[g.a], op.operation.block)[0]
+            if constant_like_ops(root) is not None:
+                return None
+            key = SharedA(root, steps, g.out, g.k, g.dtype)
+        by_key.setdefault(key if key is not None else ("batched", i), ([], key))[0].append((op, views))
+    plans = []
+    for members, key in by_key.values():
+        space = None if key is None else (key.out, key.dtype)
+        ops = [unique_ops([*[v for vs in views for v in vs], op]) for op, views in members]
+        if len(members) == 1:
+            plans.append(Siblings(ops, space, []))
+            continue
+        if len(members) > most or (limits.max_group_size and len(members) > limits.max_group_size):
+            return None
+        gemms = [op for op, _ in members]
+        if any(next(r.uses, None) is None for op in gemms for r in op.results):
+            return None
+        last, last_id = gemms[-1], op_id(gemms[-1])
+        moved: dict = {}
+        member_ids = {op_id(op) for op in gemms}
+        for op in gemms[:-1]:
+            between, cycle = dep.dependents_between(op, last)
+            if cycle or any(op_id(d) in member_ids for d in between) or any(
+                op_id(u.owner.operation) == last_id for r in op.results for u in r.uses
+            ):
+                return None
+            moved.update((op_id(d), d) for d in between)
+        wrapped = [wrapped_inputs(member) for member in ops]
+        if len({v for inputs, _ in wrapped for v in inputs}) + len(members) > limits.max_args:
+            return None
+        plans.append(Siblings(ops, space, sorted(moved.values(), key=dep.position), wrapped))
+    return plans
+
+
+def wrap_siblings_at_once(plans: list, rewriter: FusionRewriter, counts: dict) -> list:
+    """Each of `plans` (`siblings_at_once`) as one GEMM group, in order; `counts` as `merge_siblings` fills it."""
+    groups = []
+    for plan in plans:
+        if len(plan.members) == 1:
+            group = rewriter.wrap(plan.members[0], GroupKind.MATMUL)
+        else:
+            group = rewriter.wrap_siblings(plan.members, GroupKind.MATMUL, plan.dependents, plan.wrapped)
+        counts[op_id(group)] = (len(plan.members), plan.space)
+        groups.append(group)
+    return groups
+
+
+def merge_siblings(
+    groups: list, keys: list, rewriter: FusionRewriter, dep, limits: Limits, most: int, bodies, counts: dict
+) -> list:
+    """Groups whose GEMMs share A (the same `keys`, `shared_a`'s; None: shares nothing) merged, up to `most` per
+    group, when neither depends on the other.
+
+    `groups` hold one GEMM each; `counts` gets the (GEMMs, tile space) of each group returned, by op_id.
+    """
+    by_key: dict = {}
+    for group, key in zip(groups, keys):
+        by_key.setdefault(key or id(group), ([], key))[0].append(group)
+    result = []
+    for members, key in by_key.values():
+        merged, count = members[0], 1
+        # The tile space, (result space, dtype), GEMMs sharing tiles agree on: siblings share it (a merged
+        # group's is its first GEMM's), a batched GEMM (no key) has none.
+        space = None if key is None else (key.out, key.dtype)
+        for other in members[1:]:
+            first, second = (merged, other) if dep.position(merged) < dep.position(other) else (other, merged)
+            if count >= most or dep.reaches(first, second) or why_not_merge(first, second, dep, limits, bodies) is not None:
+                result.append(other)
+                counts[op_id(other)] = (1, space)
+                continue
+            merged = rewriter.merge(first, second, dep, kind=GroupKind.MATMUL)
+            count += 1
+        result.append(merged)
+        counts[op_id(merged)] = (count, space)
+    return result
+
+
+def _epilogue_partner(group, groups: dict, dep, limits: Limits, most: int, bodies, counts: dict):
+    """Another GEMM group of `groups` (by op_id; their GEMMs and tile spaces in `counts`) over the same result tiles,
+    read by a group that reads `group` too, mergeable with it.
+
+    The reader is usually their common epilogue; where it cannot be (it
+    creates a tensor, say), the merge still makes two launches one.
+    """
+    count, space = counts[op_id(group)]
+    if space is None:
+        return None
+    refused = set()  # op_ids of the groups checked already and refused (a group's results feed many readers)
+    scanned = set()  # op_ids of the readers whose inputs were checked (a grouped GEMM's results feed one reader)
+    for r in group.results:
+        for use in r.uses:
+            consumer = use.owner.operation
+            if consumer.name != "fusion.group" or (reader := op_id(consumer)) in scanned:
+                continue
+            scanned.add(reader)
+            for v in consumer.operands:
+                owner = defining_op(v)
+                other = None if owner is None or owner == group.operation else groups.get(key := op_id(owner))
+                if other is None or key in refused:
+                    continue
+                if counts[key][1] != space or count + counts[key][0] > most:
+                    refused.add(key)
+                    continue
+                first, second = (group, other) if dep.position(group) < dep.position(other) else (other, group)
+                if not dep.reaches(first, second) and why_not_merge(first, second, dep, limits, bodies) is None:
+                    return other
+                refused.add(key)
+    return None
+
+
+def merge_for_epilogue(groups: list, rewriter: FusionRewriter, dep, limits: Limits, most: int, bodies, counts: dict) -> list:
+    """GEMM groups over common result tiles that one group reads merged into one, up to `most` GEMMs (`counts`: as
+    `merge_siblings` left it, kept current)."""
+    by_id = {op_id(g): g for g in groups}  # in order, a merged group last; found and removed in O(1)
+    merged = True
+    while merged:
+        merged = False
+        for group in by_id.values():  # left as soon as it changes
+            other = _epilogue_partner(group, by_id, dep, limits, most, bodies, counts)
+            if other is None:
+                continue
+            first, second = (group, other) if dep.position(group) < dep.position(other) else (other, group)
+            del by_id[op_id(group)], by_id[op_id(other)]  # before the merge erases them
+            (count, space), (other_count, _) = counts.pop(op_id(group)), counts.pop(op_id(other))
+            new = rewriter.merge(first, second, dep, kind=GroupKind.MATMUL)
+            by_id[op_id(new)] = new
+            counts[op_id(new)] = (count + other_count, space)
+            merged = True
+            break
+    return list(by_id.values())
+
+
+__all__ = ["SharedA", "Siblings", "merge_for_epilogue", "merge_siblings", "shared_a", "siblings_at_once", "wrap_siblings_at_once"]
