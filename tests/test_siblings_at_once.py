@@ -70,6 +70,20 @@ class ReaderBetween(nn.Module):
         return torch.relu(y1 + y2) * s[:, None]
 
 
+class SiblingsOfAGemm(nn.Module):
+    """A GEMM chain whose last two GEMMs share the second's result as A: by the time those siblings are built,
+    the GEMMs they read are groups (fuzz seed 71200059 crashed building them from values read before)."""
+
+    def __init__(self):
+        super().__init__()
+        self.w2, self.w4 = nn.Parameter(torch.randn(5, 8)), nn.Parameter(torch.randn(5, 4))
+        self.w6, self.w7 = nn.Parameter(torch.randn(4, 4)), nn.Parameter(torch.randn(4, 4))
+
+    def forward(self, x):
+        v5 = nn.functional.linear(x, self.w2) @ self.w4
+        return nn.functional.silu(nn.functional.linear(v5, self.w6)) * nn.functional.linear(v5, self.w7)
+
+
 class SiblingReadsSibling(nn.Module):
     """The second GEMM on x reads the first's result as its B: not siblings the fast path may build at once."""
 
@@ -88,6 +102,7 @@ CASES = {
     "qkv and swiglu": (QKV, lambda: (torch.randn(2, 8, 16),)),
     "reader between": (ReaderBetween, lambda: (torch.randn(16, 16),)),
     "sibling reads sibling": (SiblingReadsSibling, lambda: (torch.randn(16, 16),)),
+    "siblings of a gemm": (SiblingsOfAGemm, lambda: (torch.randn(1, 3, 8, 8),)),
 }
 
 
@@ -124,8 +139,9 @@ def test_siblings_built_at_once_match_pairwise_merges(case, monkeypatch):
         assert '"fusion.group"' not in fast  # outlined: every group became a launch
 
 
-def test_reader_between_siblings_matches_eager():
+@pytest.mark.parametrize("make, shape", [(ReaderBetween, (16, 16)), (SiblingsOfAGemm, (1, 3, 8, 8))])
+def test_siblings_built_at_once_match_eager(make, shape):
     torch.manual_seed(0)
-    model, x = ReaderBetween().eval(), torch.randn(16, 16)
+    model, x = make().eval(), torch.randn(*shape)
     cm = mlirfuse.compile(model, (x,))
     torch.testing.assert_close(cm(x), model(x), rtol=1e-4, atol=1e-4)

@@ -152,7 +152,7 @@ class FuseMatmul(ModulePass):
             counts = {}
             at_once = siblings_at_once(matmuls, chains, a_steps, walks, dep, limits, self.max_grouped) if self.grouped else None
             if at_once is not None:
-                groups = wrap_siblings_at_once(at_once, rewriter, counts)
+                groups = wrap_siblings_at_once(at_once, rewriter, dep, counts)
             else:
                 groups = [_wrap(op, rewriter, views=[v for vs in views for v in vs]) for (op, _), views in zip(matmuls, chains)]
             if self.grouped:

@@ -54,8 +54,6 @@ class Siblings(NamedTuple):
 
     members: list  # each GEMM's ops as `_wrap` takes them (its operands' views, then the GEMM), in order
     space: tuple | None  # the tile space, as `merge_siblings` counts it
-    dependents: list  # the ops between the first and the last GEMM that read any of them, in order
-    wrapped: list | None = None  # each GEMM's group inputs and constants (`wrapped_inputs`), of more than one GEMM
 
 
 def siblings_at_once(matmuls: list, chains: list, a_steps: list, walks, dep, limits: Limits, most: int):
@@ -89,38 +87,51 @@ def siblings_at_once(matmuls: list, chains: list, a_steps: list, walks, dep, lim
         space = None if key is None else (key.out, key.dtype)
         ops = [unique_ops([*[v for vs in views for v in vs], op]) for op, views in members]
         if len(members) == 1:
-            plans.append(Siblings(ops, space, []))
+            plans.append(Siblings(ops, space))
             continue
         if len(members) > most or (limits.max_group_size and len(members) > limits.max_group_size):
             return None
         gemms = [op for op, _ in members]
         if any(next(r.uses, None) is None for op in gemms for r in op.results):
             return None
-        last, last_id = gemms[-1], op_id(gemms[-1])
-        moved: dict = {}
-        member_ids = {op_id(op) for op in gemms}
-        for op in gemms[:-1]:
-            between, cycle = dep.dependents_between(op, last)
-            if cycle or any(op_id(d) in member_ids for d in between) or any(
-                op_id(u.owner.operation) == last_id for r in op.results for u in r.uses
-            ):
-                return None
-            moved.update((op_id(d), d) for d in between)
-        wrapped = [wrapped_inputs(member) for member in ops]
-        if len({v for inputs, _ in wrapped for v in inputs}) + len(members) > limits.max_args:
+        if _dependents(gemms, dep) is None:
             return None
-        plans.append(Siblings(ops, space, sorted(moved.values(), key=dep.position), wrapped))
+        if len({v for member in ops for v in wrapped_inputs(member)[0]}) + len(members) > limits.max_args:
+            return None
+        plans.append(Siblings(ops, space))
     return plans
 
 
-def wrap_siblings_at_once(plans: list, rewriter: FusionRewriter, counts: dict) -> list:
-    """Each of `plans` (`siblings_at_once`) as one GEMM group, in order; `counts` as `merge_siblings` fills it."""
+def _dependents(gemms: list, dep) -> list | None:
+    """The ops between the first of `gemms` and the last that read any but the last, in order (each merge of the
+    pairwise chain moves them after its group); None if one of `gemms` reads another."""
+    last, last_id = gemms[-1], op_id(gemms[-1])
+    moved: dict = {}
+    member_ids = {op_id(op) for op in gemms}
+    for op in gemms[:-1]:
+        between, cycle = dep.dependents_between(op, last)
+        if cycle or any(op_id(d) in member_ids for d in between) or any(
+            op_id(u.owner.operation) == last_id for r in op.results for u in r.uses
+        ):
+            return None
+        moved.update((op_id(d), d) for d in between)
+    return sorted(moved.values(), key=dep.position)
+
+
+def wrap_siblings_at_once(plans: list, rewriter: FusionRewriter, dep, counts: dict) -> list:
+    """Each of `plans` (`siblings_at_once`) as one GEMM group, in order; `counts` as `merge_siblings` fills it.
+
+    What a group reads and what moves after it are asked as it is built: a
+    plan before it may have wrapped a GEMM it reads (that value is now the
+    group's) or one of the ops between its GEMMs.
+    """
     groups = []
     for plan in plans:
         if len(plan.members) == 1:
             group = rewriter.wrap(plan.members[0], GroupKind.MATMUL)
         else:
-            group = rewriter.wrap_siblings(plan.members, GroupKind.MATMUL, plan.dependents, plan.wrapped)
+            gemms = [ops[-1] for ops in plan.members]
+            group = rewriter.wrap_siblings(plan.members, GroupKind.MATMUL, _dependents(gemms, dep))
         counts[op_id(group)] = (len(plan.members), plan.space)
         groups.append(group)
     return groups

@@ -123,7 +123,7 @@ class FusionRewriter:
         self._erase_unread(ops[:-1])
         return group
 
-    def wrap_siblings(self, members: list[list], kind: GroupKind, dependents: list, wrapped: list | None = None):
+    def wrap_siblings(self, members: list[list], kind: GroupKind, dependents: list):
         """`wrap` of each of `members` (op lists, as `wrap` takes them), each group then merged into the next
         (`merge`), built once: the same group, where the last member's last op was.
 
@@ -135,10 +135,9 @@ class FusionRewriter:
         member until fusion-canonicalize's CSE keeps the first. `dependents`: the ops
         between the first member and the last that read any of them, in
         order; each merge moves them after its group, and so does this.
-        `wrapped`: each member's `wrapped_inputs`, if asked already.
         """
         lasts = [ops[-1] for ops in members]
-        wrapped = wrapped or [wrapped_inputs(ops) for ops in members]
+        wrapped = [wrapped_inputs(ops) for ops in members]
         inputs = list(dict.fromkeys(v for member_inputs, _ in wrapped for v in member_inputs))
         results = [list(last.results) for last in lasts]
         yielded_results = [r for rs in reversed(results) for r in rs]
