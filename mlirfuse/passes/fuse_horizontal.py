@@ -77,6 +77,8 @@ def fuse_scalar_stores(fuser: VerticalFuser) -> bool:
     """Each 0-d pointwise group joins the first reduction group it neither feeds nor reads (`why_not_scalar_store`)."""
     for ops in function_level_ops(fuser.module, _is_group):
         hosts = [op for op in ops if is_fusible_group(op) and group_kind(op) in REDUCTION_KINDS]
+        if not hosts:
+            continue  # no scalar to ask about
         for scalar in (op for op in ops if is_fusible_group(op) and is_scalar_group(op)):
             for host in hosts:
                 reason = why_not_scalar_store(scalar, host, fuser.dep, fuser.limits, fuser.bodies)
@@ -104,9 +106,12 @@ class FuseHorizontal(ModulePass):
 
     def apply(self, module: ir.Operation, am=None) -> None:
         fuser = VerticalFuser(module, am or AnalysisManager(), self.limits, self.recompute_analyses, self.name)
+        changed = False
         while fuse_siblings(fuser):
             fuser.run()
+            changed = True
         # Last: a 0-d result would keep a reduction group from growing (legality's iteration spaces).
         while fuse_scalar_stores(fuser):
-            pass
-        fuser.rewriter.erase_dead_constants(module)
+            changed = True
+        if changed:  # a merge may leave constants unread (a pass that merged nothing leaves the IR as it was)
+            fuser.rewriter.erase_dead_constants(module)
