@@ -32,7 +32,7 @@ form either way.
 from __future__ import annotations
 
 from mlirfuse.dialect.kinds import GROUP_KINDS, REDUCTION_KINDS, GroupKind, group_kind, kind_attr, kind_attribute
-from mlirfuse.ir import add_dialect_search_prefix, asm, ir, last_op, op_id
+from mlirfuse.ir import add_dialect_search_prefix, asm, body_operations, ir, last_op, op_id
 from mlirfuse.ops.attention import MATMULS, SDPA, SOFTMAXES
 from mlirfuse.ops.conv import CONV_OPS, Conv, conv
 from mlirfuse.ops.elementwise import liftable_constants
@@ -383,7 +383,9 @@ def canonical_form(region_op, lifted=(), holes: dict | None = None) -> str:
         ids[arg] = f"%a{i}"
         parts.append(f"%a{i}: {asm(arg.type)}")
     lifted = set(lifted)
-    for op in block.operations:
+    ops, terminator = body_operations(region_op)
+    ops.append(terminator)
+    for op in ops:
         op_results = op.results
         if lifted and len(op_results) == 1 and op_results[0] in lifted:
             continue
@@ -402,7 +404,7 @@ def canonical_form(region_op, lifted=(), holes: dict | None = None) -> str:
         for r in op_results:
             ids[r] = name = f"%v{len(ids)}"
             results.append(f"{name}: {asm(r.type)}")
-        parts.append(f"{', '.join(results)} = {op.operation.name}({operands}) {{{attrs}}}")
+        parts.append(f"{', '.join(results)} = {op.name}({operands}) {{{attrs}}}")
     return "\n".join(parts)
 
 

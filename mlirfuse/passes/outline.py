@@ -24,7 +24,7 @@ import math
 from mlirfuse.analysis import AnalysisManager
 from mlirfuse.dialect import SCALAR_MARK, GroupKind, build_kernel, build_launch, canonical_form, group_kind
 from mlirfuse.errors import PipelineError
-from mlirfuse.ir import constant_value, ir, op_id
+from mlirfuse.ir import body_operations, constant_value, ir, op_id
 from mlirfuse.ops.elementwise import liftable_constants
 from mlirfuse.passes.base import ModulePass
 from mlirfuse.passes.options import option
@@ -122,25 +122,28 @@ class Outline(ModulePass):
 _VIEW_INDICES = {"torch.aten.select.int": (2,), "torch.aten.slice.Tensor": (2, 3)}
 
 
-def _hoistable_views(kernel) -> tuple[list, tuple]:
+def _hoistable_views(kernel) -> tuple[list, tuple, tuple]:
     """The body's selects and slices of a kernel argument with constant int operands (None for a slice's open
-    ends): views a launch can take of its operand instead, in body order; and the body's op names but
-    constants' (a class's members have the same)."""
+    ends): views a launch can take of its operand instead, in body order; the values of their operands that
+    may differ within a class (`_VIEW_INDICES`), per view; and the body's op names but constants' (a class's
+    members have the same)."""
     block = kernel.regions[0].blocks[0]
-    found, names = [], []
-    for op in block.operations:
-        name = op.operation.name
+    ops, _ = body_operations(kernel)
+    found, indices, names = [], [], []
+    for op in ops:
+        name = op.name
         if not name.startswith("torch.constant."):  # an index's own constant does not enter the form
             names.append(name)
         if name not in _VIEW_INDICES:
             continue
-        source = op.operands[0]
+        source, *rest = op.operands
         if not isinstance(source.owner, ir.Block) or source.owner != block:
             continue
-        values = [constant_value(v) for v in op.operands[1:]]
+        values = [constant_value(v) for v in rest]
         if all(type(v) is int or (v is None and k >= 2) for k, v in enumerate(values, 1)):
             found.append(op)
-    return found, tuple(names)
+            indices.append(tuple(values[k - 1] for k in _VIEW_INDICES[name]))
+    return found, tuple(indices), tuple(names)
 
 
 def _hoist_views(kernels: list, groups: list, rewriter: FusionRewriter) -> dict[int, tuple[set, list]]:
@@ -157,9 +160,8 @@ def _hoist_views(kernels: list, groups: list, rewriter: FusionRewriter) -> dict[
     """
     candidates: dict[tuple, list] = {}  # (op names but constants', sorted; how many views) -> [(kernel index, views, index vector)]
     for i, kernel in enumerate(kernels):
-        views, names = _hoistable_views(kernel)
+        views, vector, names = _hoistable_views(kernel)
         if views:
-            vector = tuple(tuple(constant_value(op.operands[k]) for k in _VIEW_INDICES[op.operation.name]) for op in views)
             candidates.setdefault((tuple(sorted(names)), len(views)), []).append((i, views, vector))
     classes: dict[str, list] = {}
     for members in candidates.values():
