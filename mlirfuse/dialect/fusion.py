@@ -359,7 +359,7 @@ def find_kernel(op: ir.Operation, name: str):
     return None
 
 
-def canonical_form(region_op, lifted=(), holes: dict | None = None) -> str:
+def canonical_form(region_op, lifted=()) -> str:
     """The text two groups/kernels share exactly when they compute the same thing.
 
     Built from the body alone: block arguments and values numbered in order
@@ -370,42 +370,90 @@ def canonical_form(region_op, lifted=(), holes: dict | None = None) -> str:
     A scalar argument's value (a `fusion.scalar` constant) prints as `?`:
     launches pass it. Constants in `lifted` do not print at all, each use
     of one printing `?`: the form of a class of bodies equal up to those
-    constants, however each shares its constants among uses. `holes`
-    (op_id -> operand numbers): those operands of those ops print `?`
-    (fusion-outline's hoist-views: a view's index, whatever else reads it).
+    constants, however each shares its constants among uses.
     """
-    block = region_op.regions[0].blocks[0]
-    ids: dict[ir.Value, str] = {}
-    parts = [group_kind(region_op).value]
-    if "precision" in region_op.attributes:  # fusion-outline{precision=eager}: another kernel
-        parts.append(ir.StringAttr(region_op.attributes["precision"]).value)
-    for i, arg in enumerate(block.arguments):
-        ids[arg] = f"%a{i}"
-        parts.append(f"%a{i}: {asm(arg.type)}")
-    lifted = set(lifted)
-    ops, terminator = body_operations(region_op)
-    ops.append(terminator)
-    for op in ops:
-        op_results = op.results
-        if lifted and len(op_results) == 1 and op_results[0] in lifted:
-            continue
-        if lifted or holes:
-            open_operands = holes.get(op_id(op), ()) if holes else ()
-            operands = ", ".join("?" if v in lifted or k in open_operands else ids[v] for k, v in enumerate(op.operands))
-        else:
-            operands = ", ".join([ids[v] for v in op.operands])
-        attributes = op.attributes
-        if len(attributes):
-            hidden = "value" if SCALAR_MARK in attributes else None
-            attrs = ", ".join(sorted([f"{name} = {'?' if name == hidden else asm(attr)}" for name, attr in attributes.items()]))
-        else:
-            attrs = ""
-        results = []
-        for r in op_results:
-            ids[r] = name = f"%v{len(ids)}"
-            results.append(f"{name}: {asm(r.type)}")
-        parts.append(f"{', '.join(results)} = {op.name}({operands}) {{{attrs}}}")
-    return "\n".join(parts)
+    form = BodyForm(region_op)
+    return form.text({form.serials[v] for v in lifted if v in form.serials})
+
+
+class BodyForm:
+    """A group's or kernel's body read once, to print `canonical_form`s from without asking the bindings again.
+
+    Reading asks for every op's operands, attributes and result types (a few
+    µs an op: what a form costs); printing is Python alone. Values are
+    numbered by serial: the block's arguments, then each op's results in
+    order; ops by their index in the body (the terminator last).
+    fusion-outline reads each kernel once: its class form with the views'
+    indices open, then, once the views moved out (`move_out`), its own.
+    """
+
+    def __init__(self, region_op):
+        block = region_op.regions[0].blocks[0]
+        self.head = [group_kind(region_op).value]
+        if "precision" in region_op.attributes:  # fusion-outline{precision=eager}: another kernel
+            self.head.append(ir.StringAttr(region_op.attributes["precision"]).value)
+        serials: dict[ir.Value, int] = {}
+        values: list[ir.Value] = []  # serial -> value
+        self.args: list[tuple[int, str]] = []  # (serial, type) of each argument, in order
+        for arg in block.arguments:
+            serials[arg] = len(values)
+            self.args.append((len(values), asm(arg.type)))
+            values.append(arg)
+        ops, terminator = body_operations(region_op)
+        ops.append(terminator)
+        self.operations = ops  # the body's ir.Operations, by index
+        self.ops: list[tuple[str, tuple, str, tuple]] = []  # (name, operand serials, attributes, ((serial, type), ...))
+        self.defined_by: dict[int, int] = {}  # result serial -> op index
+        for index, op in enumerate(ops):
+            operands = tuple([serials[v] for v in op.operands])
+            attributes = op.attributes
+            if len(attributes):
+                hidden = "value" if SCALAR_MARK in attributes else None
+                attrs = ", ".join(sorted([f"{name} = {'?' if name == hidden else asm(attr)}" for name, attr in attributes.items()]))
+            else:
+                attrs = ""
+            results = []
+            for r in op.results:
+                serials[r] = serial = len(values)
+                values.append(r)
+                self.defined_by[serial] = index
+                results.append((serial, asm(r.type)))
+            self.ops.append((op.name, operands, attrs, tuple(results)))
+        self.serials = serials
+        self.values = values
+        self.gone: set[int] = set()  # ops no longer in the body (`move_out`)
+
+    def text(self, lifted=frozenset(), holes: dict | None = None) -> str:
+        """`canonical_form`'s text: constants whose serial is in `lifted` left out, each use printing `?`; `holes`
+        (op index -> operand numbers): those operands print `?` (fusion-outline's hoist-views: a view's index)."""
+        ids: dict[int, str] = {}
+        parts = list(self.head)
+        for i, (serial, type_) in enumerate(self.args):
+            ids[serial] = f"%a{i}"
+            parts.append(f"%a{i}: {type_}")
+        gone = self.gone
+        for index, (name, operands, attrs, results) in enumerate(self.ops):
+            if index in gone or (lifted and len(results) == 1 and results[0][0] in lifted):
+                continue
+            if lifted or holes:
+                open_operands = holes.get(index, ()) if holes else ()
+                operand_text = ", ".join("?" if v in lifted or k in open_operands else ids[v] for k, v in enumerate(operands))
+            else:
+                operand_text = ", ".join([ids[v] for v in operands])
+            printed = []
+            for serial, type_ in results:
+                ids[serial] = value = f"%v{len(ids)}"
+                printed.append(f"{value}: {type_}")
+            parts.append(f"{', '.join(printed)} = {name}({operand_text}) {{{attrs}}}")
+        return "\n".join(parts)
+
+    def move_out(self, views: list[int], erased: list[int], dropped: set[int]) -> None:
+        """The body after ops `views` left it, each result read through a new argument appended in that order,
+        ops `erased` were erased and the arguments numbered in `dropped` were erased."""
+        self.gone.update(views)
+        self.gone.update(erased)
+        kept = [arg for i, arg in enumerate(self.args) if i not in dropped]
+        self.args = kept + [self.ops[view][3][0] for view in views]
 
 
 def load_fusion_dialect(ctx: ir.Context) -> None:
