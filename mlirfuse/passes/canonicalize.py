@@ -11,7 +11,8 @@ with the same operands and body are merged. The canonical form is what
 deduplication compares, so two groups computing the same thing print the
 same.
 
-The shape analysis is kept current, never recomputed. The patterns run
+The shape analysis is asked for at the first size query and kept current
+from there, never recomputed. The patterns run
 with MLIR's walk driver to a fixpoint: unlike the greedy driver it never
 erases ops behind our back, so every change to a func-level tensor goes
 through code that also updates the analysis.
@@ -167,7 +168,7 @@ def _refresh_kind(group, ops: list) -> bool:
     return False
 
 
-def canonicalize_group(group, rewriter: FusionRewriter, shapes: ShapeAnalysis, tidy: list | None = None) -> bool:
+def canonicalize_group(group, rewriter: FusionRewriter, tidy: list | None = None) -> bool:
     """Tidy one group's body, then rebuild it without dead operands and results.
 
     The group left is appended to `tidy` (if given) where running this again
@@ -280,7 +281,6 @@ class Canonicalize(ModulePass):
 
     def apply(self, module: ir.Operation, am=None) -> None:
         am = am or AnalysisManager()
-        shapes = am.get(ShapeAnalysis, module)
         rewriter = FusionRewriter(am)
         changed = True
 
@@ -289,23 +289,28 @@ class Canonicalize(ModulePass):
             def apply_one(op, driver):
                 nonlocal changed
                 with rewriter.driving(driver):
-                    done = fn(op, rewriter, shapes)
+                    done = fn(op)
                 changed |= done
                 return done
 
             return apply_one
 
+        def fold(query) -> bool:
+            # The shape analysis is asked for at the first size query (most modules have none): computed then,
+            # kept current from there.
+            return fold_size_query(query, rewriter, am.get(ShapeAnalysis, module))
+
         # A group canonicalize_group left tidy stays so while it reads the same values and the same results
         # are read: a later sweep (run because other ops changed) skips it.
         settled: dict[int, tuple] = {}  # op_id -> that state
 
-        def canonicalize_unsettled(group, rewriter, shapes) -> bool:
+        def canonicalize_unsettled(group) -> bool:
             key, state = op_id(group), _outside_state(group)
             if settled.pop(key, None) == state:
                 settled[key] = state
                 return False
             tidy = []
-            done = canonicalize_group(group, rewriter, shapes, tidy)
+            done = canonicalize_group(group, rewriter, tidy)
             for left in tidy:
                 settled[op_id(left)] = _outside_state(left)
             return done
@@ -313,7 +318,7 @@ class Canonicalize(ModulePass):
         patterns = rewrite.RewritePatternSet()
         patterns.add("fusion.group", tracked(canonicalize_unsettled))
         for name in SIZE_QUERIES:
-            patterns.add(name, tracked(fold_size_query))
+            patterns.add(name, tracked(fold))
         frozen = patterns.freeze()
         while changed:
             changed = False
