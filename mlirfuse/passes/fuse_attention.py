@@ -27,6 +27,7 @@ from mlirfuse.ir import ir
 from mlirfuse.ops.attention import MATMULS, SDPA, Attention, match
 from mlirfuse.passes.base import ModulePass, function_level_ops
 from mlirfuse.passes.legality import FUSION_ANALYSES, fusion_rewriter
+from mlirfuse.passes.rewriter import FusionRewriter
 
 EXPLAIN = "fusion.explain"
 
@@ -44,13 +45,15 @@ class FuseAttention(ModulePass):
 
     def apply(self, module: ir.Operation, am=None) -> None:
         am = am or AnalysisManager()
-        rewriter = None  # made (and the analyses it keeps current computed) at the first attention found: most models have none
+        rewriter = None  # made at the first attention found: most models have none
         for ops in function_level_ops(module, _ROOTS.__contains__):
             for op in ops:
                 op = op.opview
                 found = match(op)
                 if isinstance(found, Attention):
-                    rewriter = rewriter or fusion_rewriter(module, am)[0]
+                    # Nothing here asks the dependence analysis, nor does fusion-decompose, which drops it: only
+                    # the checking mode computes it (with the other fusion analyses), to prove wrap keeps it.
+                    rewriter = rewriter or (fusion_rewriter(module, am)[0] if am.verify else FusionRewriter(am))
                     group = rewriter.wrap(found.ops(), GroupKind.ATTENTION)
                     if found.refused:  # an operand read from memory though a pointwise op computes it
                         group.attributes[EXPLAIN] = ir.ArrayAttr.get(
