@@ -402,7 +402,7 @@ class BodyForm:
         ops, terminator = body_operations(region_op)
         ops.append(terminator)
         self.operations = ops  # the body's ir.Operations, by index
-        self.ops: list[tuple[str, tuple, str, tuple]] = []  # (name, operand serials, attributes, ((serial, type), ...))
+        self.ops: list[tuple[str, tuple, str, tuple]] = []  # (name, operand serials, "name(" and ") {attributes}", ((serial, type), ...))
         self.defined_by: dict[int, int] = {}  # result serial -> op index
         for index, op in enumerate(ops):
             operands = tuple([serials[v] for v in op.operands])
@@ -418,7 +418,8 @@ class BodyForm:
                 values.append(r)
                 self.defined_by[serial] = index
                 results.append((serial, asm(r.type)))
-            self.ops.append((op.name, operands, attrs, tuple(results)))
+            name = op.name
+            self.ops.append((name, operands, (f"{name}(", f") {{{attrs}}}"), tuple(results)))
         self.serials = serials
         self.values = values
         self.gone: set[int] = set()  # ops no longer in the body (`move_out`)
@@ -432,19 +433,24 @@ class BodyForm:
             ids[serial] = f"%a{i}"
             parts.append(f"%a{i}: {type_}")
         gone = self.gone
-        for index, (name, operands, attrs, results) in enumerate(self.ops):
+        for index, (_, operands, (call, attrs), results) in enumerate(self.ops):
             if index in gone or (lifted and len(results) == 1 and results[0][0] in lifted):
                 continue
             if lifted or holes:
                 open_operands = holes.get(index, ()) if holes else ()
-                operand_text = ", ".join("?" if v in lifted or k in open_operands else ids[v] for k, v in enumerate(operands))
+                operand_text = ", ".join(["?" if v in lifted or k in open_operands else ids[v] for k, v in enumerate(operands)])
             else:
                 operand_text = ", ".join([ids[v] for v in operands])
+            if len(results) == 1:
+                (serial, type_), = results
+                ids[serial] = value = f"%v{len(ids)}"
+                parts.append(f"{value}: {type_} = {call}{operand_text}{attrs}")
+                continue
             printed = []
             for serial, type_ in results:
                 ids[serial] = value = f"%v{len(ids)}"
                 printed.append(f"{value}: {type_}")
-            parts.append(f"{', '.join(printed)} = {name}({operand_text}) {{{attrs}}}")
+            parts.append(f"{', '.join(printed)} = {call}{operand_text}{attrs}")
         return "\n".join(parts)
 
     def move_out(self, views: list[int], erased: list[int], dropped: set[int]) -> None:
