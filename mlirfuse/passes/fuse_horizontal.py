@@ -53,8 +53,9 @@ def fuse_siblings(fuser: VerticalFuser, listed: list) -> bool:
         readers: dict[ir.Value, list] = {}
         for op in ops:
             if is_fusible_group(op) or _is_scatter(op):
+                entry = (op_id(op), op)
                 for v in dict.fromkeys(op.operands):  # ordered: deterministic merges
-                    readers.setdefault(v, []).append((op_id(op), op))
+                    readers.setdefault(v, []).append(entry)
         done: set[int] = set()
         for groups in readers.values():
             for (first_id, first), (second_id, second) in zip(groups, groups[1:]):
