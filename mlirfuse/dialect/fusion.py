@@ -402,7 +402,7 @@ class BodyForm:
         ops, terminator = body_operations(region_op)
         ops.append(terminator)
         self.operations = ops  # the body's ir.Operations, by index
-        self.ops: list[tuple[str, tuple, str, tuple]] = []  # (name, operand serials, "name(" and ") {attributes}", ((serial, type), ...))
+        self.ops: list[tuple[str, tuple, tuple[str, str], tuple]] = []  # (name, operand serials, ("name(", ") {attributes}"), ((serial, type), ...))
         self.defined_by: dict[int, int] = {}  # result serial -> op index
         for index, op in enumerate(ops):
             operands = tuple([serials[v] for v in op.operands])
@@ -420,6 +420,7 @@ class BodyForm:
                 results.append((serial, asm(r.type)))
             name = op.name
             self.ops.append((name, operands, (f"{name}(", f") {{{attrs}}}"), tuple(results)))
+        self.names = {name for name, _, _, _ in self.ops}  # of every op read, gone since or not
         self.serials = serials
         self.values = values
         self.gone: set[int] = set()  # ops no longer in the body (`move_out`)

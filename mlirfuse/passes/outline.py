@@ -134,12 +134,16 @@ def _hoistable_views(form: BodyForm) -> tuple[list, tuple, tuple]:
     constants' (a class's members have the same)."""
     found, indices, names = [], [], []
     arguments = len(form.args)  # serials below it are the block's arguments
+    constants: dict[int, object] = {}  # serial -> its constant value, asked once (views share their dims and steps)
     for index, (name, operands, _, _) in enumerate(form.ops):
         if not name.startswith("torch.constant."):  # an index's own constant does not enter the form
             names.append(name)
         if name not in _VIEW_INDICES or operands[0] >= arguments:
             continue
-        values = [constant_value(form.values[v]) for v in operands[1:]]
+        for v in operands[1:]:
+            if v not in constants:
+                constants[v] = constant_value(form.values[v])
+        values = [constants[v] for v in operands[1:]]
         if all(type(v) is int or (v is None and k >= 2) for k, v in enumerate(values, 1)):
             found.append(index)
             indices.append(tuple(values[k - 1] for k in _VIEW_INDICES[name]))
@@ -241,9 +245,9 @@ def _lift(kernels: list, forms: list, rewriter: FusionRewriter) -> list[tuple[fl
     """
     classes: dict[str, list] = {}
     for i, (kernel, form) in enumerate(zip(kernels, forms)):
-        body = [(index, op) for index, op in enumerate(form.ops) if index not in form.gone]
-        if not any(name == "torch.constant.float" for _, (name, _, _, _) in body):
+        if "torch.constant.float" not in form.names:
             continue  # (most kernels: no float constant to lift)
+        body = [(index, op) for index, op in enumerate(form.ops) if index not in form.gone]
         constants = {form.serials[v] for v in liftable_constants(kernel.regions[0].blocks[0])}
         if constants:
             uses = [(form.operations[index], k) for index, (_, operands, _, _) in body
