@@ -254,16 +254,23 @@ def constant_merges(module) -> int:
     return sum(len(vectors) - 1 for vectors in values.values())
 
 
-def _verify_launch(op, kernels: dict | None = None) -> None:
-    """`kernels`: the enclosing module's kernels by name, where the caller has them (else each is looked for)."""
+def _verify_launch(op, kernels: dict | None = None, signatures: dict | None = None) -> None:
+    """`kernels`: the enclosing module's kernels by name, where the caller has them (else each is looked for);
+    `signatures`: kernel op_id -> what a launch of it must match, filled as kernels are met (a kernel launched
+    400 times is read once)."""
     if "kernel" not in op.attributes or not isinstance(op.attributes["kernel"], ir.FlatSymbolRefAttr):
         _error(op, "requires a symbol attribute 'kernel'")
     name = op.attributes["kernel"].value
     kernel = find_kernel(op, name) if kernels is None else kernels.get(name)
     if kernel is None:
         _error(op, f"refers to unknown kernel @{name}")
-    block = kernel.regions[0].blocks[0]
-    arg_types = [a.type for a in block.arguments]
+    key = op_id(kernel)
+    signature = None if signatures is None else signatures.get(key)
+    if signature is None:
+        signature = _signature(kernel)
+        if signatures is not None:
+            signatures[key] = signature
+    arg_types, yielded, taken = signature
     in_types = [v.type for v in op.operands]
     if arg_types != in_types:
         _error(
@@ -271,14 +278,19 @@ def _verify_launch(op, kernels: dict | None = None) -> None:
             f"operand types ({', '.join(map(str, in_types))}) do not match "
             f"@{name} arguments ({', '.join(map(str, arg_types))})",
         )
-    yielded = [v.type for v in last_op(block).operands]
     if yielded != [r.type for r in op.results]:
         _error(op, f"result types do not match what @{name} yields")
     if LAUNCH_SCALARS in op.attributes and not isinstance(op.attributes[LAUNCH_SCALARS], ir.DenseF64ArrayAttr):
         _error(op, f"attribute '{LAUNCH_SCALARS}' must be an array<f64: ...>")
-    passed, taken = len(launch_scalars(op)), kernel_scalars(kernel)
+    passed = len(launch_scalars(op))
     if passed != taken:
         _error(op, f"passes {passed} scalar arguments but @{name} takes {taken}")
+
+
+def _signature(kernel) -> tuple[list, list, int]:
+    """What a launch of `kernel` must match: its argument types, the types it yields, how many scalars it takes."""
+    block = kernel.regions[0].blocks[0]
+    return [a.type for a in block.arguments], [v.type for v in last_op(block).operands], kernel_scalars(kernel)
 
 
 _VERIFIERS = {
@@ -298,6 +310,7 @@ def verify_fusion_ops(root: ir.Operation) -> bool:
     """
     ok = True
     kernels_of: dict[int, dict] = {}  # a module's op_id -> its kernels by name: one scan per module, not per launch
+    signatures: dict[int, tuple] = {}  # a kernel's op_id -> what its launches must match (`_verify_launch`)
 
     def visit(op):
         nonlocal ok
@@ -314,7 +327,7 @@ def verify_fusion_ops(root: ir.Operation) -> bool:
                 kernels = None if module is None else kernels_of.get(op_id(module))
                 if module is not None and kernels is None:
                     kernels = kernels_of[op_id(module)] = _kernels(module)
-                _verify_launch(op, kernels)
+                _verify_launch(op, kernels, signatures)
             else:
                 verifier(op)
         except _Failed:
