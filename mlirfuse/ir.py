@@ -219,6 +219,24 @@ def block_ops(block: ir.Block) -> tuple[list, object]:
     return ops[:-1], ops[-1]
 
 
+def body_operations(region_op) -> tuple[list, ir.Operation]:
+    """The ops of `region_op`'s (one-block) body as `ir.Operation`s, and its terminator, separately.
+
+    Found by a walk that does not enter them: it hands out plain operations,
+    where listing the block makes an `OpView` per op (its class looked up by
+    name), about twice the cost.
+    """
+    found: list = []
+    advance, skip = ir.WalkResult.ADVANCE, ir.WalkResult.SKIP
+
+    def visit(op):
+        found.append(op)
+        return skip if len(found) > 1 else advance  # the first visit is `region_op` itself
+
+    region_op.operation.walk(visit, ir.WalkOrder.PRE_ORDER)
+    return found[1:-1], found[-1]
+
+
 def last_op(block: ir.Block):
     """A block's last op (its terminator), found without listing the others.
 

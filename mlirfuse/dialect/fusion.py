@@ -32,7 +32,7 @@ form either way.
 from __future__ import annotations
 
 from mlirfuse.dialect.kinds import GROUP_KINDS, REDUCTION_KINDS, GroupKind, group_kind, kind_attr, kind_attribute
-from mlirfuse.ir import add_dialect_search_prefix, asm, ir, last_op, op_id
+from mlirfuse.ir import add_dialect_search_prefix, asm, body_operations, ir, last_op, op_id
 from mlirfuse.ops.attention import MATMULS, SDPA, SOFTMAXES
 from mlirfuse.ops.conv import CONV_OPS, Conv, conv
 from mlirfuse.ops.elementwise import liftable_constants
@@ -254,16 +254,23 @@ def constant_merges(module) -> int:
     return sum(len(vectors) - 1 for vectors in values.values())
 
 
-def _verify_launch(op, kernels: dict | None = None) -> None:
-    """`kernels`: the enclosing module's kernels by name, where the caller has them (else each is looked for)."""
+def _verify_launch(op, kernels: dict | None = None, signatures: dict | None = None) -> None:
+    """`kernels`: the enclosing module's kernels by name, where the caller has them (else each is looked for);
+    `signatures`: kernel op_id -> what a launch of it must match, filled as kernels are met (a kernel launched
+    400 times is read once)."""
     if "kernel" not in op.attributes or not isinstance(op.attributes["kernel"], ir.FlatSymbolRefAttr):
         _error(op, "requires a symbol attribute 'kernel'")
     name = op.attributes["kernel"].value
     kernel = find_kernel(op, name) if kernels is None else kernels.get(name)
     if kernel is None:
         _error(op, f"refers to unknown kernel @{name}")
-    block = kernel.regions[0].blocks[0]
-    arg_types = [a.type for a in block.arguments]
+    key = op_id(kernel)
+    signature = None if signatures is None else signatures.get(key)
+    if signature is None:
+        signature = _signature(kernel)
+        if signatures is not None:
+            signatures[key] = signature
+    arg_types, yielded, taken = signature
     in_types = [v.type for v in op.operands]
     if arg_types != in_types:
         _error(
@@ -271,14 +278,19 @@ def _verify_launch(op, kernels: dict | None = None) -> None:
             f"operand types ({', '.join(map(str, in_types))}) do not match "
             f"@{name} arguments ({', '.join(map(str, arg_types))})",
         )
-    yielded = [v.type for v in last_op(block).operands]
     if yielded != [r.type for r in op.results]:
         _error(op, f"result types do not match what @{name} yields")
     if LAUNCH_SCALARS in op.attributes and not isinstance(op.attributes[LAUNCH_SCALARS], ir.DenseF64ArrayAttr):
         _error(op, f"attribute '{LAUNCH_SCALARS}' must be an array<f64: ...>")
-    passed, taken = len(launch_scalars(op)), kernel_scalars(kernel)
+    passed = len(launch_scalars(op))
     if passed != taken:
         _error(op, f"passes {passed} scalar arguments but @{name} takes {taken}")
+
+
+def _signature(kernel) -> tuple[list, list, int]:
+    """What a launch of `kernel` must match: its argument types, the types it yields, how many scalars it takes."""
+    block = kernel.regions[0].blocks[0]
+    return [a.type for a in block.arguments], [v.type for v in last_op(block).operands], kernel_scalars(kernel)
 
 
 _VERIFIERS = {
@@ -298,6 +310,7 @@ def verify_fusion_ops(root: ir.Operation) -> bool:
     """
     ok = True
     kernels_of: dict[int, dict] = {}  # a module's op_id -> its kernels by name: one scan per module, not per launch
+    signatures: dict[int, tuple] = {}  # a kernel's op_id -> what its launches must match (`_verify_launch`)
 
     def visit(op):
         nonlocal ok
@@ -314,7 +327,7 @@ def verify_fusion_ops(root: ir.Operation) -> bool:
                 kernels = None if module is None else kernels_of.get(op_id(module))
                 if module is not None and kernels is None:
                     kernels = kernels_of[op_id(module)] = _kernels(module)
-                _verify_launch(op, kernels)
+                _verify_launch(op, kernels, signatures)
             else:
                 verifier(op)
         except _Failed:
@@ -359,7 +372,7 @@ def find_kernel(op: ir.Operation, name: str):
     return None
 
 
-def canonical_form(region_op, lifted=(), holes: dict | None = None) -> str:
+def canonical_form(region_op, lifted=()) -> str:
     """The text two groups/kernels share exactly when they compute the same thing.
 
     Built from the body alone: block arguments and values numbered in order
@@ -370,40 +383,97 @@ def canonical_form(region_op, lifted=(), holes: dict | None = None) -> str:
     A scalar argument's value (a `fusion.scalar` constant) prints as `?`:
     launches pass it. Constants in `lifted` do not print at all, each use
     of one printing `?`: the form of a class of bodies equal up to those
-    constants, however each shares its constants among uses. `holes`
-    (op_id -> operand numbers): those operands of those ops print `?`
-    (fusion-outline's hoist-views: a view's index, whatever else reads it).
+    constants, however each shares its constants among uses.
     """
-    block = region_op.regions[0].blocks[0]
-    ids: dict[ir.Value, str] = {}
-    parts = [group_kind(region_op).value]
-    if "precision" in region_op.attributes:  # fusion-outline{precision=eager}: another kernel
-        parts.append(ir.StringAttr(region_op.attributes["precision"]).value)
-    for i, arg in enumerate(block.arguments):
-        ids[arg] = f"%a{i}"
-        parts.append(f"%a{i}: {asm(arg.type)}")
-    lifted = set(lifted)
-    for op in block.operations:
-        op_results = op.results
-        if lifted and len(op_results) == 1 and op_results[0] in lifted:
-            continue
-        if lifted or holes:
-            open_operands = holes.get(op_id(op), ()) if holes else ()
-            operands = ", ".join("?" if v in lifted or k in open_operands else ids[v] for k, v in enumerate(op.operands))
-        else:
-            operands = ", ".join([ids[v] for v in op.operands])
-        attributes = op.attributes
-        if len(attributes):
-            hidden = "value" if SCALAR_MARK in attributes else None
-            attrs = ", ".join(sorted([f"{name} = {'?' if name == hidden else asm(attr)}" for name, attr in attributes.items()]))
-        else:
-            attrs = ""
-        results = []
-        for r in op_results:
-            ids[r] = name = f"%v{len(ids)}"
-            results.append(f"{name}: {asm(r.type)}")
-        parts.append(f"{', '.join(results)} = {op.operation.name}({operands}) {{{attrs}}}")
-    return "\n".join(parts)
+    form = BodyForm(region_op)
+    return form.text({form.serials[v] for v in lifted if v in form.serials})
+
+
+class BodyForm:
+    """A group's or kernel's body read once, to print `canonical_form`s from without asking the bindings again.
+
+    Reading asks for every op's operands, attributes and result types (a few
+    µs an op: what a form costs); printing is Python alone. Values are
+    numbered by serial: the block's arguments, then each op's results in
+    order; ops by their index in the body (the terminator last).
+    fusion-outline reads each kernel once: its class form with the views'
+    indices open, then, once the views moved out (`move_out`), its own.
+    """
+
+    def __init__(self, region_op):
+        block = region_op.regions[0].blocks[0]
+        self.head = [group_kind(region_op).value]
+        if "precision" in region_op.attributes:  # fusion-outline{precision=eager}: another kernel
+            self.head.append(ir.StringAttr(region_op.attributes["precision"]).value)
+        serials: dict[ir.Value, int] = {}
+        values: list[ir.Value] = []  # serial -> value
+        self.args: list[tuple[int, str]] = []  # (serial, type) of each argument, in order
+        for arg in block.arguments:
+            serials[arg] = len(values)
+            self.args.append((len(values), asm(arg.type)))
+            values.append(arg)
+        ops, terminator = body_operations(region_op)
+        ops.append(terminator)
+        self.operations = ops  # the body's ir.Operations, by index
+        self.ops: list[tuple[str, tuple, tuple[str, str], tuple]] = []  # (name, operand serials, ("name(", ") {attributes}"), ((serial, type), ...))
+        self.defined_by: dict[int, int] = {}  # result serial -> op index
+        for index, op in enumerate(ops):
+            operands = tuple([serials[v] for v in op.operands])
+            attributes = op.attributes
+            if len(attributes):
+                hidden = "value" if SCALAR_MARK in attributes else None
+                attrs = ", ".join(sorted([f"{name} = {'?' if name == hidden else asm(attr)}" for name, attr in attributes.items()]))
+            else:
+                attrs = ""
+            results = []
+            for r in op.results:
+                serials[r] = serial = len(values)
+                values.append(r)
+                self.defined_by[serial] = index
+                results.append((serial, asm(r.type)))
+            name = op.name
+            self.ops.append((name, operands, (f"{name}(", f") {{{attrs}}}"), tuple(results)))
+        self.names = {name for name, _, _, _ in self.ops}  # of every op read, gone since or not
+        self.serials = serials
+        self.values = values
+        self.gone: set[int] = set()  # ops no longer in the body (`move_out`)
+
+    def text(self, lifted=frozenset(), holes: dict | None = None) -> str:
+        """`canonical_form`'s text: constants whose serial is in `lifted` left out, each use printing `?`; `holes`
+        (op index -> operand numbers): those operands print `?` (fusion-outline's hoist-views: a view's index)."""
+        ids: dict[int, str] = {}
+        parts = list(self.head)
+        for i, (serial, type_) in enumerate(self.args):
+            ids[serial] = f"%a{i}"
+            parts.append(f"%a{i}: {type_}")
+        gone = self.gone
+        for index, (_, operands, (call, attrs), results) in enumerate(self.ops):
+            if index in gone or (lifted and len(results) == 1 and results[0][0] in lifted):
+                continue
+            if lifted or holes:
+                open_operands = holes.get(index, ()) if holes else ()
+                operand_text = ", ".join(["?" if v in lifted or k in open_operands else ids[v] for k, v in enumerate(operands)])
+            else:
+                operand_text = ", ".join([ids[v] for v in operands])
+            if len(results) == 1:
+                (serial, type_), = results
+                ids[serial] = value = f"%v{len(ids)}"
+                parts.append(f"{value}: {type_} = {call}{operand_text}{attrs}")
+                continue
+            printed = []
+            for serial, type_ in results:
+                ids[serial] = value = f"%v{len(ids)}"
+                printed.append(f"{value}: {type_}")
+            parts.append(f"{', '.join(printed)} = {call}{operand_text}{attrs}")
+        return "\n".join(parts)
+
+    def move_out(self, views: list[int], erased: list[int], dropped: set[int]) -> None:
+        """The body after ops `views` left it, each result read through a new argument appended in that order,
+        ops `erased` were erased and the arguments numbered in `dropped` were erased."""
+        self.gone.update(views)
+        self.gone.update(erased)
+        kept = [arg for i, arg in enumerate(self.args) if i not in dropped]
+        self.args = kept + [self.ops[view][3][0] for view in views]
 
 
 def load_fusion_dialect(ctx: ir.Context) -> None:

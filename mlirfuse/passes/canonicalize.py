@@ -11,7 +11,8 @@ with the same operands and body are merged. The canonical form is what
 deduplication compares, so two groups computing the same thing print the
 same.
 
-The shape analysis is kept current, never recomputed. The patterns run
+The shape analysis is asked for at the first size query and kept current
+from there, never recomputed. The patterns run
 with MLIR's walk driver to a fixpoint: unlike the greedy driver it never
 erases ops behind our back, so every change to a func-level tensor goes
 through code that also updates the analysis.
@@ -35,18 +36,17 @@ from mlirfuse.dialect import (
 from mlirfuse.ir import (
     DTYPE_CODES,
     TorchBuilder,
-    block_ops,
+    body_operations,
     constant_value,
     defining_op,
     ir,
     is_constant,
-    last_op,
     op_id,
     rewrite,
 )
 from mlirfuse.ops.reductions import REDUCTIONS
 from mlirfuse.ops.scans import SCANS
-from mlirfuse.passes.base import ModulePass, body_ops, pattern
+from mlirfuse.passes.base import ModulePass, pattern
 from mlirfuse.passes.rewriter import FusionRewriter
 
 
@@ -75,32 +75,35 @@ def _merge_duplicate_args(block: ir.Block, inputs: list[ir.Value]) -> bool:
     return changed
 
 
-def _erase_dead_ops(block: ir.Block) -> bool:
-    changed = False
-    ops, _ = block_ops(block)
+def _erase_dead_ops(ops: list) -> list:
+    """Erase the ops of `ops` (a body's, in order) whose results nobody reads, last first (so what only they
+    read goes too); the ops left."""
+    kept = []
     for op in reversed(ops):
-        if not any(list(r.uses) for r in op.results):
-            op.operation.erase()
-            changed = True
-    return changed
+        if any(next(iter(r.uses), None) is not None for r in op.results):
+            kept.append(op)
+        else:
+            op.erase()
+    kept.reverse()
+    return kept
 
 
-def _eliminate_common_subexpressions(block: ir.Block) -> bool:
-    """Merge ops with the same name, operands, attributes and result types.
+def _eliminate_common_subexpressions(ops: list) -> list:
+    """Merge ops with the same name, operands, attributes and result types; the ops left, in order.
 
     Ops are keyed by name and operands first; attributes and result types
     are spelled out only once a second op has the same name and operands
     (most ops are unique by their operands alone; constants are not).
     """
-    changed = False
     first: dict[tuple, object] = {}  # (name, operands) -> the first op with them, until a second comes
     spelled: dict[tuple, object] = {}  # (name, operands, attributes and types) -> the first op with them
-    ops, _ = block_ops(block)
+    kept = []
     for op in ops:
-        key = (op.operation.name, tuple(op.operands))
+        key = (op.name, tuple(op.operands))
         earlier = first.get(key)
         if earlier is None:
             first[key] = op
+            kept.append(op)
             continue
         if earlier is not _SPELLED:
             spelled[(*key, _attributes_and_types(earlier))] = earlier
@@ -109,12 +112,12 @@ def _eliminate_common_subexpressions(block: ir.Block) -> bool:
         same = spelled.get(full)
         if same is None:
             spelled[full] = op
+            kept.append(op)
             continue
         for old, new in zip(op.results, same.results):
             old.replace_all_uses_with(new)
-        op.operation.erase()
-        changed = True
-    return changed
+        op.erase()
+    return kept
 
 
 _SPELLED = object()  # `first`'s mark: the ops of that name and operands are in `spelled`
@@ -127,12 +130,18 @@ def _attributes_and_types(op) -> tuple:
     storage does: equal exactly when they print alike, without printing them.
     """
     attributes = op.attributes
-    return tuple(sorted((a, attributes[a]) for a in attributes)), tuple(r.type for r in op.results)
+    count = len(attributes)
+    if count == 1:  # most spelled ops are constants, holding a `value` alone
+        name = next(iter(attributes))
+        attrs = ((name, attributes[name]),)
+    else:
+        attrs = tuple(sorted((a, attributes[a]) for a in attributes)) if count else ()
+    results = op.results
+    return attrs, (results[0].type,) if len(results) == 1 else tuple(r.type for r in results)
 
 
-def _merge_duplicate_results(group, rewriter: FusionRewriter) -> bool:
-    """Results yielding the same value: users of the later ones read the first."""
-    terminator = last_op(group.regions[0].blocks[0])
+def _merge_duplicate_results(group, terminator, rewriter: FusionRewriter) -> bool:
+    """Results yielding the same value (`terminator`: the body's): users of the later ones read the first."""
     first: dict[ir.Value, int] = {}
     changed = False
     for i, v in enumerate(terminator.operands):
@@ -145,10 +154,12 @@ def _merge_duplicate_results(group, rewriter: FusionRewriter) -> bool:
     return changed
 
 
-def _refresh_kind(group) -> bool:
-    """A reduction (concat, scan) group whose reductions (cat, scans) DCE erased, e.g. dead code fused beside live code, is pointwise now."""
+def _refresh_kind(group, ops: list) -> bool:
+    """A reduction (concat, scan) group whose reductions (cat, scans) DCE erased, e.g. dead code fused beside live code, is pointwise now (`ops`: its body's)."""
     kind = group_kind(group)
-    names = {op.operation.name for op in body_ops(group)[0]}
+    if kind not in REDUCTION_KINDS and kind not in (GroupKind.CONCAT, GroupKind.SCAN):
+        return False
+    names = {op.name for op in ops}
     if kind in REDUCTION_KINDS and not names & set(REDUCTIONS) or (
         kind == GroupKind.CONCAT and "torch.aten.cat" not in names
     ) or (kind == GroupKind.SCAN and not names & set(SCANS)):
@@ -157,7 +168,7 @@ def _refresh_kind(group) -> bool:
     return False
 
 
-def canonicalize_group(group, rewriter: FusionRewriter, shapes: ShapeAnalysis, tidy: list | None = None) -> bool:
+def canonicalize_group(group, rewriter: FusionRewriter, tidy: list | None = None) -> bool:
     """Tidy one group's body, then rebuild it without dead operands and results.
 
     The group left is appended to `tidy` (if given) where running this again
@@ -168,10 +179,12 @@ def canonicalize_group(group, rewriter: FusionRewriter, shapes: ShapeAnalysis, t
     inputs = list(group.operands)
     changed = _inline_constants(block, inputs)
     changed |= _merge_duplicate_args(block, inputs)
-    changed |= _eliminate_common_subexpressions(block)
-    changed |= _erase_dead_ops(block)
-    changed |= _merge_duplicate_results(group, rewriter)
-    changed |= _refresh_kind(group)
+    ops, terminator = body_operations(group)
+    count = len(ops)
+    ops = _erase_dead_ops(_eliminate_common_subexpressions(ops))
+    changed |= len(ops) != count
+    changed |= _merge_duplicate_results(group, terminator, rewriter)
+    changed |= _refresh_kind(group, ops)
 
     keep_args = [i for i, arg in enumerate(block.arguments) if list(arg.uses)]
     keep_results = [i for i, r in enumerate(group.results) if list(r.uses)]
@@ -192,10 +205,9 @@ def canonicalize_group(group, rewriter: FusionRewriter, shapes: ShapeAnalysis, t
     new_block = new.regions[0].blocks[0]
     for i, arg in zip(keep_args, new_block.arguments):
         block.arguments[i].replace_all_uses_with(arg)
-    ops, terminator = body_ops(group)
     new_yield = build_yield([terminator.operands[i] for i in keep_results], ip=ir.InsertionPoint(new_block))
     for op in ops:
-        op.operation.move_before(new_yield)
+        op.move_before(new_yield)
     rewriter.insert_before(new, group)
     for i, r in zip(keep_results, new.results):
         rewriter.replace_uses(group.results[i], r)
@@ -269,7 +281,6 @@ class Canonicalize(ModulePass):
 
     def apply(self, module: ir.Operation, am=None) -> None:
         am = am or AnalysisManager()
-        shapes = am.get(ShapeAnalysis, module)
         rewriter = FusionRewriter(am)
         changed = True
 
@@ -278,23 +289,28 @@ class Canonicalize(ModulePass):
             def apply_one(op, driver):
                 nonlocal changed
                 with rewriter.driving(driver):
-                    done = fn(op, rewriter, shapes)
+                    done = fn(op)
                 changed |= done
                 return done
 
             return apply_one
 
+        def fold(query) -> bool:
+            # The shape analysis is asked for at the first size query (most modules have none): computed then,
+            # kept current from there.
+            return fold_size_query(query, rewriter, am.get(ShapeAnalysis, module))
+
         # A group canonicalize_group left tidy stays so while it reads the same values and the same results
         # are read: a later sweep (run because other ops changed) skips it.
         settled: dict[int, tuple] = {}  # op_id -> that state
 
-        def canonicalize_unsettled(group, rewriter, shapes) -> bool:
+        def canonicalize_unsettled(group) -> bool:
             key, state = op_id(group), _outside_state(group)
             if settled.pop(key, None) == state:
                 settled[key] = state
                 return False
             tidy = []
-            done = canonicalize_group(group, rewriter, shapes, tidy)
+            done = canonicalize_group(group, rewriter, tidy)
             for left in tidy:
                 settled[op_id(left)] = _outside_state(left)
             return done
@@ -302,7 +318,7 @@ class Canonicalize(ModulePass):
         patterns = rewrite.RewritePatternSet()
         patterns.add("fusion.group", tracked(canonicalize_unsettled))
         for name in SIZE_QUERIES:
-            patterns.add(name, tracked(fold_size_query))
+            patterns.add(name, tracked(fold))
         frozen = patterns.freeze()
         while changed:
             changed = False

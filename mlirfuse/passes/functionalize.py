@@ -145,7 +145,7 @@ class Functionalize(ModulePass):
 
     def apply(self, module: ir.Operation, am=None) -> None:
         am = am or AnalysisManager()
-        alias = am.get(AliasAnalysis, module)
+        alias = None  # asked for at the first copy: value-semantic IR (what torch.export produces) has none
         rewriter = FusionRewriter(am)
         # Functionalizing one storage turns its reads of another into copy.to_vtensor
         # reads, which may make that one safe: repeat until nothing changes.
@@ -154,6 +154,7 @@ class Functionalize(ModulePass):
             changed = False
             for _, block in list(function_blocks(module)):
                 for copy in [op for op in block.operations if op.operation.name == "torch.copy.to_tensor"]:
+                    alias = alias or am.get(AliasAnalysis, module)
                     steps = plan(copy, alias)
                     if steps is not None:
                         functionalize(copy, steps, rewriter)

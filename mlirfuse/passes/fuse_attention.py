@@ -23,12 +23,16 @@ import dataclasses
 
 from mlirfuse.analysis import AnalysisManager
 from mlirfuse.dialect import GroupKind
-from mlirfuse.ir import ir, parent_name
+from mlirfuse.ir import ir
 from mlirfuse.ops.attention import MATMULS, SDPA, Attention, match
-from mlirfuse.passes.base import ModulePass, function_ops
+from mlirfuse.passes.base import ModulePass, function_level_ops
 from mlirfuse.passes.legality import FUSION_ANALYSES, fusion_rewriter
+from mlirfuse.passes.rewriter import FusionRewriter
 
 EXPLAIN = "fusion.explain"
+
+# What a match starts from: an sdpa, or the second matmul of an explicit attention.
+_ROOTS = frozenset((SDPA, *MATMULS))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -41,14 +45,15 @@ class FuseAttention(ModulePass):
 
     def apply(self, module: ir.Operation, am=None) -> None:
         am = am or AnalysisManager()
-        rewriter = None  # made (and the analyses it keeps current computed) at the first attention found: most models have none
-        for ops in function_ops(module):
+        rewriter = None  # made at the first attention found: most models have none
+        for ops in function_level_ops(module, _ROOTS.__contains__):
             for op in ops:
-                if op.operation.name not in (SDPA, *MATMULS) or parent_name(op) != "func.func":
-                    continue
+                op = op.opview
                 found = match(op)
                 if isinstance(found, Attention):
-                    rewriter = rewriter or fusion_rewriter(module, am)[0]
+                    # Nothing here asks the dependence analysis, nor does fusion-decompose, which drops it: only
+                    # the checking mode computes it (with the other fusion analyses), to prove wrap keeps it.
+                    rewriter = rewriter or (fusion_rewriter(module, am)[0] if am.verify else FusionRewriter(am))
                     group = rewriter.wrap(found.ops(), GroupKind.ATTENTION)
                     if found.refused:  # an operand read from memory though a pointwise op computes it
                         group.attributes[EXPLAIN] = ir.ArrayAttr.get(

@@ -60,6 +60,7 @@ class FuseConcat(ModulePass):
         rewriter, dep = fusion_rewriter(module, am)
         limits = Limits(max_args=self.max_args)
         decisions = FusionDecisions(self.name)
+        changed = False
         for ops in function_level_ops(module, CAT.__eq__):
             # The cats, named before any rewrite: a cat an earlier cat's pointwise exit takes in is erased from the
             # function by the merge, and its handle must not be read again (a use after free: an abort, not an
@@ -77,6 +78,7 @@ class FuseConcat(ModulePass):
                     exits, groups = cat_exits(op, dep, limits)
                     taken.update(op_id(c) for c in exits)
                     self._pointwise_exits(exits, groups, rewriter, dep, decisions)
+                    changed = True
                     continue
                 groups = sorted(piece_groups(op), key=dep.position)
                 decisions.merged(op, None, how="with its pieces")
@@ -86,7 +88,9 @@ class FuseConcat(ModulePass):
                 cat = rewriter.wrap([cat_list(op).opview, op], GroupKind.POINTWISE)
                 merged = rewriter.merge(merged, cat, dep)
                 set_group_kind(merged, GroupKind.CONCAT)
-        rewriter.erase_dead_constants(module)
+                changed = True
+        if changed:  # the cats' lists and constants, cloned into groups, may be unread outside now
+            rewriter.erase_dead_constants(module)
 
     @staticmethod
     def _pointwise_exits(cats: list, groups: list, rewriter, dep, decisions) -> None:

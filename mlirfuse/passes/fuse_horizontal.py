@@ -39,18 +39,23 @@ def _is_scatter(op) -> bool:
     return op is not None and op.name == "fusion.group" and group_kind(op) == GroupKind.SCATTER
 
 
-def fuse_siblings(fuser: VerticalFuser) -> bool:
-    """One round over every function: merge each pair of independent groups sharing an input; whether any merged."""
+def fuse_siblings(fuser: VerticalFuser, listed: list) -> bool:
+    """One round over every function: merge each pair of independent groups sharing an input; whether any merged.
+
+    `listed` gets each function's groups as the round found them: still the groups where none merged.
+    """
     merged = False
     dep, rewriter = fuser.dep, fuser.rewriter
     decisions = fuser.decisions
     for ops in function_level_ops(fuser.module, _is_group):
+        listed.append(ops)
         # Ids are taken up front: a merged (erased) op must not be touched again.
         readers: dict[ir.Value, list] = {}
         for op in ops:
             if is_fusible_group(op) or _is_scatter(op):
+                entry = (op_id(op), op)
                 for v in dict.fromkeys(op.operands):  # ordered: deterministic merges
-                    readers.setdefault(v, []).append((op_id(op), op))
+                    readers.setdefault(v, []).append(entry)
         done: set[int] = set()
         for groups in readers.values():
             for (first_id, first), (second_id, second) in zip(groups, groups[1:]):
@@ -73,10 +78,15 @@ def fuse_siblings(fuser: VerticalFuser) -> bool:
     return merged
 
 
-def fuse_scalar_stores(fuser: VerticalFuser) -> bool:
-    """Each 0-d pointwise group joins the first reduction group it neither feeds nor reads (`why_not_scalar_store`)."""
-    for ops in function_level_ops(fuser.module, _is_group):
+def fuse_scalar_stores(fuser: VerticalFuser, listed: list | None = None) -> bool:
+    """Each 0-d pointwise group joins the first reduction group it neither feeds nor reads (`why_not_scalar_store`).
+
+    `listed`: each function's groups, if current (else they are listed again).
+    """
+    for ops in function_level_ops(fuser.module, _is_group) if listed is None else listed:
         hosts = [op for op in ops if is_fusible_group(op) and group_kind(op) in REDUCTION_KINDS]
+        if not hosts:
+            continue  # no scalar to ask about
         for scalar in (op for op in ops if is_fusible_group(op) and is_scalar_group(op)):
             for host in hosts:
                 reason = why_not_scalar_store(scalar, host, fuser.dep, fuser.limits, fuser.bodies)
@@ -104,9 +114,16 @@ class FuseHorizontal(ModulePass):
 
     def apply(self, module: ir.Operation, am=None) -> None:
         fuser = VerticalFuser(module, am or AnalysisManager(), self.limits, self.recompute_analyses, self.name)
-        while fuse_siblings(fuser):
+        changed = False
+        listed: list = []
+        while fuse_siblings(fuser, listed):
             fuser.run()
-        # Last: a 0-d result would keep a reduction group from growing (legality's iteration spaces).
-        while fuse_scalar_stores(fuser):
-            pass
-        fuser.rewriter.erase_dead_constants(module)
+            changed = True
+            listed = []
+        # Last: a 0-d result would keep a reduction group from growing (legality's iteration spaces). The first
+        # round takes the groups as the last sibling round (which merged none) listed them.
+        while fuse_scalar_stores(fuser, listed):
+            changed = True
+            listed = None
+        if changed:  # a merge may leave constants unread (a pass that merged nothing leaves the IR as it was)
+            fuser.rewriter.erase_dead_constants(module)

@@ -33,7 +33,7 @@ from mlirfuse.ir import TorchBuilder, defining_op, ir, parent_name, tensor_type
 from mlirfuse.ops.elementwise import RULES
 from mlirfuse.ops.reductions import REDUCTIONS, Reduction, reduction
 from mlirfuse.ops.views import RESHAPES, view_args
-from mlirfuse.passes.base import ModulePass, apply_patterns, pattern
+from mlirfuse.passes.base import ModulePass, apply_patterns, function_level_ops, pattern
 
 
 def _unit_reshape(source, result) -> bool:
@@ -231,4 +231,7 @@ class KeepdimRows(ModulePass):
     name = "fusion-keepdim-rows"
 
     def apply(self, module: ir.Operation, am=None) -> None:
-        apply_patterns(module, PATTERNS)
+        # Every rule starts from, or looks for, a function-level reduction: without one (an unrolled RNN) no
+        # pattern callback runs per elementwise op.
+        if any(function_level_ops(module, REDUCTIONS.__contains__)):
+            apply_patterns(module, PATTERNS)

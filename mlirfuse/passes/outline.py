@@ -22,9 +22,9 @@ import dataclasses
 import math
 
 from mlirfuse.analysis import AnalysisManager
-from mlirfuse.dialect import SCALAR_MARK, GroupKind, build_kernel, build_launch, canonical_form, group_kind
+from mlirfuse.dialect import SCALAR_MARK, BodyForm, GroupKind, build_kernel, build_launch, canonical_form, group_kind
 from mlirfuse.errors import PipelineError
-from mlirfuse.ir import constant_value, ir, op_id
+from mlirfuse.ir import constant_value, ir
 from mlirfuse.ops.elementwise import liftable_constants
 from mlirfuse.passes.base import ModulePass
 from mlirfuse.passes.options import option
@@ -77,7 +77,8 @@ class Outline(ModulePass):
                                 f"got '{self.precision}'", option="precision")
 
     def apply(self, module: ir.Operation, am=None) -> None:
-        rewriter = FusionRewriter(am or AnalysisManager())
+        am = am or AnalysisManager()
+        rewriter = FusionRewriter(am)
         body = module.regions[0].blocks[0]
         # Extern groups are ATen calls, not Triton kernels: they stay in place.
         groups = [op for op in _groups(module) if group_kind(op) != GroupKind.EXTERN]
@@ -94,12 +95,16 @@ class Outline(ModulePass):
             if self.precision != "fast":
                 kernel.attributes["precision"] = ir.StringAttr.get(self.precision)
             kernels.append(kernel)
+        # Each body read once: hoist-views' class forms and the kernels' forms are printed from that.
+        forms = [BodyForm(kernel) for kernel in kernels]
         # Per kernel, the arguments hoist-views dropped and the views it appended (a group's operands are read
         # as its launch is built: earlier launches replace the groups they read).
-        hoisted = _hoist_views(kernels, groups, rewriter) if self.hoist_views else {}
-        lifted = _lift(kernels, rewriter) if self.lift_constants else [()] * len(kernels)
+        hoisted = _hoist_views(kernels, groups, forms, rewriter) if self.hoist_views else {}
+        lifted = _lift(kernels, forms, rewriter) if self.lift_constants else [()] * len(kernels)
         for i, (group, kernel, scalars) in enumerate(zip(groups, kernels, lifted)):
-            form = canonical_form(kernel)
+            form = canonical_form(kernel) if scalars else forms[i].text()  # lift-constants rewrote it: read again
+            if am.verify and form != canonical_form(kernel):
+                raise AssertionError(f"the form printed for kernel #{i} after hoist-views is not its body's")
             name = by_form.get(form)
             if name is None:
                 name = kernel_name(kernel, count)
@@ -122,73 +127,90 @@ class Outline(ModulePass):
 _VIEW_INDICES = {"torch.aten.select.int": (2,), "torch.aten.slice.Tensor": (2, 3)}
 
 
-def _hoistable_views(kernel) -> tuple[list, tuple]:
+def _hoistable_views(form: BodyForm) -> tuple[list, tuple, tuple]:
     """The body's selects and slices of a kernel argument with constant int operands (None for a slice's open
-    ends): views a launch can take of its operand instead, in body order; and the body's op names but
+    ends): views a launch can take of its operand instead, by op index in body order; the values of their
+    operands that may differ within a class (`_VIEW_INDICES`), per view; and the body's op names but
     constants' (a class's members have the same)."""
-    block = kernel.regions[0].blocks[0]
-    found, names = [], []
-    for op in block.operations:
-        name = op.operation.name
+    found, indices, names = [], [], []
+    arguments = len(form.args)  # serials below it are the block's arguments
+    constants: dict[int, object] = {}  # serial -> its constant value, asked once (views share their dims and steps)
+    for index, (name, operands, _, _) in enumerate(form.ops):
         if not name.startswith("torch.constant."):  # an index's own constant does not enter the form
             names.append(name)
-        if name not in _VIEW_INDICES:
+        if name not in _VIEW_INDICES or operands[0] >= arguments:
             continue
-        source = op.operands[0]
-        if not isinstance(source.owner, ir.Block) or source.owner != block:
-            continue
-        values = [constant_value(v) for v in op.operands[1:]]
+        for v in operands[1:]:
+            if v not in constants:
+                constants[v] = constant_value(form.values[v])
+        values = [constants[v] for v in operands[1:]]
         if all(type(v) is int or (v is None and k >= 2) for k, v in enumerate(values, 1)):
-            found.append(op)
-    return found, tuple(names)
+            found.append(index)
+            indices.append(tuple(values[k - 1] for k in _VIEW_INDICES[name]))
+    return found, tuple(indices), tuple(names)
 
 
-def _hoist_views(kernels: list, groups: list, rewriter: FusionRewriter) -> dict[int, tuple[set, list]]:
+def _hoist_views(kernels: list, groups: list, forms: list, rewriter: FusionRewriter) -> dict[int, tuple[set, list]]:
     """Kernels equal but for the indices of views of their arguments (`_hoistable_views`) take the views as
     operands instead: each view, and the constants it reads, cloned before its group at function level.
 
-    A class: the kernels printing the same with those indices open (`canonical_form`'s holes; constants only
+    A class: the kernels printing the same with those indices open (`BodyForm.text`'s holes; constants only
     they read do not print). Hoisted only the views whose indices differ within the class, as lift-constants
     lifts: elsewhere kernels keep reading their pieces by index arithmetic. An argument left
     unread (x whose x[t] moved out) is dropped from the kernel and its launch. Returns, per kernel moved
-    out of, (its dropped argument numbers, the views its launch reads after its group's other operands).
-    Forms are built only for kernels holding the same ops as one reading other indices (a 32-layer stack's
-    layers read the same pieces: none is built).
+    out of, (its dropped argument numbers, the views its launch reads after its group's other operands);
+    `forms` (each kernel's body as read) follow. Class forms are printed only for kernels holding the same
+    ops as one reading other indices (a 32-layer stack's layers read the same pieces: none is).
     """
     candidates: dict[tuple, list] = {}  # (op names but constants', sorted; how many views) -> [(kernel index, views, index vector)]
-    for i, kernel in enumerate(kernels):
-        views, names = _hoistable_views(kernel)
+    for i, form in enumerate(forms):
+        views, vector, names = _hoistable_views(form)
         if views:
-            vector = tuple(tuple(constant_value(op.operands[k]) for k in _VIEW_INDICES[op.operation.name]) for op in views)
             candidates.setdefault((tuple(sorted(names)), len(views)), []).append((i, views, vector))
     classes: dict[str, list] = {}
     for members in candidates.values():
         if len({vector for _, _, vector in members}) < 2:
             continue
         for i, views, vector in members:
-            holes = {op_id(op): _VIEW_INDICES[op.operation.name] for op in views}
-            index_uses = {(key, k) for key, positions in holes.items() for k in positions}
-            constants = {op.operands[k] for op in views for k in _VIEW_INDICES[op.operation.name]}
-            only_indices = {v for v in constants
-                            if all((op_id(use.owner), use.operand_number) in index_uses for use in v.uses)}
-            classes.setdefault(canonical_form(kernels[i], only_indices, holes), []).append((i, views, vector))
+            form = forms[i]
+            holes = {view: _VIEW_INDICES[form.ops[view][0]] for view in views}
+            constants = {form.ops[view][1][k] for view, positions in holes.items() for k in positions}
+            classes.setdefault(form.text(_only_indices(form, constants, holes), holes), []).append((i, views, vector))
     hoisted = {}
     for members in classes.values():
         differ = [p for p in range(len(members[0][2])) if len({vector[p] for _, _, vector in members}) > 1]
         if not differ:
             continue
         for i, views, _ in members:
-            hoisted[i] = _views_to_operands(kernels[i], groups[i], [views[p] for p in differ], rewriter)
+            hoisted[i] = _views_to_operands(kernels[i], groups[i], forms[i], [views[p] for p in differ], rewriter)
     return hoisted
 
 
-def _views_to_operands(kernel, group, views: list, rewriter: FusionRewriter) -> tuple[set, list]:
-    """Move `views` out of `kernel`: each taken before `group` of the operand its argument stands for, read
-    through a new argument; (the argument numbers left unread and dropped, the views in argument order)."""
+def _only_indices(form: BodyForm, constants: set, holes: dict) -> set:
+    """The serials of `constants` read at `holes` (op index -> operand numbers) and nowhere else."""
+    reads = dict.fromkeys(constants, 0)  # how often the body's ops read each at a hole
+    elsewhere = set()
+    for index, (_, operands, _, _) in enumerate(form.ops):
+        positions = holes.get(index, ())
+        for k, v in enumerate(operands):
+            if v in reads:
+                if k in positions:
+                    reads[v] += 1
+                else:
+                    elsewhere.add(v)
+    # The form does not read into an op's regions: a read there is one more use than the body's ops make.
+    return {v for v, n in reads.items() if v not in elsewhere and sum(1 for _ in form.values[v].uses) == n}
+
+
+def _views_to_operands(kernel, group, form: BodyForm, views: list, rewriter: FusionRewriter) -> tuple[set, list]:
+    """Move the ops `views` (indices in `form`) out of `kernel`: each taken before `group` of the operand its
+    argument stands for, read through a new argument; (the argument numbers left unread and dropped, the
+    views in argument order). `form` follows (`BodyForm.move_out`)."""
     block = kernel.regions[0].blocks[0]
     first_new = len(block.arguments)
     dead, sources, outside_views = {}, set(), []
-    for view in views:
+    for index in views:
+        view = form.operations[index]
         source = ir.BlockArgument(view.operands[0]).arg_number
         sources.add(source)
         outside = rewriter.clone_before(view, group)
@@ -197,19 +219,23 @@ def _views_to_operands(kernel, group, views: list, rewriter: FusionRewriter) -> 
             rewriter.set_operand(outside, k, rewriter.clone_before(view.operands[k].owner, outside).results[0])
         outside_views.append(outside.results[0])
         view.results[0].replace_all_uses_with(block.add_argument(view.results[0].type, view.location))
-        dead.update((op_id(v.owner), v.owner) for v in view.operands[1:])
-        view.operation.erase()
-    for constant in dead.values():
+        dead.update((form.defined_by[v], None) for v in form.ops[index][1][1:])
+        view.erase()
+    erased = []
+    for index in dead:
+        constant = form.operations[index]
         if not any(True for r in constant.results for _ in r.uses):
-            constant.operation.erase()
+            constant.erase()
+            erased.append(index)
     dropped = {index for index in sources if not any(True for _ in block.arguments[index].uses)}
     for index in sorted(dropped, reverse=True):
         block.erase_argument(index)
     assert len(block.arguments) == first_new - len(dropped) + len(outside_views)
+    form.move_out(views, erased, dropped)
     return dropped, outside_views
 
 
-def _lift(kernels: list, rewriter: FusionRewriter) -> list[tuple[float, ...]]:
+def _lift(kernels: list, forms: list, rewriter: FusionRewriter) -> list[tuple[float, ...]]:
     """The values each kernel's launch passes: () unless its class shares one kernel modulo constants.
 
     A class: the kernels printing the same once each use of a liftable constant stands for a value of its
@@ -218,12 +244,15 @@ def _lift(kernels: list, rewriter: FusionRewriter) -> list[tuple[float, ...]]:
     differ become scalar arguments (`fusion.scalar`, holding the smallest vector's values).
     """
     classes: dict[str, list] = {}
-    for i, kernel in enumerate(kernels):
-        block = kernel.regions[0].blocks[0]
-        constants = set(liftable_constants(block))
+    for i, (kernel, form) in enumerate(zip(kernels, forms)):
+        if "torch.constant.float" not in form.names:
+            continue  # (most kernels: no float constant to lift)
+        body = [(index, op) for index, op in enumerate(form.ops) if index not in form.gone]
+        constants = {form.serials[v] for v in liftable_constants(kernel.regions[0].blocks[0])}
         if constants:
-            uses = [(op, k) for op in block.operations for k, v in enumerate(op.operands) if v in constants]
-            classes.setdefault(canonical_form(kernel, constants), []).append((i, uses))
+            uses = [(form.operations[index], k) for index, (_, operands, _, _) in body
+                    for k, v in enumerate(operands) if v in constants]
+            classes.setdefault(form.text(constants), []).append((i, uses))
     lifted = [()] * len(kernels)
     for members in classes.values():
         vectors = [[constant_value(op.operands[k]) for op, k in uses] for _, uses in members]

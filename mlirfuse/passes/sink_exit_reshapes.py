@@ -30,6 +30,7 @@ class SinkExitReshapes(ModulePass):
 
     def apply(self, module: ir.Operation, am=None) -> None:
         rewriter, dep = fusion_rewriter(module, am)
+        sunk = False
         for ops in function_level_ops(module, RESHAPES.__contains__):
             for op in ops:
                 if why_not_sink_reshape(op.operation) is not None or not list(op.results[0].uses):
@@ -37,4 +38,6 @@ class SinkExitReshapes(ModulePass):
                 producer = defining_op(op.operands[0])
                 wrapped = rewriter.wrap([op], GroupKind.POINTWISE)
                 rewriter.merge(producer.opview, wrapped, dep)
-        rewriter.erase_dead_constants(module)
+                sunk = True
+        if sunk:  # a reshape's constants, cloned into its group, may be unread outside now
+            rewriter.erase_dead_constants(module)
