@@ -115,7 +115,6 @@ def functional(program: ExportedProgram, what: str = "the program") -> ExportedP
     if not table:
         _erase_metadata_asserts(program.graph_module.graph)
         if decompose_locally(program):
-            _erase_metadata_asserts(program.graph_module.graph)  # those of the no-grad regions it inlined
             canonicalize(program.graph_module.graph)
             return program
     result = decompose(program, table, what)

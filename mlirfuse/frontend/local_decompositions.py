@@ -22,87 +22,55 @@ import operator
 import warnings
 
 import torch
-from torch._guards import detect_fake_mode
 from torch.export import ExportedProgram
 from torch.utils import _pytree as pytree
 
 
 def decompose_locally(program: ExportedProgram) -> bool:
     """Decompose `program`'s composite nodes in place as `run_decompositions({})` would, one small program per
-    distinct call; True if done, False (the program untouched) where the whole program must be re-traced.
-
-    A region traced under `torch.no_grad()` (`wrap_with_set_grad_enabled`:
-    rotary embeddings' cos/sin in the Llama family) is inlined, as
-    `run_decompositions` inlines it: a forward computes the same values
-    with gradients on or off.
-    """
+    distinct call; True if done, False (the program untouched) where the whole program must be re-traced."""
     signature = program.graph_signature
     if signature.buffers_to_mutate or signature.user_inputs_to_mutate or signature.parameters_to_mutate:
         return False
-    module = program.graph_module
-    graph = module.graph
+    graph = program.graph_module.graph
     calls: dict = {}  # call key -> [nodes]
-    regions: list = []  # (wrap_with_set_grad_enabled node, its submodule)
-    if not _scan(graph, module, calls, regions):
-        return False
-    decomposed = _decompose_calls([nodes[0] for nodes in calls.values()]) if calls else []
-    if decomposed is None:
-        return False
-    returned = set(next(n for n in reversed(graph.nodes) if n.op == "output").all_input_nodes)
-    if any(small is not None and _returns_input(small) and returned.intersection(nodes)
-           for nodes, small in zip(calls.values(), decomposed)):
-        return False  # a program result that is an input: the signature would name an input as a result
-    moved: dict = {}  # a region's node -> its copy in `graph`
-    replaced: dict = {}  # a node inlined already (or a getitem of one) -> what stands for it now
-    with module._set_replace_hook(signature.get_replace_hook()):  # results keep their names' specs
-        for node, submodule in regions:
-            _inline(graph, node, submodule.graph, list(node.args[2:]), replaced, moved)
-        for nodes, small in zip(calls.values(), decomposed):
-            if small is None:
-                continue  # kept whole
-            for node in (moved.get(n, n) for n in nodes):
-                _inline(graph, node, small, [replaced.get(n, n) for n in node.all_input_nodes], replaced)
-    graph.eliminate_dead_code()
-    module.delete_all_unused_submodules()
-    module.recompile()
-    return True
-
-
-_GRAD_REGION = torch.ops.higher_order.wrap_with_set_grad_enabled
-
-
-def _scan(graph: torch.fx.Graph, module, calls: dict, regions: list) -> bool:
-    """Collect `graph`'s composite calls into `calls` (by `_call_key`) and its no-grad regions into `regions`
-    (their calls too); False if the graph is not functional already or not static."""
     for node in graph.nodes:
         if not _static(node.meta.get("val")):
             return False
         if node.op != "call_function" or node.target is operator.getitem:
             continue
         target = node.target
-        if target is _GRAD_REGION and module is not None:
-            submodule = getattr(module, node.args[1].target, None) if isinstance(node.args[1], torch.fx.Node) else None
-            if not isinstance(submodule, torch.fx.GraphModule) or not _read_by_getitems(node):
-                return False
-            if not _scan(submodule.graph, None, calls, regions):
-                return False  # (a region in a region: left to run_decompositions)
-            regions.append((node, submodule))
-            continue
         if not isinstance(target, torch._ops.OpOverload) or target._schema.is_mutable:
             return False  # a higher-order op, a symbolic int op, an in-place or out= op: functionalization's work
         if not torch._C._dispatch_has_kernel_for_dispatch_key(target.name(), "CompositeImplicitAutograd"):
             continue
-        if isinstance(node.meta.get("val"), (list, tuple)) and not _read_by_getitems(node):
+        if isinstance(node.meta.get("val"), (list, tuple)) and any(
+            u.op != "call_function" or u.target is not operator.getitem for u in node.users
+        ):
             return False  # a list of tensors read whole
         key = _call_key(node)
         if key is None:
             return False
         calls.setdefault(key, []).append(node)
+    if not calls:
+        return True
+    decomposed = _decompose_calls([nodes[0] for nodes in calls.values()])
+    if decomposed is None:
+        return False
+    returned = set(next(n for n in reversed(graph.nodes) if n.op == "output").all_input_nodes)
+    if any(small is not None and _returns_input(small) and returned.intersection(nodes)
+           for nodes, small in zip(calls.values(), decomposed)):
+        return False  # a program result that is an input: the signature would name an input as a result
+    replaced: dict = {}  # a node inlined already (or a getitem of one) -> what stands for it now
+    with program.graph_module._set_replace_hook(signature.get_replace_hook()):  # results keep their names' specs
+        for nodes, small in zip(calls.values(), decomposed):
+            if small is None:
+                continue  # kept whole
+            for node in nodes:
+                _inline(graph, node, small, [replaced.get(n, n) for n in node.all_input_nodes], replaced)
+    graph.eliminate_dead_code()
+    program.graph_module.recompile()
     return True
-
-
-def _read_by_getitems(node: torch.fx.Node) -> bool:
-    return all(u.op == "call_function" and u.target is operator.getitem for u in node.users)
 
 
 def _static(value) -> bool:
@@ -156,12 +124,8 @@ def _decompose_calls(nodes: list) -> list | None:
     `all_input_nodes`; output: its result, or the list of its results), or None where it keeps the call whole;
     None for all if the small program cannot be exported or decomposed."""
     module = _Calls(nodes)
+    inputs = tuple(n.meta["val"] for node in nodes for n in node.all_input_nodes)
     try:
-        # A tensor of its own per argument: the program's values may be one tensor read twice, or views of one
-        # storage, which export would take for aliased inputs.
-        values = [n.meta["val"] for node in nodes for n in node.all_input_nodes]
-        with detect_fake_mode(values):
-            inputs = tuple(torch.empty_strided(v.shape, v.stride(), dtype=v.dtype, device=v.device) for v in values)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             program = torch.export.export(module, inputs, strict=False).run_decompositions({})
@@ -221,17 +185,13 @@ def _returns_input(small: torch.fx.Graph) -> bool:
 _KEPT_META = ("stack_trace", "nn_module_stack", "source_fn_stack", "torch_fn", "from_node", "seq_nr")
 
 
-def _inline(
-    graph: torch.fx.Graph, node: torch.fx.Node, small: torch.fx.Graph, inputs: list, replaced: dict, moved=None
-) -> None:
-    """Put the nodes of `small` (`node`'s decomposition or region, its placeholders standing for `inputs`) in place
-    of `node`; `replaced` learns what stands for `node` (and its getitems) now, `moved` (if given) each copy."""
+def _inline(graph: torch.fx.Graph, node: torch.fx.Node, small: torch.fx.Graph, inputs: list, replaced: dict) -> None:
+    """Put the nodes of `small` (`node`'s decomposition, its placeholders standing for `inputs`) in place of `node`;
+    `replaced` learns what stands for `node` (and its getitems) now."""
     placeholders = [n for n in small.nodes if n.op == "placeholder"]
     mapping = dict(zip(placeholders, inputs))
     with graph.inserting_before(node):
         result = graph.graph_copy(small, mapping)
-    if moved is not None:
-        moved.update(mapping)
     for new in mapping.values():
         if new not in inputs:
             for key in _KEPT_META:
