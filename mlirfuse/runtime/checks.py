@@ -113,21 +113,23 @@ def checked_addresses(kernel: str, reads: list[Extent], writes: list[Extent]):
     from triton.runtime.interpreter import InterpreterBuilder
     from triton.runtime.interpreter import interpreter_builder as builder
 
-    def load(ptrs, mask, other, cache_policy, is_volatile):
+    # The trailing arguments (cache policy, volatility, memory order) pass through as they come: their number
+    # differs between Triton releases (3.6 gives the store one more than 3.9).
+    def load(ptrs, mask, other, *rest):
         _check(kernel, "load from", reads, ptrs, mask)
-        return InterpreterBuilder.create_masked_load(builder, ptrs, mask, other, cache_policy, is_volatile)
+        return InterpreterBuilder.create_masked_load(builder, ptrs, mask, other, *rest)
 
-    def store(ptrs, value, mask, cache_policy):
+    def store(ptrs, value, mask, *rest):
         _check(kernel, "store to", writes, ptrs, mask)
-        return InterpreterBuilder.create_masked_store(builder, ptrs, value, mask, cache_policy)
+        return InterpreterBuilder.create_masked_store(builder, ptrs, value, mask, *rest)
 
-    def atomic_rmw(op, ptr, val, mask, sem, scope):
+    def atomic_rmw(op, ptr, val, mask, *rest):
         _check(kernel, "update", writes, ptr, mask)
-        return InterpreterBuilder.create_atomic_rmw(builder, op, ptr, val, mask, sem, scope)
+        return InterpreterBuilder.create_atomic_rmw(builder, op, ptr, val, mask, *rest)
 
-    def atomic_cas(ptr, cmp, val, sem, scope):
+    def atomic_cas(ptr, cmp, val, *rest):
         _check(kernel, "update", writes, ptr, None)
-        return InterpreterBuilder.create_atomic_cas(builder, ptr, cmp, val, sem, scope)
+        return InterpreterBuilder.create_atomic_cas(builder, ptr, cmp, val, *rest)
 
     hooks = {
         "create_masked_load": load, "create_masked_store": store,
