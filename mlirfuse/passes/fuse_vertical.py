@@ -41,6 +41,7 @@ from mlirfuse.passes.legality import (
 from mlirfuse.passes.legality_cat import CAT, MAX_RECOMPUTED_OPS, cat_list, why_not_cat_of_inputs, why_not_remapped
 from mlirfuse.passes.options import Limits, option, option_group
 from mlirfuse.passes.rewriter import defined_by
+from mlirfuse.passes.vertical_plan import plan
 
 
 class VerticalFuser:
@@ -219,6 +220,9 @@ class VerticalFuser:
         self.rewriter.wrap_into(view, consumer)
 
 
+# Whether fusion-fuse-vertical plans first (tests and benchmarks compare both ways by setting it).
+PLANNED = [True]
+
 # What `erase_dead_code` erases when nothing reads it.
 _PURE = PURE_OPS | {CAT, "torch.prim.ListConstruct"}
 
@@ -264,6 +268,12 @@ class FuseVertical(ModulePass):
         am = am or AnalysisManager()
         fuser = VerticalFuser(module, am, self.limits, self.recompute_analyses)
         fuser.erase_dead_code()
-        fuser.run()
+        # The common case decided on the unwrapped ops and built once (passes/vertical_plan.py); else the rewrites.
+        planned = None if fuser.decisions.enabled or self.recompute_analyses or not PLANNED[0] else plan(module, self.limits)
+        if planned is not None:
+            for planner in planned:
+                planner.build(fuser.rewriter)
+        else:
+            fuser.run()
         # Constants cloned into groups and now unused outside.
         fuser.rewriter.erase_dead_constants(module)

@@ -125,7 +125,7 @@ def why_not_sink_reshape(op) -> str | None:
     return None
 
 
-def _broadcasts_into(shape, target) -> bool:
+def broadcasts_into(shape, target) -> bool:
     if len(shape) > len(target):
         return False
     return all(d == t or d == 1 for d, t in zip(reversed(shape), reversed(target)))
@@ -163,7 +163,7 @@ def _why_not_scan(producer, consumer, p_op, c_op, red: Reduction | None, exporte
         return "scans over different axes"
     space = (p_scan or c_scan).shape
     pointwise = consumer if c_scan is None else producer if p_scan is None else None
-    if pointwise is not None and any(not _broadcasts_into(tensor_type(r.type).shape, space) for r in pointwise.results):
+    if pointwise is not None and any(not broadcasts_into(tensor_type(r.type).shape, space) for r in pointwise.results):
         return "different iteration space"
     if any(tensor_type(r.type).shape != space for r in [*exported, *consumer.results]):
         return "different iteration space (a scan kernel stores values of the scanned shape only)"
@@ -284,7 +284,7 @@ def _why_not_by_rule(producer, consumer, dep: DependenceAnalysis, limits: Limits
         return "reductions over different axes"
     red = p_red or c_red
     pointwise = consumer if c_red is None else producer if p_red is None else None
-    if pointwise is not None and not _broadcasts_into(tensor_type(pointwise.results[0].type).shape, red.shape):
+    if pointwise is not None and not broadcasts_into(tensor_type(pointwise.results[0].type).shape, red.shape):
         return "different iteration space"
     # A kernel writes full-space results over S, row-space results one per
     # row and 0-d ones (a counter, `why_not_scalar_store`) once: anything else

@@ -45,6 +45,10 @@ class FusionRewriter:
         self._notify("op_inserted", op, anchor)
         return op
 
+    def inserted(self, op, anchor) -> None:
+        """Announce `op`, built in place right before `anchor` and complete."""
+        self._notify("op_inserted", op, anchor)
+
     def clone_before(self, op, anchor):
         """A copy of `op`, reading the same values, right before `anchor`."""
         clone = op.operation.clone(ip=ir.InsertionPoint(anchor))

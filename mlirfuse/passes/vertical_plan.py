@@ -1,0 +1,564 @@
+"""fusion-fuse-vertical decided first, built once: the greedy's groups found on the unwrapped ops.
+
+`VerticalFuser.run` wraps every fusible op in a group of its own, then
+merges groups sweep after sweep; each wrap and merge is a rewrite through
+the bindings (50-100 µs), and an LSTM step makes 17 wraps, 16 merges and
+4 view absorptions to end with one group. Here the same sweeps run on
+Python records of the would-be groups (`_Group`: inputs, results, body
+entries, in the order the rewrites would leave them), asking the same
+legality questions of them, and then each final group is built once, with
+the body, inputs, results, location and position the rewrites would have
+given it: the output is the same text.
+
+Only the common case is planned: pointwise and reduction groups of
+elementwise ops, reductions and absorbed views, no fusion policy, no
+decision log, no group made by an earlier pass. Where the sweeps would
+reach anything else (a cat, a scan, a gather or scatter, a pool, a pad, a
+view of a computed value, a producer copied into its consumer, ...),
+`plan` answers None before anything is built, and the pass runs the
+rewrites as before. `tests/test_vertical_plan.py` compares both ways.
+"""
+
+from __future__ import annotations
+
+from mlirfuse.dialect import FUSIBLE_KINDS, GroupKind, build_group, build_yield, group_kind
+from mlirfuse.ir import constant_like_ops, ir, tensor_type
+from mlirfuse.ops import reductions, scans
+from mlirfuse.ops.indexing import CREATIONS, EMBEDS, GATHERS, INDEX_LISTS, SCATTERS, reads_shape_only
+from mlirfuse.ops.matmul import MATMUL_OPS, Gemm, gemm
+from mlirfuse.ops.pooling import WINDOWED
+from mlirfuse.ops.reductions import REDUCTIONS, Reduction, reduction
+from mlirfuse.ops.registry import FUSED, fusing_family
+from mlirfuse.ops.views import CAT, PADS, VIEW_OPS, view_args
+from mlirfuse.passes.base import clone_ops_into, unique_ops
+from mlirfuse.passes.legality import broadcasts_into
+from mlirfuse.passes.options import Limits
+from mlirfuse.passes.policy import current as current_policy
+
+# Ops the plan does not take into a group: what legality would judge by rules not ported here.
+_UNPLANNED = frozenset(INDEX_LISTS) | frozenset(SCATTERS) | frozenset(GATHERS) | frozenset(EMBEDS) | WINDOWED | PADS | {CAT}
+# Body op names that make legality ask `why_not_indexed` (legality_indexed.INDEXED_READERS).
+_INDEXED = frozenset(CREATIONS) | frozenset(EMBEDS) | frozenset(GATHERS) | {"torch.prim.ListConstruct"}
+_WRAP_ROOTS = frozenset(FUSED) | {CAT, "torch.operator"}
+_UNKNOWN = object()
+
+
+class Unplanned(Exception):
+    """The sweeps reach a case the plan does not reproduce: run the rewrites."""
+
+
+class _Group:
+    """A would-be `fusion.group`: what the rewrites would have made of its ops so far."""
+
+    __slots__ = ("kind", "inputs", "results", "entries", "loc", "computing", "first_reduction", "views", "indexed")
+
+    def __init__(self, kind, inputs, results, entries, loc, computing, first_reduction, views, indexed):
+        self.kind, self.inputs, self.results, self.entries, self.loc = kind, inputs, results, entries, loc
+        self.computing, self.first_reduction = computing, first_reduction
+        self.views = views  # the view ops cloned in (absorbed), in body order
+        self.indexed = indexed  # legality would ask `why_not_indexed` of it as a consumer
+
+
+class _Node:
+    """An op of the function body as the sweeps see it: an original op, or a would-be group in its place."""
+
+    __slots__ = ("op", "name", "results", "group", "prev", "next", "pos", "into", "index")
+
+    def __init__(self, op, name: str, index: int):
+        self.op, self.name, self.group, self.index = op, name, None, index
+        self.results = ()
+        self.prev = self.next = None
+        self.pos = 0.0
+        self.into = None  # the node it was merged into (a union-find link)
+
+
+def plan(module: ir.Operation, limits: Limits) -> list | None:
+    """Each function body's `_Planner`, swept to the greedy's fixpoint; None where any body is unplanned."""
+    if current_policy() is not None:
+        return None
+    planners = []
+    for func in module.regions[0].blocks[0].operations:
+        if func.operation.name != "func.func" or not len(func.regions[0].blocks):
+            continue
+        try:
+            planner = _Planner(func.regions[0].blocks[0], limits)
+            planner.sweep()
+        except Unplanned:
+            return None
+        planners.append(planner)
+    return planners
+
+
+class _Planner:
+    def __init__(self, block: ir.Block, limits: Limits):
+        self.block, self.limits = block, limits
+        self.producer: dict = {}  # value -> the node of the op computing it
+        self.readers: dict = {}  # value -> {node: uses}, a group reading a value once
+        self.operands: dict = {}  # node -> the original op's operands (listed once)
+        self.moved: set = set()  # nodes of original ops moved after a group
+        self.gone: list = []  # the nodes of the original ops now in groups, and of absorbed views nobody reads any more
+        self.gemm_out: dict = {}  # value -> the shape of the GEMM computing it, or None (`gemm` asked once)
+        self.same_shape: dict = {}  # node -> `_same_shape_add`
+        self.reductions: dict = {}  # operation -> `reduction` of it (no op is erased while planning)
+        self._interface: tuple = ((), ())  # the last legal merge's exported results and inputs
+        self._last: tuple | None = None  # the last `_dependents_between` answer, until the next rewrite
+        self.changed = False
+        head = prev = None
+        pos = 0.0
+        for index, op in enumerate(block.operations):
+            name = op.operation.name
+            node = _Node(op, name, index)
+            pos += 1024.0
+            node.pos, node.prev = pos, prev
+            if prev is None:
+                head = node
+            else:
+                prev.next = node
+            prev = node
+            if name.startswith("torch.constant."):
+                continue  # reads nothing, and a constant is cloned, never a group input: only its place counts
+            if name == "fusion.group" and group_kind(op) in (*FUSIBLE_KINDS, GroupKind.SCATTER):
+                raise Unplanned  # an earlier pass's group: the rewrites merge into it
+            operands = list(op.operands)
+            self.operands[node] = operands
+            # Only values an op computes are tracked: who reads a function argument or a constant is never asked.
+            readers = self.readers
+            for v in operands:
+                found = readers.get(v)
+                if found is not None:
+                    found[node] = found.get(node, 0) + 1
+            if len(op.regions) and name != "fusion.group":
+                for v in _nested_reads(op):
+                    found = readers.get(v)
+                    if found is not None:
+                        found[node] = found.get(node, 0) + 1
+            node.results = results = list(op.results)
+            for r in results:
+                self.producer[r] = node
+                readers[r] = {}
+        self.head = head
+
+    # -- the sweeps ----------------------------------------------------------
+
+    def sweep(self) -> None:
+        """As `VerticalFuser.run`: sweeps in block order, each visit with the next node taken first."""
+        first = True
+        while True:
+            self.changed = False
+            node = self.head
+            while node is not None:
+                after = node.next
+                if node.group is not None:
+                    self._merge_producer(node)
+                elif first and node.op.operation.name in _WRAP_ROOTS:
+                    self._wrap(node)
+                node = after
+            first = False
+            if not self.changed:
+                return
+
+    def _wrap(self, node: _Node) -> None:
+        op, name = node.op, node.name
+        if name in _UNPLANNED:
+            raise Unplanned
+        family = fusing_family(op)
+        if family is None or family.why_not(op) is not None:
+            return
+        if family is scans.FAMILY:
+            raise Unplanned
+        kind = GroupKind.REDUCTION if family is reductions.FAMILY else GroupKind.POINTWISE
+        inputs, constants, lists = self._wrapped_inputs(node)
+        results = node.results
+        for v in inputs:
+            self._replace_reader(v, node, node)
+        entry = (unique_ops(constants), node)
+        computing = 1 if name.startswith(("torch.aten.", "torch.prims.")) else 0  # as `body_facts` counts
+        node.group = _Group(
+            kind, inputs, results, [entry], op.location, computing,
+            op if name in REDUCTIONS else None, [], name in _INDEXED or lists,
+        )
+        self.gone.append(node)
+        self._last = None
+        self.changed = True
+
+    def _wrapped_inputs(self, node: _Node) -> tuple[list, list, bool]:
+        """`rewriter.wrapped_inputs([node.op])` from the listed operands, and whether a list of constants is read."""
+        operands: dict = {}
+        constants = []
+        lists = False
+        for v in self.operands[node]:
+            source = self.producer.get(v)
+            if source is not None and source.name != "torch.prim.ListConstruct":
+                operands.setdefault(v)  # computed: never constant-like (asked of the bindings otherwise)
+                continue
+            read = constant_like_ops(v)
+            if read is not None:
+                constants += read
+                lists |= source is not None
+            else:
+                operands.setdefault(v)
+        return list(operands), constants, lists
+
+    def _replace_reader(self, value, old: _Node, new: _Node) -> None:
+        """`old`'s reads of `value` become one read by `new` (a group reads a value once)."""
+        found = self.readers.get(value)
+        if found is not None:
+            found.pop(old, None)
+            found[new] = 1
+
+    def _node_of(self, value) -> _Node | None:
+        node = self.producer.get(value)
+        if node is None:
+            return None
+        while node.into is not None:
+            node = node.into
+        return node
+
+    def _merge_producer(self, node: _Node) -> None:
+        consumer = node.group
+        for v in consumer.inputs:
+            producer = self._node_of(v)
+            if producer is None:
+                continue
+            if producer.group is None:
+                if producer.name in VIEW_OPS and view_args(producer.op) is not None:
+                    self._absorb(producer, node)
+                    self.changed = True
+                    return
+                continue
+            if producer.group.kind not in FUSIBLE_KINDS:
+                continue
+            reason = self._why_not_merge(producer, node)
+            if reason is None:
+                self._merge(producer, node)
+                self.changed = True
+                return
+            if reason == "different iteration space":
+                raise Unplanned  # `_merge_copy` would try a copy of the producer
+
+    # -- legality (passes/legality.py's rules, on the records) ---------------
+
+    def _dependents_between(self, producer: _Node, consumer: _Node) -> tuple[list, bool]:
+        """As `DependenceAnalysis.dependents_between`: the nodes between the two that read the producer (in order),
+        and whether the consumer reads one of them."""
+        last = self._last
+        if last is not None and last[0] is producer and last[1] is consumer:
+            return last[2]
+        answer = self._search(producer, consumer)
+        self._last = (producer, consumer, answer)
+        return answer
+
+    def _search(self, producer: _Node, consumer: _Node) -> tuple[list, bool]:
+        limit = consumer.pos
+        seen: dict = {}
+        stack = [producer]
+        cycle = False
+        while stack:
+            node = stack.pop()
+            for r in self._results(node):
+                for user in self.readers.get(r, ()):
+                    if user in seen:
+                        continue
+                    if user is consumer:
+                        cycle |= node is not producer
+                        continue
+                    if user.pos < limit:
+                        seen[user] = True
+                        stack.append(user)
+        return sorted(seen, key=lambda n: n.pos), cycle
+
+    def _results(self, node: _Node) -> list:
+        return node.group.results if node.group is not None else node.results
+
+    def _exported(self, producer: _Group, consumer: _Node) -> list:
+        readers = self.readers
+        return [r for r in producer.results if len(found := readers.get(r, ())) > (consumer in found)]
+
+    def _why_not_merge(self, p_node: _Node, c_node: _Node) -> str | None:
+        producer, consumer = p_node.group, c_node.group
+        if self._dependents_between(p_node, c_node)[1]:
+            return "cycle"
+        produced = set(producer.results)
+        if any(self.operands[view][0] in produced for view in consumer.views):
+            raise Unplanned  # a view of the producer's value: `why_not_viewed`
+        if consumer.indexed and (why := self._why_not_indexed(produced, consumer)):
+            return why
+        exported = self._exported(producer, c_node)
+        inputs = _merged(producer.inputs, produced, consumer.inputs)
+        self._interface = exported, inputs  # what `_merge` builds with, if legal
+        args = len(inputs) + len(consumer.results) + len(exported)
+        if args > self.limits.max_args:
+            return f"argument limit ({args} > {self.limits.max_args})"
+        size = producer.computing + consumer.computing
+        if self.limits.max_group_size and size > self.limits.max_group_size:
+            return f"group size limit ({size} > {self.limits.max_group_size})"
+        p_red = self._reduction(producer.first_reduction)
+        c_red = self._reduction(consumer.first_reduction)
+        row_norm = c_red is None or (c_red.keepdim and c_red.dims == (len(c_red.shape) - 1,))
+        if p_red is None and row_norm and (why := self._why_not_past_gemm_epilogue(producer, exported)):
+            return why
+        if p_red is None and c_red is None:
+            iteration = tensor_type(consumer.results[0].type).shape
+            if any(tensor_type(r.type).shape != iteration for r in exported):
+                return "different iteration space"
+            return None
+        if (producer.views or consumer.views) and (self._computed_view(producer) or self._computed_view(consumer)):
+            raise Unplanned  # `has_computed_view` (views of computed values in a reduction group)
+        if p_red is not None and c_red is not None and (p_red.shape, p_red.dims) != (c_red.shape, c_red.dims):
+            return "reductions over different axes"
+        red = p_red or c_red
+        pointwise = consumer if c_red is None else producer if p_red is None else None
+        if pointwise is not None and not broadcasts_into(tensor_type(pointwise.results[0].type).shape, red.shape):
+            return "different iteration space"
+        producers = self.producer
+        for r in [*exported, *consumer.results]:
+            shape = tensor_type(r.type).shape
+            if shape not in (red.shape, red.keepdim_shape, ()) and producers[r].name not in REDUCTIONS:
+                return "different iteration space"
+        for r in producer.results:
+            owner = producers[r]
+            if owner.name in REDUCTIONS and c_node in self.readers.get(r, ()):
+                found = self._reduction(owner.op)
+                if not (isinstance(found, Reduction) and (found.keepdim or len(found.dims) == 0)):
+                    return "reduction result used without keepdim"
+        return None
+
+    def _reduction(self, op) -> Reduction | None:
+        """`reduction(op)`, asked once per op; None for None."""
+        if op is None:
+            return None
+        key = op.operation
+        found = self.reductions.get(key)
+        if found is None:
+            found = self.reductions[key] = reduction(op)
+        return found
+
+    def _uses_in(self, group: _Group, value) -> list:
+        """The (op, operand number) reads of `value` by `group`'s ops, as the block argument's uses would list them."""
+        operands = self.operands
+        return [(node.op, k) for _, node in group.entries for k, v in enumerate(operands[node]) if v == value]
+
+    def _why_not_indexed(self, produced: set, consumer: _Group) -> str | None:
+        """legality_indexed.why_not_indexed where the consumer holds no gather, embedding or index list: a value
+        the producer computes read only for its shape."""
+        for v in consumer.inputs:
+            if v not in produced:
+                continue
+            uses = self._through_views(consumer, self._uses_in(consumer, v))
+            if uses and all(reads_shape_only(op.operation.name, k) for op, k in uses):
+                return "read only for its shape"
+        return None
+
+    def _through_views(self, group: _Group, uses: list) -> list:
+        found = []
+        for op, k in uses:
+            found.append((op, k))
+            if op.operation.name in VIEW_OPS:
+                found += self._through_views(group, self._uses_in(group, op.results[0]))
+        return found
+
+    def _computed_view(self, group: _Group) -> bool:
+        """Might `group` view a value it computes? (Conservative: any view of a value not a group input.)"""
+        inputs = set(group.inputs)
+        return any(self.operands[view][0] not in inputs for view in group.views)
+
+    def _why_not_past_gemm_epilogue(self, producer: _Group, exported: list) -> str | None:
+        """legality._why_not_past_gemm_epilogue on the record."""
+        if not exported:
+            return None
+        gemm_args = []
+        for v in producer.inputs:
+            out = self.gemm_out.get(v, _UNKNOWN)
+            if out is _UNKNOWN:
+                source = self.producer.get(v)
+                found = gemm(source.op) if source is not None and source.name in MATMUL_OPS else None
+                out = self.gemm_out[v] = found.out if isinstance(found, Gemm) else None
+            if out is not None:
+                gemm_args.append((v, out))
+        if not gemm_args:
+            return None
+        # A residual: an add of a non-GEMM input to a value of the same shape (its first two operands).
+        others = set(producer.inputs).difference(v for v, _ in gemm_args)
+        operands = self.operands
+        residual = any(
+            node.name == "torch.aten.add.Tensor" and any(v in others for v in operands[node][:2]) and self._same_shape_add(node)
+            for _, node in producer.entries
+        )
+        if not residual:
+            return None
+        for v, space in gemm_args:
+            if all(tensor_type(r.type).shape == space for r in producer.results) and any(
+                v in operands[node] and len(node.results) == 1 and tensor_type(node.results[0].type).shape == space
+                for _, node in producer.entries
+            ):
+                return "producer is a GEMM's residual epilogue (it adds to the GEMM's result) whose result is read elsewhere too"
+        return None
+
+    def _same_shape_add(self, node: _Node) -> bool:
+        """Are an add's first two operands of its result's shape? (Asked once per op.)"""
+        found = self.same_shape.get(node)
+        if found is None:
+            shape = tensor_type(node.results[0].type).shape
+            found = self.same_shape[node] = all(
+                (t := tensor_type(w.type)) is not None and t.shape == shape for w in self.operands[node][:2]
+            )
+        return found
+
+    # -- the rewrites, on the records ----------------------------------------
+
+    def _absorb(self, view: _Node, node: _Node) -> None:
+        """`FusionRewriter.wrap_into(view, consumer)`: the view cloned in first, the same node in the consumer's place."""
+        group = node.group
+        value = view.op.results[0]
+        self._last = None
+        if view in group.views:
+            raise Unplanned  # a second clone of one view in one body (which reads which: not reproduced)
+        v_inputs, constants, lists = self._wrapped_inputs(view)
+        group.inputs = list(dict.fromkeys(v_inputs + [v for v in group.inputs if v != value]))
+        group.entries.insert(0, (unique_ops(constants), view))
+        group.views.insert(0, view)
+        group.indexed |= lists
+        readers = self.readers[value]
+        readers.pop(node, None)
+        for v in v_inputs:
+            found = self.readers.get(v)
+            if found is not None:
+                found[node] = 1
+        if not readers:  # nobody else reads the view: erased
+            self.gone.append(view)
+            for v in v_inputs:
+                self.readers.get(v, {}).pop(view, None)
+            self._unlink(view)
+
+    def _merge(self, p_node: _Node, c_node: _Node) -> None:
+        """`FusionRewriter.merge(producer, consumer)`: one group where the consumer was, the producer's dependents after it."""
+        producer, consumer = p_node.group, c_node.group
+        dependents, _ = self._dependents_between(p_node, c_node)
+        self._last = None
+        exported, inputs = self._interface
+        cloned = {view.results[0] for view in [*producer.views, *consumer.views]}
+        if cloned and not cloned.isdisjoint(inputs):
+            raise Unplanned  # a body would hold a view's clone and read the view's value as an input
+        kinds = (producer.kind, consumer.kind)
+        kind = GroupKind.REDUCTION if GroupKind.REDUCTION in kinds else GroupKind.POINTWISE
+        for v in producer.inputs:
+            self._replace_reader(v, p_node, c_node)
+        for r in producer.results:
+            self.readers.get(r, {}).pop(c_node, None)
+        consumer.kind, consumer.inputs = kind, inputs
+        consumer.results = consumer.results + exported
+        consumer.entries = producer.entries + consumer.entries
+        consumer.computing += producer.computing
+        consumer.first_reduction = producer.first_reduction if producer.first_reduction is not None else consumer.first_reduction
+        consumer.views = producer.views + consumer.views
+        consumer.indexed |= producer.indexed
+        self._unlink(p_node)
+        p_node.into = c_node
+        anchor = c_node
+        for d in dependents:
+            self._unlink(d)
+            self._link_after(d, anchor)
+            if d.group is None:
+                self.moved.add(d)  # a group is built where it ends up anyway
+            anchor = d
+
+    # -- the order -------------------------------------------------------------
+
+    def _unlink(self, node: _Node) -> None:
+        if node.prev is not None:
+            node.prev.next = node.next
+        else:
+            self.head = node.next
+        if node.next is not None:
+            node.next.prev = node.prev
+        node.prev = node.next = None
+
+    def _link_after(self, node: _Node, anchor: _Node) -> None:
+        after = anchor.next
+        node.prev, node.next = anchor, after
+        anchor.next = node
+        if after is not None:
+            after.prev = node
+            low, high = anchor.pos, after.pos
+        else:
+            low, high = anchor.pos, anchor.pos + 2048.0
+        middle = (low + high) / 2
+        if low < middle < high:
+            node.pos = middle
+        else:
+            self._renumber()
+
+    def _renumber(self) -> None:
+        node, pos = self.head, 0.0
+        while node is not None:
+            pos += 1024.0
+            node.pos = pos
+            node = node.next
+
+    # -- building ----------------------------------------------------------------
+
+    def build(self, rewriter) -> bool:
+        """Make the IR what the rewrites would have made it; whether anything changed."""
+        if not self.gone:
+            return False
+        # Each group goes before the next original op that stays where it is; moved ops follow what precedes them.
+        anchor_of = {}
+        anchor = None
+        node = self.head
+        order = []
+        while node is not None:
+            order.append(node)
+            node = node.next
+        for node in reversed(order):
+            if node.group is None and node not in self.moved:
+                anchor = node.op
+            anchor_of[node] = anchor
+        built = []
+        cursor = None
+        for node in order:
+            if node.group is not None:
+                group = self._build_group(node.group, anchor_of[node])
+                rewriter.inserted(group, anchor_of[node])
+                built.append((node.group, group))
+                cursor = group
+            elif node in self.moved:
+                rewriter.move_after(node.op, cursor)
+                cursor = node.op
+            else:
+                cursor = node.op
+        for record, group in built:
+            for old, new in zip(record.results, group.results):
+                rewriter.replace_uses(old, new)
+        # Users before what they read: in reverse block order, as the ops stood.
+        for node in sorted(self.gone, key=lambda n: n.index, reverse=True):
+            rewriter.erase(node.op)
+        return True
+
+    def _build_group(self, record: _Group, anchor):
+        group = build_group(record.inputs, [r.type for r in record.results], kind=record.kind, loc=record.loc,
+                            ip=ir.InsertionPoint(anchor))
+        block = group.regions[0].blocks[0]
+        mapping = dict(zip(record.inputs, block.arguments))
+        clone_ops_into([op for constants, node in record.entries for op in (*constants, node.op)], block, mapping)
+        build_yield([mapping[r] for r in record.results], ip=ir.InsertionPoint(block))
+        return group
+
+
+def _merged(p_inputs: list, produced: set, c_inputs: list) -> list:
+    return list(dict.fromkeys(p_inputs + [v for v in c_inputs if v not in produced]))
+
+
+def _nested_reads(op) -> list:
+    """The values an op's nested regions read from outside it."""
+    reads = []
+
+    def visit(inner):
+        for v in inner.operands:
+            reads.append(v)
+        return ir.WalkResult.ADVANCE
+
+    for region in op.regions:
+        for block in region.blocks:
+            for inner in block.operations:
+                inner.operation.walk(visit)
+    return reads
