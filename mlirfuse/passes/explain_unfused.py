@@ -32,16 +32,27 @@ from mlirfuse.passes.legality_matmul import left_to_gemm, why_not_template
 from mlirfuse.passes.options import Limits, option_group
 
 
-def neighbours(group) -> list:
-    """(op, "producer" | "consumer") for each op next to `group` (a cat, for a cat's pieces)."""
+def neighbours(group, dep: DependenceAnalysis) -> list:
+    """(op, "producer" | "consumer") for each op next to `group` (a cat, for a cat's pieces): the producers in operand
+    order, then the consumers in block order (not in use-list order, which is the history of the rewrites)."""
     found = [(defining_op(v), "producer") for v in group.operands]
+    consumers = []
     for use in (use for r in group.results for use in r.uses):
         owner = use.owner.operation
         if owner.name == "torch.prim.ListConstruct":  # a cat's pieces: the cat is the neighbour
-            found += [(u.owner.operation, "consumer") for u in owner.results[0].uses]
+            consumers += [u.owner.operation for u in owner.results[0].uses]
         else:
-            found.append((owner, "consumer"))
-    return found
+            consumers.append(owner)
+    # An op in a nested region has no position of its own: its ancestor's, after the ops of the body.
+    place = {op_id(op): _position(op, dep) for op in consumers}
+    return found + [(op, "consumer") for op in sorted(consumers, key=lambda op: place[op_id(op)])]
+
+
+def _position(op, dep: DependenceAnalysis) -> tuple:
+    depth = 0
+    while op is not None and op_id(op) not in dep.pos:
+        op, depth = op.parent, depth + 1
+    return (dep.position(op) if op is not None else float("inf"), depth)
 
 
 def why_outside(op, group, role: str, dep: DependenceAnalysis, limits: Limits) -> str:
@@ -108,7 +119,7 @@ class ExplainUnfused(ModulePass):
             reasons = [ir.StringAttr(a).value for a in ir.ArrayAttr(group.attributes["fusion.explain"])] \
                 if "fusion.explain" in group.attributes else []
             seen = set()
-            for op, role in neighbours(group):
+            for op, role in neighbours(group, dep):
                 if op is None or op.name == "func.return" or op.name.startswith(("torch.constant.", "torch.prim.")):
                     continue
                 key = (op_id(op), role)

@@ -11,7 +11,7 @@
 // take sizes as arguments.)
 
 // CHECK-LABEL: func.func @no_fuse_elementwise_op_reasons
-// CHECK:         fusion.explain = ["consumer torch.aten._to_copy: changes memory format", "consumer torch.aten._to_copy: changes layout, device or pinning", "consumer torch.prims.convert_element_type: dtype code 9 is not supported", "consumer torch.aten.sigmoid: result is int64; the op is fused for floating types only"]
+// CHECK:         fusion.explain = ["consumer torch.aten.sigmoid: result is int64; the op is fused for floating types only", "consumer torch.prims.convert_element_type: dtype code 9 is not supported", "consumer torch.aten._to_copy: changes layout, device or pinning", "consumer torch.aten._to_copy: changes memory format"]
 
 func.func @no_fuse_elementwise_op_reasons(%a: !torch.vtensor<[4,8],f32>, %d: !torch.vtensor<[?,8],f32>) -> (!torch.vtensor<[4,8],f32>, !torch.vtensor<[4,8],si64>, !torch.vtensor<[4,8],f32>, !torch.vtensor<[4,8],f32>, !torch.vtensor<[4,8],f32>) {
   %int1 = torch.constant.int 1

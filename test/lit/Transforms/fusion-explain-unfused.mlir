@@ -12,7 +12,7 @@
 
 // CHECK-LABEL: func.func @no_fuse_cycle_explained
 // CHECK:         "fusion.group"
-// CHECK:         fusion.explain = ["consumer fusion.group: cycle", "consumer torch.aten.mm: unsupported op"]
+// CHECK:         fusion.explain = ["consumer torch.aten.mm: unsupported op", "consumer fusion.group: cycle"]
 // CHECK:         torch.aten.mm
 // CHECK:         "fusion.group"
 // CHECK:         fusion.explain = ["producer fusion.group: cycle", "producer torch.aten.mm: unsupported op"]
@@ -131,7 +131,7 @@ func.func @no_fuse_reduction_result_without_keepdim(%a: !torch.vtensor<[4,8],f32
 // and neg read %a: one horizontal group carries both explanations.)
 
 // CHECK-LABEL: func.func @no_fuse_cat_reasons
-// CHECK:         fusion.explain = ["consumer torch.aten.cat: cat's list is read by another op", "consumer torch.aten.cat: cat's list is read by another op", "consumer torch.aten.cat: cat with a non-constant dim or list, or a dynamic shape"]
+// CHECK:         fusion.explain = ["consumer torch.aten.cat: cat with a non-constant dim or list, or a dynamic shape", "consumer torch.aten.cat: cat's list is read by another op", "consumer torch.aten.cat: cat's list is read by another op"]
 
 func.func @no_fuse_cat_reasons(%a: !torch.vtensor<[4,8],f32>, %d: !torch.int) -> (!torch.vtensor<[4,16],f32>, !torch.vtensor<[8,8],f32>, !torch.vtensor<[8,8],f32>) {
   %int0 = torch.constant.int 0
