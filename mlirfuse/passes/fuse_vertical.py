@@ -40,7 +40,7 @@ from mlirfuse.passes.legality import (
 )
 from mlirfuse.passes.legality_cat import CAT, MAX_RECOMPUTED_OPS, cat_list, why_not_cat_of_inputs, why_not_remapped
 from mlirfuse.passes.options import Limits, option, option_group
-from mlirfuse.passes.rewriter import defined_by
+from mlirfuse.passes.rewriter import FusionRewriter, defined_by
 from mlirfuse.passes.vertical_plan import plan
 
 
@@ -121,18 +121,6 @@ class VerticalFuser:
         if self.recompute:
             self.dep.refresh()
         return self.dep
-
-    def erase_dead_code(self) -> None:
-        """Erase the fusible (pure) ops nobody reads, users first.
-
-        Export keeps some (the operand of a dropped `x.to(dtype)`). Fused beside
-        live code they make groups only they justify (a reduction kernel, a
-        concat exit, one iteration space) that canonicalize later strips bare.
-        """
-        for ops in function_level_ops(self.module, _PURE.__contains__):
-            for op in reversed(ops):
-                if all(next(r.uses, None) is None for r in op.results):
-                    self.rewriter.erase(op)
 
     def wrap(self, op) -> bool:
         """A lone fusible op becomes a one-op group (pointwise, reduction, scan or scatter)."""
@@ -223,6 +211,19 @@ class VerticalFuser:
 # Whether fusion-fuse-vertical plans first (tests and benchmarks compare both ways by setting it).
 PLANNED = [True]
 
+def erase_dead_code(module: ir.Operation, rewriter: FusionRewriter) -> None:
+    """Erase the fusible (pure) ops nobody reads, users first.
+
+    Export keeps some (the operand of a dropped `x.to(dtype)`). Fused beside
+    live code they make groups only they justify (a reduction kernel, a
+    concat exit, one iteration space) that canonicalize later strips bare.
+    """
+    for ops in function_level_ops(module, _PURE.__contains__):
+        for op in reversed(ops):
+            if all(next(r.uses, None) is None for r in op.results):
+                rewriter.erase(op)
+
+
 # What `erase_dead_code` erases when nothing reads it.
 _PURE = PURE_OPS | {CAT, "torch.prim.ListConstruct"}
 
@@ -266,14 +267,19 @@ class FuseVertical(ModulePass):
 
     def apply(self, module: ir.Operation, am=None) -> None:
         am = am or AnalysisManager()
+        if PLANNED[0] and not self.recompute_analyses and not FusionDecisions(self.name).enabled:
+            # The common case decided on the unwrapped ops and built once (passes/vertical_plan.py). Its sweeps ask
+            # no analysis: none is computed for it (in checking mode all are, to prove their maintenance).
+            rewriter = fusion_rewriter(module, am)[0] if am.verify else FusionRewriter(am)
+            erase_dead_code(module, rewriter)
+            planned = plan(module, self.limits)
+            if planned is not None:
+                for planner in planned:
+                    planner.build(rewriter)
+                rewriter.erase_dead_constants(module)
+                return
         fuser = VerticalFuser(module, am, self.limits, self.recompute_analyses)
-        fuser.erase_dead_code()
-        # The common case decided on the unwrapped ops and built once (passes/vertical_plan.py); else the rewrites.
-        planned = None if fuser.decisions.enabled or self.recompute_analyses or not PLANNED[0] else plan(module, self.limits)
-        if planned is not None:
-            for planner in planned:
-                planner.build(fuser.rewriter)
-        else:
-            fuser.run()
+        erase_dead_code(module, fuser.rewriter)
+        fuser.run()
         # Constants cloned into groups and now unused outside.
         fuser.rewriter.erase_dead_constants(module)
