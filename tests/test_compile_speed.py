@@ -14,6 +14,7 @@ import pytest
 from mlirfuse.analysis import bodies
 from mlirfuse.dialect import make_context
 from mlirfuse.ir import ir
+from mlirfuse.passes import fuse_vertical
 from mlirfuse.passes import pipeline as pipeline_module
 from mlirfuse.passes.pipeline import build_pass_manager
 
@@ -93,6 +94,7 @@ def _fuse_three(verify: bool) -> str:
 
 
 def test_merged_groups_take_combined_body_facts(monkeypatch):
+    monkeypatch.setattr(fuse_vertical, "PLANNED", [False])  # the wraps and merges (a plan keeps no group's facts)
     walked = []
     real = bodies.body_facts
     monkeypatch.setattr(bodies, "body_facts", lambda group: walked.append(real(group)) or walked[-1])
@@ -103,6 +105,7 @@ def test_merged_groups_take_combined_body_facts(monkeypatch):
 
 
 def test_the_checking_mode_compares_kept_body_facts_with_the_bodies(monkeypatch):
+    monkeypatch.setattr(fuse_vertical, "PLANNED", [False])  # the wraps and merges (a plan keeps no group's facts)
     real = bodies.combined
     monkeypatch.setattr(bodies, "combined", lambda a, b: real(a, b)._replace(computing=0))  # a miscounting merge
     with pytest.raises(ir.MLIRError) as failure:
