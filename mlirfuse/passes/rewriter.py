@@ -123,7 +123,7 @@ class FusionRewriter:
         self._erase_unread(ops[:-1])
         return group
 
-    def wrap_siblings(self, members: list[list], kind: GroupKind, dependents: list):
+    def wrap_siblings(self, members: list[list], kind: GroupKind, dependents: list, wrapped: list | None = None):
         """`wrap` of each of `members` (op lists, as `wrap` takes them), each group then merged into the next
         (`merge`), built once: the same group, where the last member's last op was.
 
@@ -135,9 +135,11 @@ class FusionRewriter:
         member until fusion-canonicalize's CSE keeps the first. `dependents`: the ops
         between the first member and the last that read any of them, in
         order; each merge moves them after its group, and so does this.
+        `wrapped`: each member's `wrapped_inputs`, if asked already.
         """
         lasts = [ops[-1] for ops in members]
-        wrapped = [wrapped_inputs(ops) for ops in members]
+        if wrapped is None:
+            wrapped = [wrapped_inputs(ops) for ops in members]
         inputs = list(dict.fromkeys(v for member_inputs, _ in wrapped for v in member_inputs))
         results = [list(last.results) for last in lasts]
         yielded_results = [r for rs in reversed(results) for r in rs]
@@ -280,15 +282,18 @@ class _Driving:
         self.rewriter._driver = None
 
 
-def wrapped_inputs(ops: list) -> tuple[list, list]:
+def wrapped_inputs(ops: list, constant_ops=constant_like_ops) -> tuple[list, list]:
     """The inputs of a group wrapping `ops`, in order, each once, and the constants (and lists of constants, after
-    their items) the ops read, which the group clones in."""
+    their items) the ops read, which the group clones in.
+
+    `constant_ops`: `constant_like_ops`, or a cache of it (many ops read one constant).
+    """
     inside = {r for op in ops for r in op.results}
     operands: dict = {}
     constants = []
     for op in ops:
         for v in op.operands:
-            read = constant_like_ops(v)
+            read = constant_ops(v)
             if read is not None:
                 constants += read
             elif v not in inside:
