@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from mlirfuse.dialect import GroupKind
-from mlirfuse.ir import constant_like_ops, defining_op, ir, op_id
+from mlirfuse.ir import defining_op, ir, op_id
 from mlirfuse.ops.matmul import Gemm
 from mlirfuse.passes.base import unique_ops
 from mlirfuse.passes.legality import why_not_merge
@@ -73,6 +73,8 @@ def siblings_at_once(matmuls: list, chains: list, a_steps: list, walks, dep, lim
     each merge's arguments grows with each sibling, so the last merge's is
     the largest. A GEMM result nobody reads (no extra result for it), a
     constant A, more than `most` siblings or a fusion policy: None.
+    `walks`: the pass's view walks of the GEMMs' operands, whose constants
+    it asks once (nothing is erased while the plans are made).
     """
     if current_policy() is not None:
         return None
@@ -82,7 +84,7 @@ def siblings_at_once(matmuls: list, chains: list, a_steps: list, walks, dep, lim
             key = None
         else:
             root = walks.of(op.operands[g.a], op.operation.block)[0]
-            if constant_like_ops(root) is not None:
+            if walks.constant_ops(root) is not None:
                 return None
             key = SharedA(root, steps, g.out, g.k, g.dtype)
         by_key.setdefault(key if key is not None else ("batched", i), ([], key))[0].append((op, views))

@@ -147,14 +147,15 @@ class FusionRewriter:
         group = build_group(inputs, [r.type for r in yielded_results], kind=kind, loc=last.location, ip=ir.InsertionPoint(last))
         block = group.regions[0].blocks[0]
         mapping = dict(zip(inputs, block.arguments))
-        clones = {}
         cloned = set()  # the ops cloned in already: a view or constant two members read is cloned once
-        for ops, (_, constants), rs in zip(members, wrapped, results):
-            fresh = [op for op in unique_ops(constants) + list(ops) if op.operation not in cloned]
-            cloned.update(op.operation for op in fresh)
+        for ops, (_, constants) in zip(members, wrapped):
+            fresh = []
+            for op in (*constants, *ops):
+                if (operation := op.operation) not in cloned:
+                    cloned.add(operation)
+                    fresh.append(op)
             clone_ops_into(fresh, block, mapping)
-            clones.update((r, mapping[r]) for r in rs)
-        build_yield([clones[r] for r in yielded_results], ip=ir.InsertionPoint(block))
+        build_yield([mapping[r] for r in yielded_results], ip=ir.InsertionPoint(block))
         self._notify("op_inserted", group, last)  # built in place, announced complete
         new = dict(zip(yielded_results, group.results))
         for ops, rs in zip(members, results):
