@@ -21,6 +21,7 @@ A is addressed in `[*batch, *rows, K]`, B in `[*batch, K, N]` (for
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -148,8 +149,16 @@ def gemm(op) -> Gemm | str:
         bias = None if constant_value(operands[2]) is None else 2
     else:
         a, b = 0, 1
-    ta, tb, out = tensor_type(operands[a].type), tensor_type(operands[b].type), tensor_type(op.results[0].type)
-    tbias = tensor_type(operands[bias].type) if bias is not None else None
+    types = (operands[a].type, operands[b].type, op.results[0].type, operands[bias].type if bias is not None else None)
+    if alpha == beta == 1.0:  # unscaled: the name and types say it all (an unrolled loop repeats a few)
+        return _typed_gemm(name, a, b, bias, *types)
+    return _gemm(name, a, b, bias, alpha, beta, *types)
+
+
+def _gemm(name: str, a: int, b: int, bias: int | None, alpha: float, beta: float, a_type, b_type, out_type, bias_type):
+    """`gemm` of an op `name` reading A, B (and the bias) at those operand positions, of those types."""
+    ta, tb, out = tensor_type(a_type), tensor_type(b_type), tensor_type(out_type)
+    tbias = tensor_type(bias_type) if bias is not None else None
     if any(t is None for t in (ta, tb, out) + ((tbias,) if bias is not None else ())):
         return "an operand or the result is not a tensor"
     if not (ta.is_static and out.is_static) and not _dynamic_rows_only(name, ta, tb, out, tbias):
@@ -180,6 +189,12 @@ def gemm(op) -> Gemm | str:
     if g.batch_count > MAX_BATCH:
         return f"batch {g.batch_count} > {MAX_BATCH}"
     return g
+
+
+@functools.lru_cache(maxsize=1024)  # types are uniqued and hashable; a Gemm is frozen
+def _typed_gemm(name: str, a: int, b: int, bias: int | None, a_type, b_type, out_type, bias_type) -> Gemm | str:
+    """`_gemm` with alpha = beta = 1."""
+    return _gemm(name, a, b, bias, 1.0, 1.0, a_type, b_type, out_type, bias_type)
 
 
 def _dynamic_rows_only(name: str, ta, tb, out, tbias) -> bool:

@@ -105,22 +105,32 @@ def is_view(op) -> bool:
     return op is not None and op.name in VIEW_OPS
 
 
-def view_args(op) -> tuple | None:
-    """The constant arguments after operand 0 (int lists as tuples), or None if any is not constant."""
+def view_args(op, arg=None) -> tuple | None:
+    """The constant arguments after operand 0 (int lists as tuples), or None if any is not constant.
+
+    `arg`: `view_arg`, or a cache of it (a view's arguments are constants other views read too).
+    """
     if tensor_type(op.operands[0].type) is None or tensor_type(op.results[0].type) is None:
         return None
     if not tensor_type(op.results[0].type).is_static:
         return None
+    arg = arg or view_arg
     args = []
     for v in list(op.operands)[1:]:
-        value = constant_value(v)
+        value = arg(v)
         if value is NO_CONSTANT:
-            value = constant_int_list(v)
-            if value is None:
-                return None
-            value = tuple(value)
+            return None
         args.append(value)
     return tuple(args)
+
+
+def view_arg(v: ir.Value):
+    """A view's argument `v` as `view_args` gives it (an int list as a tuple), or `NO_CONSTANT` if it is not constant."""
+    value = constant_value(v)
+    if value is NO_CONSTANT:
+        value = constant_int_list(v)
+        return NO_CONSTANT if value is None else tuple(value)
+    return value
 
 
 def constant_view(op) -> bool:

@@ -53,10 +53,10 @@ import dataclasses
 
 from mlirfuse.analysis import AnalysisManager
 from mlirfuse.dialect import REDUCTION_KINDS, GroupKind, group_kind
-from mlirfuse.ir import defining_op, ir, op_id
+from mlirfuse.ir import constant_like_ops, defining_op, ir, op_id
 from mlirfuse.ops.conv import CONV_OPS, Conv, conv
 from mlirfuse.ops.matmul import MATMUL_OPS, Gemm, gemm
-from mlirfuse.ops.views import CAT, VIEW_OPS, view_args, walk_views
+from mlirfuse.ops.views import CAT, VIEW_OPS, view_arg, view_args, walk_views
 from mlirfuse.passes.base import ModulePass, body_ops, function_ops, unique_ops
 from mlirfuse.passes.grouped_gemms import (
     merge_for_epilogue,
@@ -341,17 +341,20 @@ def _wrap(op, rewriter: FusionRewriter, kind: GroupKind = GroupKind.MATMUL, view
 
 
 class _ViewWalks:
-    """`walk_views` through constant views (`constant_view`), each view's arguments read once, by op_id: valid
-    while no op is erased (an address may then be reused)."""
+    """`walk_views` through constant views (`constant_view`), each view's arguments read once, by op_id, and each
+    constant once (an unrolled step's slices share theirs): valid while no op is erased (an address may then be
+    reused). `constant_ops` is `constant_like_ops` so cached, for `wrapped_inputs` while the GEMMs are planned."""
 
     def __init__(self):
         self.args: dict = {}  # op_id -> view_args
         self.walks: dict = {}  # value -> walk_views' answer (within one block)
+        self.arg = _Cached(view_arg).__getitem__
+        self.constant_ops = _Cached(constant_like_ops).__getitem__
 
     def _args(self, op):
         key = op_id(op)
         if key not in self.args:
-            self.args[key] = view_args(op) if op.name in VIEW_OPS else None
+            self.args[key] = view_args(op, self.arg) if op.name in VIEW_OPS else None
         return self.args[key]
 
     def of(self, value: ir.Value, block: ir.Block) -> tuple[ir.Value, list]:
@@ -362,6 +365,18 @@ class _ViewWalks:
     def steps(self, views: list) -> tuple:
         """((name, args), ...) of `views` (walked by `of`), as `view_chain` gives them."""
         return tuple((v.operation.name, self.args[op_id(v)]) for v in views)
+
+
+class _Cached(dict):
+    """`fn`'s answer for each key, computed when first asked."""
+
+    def __init__(self, fn):
+        super().__init__()
+        self.fn = fn
+
+    def __missing__(self, key):
+        value = self[key] = self.fn(key)
+        return value
 
 
 __all__ = ["FuseMatmul"]

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from mlirfuse.dialect import GroupKind
-from mlirfuse.ir import constant_like_ops, defining_op, ir, op_id
+from mlirfuse.ir import defining_op, ir, op_id
 from mlirfuse.ops.matmul import Gemm
 from mlirfuse.passes.base import unique_ops
 from mlirfuse.passes.legality import why_not_merge
@@ -54,6 +54,10 @@ class Siblings(NamedTuple):
 
     members: list  # each GEMM's ops as `_wrap` takes them (its operands' views, then the GEMM), in order
     space: tuple | None  # the tile space, as `merge_siblings` counts it
+    # Each member's `wrapped_inputs` and the ops that move after the group, as asked when the plan was made;
+    # None where they are to be asked as the group is built (see `siblings_at_once`).
+    wrapped: list | None = None
+    dependents: list | None = None
 
 
 def siblings_at_once(matmuls: list, chains: list, a_steps: list, walks, dep, limits: Limits, most: int):
@@ -69,6 +73,8 @@ def siblings_at_once(matmuls: list, chains: list, a_steps: list, walks, dep, lim
     each merge's arguments grows with each sibling, so the last merge's is
     the largest. A GEMM result nobody reads (no extra result for it), a
     constant A, more than `most` siblings or a fusion policy: None.
+    `walks`: the pass's view walks of the GEMMs' operands, whose constants
+    it asks once (nothing is erased while the plans are made).
     """
     if current_policy() is not None:
         return None
@@ -78,7 +84,7 @@ def siblings_at_once(matmuls: list, chains: list, a_steps: list, walks, dep, lim
             key = None
         else:
             root = walks.of(op.operands[g.a], op.operation.block)[0]
-            if constant_like_ops(root) is not None:
+            if walks.constant_ops(root) is not None:
                 return None
             key = SharedA(root, steps, g.out, g.k, g.dtype)
         by_key.setdefault(key if key is not None else ("batched", i), ([], key))[0].append((op, views))
@@ -94,11 +100,30 @@ def siblings_at_once(matmuls: list, chains: list, a_steps: list, walks, dep, lim
         gemms = [op for op, _ in members]
         if any(next(r.uses, None) is None for op in gemms for r in op.results):
             return None
-        if _dependents(gemms, dep) is None:
+        dependents = _dependents(gemms, dep)
+        if dependents is None:
             return None
-        if len({v for member in ops for v in wrapped_inputs(member)[0]}) + len(members) > limits.max_args:
+        wrapped = [wrapped_inputs(member, walks.constant_ops) for member in ops]
+        if len({v for inputs, _ in wrapped for v in inputs}) + len(members) > limits.max_args:
             return None
-        plans.append(Siblings(ops, space))
+        plans.append(Siblings(ops, space, wrapped, dependents))
+    return _asked_once(plans, matmuls)
+
+
+def _asked_once(plans: list, matmuls: list) -> list:
+    """`plans`, keeping what each read and moved when planned if building the plans before it changes neither, else
+    without (asked again as each group is built).
+
+    A plan before may have wrapped a GEMM whose result a member reads
+    (that value is then the group's). With no GEMM result read by a
+    member and no op moved by any plan, the earlier wraps only replace
+    GEMMs and views before or outside a group's siblings: none reads them.
+    """
+    results = {r for op, _ in matmuls for r in op.results}
+    if any(plan.dependents for plan in plans if plan.dependents is not None) or any(
+        v in results for plan in plans if plan.wrapped is not None for inputs, _ in plan.wrapped for v in inputs
+    ):
+        return [Siblings(plan.members, plan.space) for plan in plans]
     return plans
 
 
@@ -130,8 +155,11 @@ def wrap_siblings_at_once(plans: list, rewriter: FusionRewriter, dep, counts: di
         if len(plan.members) == 1:
             group = rewriter.wrap(plan.members[0], GroupKind.MATMUL)
         else:
-            gemms = [ops[-1] for ops in plan.members]
-            group = rewriter.wrap_siblings(plan.members, GroupKind.MATMUL, _dependents(gemms, dep))
+            if plan.wrapped is not None:
+                group = rewriter.wrap_siblings(plan.members, GroupKind.MATMUL, plan.dependents, plan.wrapped)
+            else:
+                gemms = [ops[-1] for ops in plan.members]
+                group = rewriter.wrap_siblings(plan.members, GroupKind.MATMUL, _dependents(gemms, dep))
         counts[op_id(group)] = (len(plan.members), plan.space)
         groups.append(group)
     return groups

@@ -127,7 +127,7 @@ class FusionRewriter:
         self._erase_unread(ops[:-1])
         return group
 
-    def wrap_siblings(self, members: list[list], kind: GroupKind, dependents: list):
+    def wrap_siblings(self, members: list[list], kind: GroupKind, dependents: list, wrapped: list | None = None):
         """`wrap` of each of `members` (op lists, as `wrap` takes them), each group then merged into the next
         (`merge`), built once: the same group, where the last member's last op was.
 
@@ -139,9 +139,11 @@ class FusionRewriter:
         member until fusion-canonicalize's CSE keeps the first. `dependents`: the ops
         between the first member and the last that read any of them, in
         order; each merge moves them after its group, and so does this.
+        `wrapped`: each member's `wrapped_inputs`, if asked already.
         """
         lasts = [ops[-1] for ops in members]
-        wrapped = [wrapped_inputs(ops) for ops in members]
+        if wrapped is None:
+            wrapped = [wrapped_inputs(ops) for ops in members]
         inputs = list(dict.fromkeys(v for member_inputs, _ in wrapped for v in member_inputs))
         results = [list(last.results) for last in lasts]
         yielded_results = [r for rs in reversed(results) for r in rs]
@@ -149,14 +151,15 @@ class FusionRewriter:
         group = build_group(inputs, [r.type for r in yielded_results], kind=kind, loc=last.location, ip=ir.InsertionPoint(last))
         block = group.regions[0].blocks[0]
         mapping = dict(zip(inputs, block.arguments))
-        clones = {}
         cloned = set()  # the ops cloned in already: a view or constant two members read is cloned once
-        for ops, (_, constants), rs in zip(members, wrapped, results):
-            fresh = [op for op in unique_ops(constants) + list(ops) if op.operation not in cloned]
-            cloned.update(op.operation for op in fresh)
+        for ops, (_, constants) in zip(members, wrapped):
+            fresh = []
+            for op in (*constants, *ops):
+                if (operation := op.operation) not in cloned:
+                    cloned.add(operation)
+                    fresh.append(op)
             clone_ops_into(fresh, block, mapping)
-            clones.update((r, mapping[r]) for r in rs)
-        build_yield([clones[r] for r in yielded_results], ip=ir.InsertionPoint(block))
+        build_yield([mapping[r] for r in yielded_results], ip=ir.InsertionPoint(block))
         self._notify("op_inserted", group, last)  # built in place, announced complete
         new = dict(zip(yielded_results, group.results))
         for ops, rs in zip(members, results):
@@ -284,15 +287,18 @@ class _Driving:
         self.rewriter._driver = None
 
 
-def wrapped_inputs(ops: list) -> tuple[list, list]:
+def wrapped_inputs(ops: list, constant_ops=constant_like_ops) -> tuple[list, list]:
     """The inputs of a group wrapping `ops`, in order, each once, and the constants (and lists of constants, after
-    their items) the ops read, which the group clones in."""
+    their items) the ops read, which the group clones in.
+
+    `constant_ops`: `constant_like_ops`, or a cache of it (many ops read one constant).
+    """
     inside = {r for op in ops for r in op.results}
     operands: dict = {}
     constants = []
     for op in ops:
         for v in op.operands:
-            read = constant_like_ops(v)
+            read = constant_ops(v)
             if read is not None:
                 constants += read
             elif v not in inside:
