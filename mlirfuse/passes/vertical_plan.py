@@ -8,7 +8,10 @@ Python records of the would-be groups (`_Group`: inputs, results, body
 entries, in the order the rewrites would leave them), asking the same
 legality questions of them, and then each final group is built once, with
 the body, inputs, results, location and position the rewrites would have
-given it: the output is the same text.
+given it: the output is the same text. (Not the same use lists: MLIR keeps a
+value's uses in the order they were made, the history of the rewrites, so
+no pass may read meaning into that order; fusion-explain-unfused lists a
+group's consumers in block order.)
 
 Only the common case is planned: pointwise and reduction groups of
 elementwise ops, reductions and absorbed views, no fusion policy, no
