@@ -417,6 +417,7 @@ class BodyForm:
         self.operations = ops  # the body's ir.Operations, by index
         self.ops: list[tuple[str, tuple, tuple[str, str], tuple]] = []  # (name, operand serials, ("name(", ") {attributes}"), ((serial, type), ...))
         self.defined_by: dict[int, int] = {}  # result serial -> op index
+        keys = []  # per op, what `key` holds of it while values are numbered by serial
         for index, op in enumerate(ops):
             operands = tuple([serials[v] for v in op.operands])
             attributes = op.attributes
@@ -425,18 +426,24 @@ class BodyForm:
                 attrs = ", ".join(sorted([f"{name} = {'?' if name == hidden else asm(attr)}" for name, attr in attributes.items()]))
             else:
                 attrs = ""
-            results = []
+            results, types = [], []
             for r in op.results:
                 serials[r] = serial = len(values)
                 values.append(r)
                 self.defined_by[serial] = index
-                results.append((serial, asm(r.type)))
+                type_ = asm(r.type)
+                results.append((serial, type_))
+                types.append(type_)
             name = op.name
-            self.ops.append((name, operands, (f"{name}(", f") {{{attrs}}}"), tuple(results)))
+            call = (f"{name}(", f") {{{attrs}}}")
+            self.ops.append((name, operands, call, tuple(results)))
+            keys.append((call, operands, tuple(types)))
         self.names = {name for name, _, _, _ in self.ops}  # of every op read, gone since or not
         self.serials = serials
         self.values = values
         self.gone: set[int] = set()  # ops no longer in the body (`move_out`)
+        # `key()` as read: values numbered by serial, as `text` numbers them while no op or argument has moved out.
+        self._key = (tuple(self.head), tuple([type_ for _, type_ in self.args]), tuple(keys))
 
     def text(self, lifted=frozenset(), holes: dict | None = None) -> str:
         """`canonical_form`'s text: constants whose serial is in `lifted` left out, each use printing `?`; `holes`
@@ -467,6 +474,28 @@ class BodyForm:
             parts.append(f"{', '.join(printed)} = {call}{operand_text}{attrs}")
         return "\n".join(parts)
 
+    def key(self, lifted=frozenset(), holes: dict | None = None) -> tuple:
+        """What `text(lifted, holes)` spells, as a tuple of the parts it is printed from: equal exactly where the
+        texts are, without printing them (a key for grouping forms, not for storing)."""
+        if not lifted and not holes and self._key is not None:
+            return self._key
+        ids: dict[int, int] = {}
+        for i, (serial, _) in enumerate(self.args):
+            ids[serial] = i
+        gone, ops = self.gone, []
+        for index, (_, operands, call, results) in enumerate(self.ops):
+            if index in gone or (lifted and len(results) == 1 and results[0][0] in lifted):
+                continue
+            if lifted or holes:
+                open_operands = holes.get(index, ()) if holes else ()
+                numbered = tuple([-1 if v in lifted or k in open_operands else ids[v] for k, v in enumerate(operands)])
+            else:
+                numbered = tuple([ids[v] for v in operands])
+            for serial, _ in results:
+                ids[serial] = len(ids)
+            ops.append((call, numbered, tuple([type_ for _, type_ in results])))
+        return tuple(self.head), tuple([type_ for _, type_ in self.args]), tuple(ops)
+
     def move_out(self, views: list[int], erased: list[int], dropped: set[int]) -> None:
         """The body after ops `views` left it, each result read through a new argument appended in that order,
         ops `erased` were erased and the arguments numbered in `dropped` were erased."""
@@ -474,6 +503,7 @@ class BodyForm:
         self.gone.update(erased)
         kept = [arg for i, arg in enumerate(self.args) if i not in dropped]
         self.args = kept + [self.ops[view][3][0] for view in views]
+        self._key = None  # values are numbered anew
 
 
 def load_fusion_dialect(ctx: ir.Context) -> None:

@@ -148,13 +148,21 @@ def function_ops(module: ir.Operation):
             yield list(func.regions[0].blocks[0].operations)
 
 
-def function_level_ops(module: ir.Operation, keep: Callable[[str], bool] | None = None):
+def function_level_ops(module: ir.Operation, keep: Callable[[str], bool] | frozenset | None = None):
     """As `function_ops`, as `ir.Operation`s, only those whose name `keep` accepts (None: all).
 
     Listing a block makes an `OpView` per op (its class looked up by name:
     1.5 µs or so); a walk that does not enter the ops' regions hands out
     plain operations for a third of that, and only the kept ones are held.
+    `keep` a set of op names: MLIR's walk driver finds them without calling
+    Python on the others (about 1.5 µs per op found, nothing per op passed
+    over: GPT-32's 64 matmuls among its 2,400 ops in 0.15 ms, not 2.5), at the
+    price of entering the ops' regions (what it finds in a group is dropped):
+    for names that are rare, not for constants.
     """
+    if isinstance(keep, (frozenset, set)):
+        yield from _named_function_level_ops(module, keep)
+        return
     advance, skip = ir.WalkResult.ADVANCE, ir.WalkResult.SKIP
     for func in module.regions[0].blocks[0].operations:
         if func.operation.name != "func.func" or not len(func.regions[0].blocks):
@@ -173,3 +181,25 @@ def function_level_ops(module: ir.Operation, keep: Callable[[str], bool] | None 
 
         func.walk(visit, ir.WalkOrder.PRE_ORDER)
         yield ops
+
+
+def _named_function_level_ops(module: ir.Operation, names: frozenset):
+    """`function_level_ops` for a set of op names, found by `walk_and_apply_patterns` (program order, regions
+    entered: an op whose parent is not the function is dropped)."""
+    found: list = []
+
+    def collect(op, rewriter):
+        found.append(op.operation)
+        return True  # no match (see `pattern`): nothing is rewritten
+
+    patterns = rewrite.RewritePatternSet()
+    for name in names:
+        patterns.add(name, collect)
+    frozen = patterns.freeze()
+    for func in module.regions[0].blocks[0].operations:
+        if func.operation.name != "func.func" or not len(func.regions[0].blocks):
+            continue
+        func = func.operation
+        found.clear()
+        rewrite.walk_and_apply_patterns(func, frozen)
+        yield [op for op in found if op.parent == func]

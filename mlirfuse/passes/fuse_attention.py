@@ -46,7 +46,7 @@ class FuseAttention(ModulePass):
     def apply(self, module: ir.Operation, am=None) -> None:
         am = am or AnalysisManager()
         rewriter = None  # made at the first attention found: most models have none
-        for ops in function_level_ops(module, _ROOTS.__contains__):
+        for ops in function_level_ops(module, _ROOTS):
             for op in ops:
                 op = op.opview
                 found = match(op)

@@ -61,7 +61,7 @@ class FuseConcat(ModulePass):
         limits = Limits(max_args=self.max_args)
         decisions = FusionDecisions(self.name)
         changed = False
-        for ops in function_level_ops(module, CAT.__eq__):
+        for ops in function_level_ops(module, frozenset((CAT,))):
             # The cats, named before any rewrite: a cat an earlier cat's pointwise exit takes in is erased from the
             # function by the merge, and its handle must not be read again (a use after free: an abort, not an
             # exception; seen in test_zoo once the merges landed together).

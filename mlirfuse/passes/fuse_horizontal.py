@@ -30,9 +30,7 @@ from mlirfuse.passes.legality import (
 )
 from mlirfuse.passes.options import Limits, option_group, option_of
 
-
-def _is_group(name: str) -> bool:
-    return name == "fusion.group"
+_GROUPS = frozenset(("fusion.group",))
 
 
 def _is_scatter(op) -> bool:
@@ -47,7 +45,7 @@ def fuse_siblings(fuser: VerticalFuser, listed: list) -> bool:
     merged = False
     dep, rewriter = fuser.dep, fuser.rewriter
     decisions = fuser.decisions
-    for ops in function_level_ops(fuser.module, _is_group):
+    for ops in function_level_ops(fuser.module, _GROUPS):
         listed.append(ops)
         # Ids are taken up front: a merged (erased) op must not be touched again.
         readers: dict[ir.Value, list] = {}
@@ -83,7 +81,7 @@ def fuse_scalar_stores(fuser: VerticalFuser, listed: list | None = None) -> bool
 
     `listed`: each function's groups, if current (else they are listed again).
     """
-    for ops in function_level_ops(fuser.module, _is_group) if listed is None else listed:
+    for ops in function_level_ops(fuser.module, _GROUPS) if listed is None else listed:
         hosts = [op for op in ops if is_fusible_group(op) and group_kind(op) in REDUCTION_KINDS]
         if not hosts:
             continue  # no scalar to ask about

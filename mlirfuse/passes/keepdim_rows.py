@@ -211,6 +211,8 @@ def _erase_if_dead(op, rewriter) -> None:
         op = above
 
 
+_REDUCTIONS = frozenset(REDUCTIONS)
+
 PATTERNS = [
     *((name, keepdim_reduction) for name in REDUCTIONS),
     *((name, elementwise_in_rows) for name in RULES),
@@ -233,5 +235,5 @@ class KeepdimRows(ModulePass):
     def apply(self, module: ir.Operation, am=None) -> None:
         # Every rule starts from, or looks for, a function-level reduction: without one (an unrolled RNN) no
         # pattern callback runs per elementwise op.
-        if any(function_level_ops(module, REDUCTIONS.__contains__)):
+        if any(function_level_ops(module, _REDUCTIONS)):
             apply_patterns(module, PATTERNS)

@@ -86,7 +86,8 @@ class Outline(ModulePass):
             return
         anchor = body.operations[0]
         existing = [op for op in body.operations if op.operation.name == "fusion.kernel"]
-        by_form = {canonical_form(k): k.attributes["sym_name"].value for k in existing}
+        # Forms compared as `BodyForm.key`s: what `canonical_form` spells, not printed.
+        by_form = {BodyForm(k).key(): k.attributes["sym_name"].value for k in existing}
         count = len(existing)
         kernels = []
         for group in groups:
@@ -102,8 +103,8 @@ class Outline(ModulePass):
         hoisted = _hoist_views(kernels, groups, forms, rewriter) if self.hoist_views else {}
         lifted = _lift(kernels, forms, rewriter) if self.lift_constants else [()] * len(kernels)
         for i, (group, kernel, scalars) in enumerate(zip(groups, kernels, lifted)):
-            form = canonical_form(kernel) if scalars else forms[i].text()  # lift-constants rewrote it: read again
-            if am.verify and form != canonical_form(kernel):
+            form = BodyForm(kernel).key() if scalars else forms[i].key()  # lift-constants rewrote it: read again
+            if am.verify and not scalars and forms[i].text() != canonical_form(kernel):
                 raise AssertionError(f"the form printed for kernel #{i} after hoist-views is not its body's")
             name = by_form.get(form)
             if name is None:
@@ -154,7 +155,7 @@ def _hoist_views(kernels: list, groups: list, forms: list, rewriter: FusionRewri
     """Kernels equal but for the indices of views of their arguments (`_hoistable_views`) take the views as
     operands instead: each view, and the constants it reads, cloned before its group at function level.
 
-    A class: the kernels printing the same with those indices open (`BodyForm.text`'s holes; constants only
+    A class: the kernels printing the same with those indices open (`BodyForm.key`'s holes; constants only
     they read do not print). Hoisted only the views whose indices differ within the class, as lift-constants
     lifts: elsewhere kernels keep reading their pieces by index arithmetic. An argument left
     unread (x whose x[t] moved out) is dropped from the kernel and its launch. Returns, per kernel moved
@@ -175,7 +176,7 @@ def _hoist_views(kernels: list, groups: list, forms: list, rewriter: FusionRewri
             form = forms[i]
             holes = {view: _VIEW_INDICES[form.ops[view][0]] for view in views}
             constants = {form.ops[view][1][k] for view, positions in holes.items() for k in positions}
-            classes.setdefault(form.text(_only_indices(form, constants, holes), holes), []).append((i, views, vector))
+            classes.setdefault(form.key(_only_indices(form, constants, holes), holes), []).append((i, views, vector))
     hoisted = {}
     for members in classes.values():
         differ = [p for p in range(len(members[0][2])) if len({vector[p] for _, _, vector in members}) > 1]
@@ -252,7 +253,7 @@ def _lift(kernels: list, forms: list, rewriter: FusionRewriter) -> list[tuple[fl
         if constants:
             uses = [(form.operations[index], k) for index, (_, operands, _, _) in body
                     for k, v in enumerate(operands) if v in constants]
-            classes.setdefault(form.text(constants), []).append((i, uses))
+            classes.setdefault(form.key(constants), []).append((i, uses))
     lifted = [()] * len(kernels)
     for members in classes.values():
         vectors = [[constant_value(op.operands[k]) for op, k in uses] for _, uses in members]

@@ -31,7 +31,7 @@ class SinkExitReshapes(ModulePass):
     def apply(self, module: ir.Operation, am=None) -> None:
         rewriter, dep = fusion_rewriter(module, am)
         sunk = False
-        for ops in function_level_ops(module, RESHAPES.__contains__):
+        for ops in function_level_ops(module, RESHAPES):
             for op in ops:
                 if why_not_sink_reshape(op.operation) is not None or not list(op.results[0].uses):
                     continue
