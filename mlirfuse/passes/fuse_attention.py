@@ -23,7 +23,7 @@ import dataclasses
 
 from mlirfuse.analysis import AnalysisManager
 from mlirfuse.dialect import GroupKind
-from mlirfuse.ir import ir
+from mlirfuse.ir import constant_like_ops, ir
 from mlirfuse.ops.attention import MATMULS, SDPA, Attention, match
 from mlirfuse.passes.base import ModulePass, function_level_ops
 from mlirfuse.passes.legality import FUSION_ANALYSES, fusion_rewriter
@@ -46,6 +46,7 @@ class FuseAttention(ModulePass):
     def apply(self, module: ir.Operation, am=None) -> None:
         am = am or AnalysisManager()
         rewriter = None  # made at the first attention found: most models have none
+        constants: dict = {}  # the constants and lists the groups' ops read: those the wraps may leave unread
         for ops in function_level_ops(module, _ROOTS):
             for op in ops:
                 op = op.opview
@@ -54,15 +55,23 @@ class FuseAttention(ModulePass):
                     # Nothing here asks the dependence analysis, nor does fusion-decompose, which drops it: only
                     # the checking mode computes it (with the other fusion analyses), to prove wrap keeps it.
                     rewriter = rewriter or (fusion_rewriter(module, am)[0] if am.verify else FusionRewriter(am))
-                    group = rewriter.wrap(found.ops(), GroupKind.ATTENTION)
+                    ops = found.ops()
+                    for read in ops:
+                        for v in read.operands:
+                            constants.update(dict.fromkeys(constant_like_ops(v) or ()))
+                    group = rewriter.wrap(ops, GroupKind.ATTENTION)
                     if found.refused:  # an operand read from memory though a pointwise op computes it
                         group.attributes[EXPLAIN] = ir.ArrayAttr.get(
                             [ir.StringAttr.get(f"prologue not fused: {why}") for why in found.refused]
                         )
                 elif isinstance(found, str):
                     op.attributes[EXPLAIN] = ir.ArrayAttr.get([ir.StringAttr.get(f"attention not fused: {found}")])
-        if rewriter is not None:
-            rewriter.erase_dead_constants(module)  # the constants the groups' ops read, cloned into the groups
+        # The constants the groups' ops read, cloned into the groups, where nothing else reads them: lists first,
+        # then their items (what `erase_dead_constants` erases, without a walk over the whole function).
+        lists = [op for op in constants if op.operation.name == "torch.prim.ListConstruct"]
+        for op in lists + [op for op in constants if op.operation.name != "torch.prim.ListConstruct"]:
+            if next(iter(op.results[0].uses), None) is None:
+                rewriter.erase(op)
 
 
 __all__ = ["FuseAttention"]
