@@ -147,12 +147,25 @@ def _read_in_rows(op, result: tuple) -> tuple | None:
     return rows if len(rows) > len(result) else None
 
 
+def _beside_reshape(op) -> bool:
+    """Does a reshape define one of `op`'s operands, or read its result, as every reader does? What the shape with
+    more dims `elementwise_in_rows` computes in comes from (`_unit_source`, `_read_in_rows`)."""
+    for v in op.operands:
+        owner = v.owner
+        if isinstance(owner, ir.OpView) and owner.operation.name in RESHAPES:
+            return True
+    readers = [use.owner.name for use in op.results[0].uses]
+    return bool(readers) and all(name in RESHAPES for name in readers)
+
+
 @pattern
 def elementwise_in_rows(op, rewriter) -> bool:
     """An elementwise op on a unit-dims squeeze of a value, or read only through one unit-dims unsqueeze: computed
     in the shape with more dims, then viewed back."""
     if len(op.results) != 1 or parent_name(op) != "func.func":
         return False  # groups are made after this pass; an op inside one is left alone
+    if not _beside_reshape(op):
+        return False  # (most elementwise ops: asked by name alone)
     result = _static_shape(op.results[0])
     if not result:
         return False
