@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from mlirfuse.ir import TorchBuilder, defining_op, ir, parent_name, tensor_type
+from mlirfuse.ir import TorchBuilder, constant_value, defining_op, ir, parent_name, tensor_type
 from mlirfuse.ops.elementwise import RULES
 from mlirfuse.ops.reductions import REDUCTIONS, Reduction, reduction
 from mlirfuse.ops.views import RESHAPES, view_args
@@ -115,9 +115,11 @@ def _in_rows(shape: tuple, result: tuple, rows: tuple) -> tuple:
 def keepdim_reduction(op, rewriter) -> bool:
     """A reduction without keepdim that an elementwise op or a unit-dims reshape reads: the keepdim reduction,
     viewed to the old shape."""
-    found = reduction(op)
     _, _, keep_at = REDUCTIONS[op.operation.name]
-    if parent_name(op) != "func.func" or not isinstance(found, Reduction) or found.keepdim or keep_at is None or not found.dims:
+    if keep_at is None or constant_value(op.operands[keep_at]) is True:
+        return False  # kept already (a layer norm's statistics), or never: the reduction is not asked for
+    found = reduction(op)
+    if parent_name(op) != "func.func" or not isinstance(found, Reduction) or found.keepdim or not found.dims:
         return False
     result = _static_shape(op.results[0])
     if not result or _static_shape(op.operands[0]) is None:

@@ -19,7 +19,10 @@ import dataclasses
 
 from mlirfuse.ir import ir, torch_name
 from mlirfuse.ops.collectives import ISSUES, WAIT
-from mlirfuse.passes.base import ModulePass
+from mlirfuse.passes.base import ModulePass, function_level_ops
+
+# The ops collectives are (ISSUES, WAIT: ops torch-mlir does not define).
+_OPERATORS = frozenset(("torch.operator",))
 
 
 def _in_block(op, block) -> ir.Operation | None:
@@ -109,6 +112,8 @@ class ScheduleCollectives(ModulePass):
     name = "fusion-schedule-collectives"
 
     def apply(self, module: ir.Operation, am=None) -> None:
+        if not any(function_level_ops(module, _OPERATORS)):
+            return  # no collective (a `torch.operator`) to move: the functions are not listed op by op
         for op in module.regions[0].blocks[0].operations:
             if op.operation.name == "func.func" and len(op.regions[0].blocks):
                 schedule(op.regions[0].blocks[0])
