@@ -44,7 +44,7 @@ from __future__ import annotations
 import dataclasses
 
 from mlirfuse.dialect import TEMPLATE_KINDS, group_kind, has_kind
-from mlirfuse.ir import constant_int_list, constant_value, defining_op, ir, op_id, tensor_type
+from mlirfuse.ir import constant_int_list, constant_value, defining_op, ir, op_id, rewrite, tensor_type
 from mlirfuse.ops.views import RESHAPES
 from mlirfuse.passes.base import ModulePass
 from mlirfuse.passes.options import option
@@ -112,24 +112,36 @@ def _piece_sizes(split, extent: int) -> list[int] | None:
 
 
 def _collect(module: ir.Operation) -> tuple[list, list, list]:
-    """The ListUnpacks, slices and selects, and reshapes under `module`, outside template group and kernel bodies."""
+    """The ListUnpacks, slices and selects, and reshapes under `module`, outside template group and kernel bodies.
+
+    Found by MLIR's walk driver (no Python call per op passed over); what it finds in a template body is dropped.
+    """
     unpacks, pieces, reshapes = [], [], []
-    advance, skip = ir.WalkResult.ADVANCE, ir.WalkResult.SKIP
+    found = {name: pieces for name in PIECES}
+    found["torch.prim.ListUnpack"] = unpacks
+    found.update((name, reshapes) for name in RESHAPES)
 
-    def visit(op):
-        name = op.name
-        if name in PIECES:
-            pieces.append(op)
-        elif name == "torch.prim.ListUnpack":
-            unpacks.append(op)
-        elif name in RESHAPES:
-            reshapes.append(op)
-        elif name in ("fusion.group", "fusion.kernel") and has_kind(op) and group_kind(op) in TEMPLATE_KINDS:
-            return skip
-        return advance
+    def collect(op, rewriter):
+        op = op.operation
+        if not _in_template_body(op):
+            found[op.name].append(op)
+        return True  # no match: nothing is rewritten
 
-    module.walk(visit, ir.WalkOrder.PRE_ORDER)
+    patterns = rewrite.RewritePatternSet()
+    for name in found:
+        patterns.add(name, collect)
+    rewrite.walk_and_apply_patterns(module, patterns.freeze())
     return unpacks, pieces, reshapes
+
+
+def _in_template_body(op: ir.Operation) -> bool:
+    """Is `op` inside the body of a template group or kernel (at any depth)?"""
+    parent = op.parent
+    while parent is not None and parent.name != "func.func" and parent.name != "builtin.module":
+        if parent.name in ("fusion.group", "fusion.kernel") and has_kind(parent) and group_kind(parent) in TEMPLATE_KINDS:
+            return True
+        parent = parent.parent
+    return False
 
 
 @dataclasses.dataclass(frozen=True)
