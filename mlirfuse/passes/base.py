@@ -184,8 +184,20 @@ def function_level_ops(module: ir.Operation, keep: Callable[[str], bool] | froze
 
 
 def _named_function_level_ops(module: ir.Operation, names: frozenset):
-    """`function_level_ops` for a set of op names, found by `walk_and_apply_patterns` (program order, regions
-    entered: an op whose parent is not the function is dropped)."""
+    """`function_level_ops` for a set of op names (`ops_named`, dropping what it finds below the function's ops)."""
+    for func in module.regions[0].blocks[0].operations:
+        if func.operation.name != "func.func" or not len(func.regions[0].blocks):
+            continue
+        func = func.operation
+        yield [op for op in ops_named(func, names) if op.parent == func]
+
+
+def ops_named(root: ir.Operation, names) -> list:
+    """The `ir.Operation`s under `root` (in its regions, at any depth, in program order) whose name is in `names`.
+
+    Found by MLIR's walk driver: no Python call per op passed over (about 1.5 µs per op found). Its walk is
+    post-order; between ops without regions of their own that is program order too.
+    """
     found: list = []
 
     def collect(op, rewriter):
@@ -195,11 +207,5 @@ def _named_function_level_ops(module: ir.Operation, names: frozenset):
     patterns = rewrite.RewritePatternSet()
     for name in names:
         patterns.add(name, collect)
-    frozen = patterns.freeze()
-    for func in module.regions[0].blocks[0].operations:
-        if func.operation.name != "func.func" or not len(func.regions[0].blocks):
-            continue
-        func = func.operation
-        found.clear()
-        rewrite.walk_and_apply_patterns(func, frozen)
-        yield [op for op in found if op.parent == func]
+    rewrite.walk_and_apply_patterns(root, patterns.freeze())
+    return found

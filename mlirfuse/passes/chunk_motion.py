@@ -44,9 +44,9 @@ from __future__ import annotations
 import dataclasses
 
 from mlirfuse.dialect import TEMPLATE_KINDS, group_kind, has_kind
-from mlirfuse.ir import constant_int_list, constant_value, defining_op, ir, op_id, rewrite, tensor_type
+from mlirfuse.ir import constant_int_list, constant_value, defining_op, ir, op_id, tensor_type
 from mlirfuse.ops.views import RESHAPES
-from mlirfuse.passes.base import ModulePass
+from mlirfuse.passes.base import ModulePass, ops_named
 from mlirfuse.passes.options import option
 from mlirfuse.passes.reshape_motion import move_reshapes
 from mlirfuse.passes.slice_motion import PIECES, Ints, Motion, erase_unread, piece_through, plan_through
@@ -114,23 +114,15 @@ def _piece_sizes(split, extent: int) -> list[int] | None:
 def _collect(module: ir.Operation) -> tuple[list, list, list]:
     """The ListUnpacks, slices and selects, and reshapes under `module`, outside template group and kernel bodies.
 
-    Found by MLIR's walk driver (no Python call per op passed over); what it finds in a template body is dropped.
+    Found by name (`ops_named`); what is found in a template body is dropped.
     """
     unpacks, pieces, reshapes = [], [], []
-    found = {name: pieces for name in PIECES}
-    found["torch.prim.ListUnpack"] = unpacks
-    found.update((name, reshapes) for name in RESHAPES)
-
-    def collect(op, rewriter):
-        op = op.operation
+    lists = {name: pieces for name in PIECES}
+    lists["torch.prim.ListUnpack"] = unpacks
+    lists.update((name, reshapes) for name in RESHAPES)
+    for op in ops_named(module, lists):
         if not _in_template_body(op):
-            found[op.name].append(op)
-        return True  # no match: nothing is rewritten
-
-    patterns = rewrite.RewritePatternSet()
-    for name in found:
-        patterns.add(name, collect)
-    rewrite.walk_and_apply_patterns(module, patterns.freeze())
+            lists[op.name].append(op)
     return unpacks, pieces, reshapes
 
 
