@@ -80,7 +80,12 @@ def _erase_dead_ops(ops: list) -> list:
     read goes too); the ops left."""
     kept = []
     for op in reversed(ops):
-        if any(next(iter(r.uses), None) is not None for r in op.results):
+        results = op.results
+        if len(results) == 1:  # most ops: no generator
+            live = next(iter(results[0].uses), None) is not None
+        else:
+            live = any(next(iter(r.uses), None) is not None for r in results)
+        if live:
             kept.append(op)
         else:
             op.erase()
@@ -91,15 +96,30 @@ def _erase_dead_ops(ops: list) -> list:
 def _eliminate_common_subexpressions(ops: list) -> list:
     """Merge ops with the same name, operands, attributes and result types; the ops left, in order.
 
-    Ops are keyed by name and operands first; attributes and result types
-    are spelled out only once a second op has the same name and operands
-    (most ops are unique by their operands alone; constants are not).
+    Constants (`_CONSTANTS`) are keyed by name and value at once. Other ops
+    are keyed by name and operands first; attributes and result types are
+    spelled out only once a second op has the same name and operands (most
+    ops are unique by their operands alone).
     """
     first: dict[tuple, object] = {}  # (name, operands) -> the first op with them, until a second comes
     spelled: dict[tuple, object] = {}  # (name, operands, attributes and types) -> the first op with them
+    constants: dict[tuple, object] = {}  # (name, value) -> the first such `_CONSTANTS` op holding its value alone
     kept = []
     for op in ops:
-        key = (op.name, tuple(op.operands))
+        name = op.name
+        if name in _CONSTANTS:
+            attributes = op.attributes
+            if len(attributes) == 1:  # its `value`: with the name, all that tells two apart (the type is the name's)
+                key = (name, attributes["value"])
+                same = constants.get(key)
+                if same is None:
+                    constants[key] = op
+                    kept.append(op)
+                else:
+                    op.results[0].replace_all_uses_with(same.results[0])
+                    op.erase()
+                continue
+        key = (name, tuple(op.operands))
         earlier = first.get(key)
         if earlier is None:
             first[key] = op
@@ -121,6 +141,12 @@ def _eliminate_common_subexpressions(ops: list) -> list:
 
 
 _SPELLED = object()  # `first`'s mark: the ops of that name and operands are in `spelled`
+
+# Constants whose one result's type their name fixes, holding their value in a `value` attribute: over half
+# of an unrolled LSTM's body ops (each view's ints, cloned in per group).
+_CONSTANTS = frozenset(
+    ("torch.constant.int", "torch.constant.float", "torch.constant.bool", "torch.constant.str", "torch.constant.device")
+)
 
 
 def _attributes_and_types(op) -> tuple:
