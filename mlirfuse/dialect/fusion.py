@@ -31,6 +31,8 @@ form either way.
 
 from __future__ import annotations
 
+import functools
+
 from mlirfuse.dialect.kinds import GROUP_KINDS, REDUCTION_KINDS, GroupKind, group_kind, kind_attr, kind_attribute
 from mlirfuse.ir import add_dialect_search_prefix, asm, body_operations, ir, last_op, op_id
 from mlirfuse.ops.attention import MATMULS, SDPA, SOFTMAXES
@@ -389,6 +391,24 @@ def canonical_form(region_op, lifted=()) -> str:
     return form.text({form.serials[v] for v in lifted if v in form.serials})
 
 
+# Constants holding their value in a `value` attribute (what `BodyForm` spells of one, once per name and value).
+_VALUE_CONSTANTS = frozenset(
+    ("torch.constant.int", "torch.constant.float", "torch.constant.bool", "torch.constant.str", "torch.constant.device")
+)
+
+
+@functools.lru_cache(maxsize=8192)
+def _constant_call(name: str, value: ir.Attribute) -> tuple[str, str]:
+    """`BodyForm`'s ("name(", ") {attributes}") of a constant whose one attribute is `value`."""
+    return f"{name}(", f") {{value = {asm(value)}}}"
+
+
+@functools.lru_cache(maxsize=1024)
+def _bare_call(name: str) -> tuple[str, str]:
+    """`BodyForm`'s ("name(", ") {attributes}") of an op without attributes."""
+    return f"{name}(", ") {}"
+
+
 class BodyForm:
     """A group's or kernel's body read once, to print `canonical_form`s from without asking the bindings again.
 
@@ -418,14 +438,20 @@ class BodyForm:
         self.ops: list[tuple[str, tuple, tuple[str, str], tuple]] = []  # (name, operand serials, ("name(", ") {attributes}"), ((serial, type), ...))
         self.defined_by: dict[int, int] = {}  # result serial -> op index
         keys = []  # per op, what `key` holds of it while values are numbered by serial
+        serial_of = serials.__getitem__
         for index, op in enumerate(ops):
-            operands = tuple([serials[v] for v in op.operands])
+            operands = tuple(map(serial_of, op.operands))
+            name = op.name
             attributes = op.attributes
-            if len(attributes):
+            count = len(attributes)
+            if count == 1 and name in _VALUE_CONSTANTS:  # half of an unrolled RNN's body ops
+                call = _constant_call(name, attributes["value"])
+            elif count:
                 hidden = "value" if SCALAR_MARK in attributes else None
                 attrs = ", ".join(sorted([f"{name} = {'?' if name == hidden else asm(attr)}" for name, attr in attributes.items()]))
+                call = (f"{name}(", f") {{{attrs}}}")
             else:
-                attrs = ""
+                call = _bare_call(name)
             results, types = [], []
             for r in op.results:
                 serials[r] = serial = len(values)
@@ -434,8 +460,6 @@ class BodyForm:
                 type_ = asm(r.type)
                 results.append((serial, type_))
                 types.append(type_)
-            name = op.name
-            call = (f"{name}(", f") {{{attrs}}}")
             self.ops.append((name, operands, call, tuple(results)))
             keys.append((call, operands, tuple(types)))
         self.names = {name for name, _, _, _ in self.ops}  # of every op read, gone since or not
@@ -444,6 +468,7 @@ class BodyForm:
         self.gone: set[int] = set()  # ops no longer in the body (`move_out`)
         # `key()` as read: values numbered by serial, as `text` numbers them while no op or argument has moved out.
         self._key = (tuple(self.head), tuple([type_ for _, type_ in self.args]), tuple(keys))
+        self._keys = keys
 
     def text(self, lifted=frozenset(), holes: dict | None = None) -> str:
         """`canonical_form`'s text: constants whose serial is in `lifted` left out, each use printing `?`; `holes`
@@ -479,21 +504,20 @@ class BodyForm:
         texts are, without printing them (a key for grouping forms, not for storing)."""
         if not lifted and not holes and self._key is not None:
             return self._key
-        ids: dict[int, int] = {}
-        for i, (serial, _) in enumerate(self.args):
-            ids[serial] = i
-        gone, ops = self.gone, []
+        ids: dict[int, int] = {serial: i for i, (serial, _) in enumerate(self.args)}
+        id_of = ids.__getitem__
+        gone, keys, ops = self.gone, self._keys, []
         for index, (_, operands, call, results) in enumerate(self.ops):
             if index in gone or (lifted and len(results) == 1 and results[0][0] in lifted):
                 continue
-            if lifted or holes:
-                open_operands = holes.get(index, ()) if holes else ()
+            open_operands = holes.get(index, ()) if holes else ()
+            if (lifted and not lifted.isdisjoint(operands)) or open_operands:
                 numbered = tuple([-1 if v in lifted or k in open_operands else ids[v] for k, v in enumerate(operands)])
             else:
-                numbered = tuple([ids[v] for v in operands])
+                numbered = tuple(map(id_of, operands))
             for serial, _ in results:
                 ids[serial] = len(ids)
-            ops.append((call, numbered, tuple([type_ for _, type_ in results])))
+            ops.append((call, numbered, keys[index][2]))
         return tuple(self.head), tuple([type_ for _, type_ in self.args]), tuple(ops)
 
     def move_out(self, views: list[int], erased: list[int], dropped: set[int]) -> None:
