@@ -26,7 +26,7 @@ from mlirfuse.analysis.cost import sum_sizes, value_bytes
 from mlirfuse.ir import NO_CONSTANT, TorchBuilder, constant_value, ir, is_constant_like, op_id, tensor_type
 from mlirfuse.ops.matmul import Gemm, gemm, transposes_2d
 from mlirfuse.ops.views import PERMUTES
-from mlirfuse.passes.base import ModulePass, function_level_ops
+from mlirfuse.passes.base import ModulePass, function_level_ops, ops_named
 from mlirfuse.passes.options import option
 
 ADD = "torch.aten.add.Tensor"
@@ -130,8 +130,9 @@ def _small_operands(mm) -> bool:
     return operands is not None and (partial is None or operands < partial)
 
 
-# The ops `SumMatmuls.apply` lists: the adds it may rewrite and the products `_small_operands` asks first.
-_LISTED = frozenset((ADD, *_TERM_OPS))
+# The ops `SumMatmuls.apply` lists: the products `_small_operands` asks first, then the adds it may rewrite.
+_PRODUCTS = frozenset(_TERM_OPS)
+_ADDS = frozenset((ADD,))
 
 
 def _pays(terms: list[_Term], out: ir.Value) -> bool:
@@ -210,12 +211,14 @@ class SumMatmuls(ModulePass):
     max_terms: int = option(16, "most products concatenated into one GEMM (each adds two K-split pieces)")
 
     def apply(self, module: ir.Operation, am=None) -> None:
-        for ops in function_level_ops(module, _LISTED.__contains__):
-            if not any(op.name in _TERM_OPS and _small_operands(op) for op in ops):
-                continue  # no sum of them can pay (`_may_pay`): an LSTM forward's 1,600 GEMMs, its 3,600 adds unasked
+        for products in function_level_ops(module, _PRODUCTS):
+            if not any(_small_operands(op) for op in products):
+                continue  # no sum of them can pay (`_may_pay`): an LSTM forward's 1,600 GEMMs, its 3,600 adds unlisted
+            func = products[0].parent
             built = {}
-            for op in ops:  # a rewrite erases only ops before its root (terms, inner steps): none yet to come
-                if op.name == ADD and self._is_root(op):
+            # A rewrite erases only ops before its root (terms, inner steps): none yet to come.
+            for op in [op for op in ops_named(func, _ADDS) if op.parent == func]:
+                if self._is_root(op):
                     self._rewrite(op, built)
 
     @staticmethod
