@@ -26,10 +26,13 @@ import functools
 
 from mlirfuse.analysis import AnalysisManager
 from mlirfuse.analysis.alias import AliasAnalysis, is_inplace
-from mlirfuse.analysis.values import function_blocks, is_non_value_tensor, value_key
+from mlirfuse.analysis.values import is_non_value_tensor, value_key
 from mlirfuse.ir import ir, op_id
-from mlirfuse.passes.base import ModulePass
+from mlirfuse.passes.base import ModulePass, function_level_ops
 from mlirfuse.passes.rewriter import FusionRewriter
+
+# What a plan starts from: a copy of a value-semantic tensor into a fresh, mutable one.
+_COPIES = frozenset(("torch.copy.to_tensor",))
 
 READ, WRITE, OVERWRITE = "read", "write", "overwrite"
 
@@ -152,8 +155,8 @@ class Functionalize(ModulePass):
         changed = True
         while changed:
             changed = False
-            for _, block in list(function_blocks(module)):
-                for copy in [op for op in block.operations if op.operation.name == "torch.copy.to_tensor"]:
+            for copies in function_level_ops(module, _COPIES):
+                for copy in [op.opview for op in copies]:
                     alias = alias or am.get(AliasAnalysis, module)
                     steps = plan(copy, alias)
                     if steps is not None:
