@@ -44,8 +44,7 @@ def neighbours(group, dep: DependenceAnalysis) -> list:
         else:
             consumers.append(owner)
     # An op in a nested region has no position of its own: its ancestor's, after the ops of the body.
-    place = {op_id(op): _position(op, dep) for op in consumers}
-    return found + [(op, "consumer") for op in sorted(consumers, key=lambda op: place[op_id(op)])]
+    return found + [(op, "consumer") for op in sorted(consumers, key=lambda op: _position(op, dep))]
 
 
 def _position(op, dep: DependenceAnalysis) -> tuple:

@@ -211,6 +211,7 @@ class VerticalFuser:
 # Whether fusion-fuse-vertical plans first (tests and benchmarks compare both ways by setting it).
 PLANNED = [True]
 
+
 def erase_dead_code(module: ir.Operation, rewriter: FusionRewriter) -> None:
     """Erase the fusible (pure) ops nobody reads, users first.
 

@@ -280,24 +280,36 @@ def _why_not_by_rule(producer, consumer, dep: DependenceAnalysis, limits: Limits
         return "gather of a computed table or reshaped index in a reduction group (read by pointwise kernels only)"
     if names & WINDOWED:
         return "pool or upsampling in a reduction group (windows are read by pointwise kernels only)"
-    if p_red is not None and c_red is not None and (p_red.shape, p_red.dims) != (c_red.shape, c_red.dims):
-        return "reductions over different axes"
-    red = p_red or c_red
     pointwise = consumer if c_red is None else producer if p_red is None else None
-    if pointwise is not None and not broadcasts_into(tensor_type(pointwise.results[0].type).shape, red.shape):
-        return "different iteration space"
-    # A kernel writes full-space results over S, row-space results one per
-    # row and 0-d ones (a counter, `why_not_scalar_store`) once: anything else
-    # (a broadcast-smaller value) has no place to be stored.
-    for r in list(exported) + list(consumer.results):
-        shape = tensor_type(r.type).shape
-        if shape not in (red.shape, red.keepdim_shape, ()) and not _is_reduction_result(r):
-            return "different iteration space"
+    why = why_not_reduction_space(p_red, c_red, None if pointwise is None else tensor_type(pointwise.results[0].type).shape,
+                                  [*exported, *consumer.results], _is_reduction_result)
+    if why:
+        return why
     for r in producer.results:
         if _is_reduction_result(r) and any(u.owner.operation == consumer.operation for u in r.uses):
             owner = _yielded_op(producer, r)
             if not _keepdim(owner):
                 return "reduction result used without keepdim"
+    return None
+
+
+def why_not_reduction_space(p_red, c_red, pointwise_shape, stored: list, from_reduction) -> str | None:
+    """A merge with a reduction (`p_red` or `c_red`, either may be None): one axis set of one shape S, the
+    pointwise side's result (`pointwise_shape`, None if both reduce) broadcasting into S, and each of `stored`
+    (the values the merged kernel stores) of S, of its keepdim shape, 0-d or a reduction's result
+    (`from_reduction`)."""
+    if p_red is not None and c_red is not None and (p_red.shape, p_red.dims) != (c_red.shape, c_red.dims):
+        return "reductions over different axes"
+    red = p_red or c_red
+    if pointwise_shape is not None and not broadcasts_into(pointwise_shape, red.shape):
+        return "different iteration space"
+    # A kernel writes full-space results over S, row-space results one per
+    # row and 0-d ones (a counter, `why_not_scalar_store`) once: anything else
+    # (a broadcast-smaller value) has no place to be stored.
+    for r in stored:
+        shape = tensor_type(r.type).shape
+        if shape not in (red.shape, red.keepdim_shape, ()) and not from_reduction(r):
+            return "different iteration space"
     return None
 
 

@@ -214,7 +214,7 @@ class FusionRewriter:
         p_operands, p_results = list(producer.operands), list(producer.results)
         c_operands, c_results = list(consumer.operands), list(consumer.results)
         p_result_set = set(p_results)  # a set lookup per operand, not an owner built per operand
-        inputs = _merged(p_operands, p_result_set, c_operands)
+        inputs = merged_operands(p_operands, p_result_set, c_operands)
         exported = _exported(p_results, c_operands)
         result_types = [r.type for r in c_results] + [r.type for r in exported]
         if kind is None:
@@ -332,10 +332,11 @@ def _is_constant_or_list(name: str) -> bool:
 
 def merged_inputs(producer, consumer) -> list[ir.Value]:
     """The operands of the group merging `producer` into `consumer`, in order, each once."""
-    return _merged(list(producer.operands), set(producer.results), list(consumer.operands))
+    return merged_operands(list(producer.operands), set(producer.results), list(consumer.operands))
 
 
-def _merged(p_operands: list, produced: set, c_operands: list) -> list[ir.Value]:
+def merged_operands(p_operands: list, produced: set, c_operands: list) -> list[ir.Value]:
+    """The producer's operands, then the consumer's that the producer does not compute (`produced`), each once."""
     return list(dict.fromkeys(p_operands + [v for v in c_operands if v not in produced]))
 
 
@@ -344,7 +345,7 @@ def merge_interface(producer, consumer) -> tuple[list[ir.Value], list[ir.Value]]
     group's operands (`merged_inputs`), each operand and result list asked of the bindings once."""
     c_operands = list(consumer.operands)
     p_results = list(producer.results)
-    return _exported(p_results, c_operands), _merged(list(producer.operands), set(p_results), c_operands)
+    return _exported(p_results, c_operands), merged_operands(list(producer.operands), set(p_results), c_operands)
 
 
 def _exported(p_results, c_operands: list) -> list[ir.Value]:

@@ -34,9 +34,10 @@ from mlirfuse.ops.reductions import REDUCTIONS, Reduction, reduction
 from mlirfuse.ops.registry import FUSED, fusing_family
 from mlirfuse.ops.views import CAT, PADS, VIEW_OPS, view_args
 from mlirfuse.passes.base import clone_ops_into, unique_ops
-from mlirfuse.passes.legality import broadcasts_into
+from mlirfuse.passes.legality import why_not_reduction_space
 from mlirfuse.passes.options import Limits
 from mlirfuse.passes.policy import current as current_policy
+from mlirfuse.passes.rewriter import merged_operands
 
 # Ops the plan does not take into a group: what legality would judge by rules not ported here.
 _UNPLANNED = frozenset(INDEX_LISTS) | frozenset(SCATTERS) | frozenset(GATHERS) | frozenset(EMBEDS) | WINDOWED | PADS | {CAT}
@@ -94,7 +95,7 @@ def plan(module: ir.Operation, limits: Limits) -> list | None:
 
 class _Planner:
     def __init__(self, block: ir.Block, limits: Limits):
-        self.block, self.limits = block, limits
+        self.limits = limits
         self.producer: dict = {}  # value -> the node of the op computing it
         self.readers: dict = {}  # value -> {node: uses}, a group reading a value once
         self.operands: dict = {}  # node -> the original op's operands (listed once)
@@ -153,7 +154,7 @@ class _Planner:
                 after = node.next
                 if node.group is not None:
                     self._merge_producer(node)
-                elif first and node.op.operation.name in _WRAP_ROOTS:
+                elif first and node.name in _WRAP_ROOTS:
                     self._wrap(node)
                 node = after
             first = False
@@ -287,7 +288,7 @@ class _Planner:
         if consumer.indexed and (why := self._why_not_indexed(produced, consumer)):
             return why
         exported = self._exported(producer, c_node)
-        inputs = _merged(producer.inputs, produced, consumer.inputs)
+        inputs = merged_operands(producer.inputs, produced, consumer.inputs)
         self._interface = exported, inputs  # what `_merge` builds with, if legal
         args = len(inputs) + len(consumer.results) + len(exported)
         if args > self.limits.max_args:
@@ -307,17 +308,12 @@ class _Planner:
             return None
         if (producer.views or consumer.views) and (self._computed_view(producer) or self._computed_view(consumer)):
             raise Unplanned  # `has_computed_view` (views of computed values in a reduction group)
-        if p_red is not None and c_red is not None and (p_red.shape, p_red.dims) != (c_red.shape, c_red.dims):
-            return "reductions over different axes"
-        red = p_red or c_red
-        pointwise = consumer if c_red is None else producer if p_red is None else None
-        if pointwise is not None and not broadcasts_into(tensor_type(pointwise.results[0].type).shape, red.shape):
-            return "different iteration space"
         producers = self.producer
-        for r in [*exported, *consumer.results]:
-            shape = tensor_type(r.type).shape
-            if shape not in (red.shape, red.keepdim_shape, ()) and producers[r].name not in REDUCTIONS:
-                return "different iteration space"
+        pointwise = consumer if c_red is None else producer if p_red is None else None
+        why = why_not_reduction_space(p_red, c_red, None if pointwise is None else tensor_type(pointwise.results[0].type).shape,
+                                      [*exported, *consumer.results], lambda r: producers[r].name in REDUCTIONS)
+        if why:
+            return why
         for r in producer.results:
             owner = producers[r]
             if owner.name in REDUCTIONS and c_node in self.readers.get(r, ()):
@@ -547,12 +543,8 @@ class _Planner:
         return group
 
 
-def _merged(p_inputs: list, produced: set, c_inputs: list) -> list:
-    return list(dict.fromkeys(p_inputs + [v for v in c_inputs if v not in produced]))
-
-
 def _nested_reads(op) -> list:
-    """The values an op's nested regions read from outside it."""
+    """The operands of the ops in an op's nested regions (those defined inside are not tracked: never looked up)."""
     reads = []
 
     def visit(inner):
