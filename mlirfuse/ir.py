@@ -20,7 +20,7 @@ from mlirfuse.ops import dtypes
 
 __all__ = [
     "ir", "rewrite", "DTYPES", "DTYPE_CODES", "parse_tensor_type", "passmanager", "ext", "func", "torch_context", "TensorType", "tensor_type",
-    "computes", "constant_value", "constant_int_list", "is_constant", "is_constant_like", "constant_like_ops", "static_tensor_types", "reduced_static_type", "NO_CONSTANT", "parent_name", "defining_op", "result_index",
+    "computes", "constant_value", "constant_op_value", "constant_int_list", "is_constant", "is_constant_like", "constant_like_ops", "static_tensor_types", "reduced_static_type", "NO_CONSTANT", "parent_name", "defining_op", "result_index",
     "vtensor_type", "TorchBuilder", "op_id", "block_ops", "last_op", "add_dialect_search_prefix", "torch_name", "asm",
 ]
 
@@ -109,6 +109,11 @@ def constant_value(value: ir.Value):
     if not isinstance(owner, ir.OpView):
         return _NO_CONSTANT
     return _constant_op_value(owner, owner.operation.name)
+
+
+def constant_op_value(op):
+    """The Python value of a `torch.constant.*` op, or `NO_CONSTANT` (`constant_value` given the op)."""
+    return _constant_op_value(op, op.operation.name)
 
 
 def _constant_op_value(owner, name: str):

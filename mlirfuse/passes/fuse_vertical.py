@@ -28,7 +28,7 @@ from mlirfuse.ir import defining_op, ir, parent_name, result_index, rewrite
 from mlirfuse.log import FusionDecisions
 from mlirfuse.ops import reductions, scans
 from mlirfuse.ops.indexing import INDEX_LISTS, SCATTERS, scatters_into_empty
-from mlirfuse.ops.registry import FUSED, PURE_OPS, fusing_family
+from mlirfuse.ops.registry import FUSED, fusing_family
 from mlirfuse.passes.base import ModulePass, function_level_ops, pattern
 from mlirfuse.passes.legality import (
     FUSION_ANALYSES,
@@ -41,7 +41,7 @@ from mlirfuse.passes.legality import (
 from mlirfuse.passes.legality_cat import CAT, MAX_RECOMPUTED_OPS, cat_list, why_not_cat_of_inputs, why_not_remapped
 from mlirfuse.passes.options import Limits, option, option_group
 from mlirfuse.passes.rewriter import FusionRewriter, defined_by
-from mlirfuse.passes.vertical_plan import plan
+from mlirfuse.passes.vertical_plan import PURE, plan
 
 
 class VerticalFuser:
@@ -219,14 +219,11 @@ def erase_dead_code(module: ir.Operation, rewriter: FusionRewriter) -> None:
     live code they make groups only they justify (a reduction kernel, a
     concat exit, one iteration space) that canonicalize later strips bare.
     """
-    for ops in function_level_ops(module, _PURE.__contains__):
+    for ops in function_level_ops(module, PURE.__contains__):
         for op in reversed(ops):
             if all(next(r.uses, None) is None for r in op.results):
                 rewriter.erase(op)
 
-
-# What `erase_dead_code` erases when nothing reads it.
-_PURE = PURE_OPS | {CAT, "torch.prim.ListConstruct"}
 
 
 def _not_at_function_level(op) -> bool:
@@ -272,15 +269,15 @@ class FuseVertical(ModulePass):
             # The common case decided on the unwrapped ops and built once (passes/vertical_plan.py). Its sweeps ask
             # no analysis: none is computed for it (in checking mode all are, to prove their maintenance).
             rewriter = fusion_rewriter(module, am)[0] if am.verify else FusionRewriter(am)
-            erase_dead_code(module, rewriter)
-            planned = plan(module, self.limits)
+            planned = plan(module, self.limits, rewriter)  # erases the dead code it reaches (erase_dead_code)
             if planned is not None:
                 for planner in planned:
                     planner.build(rewriter)
+                    planner.drop()
                 rewriter.erase_dead_constants(module)
                 return
         fuser = VerticalFuser(module, am, self.limits, self.recompute_analyses)
-        erase_dead_code(module, fuser.rewriter)
+        erase_dead_code(module, fuser.rewriter)  # (all of it, or what the plan did not reach)
         fuser.run()
         # Constants cloned into groups and now unused outside.
         fuser.rewriter.erase_dead_constants(module)

@@ -25,13 +25,13 @@ rewrites as before. `tests/test_vertical_plan.py` compares both ways.
 from __future__ import annotations
 
 from mlirfuse.dialect import FUSIBLE_KINDS, GroupKind, build_group, build_yield, group_kind
-from mlirfuse.ir import constant_like_ops, ir, tensor_type
-from mlirfuse.ops import reductions, scans
+from mlirfuse.ir import constant_op_value, ir, tensor_type
+from mlirfuse.ops import elementwise, reductions, scans
 from mlirfuse.ops.indexing import CREATIONS, EMBEDS, GATHERS, INDEX_LISTS, SCATTERS, reads_shape_only
 from mlirfuse.ops.matmul import MATMUL_OPS, Gemm, gemm
 from mlirfuse.ops.pooling import WINDOWED
 from mlirfuse.ops.reductions import REDUCTIONS, Reduction, reduction
-from mlirfuse.ops.registry import FUSED, fusing_family
+from mlirfuse.ops.registry import FUSED, PURE_OPS, fusing_family
 from mlirfuse.ops.views import CAT, PADS, VIEW_OPS, view_args
 from mlirfuse.passes.base import clone_ops_into, unique_ops
 from mlirfuse.passes.legality import why_not_reduction_space
@@ -45,6 +45,8 @@ _UNPLANNED = frozenset(INDEX_LISTS) | frozenset(SCATTERS) | frozenset(GATHERS) |
 _INDEXED = frozenset(CREATIONS) | frozenset(EMBEDS) | frozenset(GATHERS) | {"torch.prim.ListConstruct"}
 _WRAP_ROOTS = frozenset(FUSED) | {CAT, "torch.operator"}
 _UNKNOWN = object()
+# What fusion-fuse-vertical erases first when nothing reads it (`fuse_vertical.erase_dead_code`, `_Planner.erase_dead_code`).
+PURE = PURE_OPS | {CAT, "torch.prim.ListConstruct"}
 
 
 class Unplanned(Exception):
@@ -76,8 +78,12 @@ class _Node:
         self.into = None  # the node it was merged into (a union-find link)
 
 
-def plan(module: ir.Operation, limits: Limits) -> list | None:
-    """Each function body's `_Planner`, swept to the greedy's fixpoint; None where any body is unplanned."""
+def plan(module: ir.Operation, limits: Limits, rewriter) -> list | None:
+    """Each function body's `_Planner`, swept to the greedy's fixpoint; None where any body is unplanned.
+
+    The pure ops nobody reads are erased first, through `rewriter` (as `fuse_vertical.erase_dead_code`), in the
+    bodies listed before one found unplanned.
+    """
     if current_policy() is not None:
         return None
     planners = []
@@ -86,6 +92,7 @@ def plan(module: ir.Operation, limits: Limits) -> list | None:
             continue
         try:
             planner = _Planner(func.regions[0].blocks[0], limits)
+            planner.erase_dead_code(rewriter)
             planner.sweep()
         except Unplanned:
             return None
@@ -104,9 +111,12 @@ class _Planner:
         self.gemm_out: dict = {}  # value -> the shape of the GEMM computing it, or None (`gemm` asked once)
         self.same_shape: dict = {}  # node -> `_same_shape_add`
         self.reductions: dict = {}  # operation -> `reduction` of it (no op is erased while planning)
+        self.constants: dict = {}  # value -> the `torch.constant.*` op computing it
+        self.elementwise: dict = {}  # `_elementwise_key` -> elementwise.why_not_fusible's answer
         self._interface: tuple = ((), ())  # the last legal merge's exported results and inputs
         self._last: tuple | None = None  # the last `_dependents_between` answer, until the next rewrite
         self.changed = False
+        self.pure: list = []  # the nodes of `PURE` ops, in block order
         head = prev = None
         pos = 0.0
         for index, op in enumerate(block.operations):
@@ -120,11 +130,15 @@ class _Planner:
                 prev.next = node
             prev = node
             if name.startswith("torch.constant."):
-                continue  # reads nothing, and a constant is cloned, never a group input: only its place counts
+                # Reads nothing, and a constant is cloned, never a group input: only its place and value count.
+                self.constants[op.operation.result] = op
+                continue
             if name == "fusion.group" and group_kind(op) in (*FUSIBLE_KINDS, GroupKind.SCATTER):
                 raise Unplanned  # an earlier pass's group: the rewrites merge into it
             operands = list(op.operands)
             self.operands[node] = operands
+            if name in PURE:
+                self.pure.append(node)
             # Only values an op computes are tracked: who reads a function argument or a constant is never asked.
             readers = self.readers
             for v in operands:
@@ -141,6 +155,23 @@ class _Planner:
                 self.producer[r] = node
                 readers[r] = {}
         self.head = head
+
+    def erase_dead_code(self, rewriter) -> None:
+        """`fuse_vertical.erase_dead_code` on this body, from the listed reads: the pure ops nobody reads, in
+        reverse block order (users first), so that what only they read goes too."""
+        readers, producer = self.readers, self.producer
+        for node in reversed(self.pure):
+            if any(readers[r] for r in node.results):
+                continue
+            rewriter.erase(node.op)
+            for r in node.results:
+                del readers[r], producer[r]
+            for v in self.operands.pop(node):
+                found = readers.get(v)
+                if found is not None:
+                    found.pop(node, None)
+            self._unlink(node)
+        self.pure = []
 
     # -- the sweeps ----------------------------------------------------------
 
@@ -165,11 +196,19 @@ class _Planner:
         op, name = node.op, node.name
         if name in _UNPLANNED:
             raise Unplanned
-        family = fusing_family(op)
-        if family is None or family.why_not(op) is not None:
-            return
-        if family is scans.FAMILY:
-            raise Unplanned
+        family = FUSED.get(name)
+        if family is reductions.FAMILY:
+            if isinstance(self._reduction(op), str):
+                return
+        elif family is elementwise.FAMILY:
+            if self._why_not_elementwise(node) is not None:
+                return
+        else:
+            family = fusing_family(op)
+            if family is None or family.why_not(op) is not None:
+                return
+            if family is scans.FAMILY:
+                raise Unplanned
         kind = GroupKind.REDUCTION if family is reductions.FAMILY else GroupKind.POINTWISE
         inputs, constants, lists = self._wrapped_inputs(node)
         results = node.results
@@ -185,22 +224,51 @@ class _Planner:
         self._last = None
         self.changed = True
 
+    def _why_not_elementwise(self, node: _Node) -> str | None:
+        """`elementwise.why_not_fusible(node.op)`, asked once per key: an unrolled loop or a layer stack repeats
+        its ops' names, types and constant arguments, all the answer reads."""
+        constants = self.constants
+        key = [node.name]
+        for r in node.results:
+            key.append(r.type)
+        key.append(None)
+        for v in self.operands[node]:
+            t = v.type
+            const = constants.get(v)
+            if const is None:
+                key.append(t)  # computed, a list, or an argument: the answer reads its type only
+            else:  # the answer reads its value (repr: 1, 1.0, True and -0.0 apart)
+                key.append((t, repr(constant_op_value(const))))
+        key = tuple(key)
+        found = self.elementwise.get(key, _UNKNOWN)
+        if found is _UNKNOWN:
+            found = self.elementwise[key] = elementwise.why_not_fusible(node.op)
+        return found
+
     def _wrapped_inputs(self, node: _Node) -> tuple[list, list, bool]:
         """`rewriter.wrapped_inputs([node.op])` from the listed operands, and whether a list of constants is read."""
         operands: dict = {}
         constants = []
         lists = False
+        known = self.constants
         for v in self.operands[node]:
-            source = self.producer.get(v)
-            if source is not None and source.name != "torch.prim.ListConstruct":
-                operands.setdefault(v)  # computed: never constant-like (asked of the bindings otherwise)
+            const = known.get(v)
+            if const is not None:
+                constants.append(const)
                 continue
-            read = constant_like_ops(v)
-            if read is not None:
-                constants += read
-                lists |= source is not None
+            source = self.producer.get(v)
+            if source is None:
+                operands.setdefault(v)  # an argument
+            elif source.name != "torch.prim.ListConstruct":
+                operands.setdefault(v)  # computed: never constant-like (asked of the bindings otherwise)
             else:
-                operands.setdefault(v)
+                items = self.operands[source]
+                if all(w in known for w in items):
+                    constants += [known[w] for w in items]
+                    constants.append(source.op)
+                    lists = True
+                else:
+                    operands.setdefault(v)
         return list(operands), constants, lists
 
     def _replace_reader(self, value, old: _Node, new: _Node) -> None:
@@ -495,6 +563,15 @@ class _Planner:
             node = node.next
 
     # -- building ----------------------------------------------------------------
+
+    def drop(self) -> None:
+        """Unlink the records: their links (the list, a group and its nodes) are cycles, which reference counting
+        cannot free; left to the garbage collector, they cost a collection that walks them all after the pass."""
+        for node in self.gone:
+            node.group = node.into = None
+        node, self.head = self.head, None
+        while node is not None:
+            node.group, node.prev, node.next, node = None, None, None, node.next
 
     def build(self, rewriter) -> bool:
         """Make the IR what the rewrites would have made it; whether anything changed."""
