@@ -63,6 +63,16 @@ class FusionRewriter:
         op.operation.operands[index] = value
         self._notify("operands_changed", op)
 
+    def value_replaced(self, old: ir.Value, new: ir.Value) -> None:
+        """Announce that the uses of `old` read `new` now, where the caller replaced them (not all of them:
+        `old` lives on in a group's body)."""
+        self._notify("value_replaced", old, new)
+
+    def moved_into_group(self, op) -> None:
+        """Announce `op`, moved from the function level into a new group's body: to the analyses, which keep
+        function-level ops, it is gone as if erased."""
+        self._notify("op_erased", op)
+
     def replace_uses(self, old: ir.Value, new: ir.Value) -> None:
         """Every use of `old` reads `new` instead."""
         self._notify("value_replaced", old, new)

@@ -574,7 +574,12 @@ class _Planner:
             node.group, node.prev, node.next, node = None, None, None, node.next
 
     def build(self, rewriter) -> bool:
-        """Make the IR what the rewrites would have made it; whether anything changed."""
+        """Make the IR what the rewrites would have made it; whether anything changed.
+
+        A group's ops are moved into its body, not cloned (each is in one group); the constants and views it
+        reads are cloned (others may read them too). The analyses hear what the rewrites' clones would have
+        told them: each group inserted, its results replacing the ops', the ops gone from the function level.
+        """
         if not self.gone:
             return False
         # Each group goes before the next original op that stays where it is; moved ops follow what precedes them.
@@ -603,11 +608,20 @@ class _Planner:
             else:
                 cursor = node.op
         for record, group in built:
+            inside = group.operation
             for old, new in zip(record.results, group.results):
-                rewriter.replace_uses(old, new)
+                rewriter.value_replaced(old, new)
+                # The uses outside the body (the ops moved in and the yield read `old` still).
+                for use in list(old.uses):
+                    owner = use.owner
+                    if owner.operation.parent != inside:
+                        owner.operation.operands[use.operand_number] = new
         # Users before what they read: in reverse block order, as the ops stood.
         for node in sorted(self.gone, key=lambda n: n.index, reverse=True):
-            rewriter.erase(node.op)
+            if node.group is None:
+                rewriter.erase(node.op)  # an absorbed view nobody else reads
+            else:
+                rewriter.moved_into_group(node.op)
         return True
 
     def _build_group(self, record: _Group, anchor):
@@ -615,8 +629,23 @@ class _Planner:
                             ip=ir.InsertionPoint(anchor))
         block = group.regions[0].blocks[0]
         mapping = dict(zip(record.inputs, block.arguments))
-        clone_ops_into([op for constants, node in record.entries for op in (*constants, node.op)], block, mapping)
-        build_yield([mapping[r] for r in record.results], ip=ir.InsertionPoint(block))
+        end = build_yield(record.results, ip=ir.InsertionPoint(block))
+        operands = self.operands
+        for constants, node in record.entries:
+            if constants:
+                clone_ops_into(constants, block, mapping, before=end)
+            if node.group is None:  # a view: cloned
+                clone_ops_into([node.op], block, mapping, before=end)
+                continue
+            op = node.op.operation
+            op.move_before(end)
+            listed = None
+            for k, v in enumerate(operands[node]):
+                new = mapping.get(v)
+                if new is not None:
+                    if listed is None:
+                        listed = op.operands
+                    listed[k] = new
         return group
 
 
