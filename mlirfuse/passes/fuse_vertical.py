@@ -273,8 +273,8 @@ class FuseVertical(ModulePass):
             if planned is not None:
                 for planner in planned:
                     planner.build(rewriter)
+                    planner.erase_dead_constants(rewriter)
                     planner.drop()
-                rewriter.erase_dead_constants(module)
                 return
         fuser = VerticalFuser(module, am, self.limits, self.recompute_analyses)
         erase_dead_code(module, fuser.rewriter)  # (all of it, or what the plan did not reach)

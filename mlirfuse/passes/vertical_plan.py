@@ -56,13 +56,14 @@ class Unplanned(Exception):
 class _Group:
     """A would-be `fusion.group`: what the rewrites would have made of its ops so far."""
 
-    __slots__ = ("kind", "inputs", "results", "entries", "loc", "computing", "first_reduction", "views", "indexed")
+    __slots__ = ("kind", "inputs", "results", "entries", "computing", "first_reduction", "views", "indexed", "adds")
 
-    def __init__(self, kind, inputs, results, entries, loc, computing, first_reduction, views, indexed):
-        self.kind, self.inputs, self.results, self.entries, self.loc = kind, inputs, results, entries, loc
+    def __init__(self, kind, inputs, results, entries, computing, first_reduction, views, indexed, adds):
+        self.kind, self.inputs, self.results, self.entries = kind, inputs, results, entries
         self.computing, self.first_reduction = computing, first_reduction
         self.views = views  # the view ops cloned in (absorbed), in body order
         self.indexed = indexed  # legality would ask `why_not_indexed` of it as a consumer
+        self.adds = adds  # the nodes of its `aten.add.Tensor`s (`_why_not_past_gemm_epilogue` looks at them)
 
 
 class _Node:
@@ -117,6 +118,8 @@ class _Planner:
         self._last: tuple | None = None  # the last `_dependents_between` answer, until the next rewrite
         self.changed = False
         self.pure: list = []  # the nodes of `PURE` ops, in block order
+        self.constant_like: list = []  # the nodes of constants and lists, in block order
+        self.dead: set = set()  # the nodes `erase_dead_code` erased
         head = prev = None
         pos = 0.0
         for index, op in enumerate(block.operations):
@@ -130,8 +133,12 @@ class _Planner:
                 prev.next = node
             prev = node
             if name.startswith("torch.constant."):
-                # Reads nothing, and a constant is cloned, never a group input: only its place and value count.
-                self.constants[op.operation.result] = op
+                # Reads nothing, and a constant is cloned, never a group input: its place, value and readers count.
+                result = op.operation.result
+                self.constants[result] = op
+                node.results = (result,)
+                self.readers[result] = {}
+                self.constant_like.append(node)
                 continue
             if name == "fusion.group" and group_kind(op) in (*FUSIBLE_KINDS, GroupKind.SCATTER):
                 raise Unplanned  # an earlier pass's group: the rewrites merge into it
@@ -139,6 +146,8 @@ class _Planner:
             self.operands[node] = operands
             if name in PURE:
                 self.pure.append(node)
+                if name == "torch.prim.ListConstruct":
+                    self.constant_like.append(node)
             # Only values an op computes are tracked: who reads a function argument or a constant is never asked.
             readers = self.readers
             for v in operands:
@@ -164,6 +173,7 @@ class _Planner:
             if any(readers[r] for r in node.results):
                 continue
             rewriter.erase(node.op)
+            self.dead.add(node)
             for r in node.results:
                 del readers[r], producer[r]
             for v in self.operands.pop(node):
@@ -211,14 +221,18 @@ class _Planner:
                 raise Unplanned
         kind = GroupKind.REDUCTION if family is reductions.FAMILY else GroupKind.POINTWISE
         inputs, constants, lists = self._wrapped_inputs(node)
-        results = node.results
-        for v in inputs:
-            self._replace_reader(v, node, node)
-        entry = (unique_ops(constants), node)
+        readers = self.readers
+        for v in inputs:  # the group reads each once
+            found = readers.get(v)
+            if found is not None:
+                found[node] = 1
+        # (Each op has one record: `constants` without repeats by identity is `unique_ops(constants)`.)
+        entry = (list(dict.fromkeys(constants)) if len(constants) > 1 else constants, node)
         computing = 1 if name.startswith(("torch.aten.", "torch.prims.")) else 0  # as `body_facts` counts
         node.group = _Group(
-            kind, inputs, results, [entry], op.location, computing,
+            kind, inputs, node.results, [entry], computing,
             op if name in REDUCTIONS else None, [], name in _INDEXED or lists,
+            [node] if name == "torch.aten.add.Tensor" else [],
         )
         self.gone.append(node)
         self._last = None
@@ -271,27 +285,15 @@ class _Planner:
                     operands.setdefault(v)
         return list(operands), constants, lists
 
-    def _replace_reader(self, value, old: _Node, new: _Node) -> None:
-        """`old`'s reads of `value` become one read by `new` (a group reads a value once)."""
-        found = self.readers.get(value)
-        if found is not None:
-            found.pop(old, None)
-            found[new] = 1
-
-    def _node_of(self, value) -> _Node | None:
-        node = self.producer.get(value)
-        if node is None:
-            return None
-        while node.into is not None:
-            node = node.into
-        return node
-
     def _merge_producer(self, node: _Node) -> None:
         consumer = node.group
+        producers = self.producer
         for v in consumer.inputs:
-            producer = self._node_of(v)
+            producer = producers.get(v)
             if producer is None:
                 continue
+            while producer.into is not None:
+                producer = producer.into
             if producer.group is None:
                 if producer.name in VIEW_OPS and view_args(producer.op) is not None:
                     self._absorb(producer, node)
@@ -351,7 +353,7 @@ class _Planner:
         if self._dependents_between(p_node, c_node)[1]:
             return "cycle"
         produced = set(producer.results)
-        if any(self.operands[view][0] in produced for view in consumer.views):
+        if consumer.views and any(self.operands[view][0] in produced for view in consumer.views):
             raise Unplanned  # a view of the producer's value: `why_not_viewed`
         if consumer.indexed and (why := self._why_not_indexed(produced, consumer)):
             return why
@@ -364,15 +366,16 @@ class _Planner:
         size = producer.computing + consumer.computing
         if self.limits.max_group_size and size > self.limits.max_group_size:
             return f"group size limit ({size} > {self.limits.max_group_size})"
-        p_red = self._reduction(producer.first_reduction)
-        c_red = self._reduction(consumer.first_reduction)
+        p_red = None if producer.first_reduction is None else self._reduction(producer.first_reduction)
+        c_red = None if consumer.first_reduction is None else self._reduction(consumer.first_reduction)
         row_norm = c_red is None or (c_red.keepdim and c_red.dims == (len(c_red.shape) - 1,))
         if p_red is None and row_norm and (why := self._why_not_past_gemm_epilogue(producer, exported)):
             return why
         if p_red is None and c_red is None:
-            iteration = tensor_type(consumer.results[0].type).shape
-            if any(tensor_type(r.type).shape != iteration for r in exported):
-                return "different iteration space"
+            if exported:
+                iteration = tensor_type(consumer.results[0].type).shape
+                if any(tensor_type(r.type).shape != iteration for r in exported):
+                    return "different iteration space"
             return None
         if (producer.views or consumer.views) and (self._computed_view(producer) or self._computed_view(consumer)):
             raise Unplanned  # `has_computed_view` (views of computed values in a reduction group)
@@ -448,8 +451,8 @@ class _Planner:
         others = set(producer.inputs).difference(v for v, _ in gemm_args)
         operands = self.operands
         residual = any(
-            node.name == "torch.aten.add.Tensor" and any(v in others for v in operands[node][:2]) and self._same_shape_add(node)
-            for _, node in producer.entries
+            (operands[node][0] in others or operands[node][1] in others) and self._same_shape_add(node)
+            for node in producer.adds
         )
         if not residual:
             return None
@@ -508,17 +511,28 @@ class _Planner:
             raise Unplanned  # a body would hold a view's clone and read the view's value as an input
         kinds = (producer.kind, consumer.kind)
         kind = GroupKind.REDUCTION if GroupKind.REDUCTION in kinds else GroupKind.POINTWISE
-        for v in producer.inputs:
-            self._replace_reader(v, p_node, c_node)
+        readers = self.readers
+        for v in producer.inputs:  # the merged group reads each once
+            found = readers.get(v)
+            if found is not None:
+                found.pop(p_node, None)
+                found[c_node] = 1
         for r in producer.results:
-            self.readers.get(r, {}).pop(c_node, None)
+            found = readers.get(r)
+            if found is not None:
+                found.pop(c_node, None)
         consumer.kind, consumer.inputs = kind, inputs
-        consumer.results = consumer.results + exported
+        if exported:
+            consumer.results = consumer.results + exported
         consumer.entries = producer.entries + consumer.entries
         consumer.computing += producer.computing
-        consumer.first_reduction = producer.first_reduction if producer.first_reduction is not None else consumer.first_reduction
-        consumer.views = producer.views + consumer.views
+        if producer.first_reduction is not None:
+            consumer.first_reduction = producer.first_reduction
+        if producer.views:
+            consumer.views = producer.views + consumer.views
         consumer.indexed |= producer.indexed
+        if producer.adds:
+            consumer.adds = producer.adds + consumer.adds
         self._unlink(p_node)
         p_node.into = c_node
         anchor = c_node
@@ -598,7 +612,7 @@ class _Planner:
         cursor = None
         for node in order:
             if node.group is not None:
-                group = self._build_group(node.group, anchor_of[node])
+                group = self._build_group(node.group, node.op.location, anchor_of[node])
                 rewriter.inserted(group, anchor_of[node])
                 built.append((node.group, group))
                 cursor = group
@@ -624,8 +638,19 @@ class _Planner:
                 rewriter.moved_into_group(node.op)
         return True
 
-    def _build_group(self, record: _Group, anchor):
-        group = build_group(record.inputs, [r.type for r in record.results], kind=record.kind, loc=record.loc,
+    def erase_dead_constants(self, rewriter) -> None:
+        """`rewriter.erase_dead_constants` on the built body, from the listed reads: the constants and lists
+        nobody reads any more (their readers erased or moved into groups), a list before its items."""
+        gone = self.dead.union(self.gone)
+        readers = self.readers
+        for node in reversed(self.constant_like):
+            if node in gone or any(user not in gone for user in readers.get(node.results[0], ())):
+                continue
+            rewriter.erase(node.op)
+            gone.add(node)
+
+    def _build_group(self, record: _Group, loc, anchor):
+        group = build_group(record.inputs, [r.type for r in record.results], kind=record.kind, loc=loc,
                             ip=ir.InsertionPoint(anchor))
         block = group.regions[0].blocks[0]
         mapping = dict(zip(record.inputs, block.arguments))
