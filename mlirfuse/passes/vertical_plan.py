@@ -32,7 +32,7 @@ from mlirfuse.ops.matmul import MATMUL_OPS, Gemm, gemm
 from mlirfuse.ops.pooling import WINDOWED
 from mlirfuse.ops.reductions import REDUCTIONS, Reduction, reduction
 from mlirfuse.ops.registry import FUSED, PURE_OPS, fusing_family
-from mlirfuse.ops.views import CAT, PADS, VIEW_OPS, view_args
+from mlirfuse.ops.views import CAT, PADS, VIEW_OPS, view_arg, view_args
 from mlirfuse.passes.base import clone_ops_into, unique_ops
 from mlirfuse.passes.legality import why_not_reduction_space
 from mlirfuse.passes.options import Limits
@@ -71,11 +71,11 @@ class _Node:
 
     __slots__ = ("op", "name", "results", "group", "prev", "next", "pos", "into", "index")
 
-    def __init__(self, op, name: str, index: int):
+    def __init__(self, op, name: str, index: int, prev):
         self.op, self.name, self.group, self.index = op, name, None, index
         self.results = ()
-        self.prev = self.next = None
-        self.pos = 0.0
+        self.prev, self.next = prev, None
+        self.pos = (index + 1) * 1024.0
         self.into = None  # the node it was merged into (a union-find link)
 
 
@@ -105,7 +105,7 @@ class _Planner:
     def __init__(self, block: ir.Block, limits: Limits):
         self.limits = limits
         self.producer: dict = {}  # value -> the node of the op computing it
-        self.readers: dict = {}  # value -> {node: uses}, a group reading a value once
+        self.readers: dict = {}  # value -> {node: 1} for each node reading it (a dict: in order)
         self.operands: dict = {}  # node -> the original op's operands (listed once)
         self.moved: set = set()  # nodes of original ops moved after a group
         self.gone: list = []  # the nodes of the original ops now in groups, and of absorbed views nobody reads any more
@@ -120,13 +120,11 @@ class _Planner:
         self.pure: list = []  # the nodes of `PURE` ops, in block order
         self.constant_like: list = []  # the nodes of constants and lists, in block order
         self.dead: set = set()  # the nodes `erase_dead_code` erased
+        readers, producer, constants, listed = self.readers, self.producer, self.constants, self.operands
         head = prev = None
-        pos = 0.0
         for index, op in enumerate(block.operations):
             name = op.operation.name
-            node = _Node(op, name, index)
-            pos += 1024.0
-            node.pos, node.prev = pos, prev
+            node = _Node(op, name, index, prev)
             if prev is None:
                 head = node
             else:
@@ -135,33 +133,33 @@ class _Planner:
             if name.startswith("torch.constant."):
                 # Reads nothing, and a constant is cloned, never a group input: its place, value and readers count.
                 result = op.operation.result
-                self.constants[result] = op
+                constants[result] = op
                 node.results = (result,)
-                self.readers[result] = {}
+                readers[result] = {}
                 self.constant_like.append(node)
                 continue
             if name == "fusion.group" and group_kind(op) in (*FUSIBLE_KINDS, GroupKind.SCATTER):
                 raise Unplanned  # an earlier pass's group: the rewrites merge into it
             operands = list(op.operands)
-            self.operands[node] = operands
+            listed[node] = operands
             if name in PURE:
                 self.pure.append(node)
                 if name == "torch.prim.ListConstruct":
                     self.constant_like.append(node)
-            # Only values an op computes are tracked: who reads a function argument or a constant is never asked.
-            readers = self.readers
+            # Only values the block's ops compute are tracked: who reads a function argument is never asked.
             for v in operands:
                 found = readers.get(v)
                 if found is not None:
-                    found[node] = found.get(node, 0) + 1
-            if len(op.regions) and name != "fusion.group":
+                    found[node] = 1
+            # (No aten op has regions.)
+            if not name.startswith("torch.aten.") and len(op.regions) and name != "fusion.group":
                 for v in _nested_reads(op):
                     found = readers.get(v)
                     if found is not None:
-                        found[node] = found.get(node, 0) + 1
+                        found[node] = 1
             node.results = results = list(op.results)
             for r in results:
-                self.producer[r] = node
+                producer[r] = node
                 readers[r] = {}
         self.head = head
 
@@ -295,7 +293,7 @@ class _Planner:
             while producer.into is not None:
                 producer = producer.into
             if producer.group is None:
-                if producer.name in VIEW_OPS and view_args(producer.op) is not None:
+                if producer.name in VIEW_OPS and view_args(producer.op, self._view_arg) is not None:
                     self._absorb(producer, node)
                     self.changed = True
                     return
@@ -322,15 +320,20 @@ class _Planner:
         self._last = (producer, consumer, answer)
         return answer
 
+    def _view_arg(self, v):
+        """`view_arg(v)` for `view_args(...) is not None`: a constant is one, its value not read."""
+        return True if v in self.constants else view_arg(v)
+
     def _search(self, producer: _Node, consumer: _Node) -> tuple[list, bool]:
         limit = consumer.pos
+        readers = self.readers
         seen: dict = {}
         stack = [producer]
         cycle = False
         while stack:
             node = stack.pop()
-            for r in self._results(node):
-                for user in self.readers.get(r, ()):
+            for r in node.group.results if node.group is not None else node.results:
+                for user in readers.get(r, ()):
                     if user in seen:
                         continue
                     if user is consumer:
@@ -340,9 +343,6 @@ class _Planner:
                         seen[user] = True
                         stack.append(user)
         return sorted(seen, key=lambda n: n.pos), cycle
-
-    def _results(self, node: _Node) -> list:
-        return node.group.results if node.group is not None else node.results
 
     def _exported(self, producer: _Group, consumer: _Node) -> list:
         readers = self.readers
