@@ -60,7 +60,7 @@ class _Group:
 
     def __init__(self, kind, inputs, results, entries, computing, first_reduction, views, indexed, adds):
         self.kind, self.inputs, self.results, self.entries = kind, inputs, results, entries
-        self.computing, self.first_reduction = computing, first_reduction
+        self.computing, self.first_reduction = computing, first_reduction  # the node of its first reduction
         self.views = views  # the view ops cloned in (absorbed), in body order
         self.indexed = indexed  # legality would ask `why_not_indexed` of it as a consumer
         self.adds = adds  # the nodes of its `aten.add.Tensor`s (`_why_not_past_gemm_epilogue` looks at them)
@@ -111,9 +111,9 @@ class _Planner:
         self.gone: list = []  # the nodes of the original ops now in groups, and of absorbed views nobody reads any more
         self.gemm_out: dict = {}  # value -> the shape of the GEMM computing it, or None (`gemm` asked once)
         self.same_shape: dict = {}  # node -> `_same_shape_add`
-        self.reductions: dict = {}  # operation -> `reduction` of it (no op is erased while planning)
+        self.reductions: dict = {}  # node -> `reduction` of its op
         self.constants: dict = {}  # value -> the `torch.constant.*` op computing it
-        self.elementwise: dict = {}  # `_elementwise_key` -> elementwise.why_not_fusible's answer
+        self.judged: dict = {}  # `_judged`'s key -> the judge's answer
         self._interface: tuple = ((), ())  # the last legal merge's exported results and inputs
         self._last: tuple | None = None  # the last `_dependents_between` answer, until the next rewrite
         self.changed = False
@@ -206,10 +206,10 @@ class _Planner:
             raise Unplanned
         family = FUSED.get(name)
         if family is reductions.FAMILY:
-            if isinstance(self._reduction(op), str):
+            if isinstance(self._reduction(node), str):
                 return
         elif family is elementwise.FAMILY:
-            if self._why_not_elementwise(node) is not None:
+            if self._judged(elementwise.why_not_fusible, node) is not None:
                 return
         else:
             family = fusing_family(op)
@@ -229,32 +229,38 @@ class _Planner:
         computing = 1 if name.startswith(("torch.aten.", "torch.prims.")) else 0  # as `body_facts` counts
         node.group = _Group(
             kind, inputs, node.results, [entry], computing,
-            op if name in REDUCTIONS else None, [], name in _INDEXED or lists,
+            node if name in REDUCTIONS else None, [], name in _INDEXED or lists,
             [node] if name == "torch.aten.add.Tensor" else [],
         )
         self.gone.append(node)
         self._last = None
         self.changed = True
 
-    def _why_not_elementwise(self, node: _Node) -> str | None:
-        """`elementwise.why_not_fusible(node.op)`, asked once per key: an unrolled loop or a layer stack repeats
-        its ops' names, types and constant arguments, all the answer reads."""
+    def _judged(self, judge, node: _Node):
+        """`judge(node.op)` (elementwise.why_not_fusible, `reduction`), asked once per key: an unrolled loop or a
+        layer stack repeats its ops' names, types and constant arguments, all such a judge reads of an op."""
         constants = self.constants
-        key = [node.name]
+        key = [judge, node.name]
         for r in node.results:
             key.append(r.type)
         key.append(None)
         for v in self.operands[node]:
-            t = v.type
             const = constants.get(v)
-            if const is None:
-                key.append(t)  # computed, a list, or an argument: the answer reads its type only
-            else:  # the answer reads its value (repr: 1, 1.0, True and -0.0 apart)
-                key.append((t, repr(constant_op_value(const))))
+            if const is not None:  # its value (repr: 1, 1.0, True and -0.0 apart)
+                key.append((v.type, repr(constant_op_value(const))))
+                continue
+            source = self.producer.get(v)
+            if source is not None and source.name == "torch.prim.ListConstruct":  # its items' values
+                items = self.operands[source]
+                if not all(w in constants for w in items):
+                    return judge(node.op)  # (rare: not worth a key)
+                key.append((v.type, tuple(repr(constant_op_value(constants[w])) for w in items)))
+                continue
+            key.append(v.type)  # computed or an argument: its type
         key = tuple(key)
-        found = self.elementwise.get(key, _UNKNOWN)
+        found = self.judged.get(key, _UNKNOWN)
         if found is _UNKNOWN:
-            found = self.elementwise[key] = elementwise.why_not_fusible(node.op)
+            found = self.judged[key] = judge(node.op)
         return found
 
     def _wrapped_inputs(self, node: _Node) -> tuple[list, list, bool]:
@@ -388,19 +394,16 @@ class _Planner:
         for r in producer.results:
             owner = producers[r]
             if owner.name in REDUCTIONS and c_node in self.readers.get(r, ()):
-                found = self._reduction(owner.op)
+                found = self._reduction(owner)
                 if not (isinstance(found, Reduction) and (found.keepdim or len(found.dims) == 0)):
                     return "reduction result used without keepdim"
         return None
 
-    def _reduction(self, op) -> Reduction | None:
-        """`reduction(op)`, asked once per op; None for None."""
-        if op is None:
-            return None
-        key = op.operation
-        found = self.reductions.get(key)
+    def _reduction(self, node: _Node) -> Reduction | str:
+        """`reduction(node.op)`, asked once per node (and per key)."""
+        found = self.reductions.get(node)
         if found is None:
-            found = self.reductions[key] = reduction(op)
+            found = self.reductions[node] = self._judged(reduction, node)
         return found
 
     def _uses_in(self, group: _Group, value) -> list:
