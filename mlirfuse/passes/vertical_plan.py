@@ -24,6 +24,8 @@ rewrites as before. `tests/test_vertical_plan.py` compares both ways.
 
 from __future__ import annotations
 
+from operator import attrgetter
+
 from mlirfuse.dialect import FUSIBLE_KINDS, GroupKind, build_group, build_yield, group_kind
 from mlirfuse.ir import constant_op_value, ir, tensor_type
 from mlirfuse.ops import elementwise, reductions, scans
@@ -45,6 +47,7 @@ _UNPLANNED = frozenset(INDEX_LISTS) | frozenset(SCATTERS) | frozenset(GATHERS) |
 _INDEXED = frozenset(CREATIONS) | frozenset(EMBEDS) | frozenset(GATHERS) | {"torch.prim.ListConstruct"}
 _WRAP_ROOTS = frozenset(FUSED) | {CAT, "torch.operator"}
 _UNKNOWN = object()
+_POSITION = attrgetter("pos")
 # What fusion-fuse-vertical erases first when nothing reads it (`fuse_vertical.erase_dead_code`, `_Planner.erase_dead_code`).
 PURE = PURE_OPS | {CAT, "torch.prim.ListConstruct"}
 
@@ -111,6 +114,7 @@ class _Planner:
         self.gone: list = []  # the nodes of the original ops now in groups, and of absorbed views nobody reads any more
         self.gemm_out: dict = {}  # value -> the shape of the GEMM computing it, or None (`gemm` asked once)
         self.same_shape: dict = {}  # node -> `_same_shape_add`
+        self.shapes: dict = {}  # value -> `_shape`
         self.reductions: dict = {}  # node -> `reduction` of its op
         self.constants: dict = {}  # value -> the `torch.constant.*` op computing it
         self.judged: dict = {}  # `_judged`'s key -> the judge's answer
@@ -348,7 +352,7 @@ class _Planner:
                     if user.pos < limit:
                         seen[user] = True
                         stack.append(user)
-        return sorted(seen, key=lambda n: n.pos), cycle
+        return (sorted(seen, key=_POSITION) if len(seen) > 1 else list(seen)), cycle
 
     def _exported(self, producer: _Group, consumer: _Node) -> list:
         readers = self.readers
@@ -379,8 +383,8 @@ class _Planner:
             return why
         if p_red is None and c_red is None:
             if exported:
-                iteration = tensor_type(consumer.results[0].type).shape
-                if any(tensor_type(r.type).shape != iteration for r in exported):
+                iteration = self._shape(consumer.results[0])
+                if any(self._shape(r) != iteration for r in exported):
                     return "different iteration space"
             return None
         if (producer.views or consumer.views) and (self._computed_view(producer) or self._computed_view(consumer)):
@@ -459,13 +463,21 @@ class _Planner:
         )
         if not residual:
             return None
+        shape = self._shape
         for v, space in gemm_args:
-            if all(tensor_type(r.type).shape == space for r in producer.results) and any(
-                v in operands[node] and len(node.results) == 1 and tensor_type(node.results[0].type).shape == space
+            if all(shape(r) == space for r in producer.results) and any(
+                v in operands[node] and len(node.results) == 1 and shape(node.results[0]) == space
                 for _, node in producer.entries
             ):
                 return "producer is a GEMM's residual epilogue (it adds to the GEMM's result) whose result is read elsewhere too"
         return None
+
+    def _shape(self, value) -> tuple:
+        """`tensor_type(value.type).shape`, asked of the bindings once per value."""
+        found = self.shapes.get(value)
+        if found is None:
+            found = self.shapes[value] = tensor_type(value.type).shape
+        return found
 
     def _same_shape_add(self, node: _Node) -> bool:
         """Are an add's first two operands of its result's shape? (Asked once per op.)"""
@@ -509,7 +521,7 @@ class _Planner:
         dependents, _ = self._dependents_between(p_node, c_node)
         self._last = None
         exported, inputs = self._interface
-        cloned = {view.results[0] for view in [*producer.views, *consumer.views]}
+        cloned = {view.results[0] for view in [*producer.views, *consumer.views]} if producer.views or consumer.views else ()
         if cloned and not cloned.isdisjoint(inputs):
             raise Unplanned  # a body would hold a view's clone and read the view's value as an input
         kinds = (producer.kind, consumer.kind)
