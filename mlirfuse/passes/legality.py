@@ -306,9 +306,9 @@ def why_not_reduction_space(p_red, c_red, pointwise_shape, stored: list, from_re
     # A kernel writes full-space results over S, row-space results one per
     # row and 0-d ones (a counter, `why_not_scalar_store`) once: anything else
     # (a broadcast-smaller value) has no place to be stored.
+    spaces = (red.shape, red.keepdim_shape, ())
     for r in stored:
-        shape = tensor_type(r.type).shape
-        if shape not in (red.shape, red.keepdim_shape, ()) and not from_reduction(r):
+        if tensor_type(r.type).shape not in spaces and not from_reduction(r):
             return "different iteration space"
     return None
 

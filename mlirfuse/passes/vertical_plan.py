@@ -118,6 +118,7 @@ class _Planner:
         self.reductions: dict = {}  # node -> `reduction` of its op
         self.constants: dict = {}  # value -> the `torch.constant.*` op computing it
         self.judged: dict = {}  # `_judged`'s key -> the judge's answer
+        self.spellings: dict = {}  # constant value -> `_spelled`
         self._interface: tuple = ((), ())  # the last legal merge's exported results and inputs
         self._last: tuple | None = None  # the last `_dependents_between` answer, until the next rewrite
         self.changed = False
@@ -243,28 +244,34 @@ class _Planner:
     def _judged(self, judge, node: _Node):
         """`judge(node.op)` (elementwise.why_not_fusible, `reduction`), asked once per key: an unrolled loop or a
         layer stack repeats its ops' names, types and constant arguments, all such a judge reads of an op."""
-        constants = self.constants
+        constants, spelled = self.constants, self._spelled
         key = [judge, node.name]
         for r in node.results:
             key.append(r.type)
         key.append(None)
         for v in self.operands[node]:
-            const = constants.get(v)
-            if const is not None:  # its value (repr: 1, 1.0, True and -0.0 apart)
-                key.append((v.type, repr(constant_op_value(const))))
+            if v in constants:  # its value
+                key.append(spelled(v))
                 continue
             source = self.producer.get(v)
             if source is not None and source.name == "torch.prim.ListConstruct":  # its items' values
                 items = self.operands[source]
                 if not all(w in constants for w in items):
                     return judge(node.op)  # (rare: not worth a key)
-                key.append((v.type, tuple(repr(constant_op_value(constants[w])) for w in items)))
+                key.append((v.type, tuple(spelled(w) for w in items)))
                 continue
             key.append(v.type)  # computed or an argument: its type
         key = tuple(key)
         found = self.judged.get(key, _UNKNOWN)
         if found is _UNKNOWN:
             found = self.judged[key] = judge(node.op)
+        return found
+
+    def _spelled(self, value):
+        """A constant's type and value, as `_judged` keys them (repr: 1, 1.0, True and -0.0 apart); read once."""
+        found = self.spellings.get(value)
+        if found is None:
+            found = self.spellings[value] = (value.type, repr(constant_op_value(self.constants[value])))
         return found
 
     def _wrapped_inputs(self, node: _Node) -> tuple[list, list, bool]:
