@@ -35,7 +35,7 @@ from mlirfuse.ops.pooling import WINDOWED
 from mlirfuse.ops.reductions import REDUCTIONS, Reduction, reduction
 from mlirfuse.ops.registry import FUSED, PURE_OPS, fusing_family
 from mlirfuse.ops.views import CAT, PADS, VIEW_OPS, view_arg, view_args
-from mlirfuse.passes.base import clone_ops_into, unique_ops
+from mlirfuse.passes.base import clone_ops_into, function_level_ops, unique_ops
 from mlirfuse.passes.legality import why_not_reduction_space
 from mlirfuse.passes.options import Limits
 from mlirfuse.passes.policy import current as current_policy
@@ -91,11 +91,9 @@ def plan(module: ir.Operation, limits: Limits, rewriter) -> list | None:
     if current_policy() is not None:
         return None
     planners = []
-    for func in module.regions[0].blocks[0].operations:
-        if func.operation.name != "func.func" or not len(func.regions[0].blocks):
-            continue
+    for ops in function_level_ops(module):
         try:
-            planner = _Planner(func.regions[0].blocks[0], limits)
+            planner = _Planner(ops, limits)
             planner.erase_dead_code(rewriter)
             planner.sweep()
         except Unplanned:
@@ -105,7 +103,8 @@ def plan(module: ir.Operation, limits: Limits, rewriter) -> list | None:
 
 
 class _Planner:
-    def __init__(self, block: ir.Block, limits: Limits):
+    def __init__(self, ops: list, limits: Limits):
+        """`ops`: a function body's ops, as `ir.Operation`s (`function_level_ops`: cheaper to list than `OpView`s)."""
         self.limits = limits
         self.producer: dict = {}  # value -> the node of the op computing it
         self.readers: dict = {}  # value -> {node: 1} for each node reading it (a dict: in order)
@@ -127,8 +126,8 @@ class _Planner:
         self.dead: set = set()  # the nodes `erase_dead_code` erased
         readers, producer, constants, listed = self.readers, self.producer, self.constants, self.operands
         head = prev = None
-        for index, op in enumerate(block.operations):
-            name = op.operation.name
+        for index, op in enumerate(ops):
+            name = op.name
             node = _Node(op, name, index, prev)
             if prev is None:
                 head = node
@@ -137,7 +136,7 @@ class _Planner:
             prev = node
             if name.startswith("torch.constant."):
                 # Reads nothing, and a constant is cloned, never a group input: its place, value and readers count.
-                result = op.operation.result
+                result = op.result
                 constants[result] = op
                 node.results = (result,)
                 readers[result] = {}
@@ -218,7 +217,7 @@ class _Planner:
                 return
         else:
             family = fusing_family(op)
-            if family is None or family.why_not(op) is not None:
+            if family is None or family.why_not(op.opview) is not None:
                 return
             if family is scans.FAMILY:
                 raise Unplanned
@@ -455,7 +454,7 @@ class _Planner:
             out = self.gemm_out.get(v, _UNKNOWN)
             if out is _UNKNOWN:
                 source = self.producer.get(v)
-                found = gemm(source.op) if source is not None and source.name in MATMUL_OPS else None
+                found = gemm(source.op.opview) if source is not None and source.name in MATMUL_OPS else None
                 out = self.gemm_out[v] = found.out if isinstance(found, Gemm) else None
             if out is not None:
                 gemm_args.append((v, out))
