@@ -172,17 +172,19 @@ class _Planner:
         reverse block order (users first), so that what only they read goes too."""
         readers, producer = self.readers, self.producer
         for node in reversed(self.pure):
-            if any(readers[r] for r in node.results):
-                continue
-            rewriter.erase(node.op)
-            self.dead.add(node)
             for r in node.results:
-                del readers[r], producer[r]
-            for v in self.operands.pop(node):
-                found = readers.get(v)
-                if found is not None:
-                    found.pop(node, None)
-            self._unlink(node)
+                if readers[r]:
+                    break
+            else:  # nobody reads it
+                rewriter.erase(node.op)
+                self.dead.add(node)
+                for r in node.results:
+                    del readers[r], producer[r]
+                for v in self.operands.pop(node):
+                    found = readers.get(v)
+                    if found is not None:
+                        found.pop(node, None)
+                self._unlink(node)
         self.pure = []
 
     # -- the sweeps ----------------------------------------------------------
@@ -665,10 +667,14 @@ class _Planner:
         gone = self.dead.union(self.gone)
         readers = self.readers
         for node in reversed(self.constant_like):
-            if node in gone or any(user not in gone for user in readers.get(node.results[0], ())):
+            if node in gone:
                 continue
-            rewriter.erase(node.op)
-            gone.add(node)
+            for user in readers.get(node.results[0], ()):
+                if user not in gone:
+                    break
+            else:
+                rewriter.erase(node.op)
+                gone.add(node)
 
     def _build_group(self, record: _Group, loc, anchor):
         group = build_group(record.inputs, [r.type for r in record.results], kind=record.kind, loc=loc,
