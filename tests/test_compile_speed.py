@@ -4,10 +4,14 @@ The fusion ops' verifiers, and MLIR's own where the pipeline is ours
 alone, run once, after the last of our passes, unless verify-each (or the
 checking mode, --verify-analyses) asks for every pass.
 Group body facts are kept per group and combined on merge, and the checking
-mode compares every kept entry with its body.
+mode compares every kept entry with its body. The cyclic garbage collector
+is paused from the first of our passes to the last, not collecting between
+them, and runs again after the last, or after a pass that fails.
 """
 
 from __future__ import annotations
+
+import gc
 
 import pytest
 
@@ -16,6 +20,7 @@ from mlirfuse.dialect import make_context
 from mlirfuse.ir import ir
 from mlirfuse.passes import fuse_vertical
 from mlirfuse.passes import pipeline as pipeline_module
+from mlirfuse.passes.canonicalize import Canonicalize
 from mlirfuse.passes.pipeline import build_pass_manager
 
 CHAIN = """
@@ -111,3 +116,45 @@ def test_the_checking_mode_compares_kept_body_facts_with_the_bodies(monkeypatch)
     with pytest.raises(ir.MLIRError) as failure:
         _fuse_three(verify=True)
     assert "group-bodies: group #0: kept 0 computing ops" in str(failure.value)
+
+
+def _collector_states(pipeline: str) -> list[bool]:
+    """Whether the collector ran as each of our passes started (the progress callback), then after the run."""
+    states = []
+    with make_context() as ctx:
+        module = ir.Module.parse(CHAIN)
+        pm = build_pass_manager(pipeline, ctx, progress=lambda index, total, name: states.append(gc.isenabled()))
+        try:
+            pm.run(module.operation)
+        finally:
+            states.append(gc.isenabled())
+    return states
+
+
+def test_the_collector_is_paused_from_the_first_of_our_passes_to_the_last():
+    assert gc.isenabled()
+    assert _collector_states(PASSES) == [True, False, False, True]
+
+
+def test_a_pipeline_with_upstream_passes_pauses_the_collector_per_pass():
+    # An upstream pass that failed between two of ours would leave a shared pause on.
+    mixed = "builtin.module(fusion-fuse-vertical, cse, fusion-canonicalize, fusion-outline)"
+    assert _collector_states(mixed) == [True, True, True, True]
+
+
+def test_a_failing_pass_ends_the_pause(monkeypatch):
+    def fail(self, module, am=None):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(Canonicalize, "apply", fail)  # the second of three: the PassManager stops there
+    with pytest.raises(ir.MLIRError, match="internal error in pass 'fusion-canonicalize'"):
+        _collector_states(PASSES)
+    assert gc.isenabled()
+
+
+def test_a_caller_pausing_the_collector_keeps_it_paused():
+    gc.disable()
+    try:
+        assert _collector_states(PASSES) == [False, False, False, False]
+    finally:
+        gc.enable()

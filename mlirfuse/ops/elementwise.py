@@ -722,17 +722,18 @@ def literal(value) -> str | None:
 _F32_COMPUTED = ("float32", "float16", "bfloat16")
 
 
-def liftable_constants(block) -> list:
+def liftable_constants(block, floats=None) -> list:
     """The float constants of a group or kernel body a kernel may take as launch arguments, in body order.
 
     A `torch.constant.float` is liftable when it is finite (inf and NaN stay: eager has special cases for
     them) and every use is a `scalar_args` position of an elementwise op computing in f32 (f32, f16 or bf16
     tensors, a float or bool result): the lowering prints it as a plain literal there and nothing reads its
     value, so passing it in changes no line of the kernel. Any other use (a pow exponent, alpha, a
-    reduction's or a view's argument, an sdpa scale) keeps it part of the kernel's identity.
+    reduction's or a view's argument, an sdpa scale) keeps it part of the kernel's identity. `floats`: the
+    body's `torch.constant.float` ops in order, where the caller has them (then the body is not listed).
     """
     found = []
-    for op in block.operations:
+    for op in block.operations if floats is None else floats:
         if op.operation.name != "torch.constant.float":
             continue
         value = op.results[0]

@@ -56,10 +56,11 @@ class FuseAttention(ModulePass):
                     # the checking mode computes it (with the other fusion analyses), to prove wrap keeps it.
                     rewriter = rewriter or (fusion_rewriter(module, am)[0] if am.verify else FusionRewriter(am))
                     ops = found.ops()
-                    for read in ops:
-                        for v in read.operands:
-                            constants.update(dict.fromkeys(constant_like_ops(v) or ()))
-                    group = rewriter.wrap(ops, GroupKind.ATTENTION)
+                    # Each operand's constant ops asked once, here and by the wrap (the IR does not change between).
+                    known = {v: constant_like_ops(v) for read in ops for v in read.operands}
+                    for read in known.values():
+                        constants.update(dict.fromkeys(read or ()))
+                    group = rewriter.wrap(ops, GroupKind.ATTENTION, known.__getitem__)
                     if found.refused:  # an operand read from memory though a pointwise op computes it
                         group.attributes[EXPLAIN] = ir.ArrayAttr.get(
                             [ir.StringAttr.get(f"prologue not fused: {why}") for why in found.refused]

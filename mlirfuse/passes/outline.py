@@ -249,7 +249,8 @@ def _lift(kernels: list, forms: list, rewriter: FusionRewriter) -> list[tuple[fl
         if "torch.constant.float" not in form.names:
             continue  # (most kernels: no float constant to lift)
         body = [(index, op) for index, op in enumerate(form.ops) if index not in form.gone]
-        constants = {form.serials[v] for v in liftable_constants(kernel.regions[0].blocks[0])}
+        floats = [form.operations[index] for index, (name, _, _, _) in body if name == "torch.constant.float"]
+        constants = {form.serials[v] for v in liftable_constants(kernel.regions[0].blocks[0], floats)}
         if constants:
             uses = [(form.operations[index], k) for index, (_, operands, _, _) in body
                     for k, v in enumerate(operands) if v in constants]

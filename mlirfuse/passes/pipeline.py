@@ -31,32 +31,56 @@ logger = logging.getLogger("mlirfuse.pipeline")
 
 @contextlib.contextmanager
 def gc_paused():
-    """No cyclic garbage collection while a pass runs.
-
-    A pass creates and drops many binding objects while its analyses hold a
-    live set that grows with the model; collections scanning that set made
-    long pipelines superlinear (LSTM 400 steps: about 20% of the time). The
-    garbage is collected after the pass. Around a whole `pm.run` (what
-    `mlirfuse.compile` does) the passes' own pauses nest in it: no collection
-    between passes either (a 32-layer stack paid one full collection of the
-    process's heap, ~20 ms, 4-8 % of its pipeline).
-    """
-    enabled = gc.isenabled()
-    gc.disable()
+    """No cyclic garbage collection while the block runs (see `GcPause`): around a whole `pm.run`, what
+    `mlirfuse.compile` does."""
+    pause = GcPause()
+    pause.start()
     try:
         yield
     finally:
-        if enabled:
-            gc.enable()
+        pause.end()
+
+
+class GcPause:
+    """No cyclic garbage collection from `start` to `end`; the collector's state before restored at `end`.
+
+    Our passes create and drop many binding objects while their analyses
+    hold a live set that grows with the model; collections scanning that set
+    made long pipelines superlinear (LSTM 400 steps: about 20% of the time).
+    The pipeline's passes share one pause, from the first of ours to the
+    last (`add_passes`), so the garbage is collected after the pipeline, not
+    after each pass: a pause per pass paid a collection as each ended (the
+    LSTM-400: four young-generation collections, ~0.065 s, and one full,
+    ~0.025; a 32-layer stack: one full collection, ~0.02 s, 5-8 % of its
+    pipeline). `start` again while paused does nothing; `end` when not paused
+    neither.
+    """
+
+    def __init__(self):
+        self._enabled: bool | None = None  # while paused: whether the collector ran before
+
+    def start(self) -> None:
+        if self._enabled is None:
+            self._enabled = gc.isenabled()
+            gc.disable()
+
+    def end(self) -> None:
+        if self._enabled is not None:
+            if self._enabled:
+                gc.enable()
+            self._enabled = None
 
 
 def _python_pass(
-    instance, am: AnalysisManager, *, fresh: bool = False, verify: bool = True, verify_ir: bool = False, before=None
+    instance, am: AnalysisManager, pause: GcPause, *, fresh: bool = False, last: bool = True, verify: bool = True,
+    verify_ir: bool = False, before=None
 ):
     """`instance` as a callable pass for `PassManager.add`.
 
     `fresh`: drop whatever `am` holds first (the first of our passes in a
-    run: a PassManager may run again, on another module). `verify`: run the
+    run: a PassManager may run again, on another module). `pause`: started
+    as the pass starts, ended after it where it is the `last` of those
+    sharing it or fails (the PassManager stops there). `verify`: run the
     fusion ops' verifiers after the pass; `verify_ir`: MLIR's verifier too
     (for a PassManager whose own one is off). `before(name)` is called as the
     pass starts (progress).
@@ -66,8 +90,10 @@ def _python_pass(
         if before is not None:
             before(instance.name)
         start = time.perf_counter()
+        pause.start()
+        ok = False
         try:
-            with op.context, ir.Location.unknown(op.context), gc_paused():
+            with op.context, ir.Location.unknown(op.context):
                 if fresh:
                     am.invalidate()
                 instance.apply(op, am)
@@ -77,6 +103,8 @@ def _python_pass(
                     pass_.signal_pass_failure()
                 elif verify_ir and not _verify_ir(op):
                     pass_.signal_pass_failure()
+                else:
+                    ok = True
                 if am.verify:
                     problems = am.check()
                     if problems:
@@ -85,6 +113,7 @@ def _python_pass(
                             "from recomputed ones:\n  " + "\n  ".join(problems)
                         )
                         pass_.signal_pass_failure()
+                        ok = False
         except MlirfuseError as e:
             op.location.emit_error(f"{instance.name}: {e}")
             pass_.signal_pass_failure()
@@ -93,6 +122,9 @@ def _python_pass(
                 traceback.print_exc(file=sys.stderr)
             op.location.emit_error(f"internal error in pass '{instance.name}': {type(e).__name__}: {e}")
             pass_.signal_pass_failure()
+        finally:
+            if last or not ok:
+                pause.end()
         logger.debug("%s: %.3f s", instance.name, time.perf_counter() - start)
 
     run.__name__ = instance.name
@@ -134,6 +166,10 @@ def add_passes(
     if explain:
         steps = with_explain(steps)
     total = sum(step.kind == "ours" for step in steps)
+    # One GC pause from the first of our passes to the last, where nothing else runs between them (an upstream
+    # pass that fails would leave it paused); otherwise one per pass.
+    shared = all(step.kind == "ours" for step in steps)
+    pause = GcPause()
     index = 0
     with context:
         # Every upstream element is checked before `pm` is touched: a bad one leaves it as it was.
@@ -145,7 +181,8 @@ def add_passes(
             if step.kind == "ours":
                 before = None if progress is None else functools.partial(progress, index, total)
                 last = index == total - 1
-                run = _python_pass(step.instance, am, fresh=index == 0, verify=verify_each or last,
+                run = _python_pass(step.instance, am, pause if shared else GcPause(), fresh=index == 0,
+                                   last=last or not shared, verify=verify_each or last,
                                    verify_ir=verify_ir_last and last, before=before)
                 pm.add(run, name=step.what, argument=step.what, description=type(step.instance).__doc__ or "")
                 index += 1

@@ -117,16 +117,17 @@ class FusionRewriter:
 
     # -- group rewrites -----------------------------------------------------
 
-    def wrap(self, ops: list, kind: GroupKind):
+    def wrap(self, ops: list, kind: GroupKind, constant_ops=constant_like_ops):
         """One group holding `ops` (and clones of the constants they read), in place of the last one.
 
         The group's results are the last op's; the others are cloned in and
         erased once nobody else reads them (a cat's list, views a group reads
-        through). Their other operands become group inputs.
+        through). Their other operands become group inputs. `constant_ops`:
+        as `wrapped_inputs` takes it.
         """
         last = ops[-1]
         results = list(last.results)
-        inputs, constants = wrapped_inputs(ops)
+        inputs, constants = wrapped_inputs(ops, constant_ops)
         group = build_group(inputs, [r.type for r in results], kind=kind, loc=last.location, ip=ir.InsertionPoint(last))
         block = group.regions[0].blocks[0]
         mapping = dict(zip(inputs, block.arguments))

@@ -13,6 +13,8 @@ one rewrite builds), `replace` and `erase_unread`.
 
 from __future__ import annotations
 
+import functools
+
 from mlirfuse.ir import TorchBuilder, constant_value, ir, tensor_type
 from mlirfuse.ops.elementwise import RULES, fusible
 from mlirfuse.ops.matmul import MATMUL_OPS, Gemm, gemm
@@ -23,7 +25,23 @@ MAX_PIECES = 8
 
 
 def _normalized_slice(x, values: list) -> tuple[int, int, int, int] | None:
-    """(dim, start, end, step) of a `slice.Tensor` of an `x`-typed tensor whose argument operands hold `values`, normalized."""
+    """(dim, start, end, step) of a `slice.Tensor` of an `x`-typed tensor whose argument operands hold `values`, normalized.
+
+    Asked again and again of the same few slices (an unrolled LSTM: ~12k times, 4 distinct): those of plain
+    ints and Nones are remembered (a tuple of them is equal to another exactly when each value is).
+    """
+    for v in values:
+        if type(v) is not int and v is not None:
+            return _normalize_slice(x, values)
+    return _remembered_slice(x, tuple(values))
+
+
+@functools.lru_cache(maxsize=1024)
+def _remembered_slice(x, values: tuple) -> tuple[int, int, int, int] | None:
+    return _normalize_slice(x, values)
+
+
+def _normalize_slice(x, values) -> tuple[int, int, int, int] | None:
     if x is None or not x.is_static:
         return None
     for v in values:  # NO_CONSTANT is neither
