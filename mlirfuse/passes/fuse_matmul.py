@@ -61,6 +61,7 @@ from mlirfuse.passes.base import ModulePass, body_ops, function_ops, unique_ops
 from mlirfuse.passes.grouped_gemms import (
     merge_for_epilogue,
     merge_siblings,
+    pairs_at_once,
     shared_a,
     siblings_at_once,
     wrap_siblings_at_once,
@@ -151,15 +152,17 @@ class FuseMatmul(ModulePass):
             # op_id -> (GEMMs, tile space) of each GEMM group, kept through the merges (not counted in bodies).
             counts = {}
             at_once = siblings_at_once(matmuls, chains, a_steps, walks, dep, limits, self.max_grouped) if self.grouped else None
+            # The merges `merge_for_epilogue` would make, where certain from the plans: each merged group built once.
+            pairs = pairs_at_once(at_once, walks, dep, limits, self.max_grouped) if at_once and self.epilogue else None
             if at_once is not None:
-                groups = wrap_siblings_at_once(at_once, rewriter, dep, counts)
+                groups = wrap_siblings_at_once(at_once, rewriter, dep, counts, walks, pairs)
             else:
                 groups = [_wrap(op, rewriter, views=[v for vs in views for v in vs]) for (op, _), views in zip(matmuls, chains)]
             if self.grouped:
                 if at_once is None:
                     keys = [shared_a(group, g, steps) for group, (_, g), steps in zip(groups, matmuls, a_steps)]
                     groups = merge_siblings(groups, keys, rewriter, dep, limits, self.max_grouped, bodies, counts)
-                if self.epilogue:
+                if self.epilogue and pairs is None:
                     groups = merge_for_epilogue(groups, rewriter, dep, limits, self.max_grouped, bodies, counts)
             _wrap_operand_cats(groups, rewriter)
             finished = []

@@ -16,6 +16,7 @@ from typing import NamedTuple
 from mlirfuse.dialect import GroupKind
 from mlirfuse.ir import defining_op, ir, op_id
 from mlirfuse.ops.matmul import Gemm
+from mlirfuse.ops.views import VIEW_OPS
 from mlirfuse.passes.base import unique_ops
 from mlirfuse.passes.legality import why_not_merge
 from mlirfuse.passes.options import Limits
@@ -143,13 +144,102 @@ def _dependents(gemms: list, dep) -> list | None:
     return sorted(moved.values(), key=dep.position)
 
 
-def wrap_siblings_at_once(plans: list, rewriter: FusionRewriter, dep, counts: dict) -> list:
+def pairs_at_once(plans: list, walks, dep, limits: Limits, most: int) -> list | None:
+    """The GEMM groups `merge_for_epilogue` leaves of `plans` (`siblings_at_once`'s), as tuples of plan indices (one
+    plan, or two merged, the first's last op first), in its order, where every merge it makes is certain from the
+    plans; else None (then each plan is built and `merge_for_epilogue` decides).
+
+    Building each plan's group and then merging two built and erased a
+    group per merge (an unrolled LSTM step's x- and h-GEMMs). Certain here:
+    every plan's GEMM results are read by groups only (not by GEMMs: no
+    plan reads another), and each plan shares a reader with at most one
+    plan over its tile space with which its GEMMs fit in `most`: its
+    partner. Such a pair merges when `why_not_merge` would let it, which
+    between two sibling GEMM groups is the cycle, the argument limit and
+    the group size limit, asked here of the plans; a pair any of them
+    refuses, or plans whose building moves ops (`Siblings.dependents`),
+    give None. `walks`: the pass's view walks (their constants, for a
+    plan of one GEMM).
+    """
+    if any(plan.wrapped is None for plan in plans if len(plan.members) > 1):
+        return None  # ops move as some plan is built (or it reads another): the merges decide
+    plan_of = {op_id(ops[-1]): i for i, plan in enumerate(plans) for ops in plan.members}
+    readers: dict = {}  # op_id -> a group reading some plan's GEMM results
+    read_by = [set() for _ in plans]  # each plan's readers, by op_id
+    for i, plan in enumerate(plans):
+        for ops in plan.members:
+            for r in ops[-1].results:
+                for use in r.uses:
+                    owner = use.owner.operation
+                    if owner.name != "fusion.group":
+                        return None
+                    read_by[i].add(key := op_id(owner))
+                    readers[key] = owner
+    partners = [set() for _ in plans]
+    for owner in readers.values():
+        read = {plan_of[key] for v in owner.operands if (op := defining_op(v)) is not None and (key := op_id(op)) in plan_of}
+        for i in read:
+            space = plans[i].space
+            partners[i].update(j for j in read if j != i and space is not None and plans[j].space == space
+                               and len(plans[i].members) + len(plans[j].members) <= most)
+    if any(len(found) > 1 for found in partners):
+        return None
+    singles, pairs = [], []
+    for i, found in enumerate(partners):
+        if not found:
+            singles.append((i,))
+        elif (j := next(iter(found))) > i:
+            pair = _certain_pair(plans, i, j, walks, dep, limits)
+            if pair is None:
+                return None
+            pairs.append(pair)
+    return singles + pairs
+
+
+def _certain_pair(plans: list, i: int, j: int, walks, dep, limits: Limits) -> tuple | None:
+    """(first, second): plans `i` and `j` by position, if `why_not_merge` lets their groups merge and nothing
+    between them reads the first; else None."""
+    first, second = sorted((i, j), key=lambda k: dep.position(plans[k].members[-1][-1]))
+    anchor = plans[second].members[-1][-1]
+    for ops in plans[first].members:
+        between, cycle = dep.dependents_between(ops[-1], anchor)
+        if between or cycle:
+            return None
+    wrapped = [_wrapped(plans[k], walks) for k in (first, second)]
+    inputs = {v for member_wrapped in wrapped for member_inputs, _ in member_wrapped for v in member_inputs}
+    # The second's results, then the first's that are read (`merge`'s exported ones).
+    results = sum(len(ops[-1].results) for ops in plans[second].members) + sum(
+        next(r.uses, None) is not None for ops in plans[first].members for r in ops[-1].results)
+    if len(inputs) + results > limits.max_args:
+        return None
+    computing = sum(_computing(op) for k in (first, second) for op in unique_ops([o for ops in plans[k].members for o in ops]))
+    if limits.max_group_size and computing > limits.max_group_size:
+        return None
+    return first, second
+
+
+def _wrapped(plan: Siblings, walks) -> list:
+    """Each member's `wrapped_inputs`: asked when `plan` was made, or now (a plan of one GEMM)."""
+    return plan.wrapped if plan.wrapped is not None else [wrapped_inputs(ops, walks.constant_ops) for ops in plan.members]
+
+
+def _computing(op) -> bool:
+    """Does `op` count towards max-group-size (as `analysis.bodies.body_facts` counts a body's ops)?"""
+    name = op.operation.name
+    return name.startswith(("torch.aten.", "torch.prims.")) and name not in VIEW_OPS
+
+
+def wrap_siblings_at_once(plans: list, rewriter: FusionRewriter, dep, counts: dict, walks=None, pairs: list | None = None) -> list:
     """Each of `plans` (`siblings_at_once`) as one GEMM group, in order; `counts` as `merge_siblings` fills it.
 
     What a group reads and what moves after it are asked as it is built: a
     plan before it may have wrapped a GEMM it reads (that value is now the
-    group's) or one of the ops between its GEMMs.
+    group's) or one of the ops between its GEMMs. `pairs` (`pairs_at_once`'s,
+    with the pass's `walks`): the groups to build instead, two plans merged
+    in one, in their order.
     """
+    if pairs is not None:
+        return [_build_pair(plans, pair, rewriter, counts, walks) for pair in pairs]
     groups = []
     for plan in plans:
         if len(plan.members) == 1:
@@ -163,6 +253,23 @@ def wrap_siblings_at_once(plans: list, rewriter: FusionRewriter, dep, counts: di
         counts[op_id(group)] = (len(plan.members), plan.space)
         groups.append(group)
     return groups
+
+
+def _build_pair(plans: list, pair: tuple, rewriter: FusionRewriter, counts: dict, walks):
+    """The group of one plan of `plans` (`pair` holds its index), or of two merged (`pair`: first, second)."""
+    if len(pair) == 1:
+        plan = plans[pair[0]]
+        if len(plan.members) == 1:
+            group = rewriter.wrap(plan.members[0], GroupKind.MATMUL)
+        else:
+            group = rewriter.wrap_siblings(plan.members, GroupKind.MATMUL, plan.dependents, plan.wrapped)
+        counts[op_id(group)] = (len(plan.members), plan.space)
+        return group
+    first, second = plans[pair[0]], plans[pair[1]]
+    group = rewriter.wrap_sibling_sets(first.members, second.members, GroupKind.MATMUL,
+                                       (_wrapped(first, walks), _wrapped(second, walks)))
+    counts[op_id(group)] = (len(first.members) + len(second.members), first.space)
+    return group
 
 
 def merge_siblings(
@@ -250,4 +357,7 @@ def merge_for_epilogue(groups: list, rewriter: FusionRewriter, dep, limits: Limi
     return list(by_id.values())
 
 
-__all__ = ["SharedA", "Siblings", "merge_for_epilogue", "merge_siblings", "shared_a", "siblings_at_once", "wrap_siblings_at_once"]
+__all__ = [
+    "SharedA", "Siblings", "merge_for_epilogue", "merge_siblings", "pairs_at_once", "shared_a", "siblings_at_once",
+    "wrap_siblings_at_once",
+]
