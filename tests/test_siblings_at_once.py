@@ -178,11 +178,23 @@ PAIR_CASES = {
 
 
 @pytest.mark.parametrize("case", list(PAIR_CASES))
+def test_epilogues_built_at_once_match_merges(case, monkeypatch):
+    """GEMM groups built with their epilogue at once (`epilogues_at_once`): the same text as built and merged."""
+    fast, merged, calls = _fast_and_declined(
+        PAIR_CASES[case], "epilogues_at_once", lambda entries: sum(e.consumer is not None for e in entries), monkeypatch)
+    assert fast == merged
+    # lstm: each step's cell; sum and a single: the single GEMM reads the sum's epilogue (its prologue, asked first)
+    expected = {"lstm": [3], "sum and a single": [0]}
+    if case in expected:
+        assert calls == expected[case], calls
+
+
+@pytest.mark.parametrize("case", list(PAIR_CASES))
 def test_pairs_built_at_once_match_merges_for_epilogue(case, monkeypatch):
     """GEMM groups `merge_for_epilogue` would merge, built at once (`pairs_at_once`): the same text as built one by one
     and merged, and an LSTM's x- and h-GEMMs of each step built as one group."""
     fast, merged, calls = _fast_and_declined(
-        PAIR_CASES[case], "pairs_at_once", lambda pairs: sum(len(p) == 2 for p in pairs), monkeypatch)
+        PAIR_CASES[case], "pairs_at_once", lambda pairs: sum(len(p.plans) == 2 for p in pairs), monkeypatch)
     assert fast == merged
     expected = {"lstm": [3], "sum and a single": [1], "three read by one": [None]}  # lstm: one pair per step
     if case in expected:

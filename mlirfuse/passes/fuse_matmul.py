@@ -59,6 +59,7 @@ from mlirfuse.ops.matmul import MATMUL_OPS, Gemm, gemm
 from mlirfuse.ops.views import CAT, VIEW_OPS, view_arg, view_args, walk_views
 from mlirfuse.passes.base import ModulePass, body_ops, function_ops, unique_ops
 from mlirfuse.passes.grouped_gemms import (
+    epilogues_at_once,
     merge_for_epilogue,
     merge_siblings,
     pairs_at_once,
@@ -154,8 +155,12 @@ class FuseMatmul(ModulePass):
             at_once = siblings_at_once(matmuls, chains, a_steps, walks, dep, limits, self.max_grouped) if self.grouped else None
             # The merges `merge_for_epilogue` would make, where certain from the plans: each merged group built once.
             pairs = pairs_at_once(at_once, walks, dep, limits, self.max_grouped) if at_once and self.epilogue else None
+            # And the epilogue each such group merges first, where certain: built in with it. (Not beside a k-sum or
+            # a row prologue, whose merges would then see the epilogue's group.)
+            if pairs is not None and not reducers and not self.row_prologue:
+                pairs = epilogues_at_once(at_once, pairs, limits, bodies)
             if at_once is not None:
-                groups = wrap_siblings_at_once(at_once, rewriter, dep, counts, walks, pairs)
+                groups = wrap_siblings_at_once(at_once, rewriter, dep, counts, pairs)
             else:
                 groups = [_wrap(op, rewriter, views=[v for vs in views for v in vs]) for (op, _), views in zip(matmuls, chains)]
             if self.grouped:

@@ -156,33 +156,48 @@ class FusionRewriter:
         self._move_after(dependents, group)
         return group
 
-    def wrap_sibling_sets(self, first: list[list], second: list[list], kind: GroupKind, wrapped: tuple[list, list]):
-        """`merge(wrap_siblings(first), wrap_siblings(second))` built once, where the second set's last op was.
+    def wrap_sibling_sets(self, sets: list[list[list]], kind: GroupKind, wrapped: list, consumer=None):
+        """`merge(wrap_siblings(first), wrap_siblings(second))` of `sets` (`[first, second]`, or `[first]`: its
+        group), then `merge` of `consumer` into that, built once: where the second set's last op was, or `consumer`.
 
-        `first` and `second`: sibling sets as `wrap_siblings` takes them, the
-        first's last op before the second's; no op of one reads the other, no
-        op between them reads the first (nothing moves). As the merge leaves
-        it: the first set's inputs, then the second's new ones; the first's
-        body (its constants and views cloned once), then the second's; the
-        second's results, then the first's that are read. `wrapped`: each
-        set's members' `wrapped_inputs`.
+        The sets are sibling sets as `wrap_siblings` takes them, the first's
+        last op before the second's; no op of one reads the other, no op
+        between them reads the first, nothing but `consumer` (if given) reads
+        their results, and nothing moves. As the merges leave it: the first
+        set's inputs, then the second's new ones, then the consumer's; the
+        first's body (its constants and views cloned once), then the
+        second's, then the consumer's ops (moved in, not cloned); the
+        consumer's results, or without one the second's results, then the
+        first's that are read. `wrapped`: each set's members' `wrapped_inputs`.
         """
-        first_inputs, second_inputs = _sibling_inputs(wrapped[0]), _sibling_inputs(wrapped[1])
-        inputs = list(dict.fromkeys(first_inputs + second_inputs))
-        second_yielded = _sibling_results(second)
-        first_yielded = [r for r in _sibling_results(first) if next(r.uses, None) is not None]  # `merge`'s exported
-        yielded = second_yielded + first_yielded
-        last = second[-1][-1]
-        group = build_group(inputs, [r.type for r in yielded], kind=kind, loc=last.location, ip=ir.InsertionPoint(last))
+        inputs = list(dict.fromkeys(v for set_wrapped in wrapped for v in _sibling_inputs(set_wrapped)))
+        if consumer is None:
+            yielded = _sibling_results(sets[-1]) + [
+                r for members in reversed(sets[:-1]) for r in _sibling_results(members) if next(r.uses, None) is not None]
+            anchor, types = sets[-1][-1][-1], [r.type for r in yielded]  # `merge` drops a result nobody reads
+        else:
+            produced = {r for members in sets for ops in members for r in ops[-1].results}
+            c_operands = list(consumer.operands)
+            inputs = list(dict.fromkeys(inputs + [v for v in c_operands if v not in produced]))
+            anchor, types = consumer, [r.type for r in consumer.results]
+        group = build_group(inputs, types, kind=kind, loc=anchor.location, ip=ir.InsertionPoint(anchor))
         block = group.regions[0].blocks[0]
         arguments = dict(zip(inputs, block.arguments))
-        first_mapping, second_mapping = dict(arguments), dict(arguments)  # each set's clones its own, as two groups
-        _clone_siblings(first, wrapped[0], block, first_mapping)
-        _clone_siblings(second, wrapped[1], block, second_mapping)
-        build_yield([second_mapping[r] for r in second_yielded] + [first_mapping[r] for r in first_yielded],
-                    ip=ir.InsertionPoint(block))
-        self._notify("op_inserted", group, last)  # built in place, announced complete
-        self._replace_members([*first, *second], dict(zip(yielded, group.results)))
+        inside = {}  # each GEMM result -> its clone's
+        for members, set_wrapped in zip(sets, wrapped):
+            mapping = dict(arguments)  # each set clones its own constants and views, as its own group would
+            _clone_siblings(members, set_wrapped, block, mapping)
+            inside.update((r, mapping[r]) for ops in members for r in ops[-1].results)
+        if consumer is None:
+            build_yield([inside[r] for r in yielded], ip=ir.InsertionPoint(block))
+            self._notify("op_inserted", group, anchor)  # built in place, announced complete
+            self._replace_members([ops for members in sets for ops in members], dict(zip(yielded, group.results)))
+            return group
+        _, move_in = _yield_moving_in(consumer, block, [inside[v] if v in inside else arguments[v] for v in c_operands], [])
+        move_in()
+        self._notify("op_inserted", group, consumer)  # built in place, announced complete
+        self._replace_results(consumer, list(consumer.results), list(group.results))
+        self._replace_members([ops for members in sets for ops in members], {})  # read by the consumer alone
         return group
 
     def _replace_members(self, members: list[list], new: dict) -> None:
