@@ -57,7 +57,7 @@ from mlirfuse.ir import constant_like_ops, defining_op, ir, op_id
 from mlirfuse.ops.conv import CONV_OPS, Conv, conv
 from mlirfuse.ops.matmul import MATMUL_OPS, Gemm, gemm
 from mlirfuse.ops.views import CAT, VIEW_OPS, view_arg, view_args, walk_views
-from mlirfuse.passes.base import ModulePass, body_ops, function_ops, unique_ops
+from mlirfuse.passes.base import ModulePass, body_ops, function_level_ops, unique_ops
 from mlirfuse.passes.grouped_gemms import (
     epilogues_at_once,
     merge_for_epilogue,
@@ -138,13 +138,15 @@ class FuseMatmul(ModulePass):
         rewriter, dep = fusion_rewriter(module, am)
         bodies = group_bodies(module, am)
         limits = self.limits
-        for ops in function_ops(module):
+        # Only the ops taken, found by MLIR's walk (no Python call per op passed over: an unrolled loop's constants
+        # and views are most of them).
+        for ops in function_level_ops(module, _TAKEN):
             # Taken up front: merges erase pointwise groups (and cats), never a matmul, a convolution or their groups.
-            matmuls = [(op, g) for op in ops if op.operation.name in MATMUL_OPS and isinstance(g := gemm(op), Gemm)]
-            convs = [op for op in ops if self.conv and op.operation.name in CONV_OPS and isinstance(conv(op), Conv)]
+            matmuls = [(op, g) for op in ops if op.name in MATMUL_OPS and isinstance(g := gemm(op), Gemm)]
+            convs = [op for op in ops if self.conv and op.name in CONV_OPS and isinstance(conv(op), Conv)]
             # A k-sum needs a reduction group, and this pass makes none (its merges and wraps are all of
             # template or pointwise kind): without one up front, no GEMM group scans its A's readers.
-            reducers = any(op.operation.name == "fusion.group" and group_kind(op) in REDUCTION_KINDS for op in ops)
+            reducers = any(op.name == "fusion.group" and group_kind(op) in REDUCTION_KINDS for op in ops)
             # Every GEMM's view chains, walked before any wrap erases a view (a view feeding a GEMM not yet
             # wrapped is live), each view's arguments read once: an unrolled loop's weight views feed every step.
             walks = _ViewWalks()
@@ -231,6 +233,9 @@ class FuseMatmul(ModulePass):
                 if merged:
                     break
         return group
+
+
+_TAKEN = frozenset(MATMUL_OPS) | frozenset(CONV_OPS) | {"fusion.group"}  # the function-level ops the pass starts from
 
 
 def _absorb_row_prologue(group, rewriter: FusionRewriter, dep, limits: Limits):
