@@ -136,6 +136,8 @@ def _dependents(gemms: list, dep) -> list | None:
     moved: dict = {}
     member_ids = {op_id(op) for op in gemms}
     for op in gemms[:-1]:
+        if _read_after(op, last, dep):
+            continue  # nothing between reads it, `last` does not
         between, cycle = dep.dependents_between(op, last)
         if cycle or any(op_id(d) in member_ids for d in between) or any(
             op_id(u.owner.operation) == last_id for r in op.results for u in r.uses
@@ -143,6 +145,21 @@ def _dependents(gemms: list, dep) -> list | None:
             return None
         moved.update((op_id(d), d) for d in between)
     return sorted(moved.values(), key=dep.position)
+
+
+def _read_after(op, anchor, dep) -> bool:
+    """Is every reader of `op`'s results an op of its block positioned after `anchor`? Then `dep.dependents_between(op,
+    anchor)` finds no op between the two and no cycle, and `anchor` does not read `op`: asked without the walk."""
+    block, limit = op.operation.block, dep.position(anchor)
+    for r in op.results:
+        for use in r.uses:
+            owner = use.owner.operation
+            if owner.block != block:
+                return False
+            position = dep.pos.get(op_id(owner))
+            if position is None or position <= limit:
+                return False
+    return True
 
 
 class Entry(NamedTuple):
@@ -215,6 +232,8 @@ def _certain_pair(plans: list, i: int, j: int, wrapped: list, dep, limits: Limit
     first, second = sorted((i, j), key=lambda k: dep.position(plans[k].members[-1][-1]))
     anchor = plans[second].members[-1][-1]
     for ops in plans[first].members:
+        if _read_after(ops[-1], anchor, dep):
+            continue
         between, cycle = dep.dependents_between(ops[-1], anchor)
         if between or cycle:
             return None
