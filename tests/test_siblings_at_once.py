@@ -113,24 +113,31 @@ def _pipeline_text(module_text: str) -> str:
         return str(module)
 
 
-@pytest.mark.parametrize("case", list(CASES))
-def test_siblings_built_at_once_match_pairwise_merges(case, monkeypatch):
-    make, inputs = CASES[case]
+def _fast_and_declined(case: tuple, planner: str, built, monkeypatch) -> tuple[str, str, list]:
+    """The pipeline's text of `case`'s model with `fuse_matmul.<planner>` as it is and answering None (the old path
+    decides), and what `built(answer)` said of each answer (None where it declined)."""
+    make, inputs = case
     torch.manual_seed(0)
     model, args = make().eval(), inputs()
     text = str(import_module(model, args).module)
     calls = []
-    at_once = fuse_matmul.siblings_at_once
+    plan = getattr(fuse_matmul, planner)
 
     def counted(*a, **k):
-        plans = at_once(*a, **k)
-        calls.append(None if plans is None else sum(len(p.members) > 1 for p in plans))
-        return plans
+        answer = plan(*a, **k)
+        calls.append(None if answer is None else built(answer))
+        return answer
 
-    monkeypatch.setattr(fuse_matmul, "siblings_at_once", counted)
+    monkeypatch.setattr(fuse_matmul, planner, counted)
     fast = _pipeline_text(text)
-    monkeypatch.setattr(fuse_matmul, "siblings_at_once", lambda *a, **k: None)
-    pairwise = _pipeline_text(text)
+    monkeypatch.setattr(fuse_matmul, planner, lambda *a, **k: None)
+    return fast, _pipeline_text(text), calls
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_siblings_built_at_once_match_pairwise_merges(case, monkeypatch):
+    fast, pairwise, calls = _fast_and_declined(
+        CASES[case], "siblings_at_once", lambda plans: sum(len(p.members) > 1 for p in plans), monkeypatch)
     assert fast == pairwise
     if case == "sibling reads sibling":
         assert calls == [None]  # refused up front: the pairwise merges decide
@@ -145,3 +152,50 @@ def test_siblings_built_at_once_match_eager(make, shape):
     model, x = make().eval(), torch.randn(*shape)
     cm = mlirfuse.compile(model, (x,))
     torch.testing.assert_close(cm(x), model(x), rtol=1e-4, atol=1e-4)
+
+
+class SumsAndReaders(nn.Module):
+    """GEMMs over one result space summed by one group (`x @ w1 + h @ w2`: a merge `pairs_at_once` makes certain), a
+    GEMM read alone, and `shared`: one group reading three GEMM groups (more than one partner: the merges decide)."""
+
+    def __init__(self, d: int = 16, shared: bool = False):
+        super().__init__()
+        self.w1, self.w2, self.w3 = (nn.Parameter(torch.randn(d, d)) for _ in range(3))
+        self.shared = shared
+
+    def forward(self, x, h):
+        a = torch.relu(x @ self.w1 + h @ self.w2)
+        if self.shared:
+            return torch.tanh(a @ self.w1 + x @ self.w2 + h @ self.w3)
+        return torch.tanh(a @ self.w3)
+
+
+PAIR_CASES = {
+    **CASES,
+    "sum and a single": (SumsAndReaders, lambda: (torch.randn(16, 16), torch.randn(16, 16))),
+    "three read by one": (lambda: SumsAndReaders(shared=True), lambda: (torch.randn(16, 16), torch.randn(16, 16))),
+}
+
+
+@pytest.mark.parametrize("case", list(PAIR_CASES))
+def test_epilogues_built_at_once_match_merges(case, monkeypatch):
+    """GEMM groups built with their epilogue at once (`epilogues_at_once`): the same text as built and merged."""
+    fast, merged, calls = _fast_and_declined(
+        PAIR_CASES[case], "epilogues_at_once", lambda entries: sum(e.consumer is not None for e in entries), monkeypatch)
+    assert fast == merged
+    # lstm: each step's cell; sum and a single: the single GEMM reads the sum's epilogue (its prologue, asked first)
+    expected = {"lstm": [3], "sum and a single": [0]}
+    if case in expected:
+        assert calls == expected[case], calls
+
+
+@pytest.mark.parametrize("case", list(PAIR_CASES))
+def test_pairs_built_at_once_match_merges_for_epilogue(case, monkeypatch):
+    """GEMM groups `merge_for_epilogue` would merge, built at once (`pairs_at_once`): the same text as built one by one
+    and merged, and an LSTM's x- and h-GEMMs of each step built as one group."""
+    fast, merged, calls = _fast_and_declined(
+        PAIR_CASES[case], "pairs_at_once", lambda pairs: sum(len(p.plans) == 2 for p in pairs), monkeypatch)
+    assert fast == merged
+    expected = {"lstm": [3], "sum and a single": [1], "three read by one": [None]}  # lstm: one pair per step
+    if case in expected:
+        assert calls == expected[case], calls

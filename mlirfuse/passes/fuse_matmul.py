@@ -57,10 +57,12 @@ from mlirfuse.ir import constant_like_ops, defining_op, ir, op_id
 from mlirfuse.ops.conv import CONV_OPS, Conv, conv
 from mlirfuse.ops.matmul import MATMUL_OPS, Gemm, gemm
 from mlirfuse.ops.views import CAT, VIEW_OPS, view_arg, view_args, walk_views
-from mlirfuse.passes.base import ModulePass, body_ops, function_ops, unique_ops
+from mlirfuse.passes.base import ModulePass, body_ops, function_level_ops, unique_ops
 from mlirfuse.passes.grouped_gemms import (
+    epilogues_at_once,
     merge_for_epilogue,
     merge_siblings,
+    pairs_at_once,
     shared_a,
     siblings_at_once,
     wrap_siblings_at_once,
@@ -136,13 +138,15 @@ class FuseMatmul(ModulePass):
         rewriter, dep = fusion_rewriter(module, am)
         bodies = group_bodies(module, am)
         limits = self.limits
-        for ops in function_ops(module):
+        # Only the ops taken, found by MLIR's walk (no Python call per op passed over: an unrolled loop's constants
+        # and views are most of them).
+        for ops in function_level_ops(module, _TAKEN):
             # Taken up front: merges erase pointwise groups (and cats), never a matmul, a convolution or their groups.
-            matmuls = [(op, g) for op in ops if op.operation.name in MATMUL_OPS and isinstance(g := gemm(op), Gemm)]
-            convs = [op for op in ops if self.conv and op.operation.name in CONV_OPS and isinstance(conv(op), Conv)]
+            matmuls = [(op, g) for op in ops if op.name in MATMUL_OPS and isinstance(g := gemm(op), Gemm)]
+            convs = [op for op in ops if self.conv and op.name in CONV_OPS and isinstance(conv(op), Conv)]
             # A k-sum needs a reduction group, and this pass makes none (its merges and wraps are all of
             # template or pointwise kind): without one up front, no GEMM group scans its A's readers.
-            reducers = any(op.operation.name == "fusion.group" and group_kind(op) in REDUCTION_KINDS for op in ops)
+            reducers = any(op.name == "fusion.group" and group_kind(op) in REDUCTION_KINDS for op in ops)
             # Every GEMM's view chains, walked before any wrap erases a view (a view feeding a GEMM not yet
             # wrapped is live), each view's arguments read once: an unrolled loop's weight views feed every step.
             walks = _ViewWalks()
@@ -151,15 +155,21 @@ class FuseMatmul(ModulePass):
             # op_id -> (GEMMs, tile space) of each GEMM group, kept through the merges (not counted in bodies).
             counts = {}
             at_once = siblings_at_once(matmuls, chains, a_steps, walks, dep, limits, self.max_grouped) if self.grouped else None
+            # The merges `merge_for_epilogue` would make, where certain from the plans: each merged group built once.
+            pairs = pairs_at_once(at_once, walks, dep, limits, self.max_grouped) if at_once and self.epilogue else None
+            # And the epilogue each such group merges first, where certain: built in with it. (Not beside a k-sum or
+            # a row prologue, whose merges would then see the epilogue's group.)
+            if pairs is not None and not reducers and not self.row_prologue:
+                pairs = epilogues_at_once(at_once, pairs, limits, bodies)
             if at_once is not None:
-                groups = wrap_siblings_at_once(at_once, rewriter, dep, counts)
+                groups = wrap_siblings_at_once(at_once, rewriter, dep, counts, pairs)
             else:
                 groups = [_wrap(op, rewriter, views=[v for vs in views for v in vs]) for (op, _), views in zip(matmuls, chains)]
             if self.grouped:
                 if at_once is None:
                     keys = [shared_a(group, g, steps) for group, (_, g), steps in zip(groups, matmuls, a_steps)]
                     groups = merge_siblings(groups, keys, rewriter, dep, limits, self.max_grouped, bodies, counts)
-                if self.epilogue:
+                if self.epilogue and pairs is None:
                     groups = merge_for_epilogue(groups, rewriter, dep, limits, self.max_grouped, bodies, counts)
             _wrap_operand_cats(groups, rewriter)
             finished = []
@@ -223,6 +233,9 @@ class FuseMatmul(ModulePass):
                 if merged:
                     break
         return group
+
+
+_TAKEN = frozenset(MATMUL_OPS) | frozenset(CONV_OPS) | {"fusion.group"}  # the function-level ops the pass starts from
 
 
 def _absorb_row_prologue(group, rewriter: FusionRewriter, dep, limits: Limits):

@@ -13,11 +13,13 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from mlirfuse.dialect import GroupKind
+from mlirfuse.dialect import GroupKind, group_kind
 from mlirfuse.ir import defining_op, ir, op_id
-from mlirfuse.ops.matmul import Gemm
+from mlirfuse.ops.matmul import Gemm, gemm
+from mlirfuse.ops.views import CAT, VIEW_OPS
 from mlirfuse.passes.base import unique_ops
 from mlirfuse.passes.legality import why_not_merge
+from mlirfuse.passes.legality_matmul import epilogue_certain, never_on_tiles
 from mlirfuse.passes.options import Limits
 from mlirfuse.passes.policy import current as current_policy
 from mlirfuse.passes.rewriter import FusionRewriter, wrapped_inputs
@@ -134,6 +136,8 @@ def _dependents(gemms: list, dep) -> list | None:
     moved: dict = {}
     member_ids = {op_id(op) for op in gemms}
     for op in gemms[:-1]:
+        if _read_after(op, last, dep):
+            continue  # nothing between reads it, `last` does not
         between, cycle = dep.dependents_between(op, last)
         if cycle or any(op_id(d) in member_ids for d in between) or any(
             op_id(u.owner.operation) == last_id for r in op.results for u in r.uses
@@ -143,13 +147,206 @@ def _dependents(gemms: list, dep) -> list | None:
     return sorted(moved.values(), key=dep.position)
 
 
-def wrap_siblings_at_once(plans: list, rewriter: FusionRewriter, dep, counts: dict) -> list:
+def _read_after(op, anchor, dep) -> bool:
+    """Is every reader of `op`'s results an op of its block positioned after `anchor`? Then `dep.dependents_between(op,
+    anchor)` finds no op between the two and no cycle, and `anchor` does not read `op`: asked without the walk."""
+    block, limit = op.operation.block, dep.position(anchor)
+    for r in op.results:
+        for use in r.uses:
+            owner = use.owner.operation
+            if owner.block != block:
+                return False
+            position = dep.pos.get(op_id(owner))
+            if position is None or position <= limit:
+                return False
+    return True
+
+
+class Entry(NamedTuple):
+    """One GEMM group `merge_for_epilogue` leaves, built at once (`pairs_at_once`, `epilogues_at_once`)."""
+
+    plans: tuple  # the indices of its plans: one, or two merged (the first's last op first)
+    wrapped: list  # each plan's members' `wrapped_inputs`, asked when planned
+    consumer: object = None  # the group merged in as its epilogue, built in with it
+    consumer_key: int | None = None  # its op_id, taken when planned
+    # (plan position in `plans`, member, input index, consumer_key, result number) of each input that is a result
+    # of a consumer built in before: the value is then the group's, put in as the entries are built.
+    stale: tuple = ()
+
+
+def pairs_at_once(plans: list, walks, dep, limits: Limits, most: int) -> list | None:
+    """The GEMM groups `merge_for_epilogue` leaves of `plans` (`siblings_at_once`'s), as `Entry`s (one plan, or two
+    merged), in its order, where every merge it makes is certain from the plans; else None (then each plan is built
+    and `merge_for_epilogue` decides).
+
+    Building each plan's group and then merging two built and erased a
+    group per merge (an unrolled LSTM step's x- and h-GEMMs). Certain here:
+    every plan's GEMM results are read by groups only (not by GEMMs: no
+    plan reads another), and each plan shares a reader with at most one
+    plan over its tile space with which its GEMMs fit in `most`: its
+    partner. Such a pair merges when `why_not_merge` would let it, which
+    between two sibling GEMM groups is the cycle, the argument limit and
+    the group size limit, asked here of the plans; a pair any of them
+    refuses, or plans whose building moves ops (`Siblings.dependents`),
+    give None. `walks`: the pass's view walks (their constants, for a
+    plan of one GEMM).
+    """
+    if any(plan.wrapped is None for plan in plans if len(plan.members) > 1):
+        return None  # ops move as some plan is built (or it reads another): the merges decide
+    plan_of = {op_id(ops[-1]): i for i, plan in enumerate(plans) for ops in plan.members}
+    readers: dict = {}  # op_id -> a group reading some plan's GEMM results
+    for plan in plans:
+        for ops in plan.members:
+            for r in ops[-1].results:
+                for use in r.uses:
+                    owner = use.owner.operation
+                    if owner.name != "fusion.group":
+                        return None
+                    readers[op_id(owner)] = owner
+    partners = [set() for _ in plans]
+    for owner in readers.values():
+        read = {plan_of[key] for v in owner.operands if (op := defining_op(v)) is not None and (key := op_id(op)) in plan_of}
+        for i in read:
+            space = plans[i].space
+            partners[i].update(j for j in read if j != i and space is not None and plans[j].space == space
+                               and len(plans[i].members) + len(plans[j].members) <= most)
+    if any(len(found) > 1 for found in partners):
+        return None
+    wrapped = [plan.wrapped if plan.wrapped is not None else [wrapped_inputs(ops, walks.constant_ops) for ops in plan.members]
+               for plan in plans]
+    singles, pairs = [], []
+    for i, found in enumerate(partners):
+        if not found:
+            singles.append(Entry((i,), [wrapped[i]]))
+        elif (j := next(iter(found))) > i:
+            pair = _certain_pair(plans, i, j, wrapped, dep, limits)
+            if pair is None:
+                return None
+            pairs.append(Entry(pair, [wrapped[k] for k in pair]))
+    return singles + pairs
+
+
+def _certain_pair(plans: list, i: int, j: int, wrapped: list, dep, limits: Limits) -> tuple | None:
+    """(first, second): plans `i` and `j` by position, if `why_not_merge` lets their groups merge and nothing
+    between them reads the first; else None. `wrapped`: each plan's members' `wrapped_inputs`."""
+    first, second = sorted((i, j), key=lambda k: dep.position(plans[k].members[-1][-1]))
+    anchor = plans[second].members[-1][-1]
+    for ops in plans[first].members:
+        if _read_after(ops[-1], anchor, dep):
+            continue
+        between, cycle = dep.dependents_between(ops[-1], anchor)
+        if between or cycle:
+            return None
+    inputs = {v for k in (first, second) for member_inputs, _ in wrapped[k] for v in member_inputs}
+    # The second's results, then the first's that are read (`merge`'s exported ones).
+    results = sum(len(ops[-1].results) for ops in plans[second].members) + sum(
+        next(r.uses, None) is not None for ops in plans[first].members for r in ops[-1].results)
+    if len(inputs) + results > limits.max_args:
+        return None
+    if limits.max_group_size and _computing(plans, (first, second)) > limits.max_group_size:
+        return None
+    return first, second
+
+
+def _computing(plans: list, indices: tuple) -> int:
+    """The ops of the groups of `plans[indices]` that count towards max-group-size (as `analysis.bodies` counts them)."""
+    count = 0
+    for i in indices:
+        for op in unique_ops([o for ops in plans[i].members for o in ops]):
+            name = op.operation.name
+            count += name.startswith(("torch.aten.", "torch.prims.")) and name not in VIEW_OPS
+    return count
+
+
+def epilogues_at_once(plans: list, entries: list, limits: Limits, bodies) -> list:
+    """`entries` (`pairs_at_once`'s, of `plans`), each with the group fusion-fuse-matmul merges into it first as its
+    epilogue where that is certain from the plans (`legality_matmul.epilogue_certain`), to be built in with it.
+
+    Certain where the entry's GEMM results are read by that one pointwise
+    group alone, which reads no other plan's, and where building it in at
+    once changes no other question the pass asks, which it would if an
+    input of the merged group were a prologue candidate (a pointwise or
+    concat group not refused by its body alone: `never_on_tiles`), a cat
+    (`_wrap_operand_cats`), or a group built in at once before this one
+    whose group would ask for this epilogue first, being read by it but
+    not by the entry's GEMMs (no cycle then), or if an entry before this
+    one read the epilogue (its group asks for it as a prologue first).
+    `bodies`: the pass's body facts.
+    """
+    plan_of = {op_id(ops[-1]): i for i, plan in enumerate(plans) for ops in plan.members}
+    entry_of: dict = {}  # op_id of each GEMM and view of the plans -> the first entry holding it
+    for k, entry in enumerate(entries):
+        for i in entry.plans:
+            for ops in plans[i].members:
+                for op in ops:
+                    entry_of.setdefault(op_id(op), k)
+    built: set = set()  # op_ids of the consumers built in so far
+    found = []
+    for k, entry in enumerate(entries):
+        stale = tuple(
+            (p, m, k, key, ir.OpResult(v).result_number)
+            for p, plan_wrapped in enumerate(entry.wrapped) for m, (inputs, _) in enumerate(plan_wrapped)
+            for k, v in enumerate(inputs) if (owner := defining_op(v)) is not None and (key := op_id(owner)) in built
+        )
+        consumer = _certain_epilogue(plans, entry, plan_of, built, limits, bodies)
+        if consumer is not None and any(entry_of.get(op_id(use.owner.operation), k) < k
+                                        for r in consumer.results for use in r.uses):
+            consumer = None  # an entry before reads it: its group asks for it as a prologue first
+        key = None if consumer is None else op_id(consumer)
+        if key is not None:
+            built.add(key)
+        found.append(entry._replace(consumer=consumer, consumer_key=key, stale=stale))
+    return found
+
+
+def _certain_epilogue(plans: list, entry: Entry, plan_of: dict, built: set, limits: Limits, bodies):
+    """`epilogues_at_once`'s consumer for one entry, or None."""
+    members = [ops for i in entry.plans for ops in plans[i].members]
+    produced = {r for ops in members for r in ops[-1].results}
+    consumer = None
+    for r in produced:
+        for use in r.uses:
+            owner = use.owner.operation
+            if consumer is None:
+                consumer = owner
+            elif owner != consumer:
+                return None
+    block = members[-1][-1].operation.block
+    if consumer is None or consumer.name != "fusion.group" or consumer.block != block:
+        return None
+    inputs = list(dict.fromkeys(v for plan_wrapped in entry.wrapped for member_inputs, _ in plan_wrapped for v in member_inputs))
+    read = {op_id(owner) for v in inputs if (owner := defining_op(v)) is not None}
+    for v in [*inputs, *(v for v in consumer.operands if v not in produced)]:
+        owner = defining_op(v)
+        if owner is None or owner.block != block:
+            continue
+        key = op_id(owner)
+        if owner.name == CAT or plan_of.get(key, entry.plans[0]) not in entry.plans:
+            return None
+        if owner.name != "fusion.group":
+            continue
+        if key in built:
+            if key not in read:
+                return None  # the group built with it would ask for this epilogue first
+        elif group_kind(owner.opview) in (GroupKind.POINTWISE, GroupKind.CONCAT) and not never_on_tiles(owner.opview, bodies):
+            return None
+    g = gemm(members[0][-1])
+    if not isinstance(g, Gemm) or not epilogue_certain(
+            consumer.opview, produced, g, inputs, _computing(plans, entry.plans), limits, bodies):
+        return None
+    return consumer.opview
+
+
+def wrap_siblings_at_once(plans: list, rewriter: FusionRewriter, dep, counts: dict, entries: list | None = None) -> list:
     """Each of `plans` (`siblings_at_once`) as one GEMM group, in order; `counts` as `merge_siblings` fills it.
 
     What a group reads and what moves after it are asked as it is built: a
     plan before it may have wrapped a GEMM it reads (that value is now the
-    group's) or one of the ops between its GEMMs.
+    group's) or one of the ops between its GEMMs. `entries` (`pairs_at_once`'s
+    or `epilogues_at_once`'s): the groups to build instead, in their order.
     """
+    if entries is not None:
+        return _build_entries(plans, entries, rewriter, counts)
     groups = []
     for plan in plans:
         if len(plan.members) == 1:
@@ -161,6 +358,27 @@ def wrap_siblings_at_once(plans: list, rewriter: FusionRewriter, dep, counts: di
                 gemms = [ops[-1] for ops in plan.members]
                 group = rewriter.wrap_siblings(plan.members, GroupKind.MATMUL, _dependents(gemms, dep))
         counts[op_id(group)] = (len(plan.members), plan.space)
+        groups.append(group)
+    return groups
+
+
+def _build_entries(plans: list, entries: list, rewriter: FusionRewriter, counts: dict) -> list:
+    """The group of each of `entries`, in order."""
+    results: dict = {}  # consumer_key -> the results of the group it was built in (they replaced its own)
+    groups = []
+    for entry in entries:
+        for p, m, k, key, n in entry.stale:
+            entry.wrapped[p][m][0][k] = results[key][n]
+        sets = [plans[i].members for i in entry.plans]
+        if entry.consumer is not None or len(sets) == 2:
+            group = rewriter.wrap_sibling_sets(sets, GroupKind.MATMUL, entry.wrapped, entry.consumer)
+        elif len(sets[0]) == 1:
+            group = rewriter.wrap(sets[0][0], GroupKind.MATMUL)
+        else:
+            group = rewriter.wrap_siblings(sets[0], GroupKind.MATMUL, [], entry.wrapped[0])  # moves nothing
+        if entry.consumer is not None:
+            results[entry.consumer_key] = list(group.results)
+        counts[op_id(group)] = (sum(len(s) for s in sets), plans[entry.plans[0]].space)
         groups.append(group)
     return groups
 
@@ -250,4 +468,7 @@ def merge_for_epilogue(groups: list, rewriter: FusionRewriter, dep, limits: Limi
     return list(by_id.values())
 
 
-__all__ = ["SharedA", "Siblings", "merge_for_epilogue", "merge_siblings", "shared_a", "siblings_at_once", "wrap_siblings_at_once"]
+__all__ = [
+    "Entry", "SharedA", "Siblings", "epilogues_at_once", "merge_for_epilogue", "merge_siblings", "pairs_at_once", "shared_a",
+    "siblings_at_once", "wrap_siblings_at_once",
+]

@@ -16,8 +16,9 @@ from mlirfuse.analysis.dependence import DependenceAnalysis
 from mlirfuse.dialect import REDUCTION_KINDS, TEMPLATE_KINDS, GroupKind, group_kind
 from mlirfuse.ir import computes, defining_op, ir, last_op, op_id, tensor_type
 from mlirfuse.ops.conv import CONV_OPS, Conv, conv
-from mlirfuse.ops.indexing import INDEXING_OPS
+from mlirfuse.ops.indexing import EMBEDS, GATHERS, INDEXING_OPS, reads_shape_only
 from mlirfuse.ops.matmul import MATMUL_OPS, Gemm, KSplit, computed_from_cat, gemm, k_split, why_not_k_sum
+from mlirfuse.ops.pooling import WINDOWED
 from mlirfuse.ops.reductions import REDUCTIONS, Reduction, reduction
 from mlirfuse.ops.views import CAT, PADS, RESHAPES, VIEW_OPS, relayout_op, relayout_strides, walk_views
 from mlirfuse.passes.base import body_ops
@@ -155,13 +156,59 @@ def why_not_epilogue(mm, consumer, dep: DependenceAnalysis, limits: Limits = Lim
     g = group_gemm(mm) if group_kind(mm) == GroupKind.MATMUL else None
     space = g.out if g is not None else _result_space(mm)
     terminator = last_op(consumer.regions[0].blocks[0])
+    from_mm = mm.operation
     for stored in terminator.operands:
-        if why := _why_not_stored(mm, consumer, stored, space, g):
+        if why := _why_not_stored(lambda v: defining_op(v) == from_mm, consumer, stored, space, g):
             return why
     return why_not_merge(mm, consumer, dep, limits, bodies)
 
 
-def _why_not_stored(mm, consumer, stored, space, g: Gemm | None) -> str | None:
+def epilogue_certain(consumer, produced: set, g: Gemm, inputs: list, computing: int, limits: Limits, bodies) -> bool:
+    """Would `why_not_epilogue(mm, consumer)` let `consumer` join `mm`, a GEMM group not built yet? False where unsure.
+
+    `mm` would compute the values `produced` (its results), read by
+    `consumer` alone; its first GEMM is `g`, its inputs `inputs` and its
+    computing ops (as max-group-size counts them) `computing`. Read by the
+    consumer alone, `mm` has no result read elsewhere (`why_not_merge`
+    exports none) and nothing between the two reads it (no cycle, nothing
+    moves); what is left is asked of the consumer (`bodies`: the pass's
+    body facts): its body on tiles, its stores, how it reads `produced`
+    (as an elementwise op's operand, not a view's, an index's or a shape's),
+    no reduction, scan, pad, cat or window, and the limits.
+    """
+    if group_kind(consumer) != GroupKind.POINTWISE or _why_not_on_tiles(consumer, "consumer", "", bodies=bodies):
+        return False
+    facts = bodies.of(consumer)
+    if facts.first_reduction is not None or facts.first_scan is not None or facts.names & _NOT_CERTAIN:
+        return False
+    block = consumer.regions[0].blocks[0]
+    c_operands = list(consumer.operands)
+    for arg, v in zip(block.arguments, c_operands):
+        if v in produced:
+            uses = list(arg.uses)
+            if any(u.owner.operation.name in _NOT_CERTAIN_READERS for u in uses) or (
+                    uses and all(reads_shape_only(u.owner.operation.name, u.operand_number) for u in uses)):
+                return False
+    if any(_why_not_stored(produced.__contains__, consumer, stored, g.out, g) for stored in last_op(block).operands):
+        return False
+    args = len(dict.fromkeys(inputs + [v for v in c_operands if v not in produced])) + len(consumer.results)
+    return args <= limits.max_args and not (limits.max_group_size and computing + facts.computing > limits.max_group_size)
+
+
+# Consumer ops `epilogue_certain` leaves to `why_not_merge`: what reads a producer's values elsewhere than at the
+# tile's coordinates (`legality_cat.viewed_inputs`, `legality_indexed.why_not_indexed`, windows).
+_NOT_CERTAIN = frozenset(PADS) | {CAT} | WINDOWED
+_NOT_CERTAIN_READERS = VIEW_OPS | {"torch.prim.ListConstruct"} | frozenset(EMBEDS) | frozenset(GATHERS)
+
+
+def never_on_tiles(group, bodies) -> bool:
+    """Is `group` refused as any GEMM's prologue and as any GEMM's epilogue by its body or kind alone (`_why_not_on_tiles`)?"""
+    kind = group_kind(group)
+    cats = kind in (GroupKind.POINTWISE, GroupKind.CONCAT) and CAT in bodies.of(group).names
+    return bool(_why_not_on_tiles(group, "producer", "", cats, bodies) and _why_not_on_tiles(group, "consumer", "", bodies=bodies))
+
+
+def _why_not_stored(from_mm, consumer, stored, space, g: Gemm | None) -> str | None:
     """Why `mm`'s epilogue cannot store `consumer`'s result `stored` (None: it can).
 
     A value over the result tile is stored where the tile is. So is a
@@ -171,13 +218,12 @@ def _why_not_stored(mm, consumer, stored, space, g: Gemm | None) -> str | None:
     strides per dim (`relayout_strides`): a reshape of the result, or a
     q/k/v head split `y.view(b, t, h, d).transpose(1, 2).clone()`, stored
     straight into the split layout instead of copied by a kernel of its own.
-    `g`: `mm`'s GEMM (None for a convolution).
+    `g`: `mm`'s GEMM (None for a convolution); `from_mm(v)`: is the consumer's operand `v` a result of `mm`?
     """
     different = "different iteration space (the epilogue runs over the GEMM's result tile)"
     source, ops = walk_views(stored, consumer.regions[0].blocks[0], through=relayout_op) if g else (stored, [])
-    from_mm = not isinstance(source.owner, ir.Block) or defining_op(
-        consumer.operands[ir.BlockArgument(source).arg_number]) == mm.operation
-    if not ops or not from_mm:  # another input, copied: read at the tile's coordinates as any epilogue input
+    computed = not isinstance(source.owner, ir.Block) or from_mm(consumer.operands[ir.BlockArgument(source).arg_number])
+    if not ops or not computed:  # another input, copied: read at the tile's coordinates as any epilogue input
         return None if tensor_type(stored.type).shape == space else different
     if g.dynamic or tensor_type(source.type).shape != space:
         return different

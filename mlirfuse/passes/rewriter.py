@@ -99,7 +99,7 @@ class FusionRewriter:
     def _erase_unread(self, ops: list) -> None:
         """Erase those of `ops` (cloned into a group) nobody reads any more, the last first."""
         for op in reversed(ops):
-            if not any(list(r.uses) for r in op.results):
+            if all(next(r.uses, None) is None for r in op.results):
                 self.erase(op)
 
     def _move_after(self, ops: list, anchor) -> None:
@@ -152,32 +152,75 @@ class FusionRewriter:
         order; each merge moves them after its group, and so does this.
         `wrapped`: each member's `wrapped_inputs`, if asked already.
         """
-        lasts = [ops[-1] for ops in members]
         if wrapped is None:
             wrapped = [wrapped_inputs(ops) for ops in members]
-        inputs = list(dict.fromkeys(v for member_inputs, _ in wrapped for v in member_inputs))
-        results = [list(last.results) for last in lasts]
-        yielded_results = [r for rs in reversed(results) for r in rs]
-        last = lasts[-1]
-        group = build_group(inputs, [r.type for r in yielded_results], kind=kind, loc=last.location, ip=ir.InsertionPoint(last))
+        inputs = _sibling_inputs(wrapped)
+        yielded = _sibling_results(members)
+        last = members[-1][-1]
+        group = build_group(inputs, [r.type for r in yielded], kind=kind, loc=last.location, ip=ir.InsertionPoint(last))
         block = group.regions[0].blocks[0]
         mapping = dict(zip(inputs, block.arguments))
-        cloned = set()  # the ops cloned in already: a view or constant two members read is cloned once
-        for ops, (_, constants) in zip(members, wrapped):
-            fresh = []
-            for op in (*constants, *ops):
-                if (operation := op.operation) not in cloned:
-                    cloned.add(operation)
-                    fresh.append(op)
-            clone_ops_into(fresh, block, mapping)
-        build_yield([mapping[r] for r in yielded_results], ip=ir.InsertionPoint(block))
+        _clone_siblings(members, wrapped, block, mapping)
+        build_yield([mapping[r] for r in yielded], ip=ir.InsertionPoint(block))
         self._notify("op_inserted", group, last)  # built in place, announced complete
-        new = dict(zip(yielded_results, group.results))
-        for ops, rs in zip(members, results):
-            self._replace_results(ops[-1], rs, [new[r] for r in rs])
-            self._erase_unread(ops[:-1])
+        self._replace_members(members, dict(zip(yielded, group.results)))
         self._move_after(dependents, group)
         return group
+
+    def wrap_sibling_sets(self, sets: list[list[list]], kind: GroupKind, wrapped: list, consumer=None):
+        """`merge(wrap_siblings(first), wrap_siblings(second))` of `sets` (`[first, second]`, or `[first]`: its
+        group), then `merge` of `consumer` into that, built once: where the second set's last op was, or `consumer`.
+
+        The sets are sibling sets as `wrap_siblings` takes them, the first's
+        last op before the second's; no op of one reads the other, no op
+        between them reads the first, nothing but `consumer` (if given) reads
+        their results, and nothing moves. As the merges leave it: the first
+        set's inputs, then the second's new ones, then the consumer's; the
+        first's body (its constants and views cloned once), then the
+        second's, then the consumer's ops (moved in, not cloned); the
+        consumer's results, or without one the second's results, then the
+        first's that are read. `wrapped`: each set's members' `wrapped_inputs`.
+        """
+        inputs = list(dict.fromkeys(v for set_wrapped in wrapped for v in _sibling_inputs(set_wrapped)))
+        if consumer is None:
+            yielded = _sibling_results(sets[-1]) + [
+                r for members in reversed(sets[:-1]) for r in _sibling_results(members) if next(r.uses, None) is not None]
+            anchor, types = sets[-1][-1][-1], [r.type for r in yielded]  # `merge` drops a result nobody reads
+        else:
+            produced = {r for members in sets for ops in members for r in ops[-1].results}
+            c_operands = list(consumer.operands)
+            inputs = list(dict.fromkeys(inputs + [v for v in c_operands if v not in produced]))
+            anchor, types = consumer, [r.type for r in consumer.results]
+        group = build_group(inputs, types, kind=kind, loc=anchor.location, ip=ir.InsertionPoint(anchor))
+        block = group.regions[0].blocks[0]
+        arguments = dict(zip(inputs, block.arguments))
+        inside = {}  # each GEMM result -> its clone's
+        for members, set_wrapped in zip(sets, wrapped):
+            mapping = dict(arguments)  # each set clones its own constants and views, as its own group would
+            _clone_siblings(members, set_wrapped, block, mapping)
+            inside.update((r, mapping[r]) for ops in members for r in ops[-1].results)
+        if consumer is None:
+            build_yield([inside[r] for r in yielded], ip=ir.InsertionPoint(block))
+            self._notify("op_inserted", group, anchor)  # built in place, announced complete
+            self._replace_members([ops for members in sets for ops in members], dict(zip(yielded, group.results)))
+            return group
+        _, move_in = _yield_moving_in(consumer, block, [inside[v] if v in inside else arguments[v] for v in c_operands], [])
+        move_in()
+        self._notify("op_inserted", group, consumer)  # built in place, announced complete
+        self._replace_results(consumer, list(consumer.results), list(group.results))
+        self._replace_members([ops for members in sets for ops in members], {})  # read by the consumer alone
+        return group
+
+    def _replace_members(self, members: list[list], new: dict) -> None:
+        """Each member's last op's results become their `new` values (unread ones have none), and it goes; then the
+        member's other ops nobody reads any more."""
+        for ops in members:
+            last = ops[-1]
+            for r in list(last.results):
+                if r in new:
+                    self.replace_uses(r, new[r])
+            self.erase(last)
+            self._erase_unread(ops[:-1])
 
     def wrap_into(self, op, consumer):
         """`merge(wrap([op], POINTWISE), consumer)` in one rewrite, `op` (a view) cloned in: as if `consumer` were its
@@ -296,6 +339,29 @@ class _Driving:
 
     def __exit__(self, *exc) -> None:
         self.rewriter._driver = None
+
+
+def _sibling_inputs(wrapped: list) -> list:
+    """The inputs of a group of siblings, each member's (`wrapped`: their `wrapped_inputs`) in turn, each once."""
+    return list(dict.fromkeys(v for member_inputs, _ in wrapped for v in member_inputs))
+
+
+def _sibling_results(members: list[list]) -> list:
+    """What a group of siblings yields: the last ops' results, the last member's first (as a chain of merges)."""
+    return [r for ops in reversed(members) for r in ops[-1].results]
+
+
+def _clone_siblings(members: list[list], wrapped: list, block: ir.Block, mapping: dict) -> None:
+    """Clone each member's constants (`wrapped`: their `wrapped_inputs`) and ops in turn to the end of `block`, an op
+    two members read once."""
+    cloned = set()
+    fresh = []
+    for ops, (_, constants) in zip(members, wrapped):
+        for op in (*constants, *ops):
+            if (operation := op.operation) not in cloned:
+                cloned.add(operation)
+                fresh.append(op)
+    clone_ops_into(fresh, block, mapping)
 
 
 def wrapped_inputs(ops: list, constant_ops=constant_like_ops) -> tuple[list, list]:
