@@ -38,13 +38,18 @@ class BodyFacts(NamedTuple):
         return self.computing, self.reduction_id, self.scan_id, self.names
 
 
+def counts_as_computing(name: str) -> bool:
+    """Does an op named `name` count towards a group's computing ops (max-group-size): an aten or prims op, not a view."""
+    return name.startswith(("torch.aten.", "torch.prims.")) and name not in VIEW_OPS
+
+
 def body_facts(group) -> BodyFacts:
     """`group`'s facts, in one pass over its body."""
     count, first_reduction, first_scan, names = 0, None, None, set()
     for op in group.regions[0].blocks[0].operations:
         name = op.operation.name
         names.add(name)
-        if name.startswith(("torch.aten.", "torch.prims.")) and name not in VIEW_OPS:
+        if counts_as_computing(name):
             count += 1
         if first_reduction is None and name in REDUCTIONS:
             first_reduction = op
@@ -136,4 +141,4 @@ def _function_groups(anchor) -> list:
     return groups
 
 
-__all__ = ["BodyFacts", "GroupBodies", "body_facts", "combined"]
+__all__ = ["BodyFacts", "GroupBodies", "body_facts", "combined", "counts_as_computing"]

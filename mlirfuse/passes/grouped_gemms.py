@@ -13,10 +13,11 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from mlirfuse.analysis.bodies import counts_as_computing
 from mlirfuse.dialect import GroupKind, group_kind
 from mlirfuse.ir import defining_op, ir, op_id
 from mlirfuse.ops.matmul import Gemm, gemm
-from mlirfuse.ops.views import CAT, VIEW_OPS
+from mlirfuse.ops.views import CAT
 from mlirfuse.passes.base import unique_ops
 from mlirfuse.passes.legality import why_not_merge
 from mlirfuse.passes.legality_matmul import epilogue_certain, never_on_tiles
@@ -253,8 +254,7 @@ def _computing(plans: list, indices: tuple) -> int:
     count = 0
     for i in indices:
         for op in unique_ops([o for ops in plans[i].members for o in ops]):
-            name = op.operation.name
-            count += name.startswith(("torch.aten.", "torch.prims.")) and name not in VIEW_OPS
+            count += counts_as_computing(op.operation.name)
     return count
 
 
@@ -284,9 +284,9 @@ def epilogues_at_once(plans: list, entries: list, limits: Limits, bodies) -> lis
     found = []
     for k, entry in enumerate(entries):
         stale = tuple(
-            (p, m, k, key, ir.OpResult(v).result_number)
+            (p, m, i, key, ir.OpResult(v).result_number)
             for p, plan_wrapped in enumerate(entry.wrapped) for m, (inputs, _) in enumerate(plan_wrapped)
-            for k, v in enumerate(inputs) if (owner := defining_op(v)) is not None and (key := op_id(owner)) in built
+            for i, v in enumerate(inputs) if (owner := defining_op(v)) is not None and (key := op_id(owner)) in built
         )
         consumer = _certain_epilogue(plans, entry, plan_of, built, limits, bodies)
         if consumer is not None and any(entry_of.get(op_id(use.owner.operation), k) < k

@@ -12,6 +12,7 @@ the template sums A's rows in loops of its own before the GEMM's.
 
 from __future__ import annotations
 
+from mlirfuse.analysis.bodies import counts_as_computing
 from mlirfuse.analysis.dependence import DependenceAnalysis
 from mlirfuse.dialect import REDUCTION_KINDS, TEMPLATE_KINDS, GroupKind, group_kind
 from mlirfuse.ir import computes, defining_op, ir, last_op, op_id, tensor_type
@@ -357,7 +358,7 @@ def _cone_ops(value) -> set:
         op = defining_op(stack.pop())
         if op is None or op_id(op) in found:
             continue
-        if op.name.startswith(("torch.aten.", "torch.prims.")) and op.name not in VIEW_OPS:
+        if counts_as_computing(op.name):
             found.add(op_id(op))
         stack.extend(op.operands)
     return found

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from operator import attrgetter
 
+from mlirfuse.analysis.bodies import counts_as_computing
 from mlirfuse.dialect import FUSIBLE_KINDS, GroupKind, build_group, build_yield, group_kind
 from mlirfuse.ir import constant_op_value, ir, tensor_type
 from mlirfuse.ops import elementwise, reductions, scans
@@ -232,7 +233,7 @@ class _Planner:
                 found[node] = 1
         # (Each op has one record: `constants` without repeats by identity is `unique_ops(constants)`.)
         entry = (list(dict.fromkeys(constants)) if len(constants) > 1 else constants, node)
-        computing = 1 if name.startswith(("torch.aten.", "torch.prims.")) else 0  # as `body_facts` counts
+        computing = 1 if counts_as_computing(name) else 0
         node.group = _Group(
             kind, inputs, node.results, [entry], computing,
             node if name in REDUCTIONS else None, [], name in _INDEXED or lists,
