@@ -2,7 +2,8 @@
 
 The plan replays the greedy's sweeps on records of the would-be groups and
 builds each final group once; the output must be the text the wraps and
-merges make, on models (an LSTM's steps, a GPT-2 block, views absorbed
+merges make (up to the copies of a constant in one body: the plan clones
+one per value, as fusion-canonicalize's CSE leaves them), on models (an LSTM's steps, a GPT-2 block, views absorbed
 into their readers, a GEMM's residual epilogue, a cycle refused, tight
 limits) and on every lit input, and a case it does not take (a scan) must
 fall back to the rewrites.
@@ -96,7 +97,35 @@ def _run(text: str, pipeline: str, planned: bool, monkeypatch) -> tuple[str, int
     with make_context() as ctx:
         module = ir.Module.parse(text)
         build_pass_manager(pipeline, ctx).run(module.operation)
+        _merge_equal_constants(module.operation)
         return str(module), sum(taken)
+
+
+def _merge_equal_constants(module) -> None:
+    """In each group body, a constant (or list of constants) equal to an earlier one read as that one, and
+    erased: the plan clones one per value into a body, the rewrites' merges keep a copy per op they joined
+    (until fusion-canonicalize's CSE), which is all that tells the two texts apart."""
+
+    def visit(op):
+        if op.name != "fusion.group":
+            return ir.WalkResult.ADVANCE
+        first = {}
+        for inner in list(op.regions[0].blocks[0].operations):
+            name = inner.operation.name
+            if name.startswith("torch.constant."):
+                key = (name, str(inner.operation.attributes))
+            elif name == "torch.prim.ListConstruct":
+                key = (name, tuple(inner.operands), str(inner.results[0].type))
+            else:
+                continue
+            if key in first:
+                inner.results[0].replace_all_uses_with(first[key].results[0])
+                inner.operation.erase()
+            else:
+                first[key] = inner
+        return ir.WalkResult.SKIP
+
+    module.walk(visit, ir.WalkOrder.PRE_ORDER)
 
 
 @pytest.mark.parametrize("case", list(CASES))

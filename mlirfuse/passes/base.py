@@ -107,13 +107,27 @@ def apply_patterns(op: ir.Operation, patterns: list[tuple[object, Callable]]) ->
     rewrite.apply_patterns_and_fold_greedily(op, patterns_set.freeze(), config)
 
 
-def clone_ops_into(ops, block: ir.Block, mapping: dict, before=None) -> None:
+def clone_ops_into(ops, block: ir.Block, mapping: dict, before=None, shared: dict | None = None) -> None:
     """Clone `ops` to the end of `block` (or before its op `before`), rewiring operands through `mapping`.
 
     `mapping` (old value -> new value) is extended with each clone's results.
+    `shared` (a dict kept per body, empty at first): a constant, or a list
+    of constants, equal to one cloned into the body before is not cloned
+    again; its result maps to the earlier clone's. That is what
+    fusion-canonicalize's CSE would make of the copies (it keeps the first),
+    without making them: an unrolled loop's bodies read the same few ints
+    through a constant per use, as torch-mlir imports them.
     """
     ip = ir.InsertionPoint(block) if before is None else ir.InsertionPoint(before)
+    key = None
     for op in ops:
+        if shared is not None:
+            key = _sharing_key(op, mapping)
+            if key is not None:
+                found = shared.get(key)
+                if found is not None:
+                    mapping[op.results[0]] = found
+                    continue
         clone = op.clone(ip=ip)
         operands = clone.operands
         for i, operand in enumerate(operands):
@@ -121,6 +135,28 @@ def clone_ops_into(ops, block: ir.Block, mapping: dict, before=None) -> None:
             if new is not None:
                 operands[i] = new
         mapping.update(zip(op.results, clone.results))
+        if key is not None:
+            shared[key] = clone.results[0]
+
+
+# Constants holding their value in a `value` attribute alone: equal where name and value are (their type is the name's).
+_VALUE_CONSTANTS = frozenset(
+    ("torch.constant.int", "torch.constant.float", "torch.constant.bool", "torch.constant.str", "torch.constant.device")
+)
+
+
+def _sharing_key(op, mapping: dict):
+    """What makes two constants, or two lists of constants, one for `clone_ops_into(shared=...)`: the key
+    fusion-canonicalize's CSE merges them by (a list's items as mapped into the body); None for other ops."""
+    name = op.operation.name
+    if name in _VALUE_CONSTANTS:
+        attributes = op.attributes
+        return (name, attributes["value"]) if len(attributes) == 1 else None
+    if name == "torch.constant.none":
+        return (name,)
+    if name == "torch.prim.ListConstruct":
+        return (name, tuple([mapping.get(v, v) for v in op.operands]), op.results[0].type)
+    return None
 
 
 def unique_ops(ops: list) -> list:

@@ -118,7 +118,7 @@ class FusionRewriter:
     # -- group rewrites -----------------------------------------------------
 
     def wrap(self, ops: list, kind: GroupKind, constant_ops=constant_like_ops):
-        """One group holding `ops` (and clones of the constants they read), in place of the last one.
+        """One group holding `ops` (and clones of the constants they read, one per value), in place of the last one.
 
         The group's results are the last op's; the others are cloned in and
         erased once nobody else reads them (a cat's list, views a group reads
@@ -131,7 +131,7 @@ class FusionRewriter:
         group = build_group(inputs, [r.type for r in results], kind=kind, loc=last.location, ip=ir.InsertionPoint(last))
         block = group.regions[0].blocks[0]
         mapping = dict(zip(inputs, block.arguments))
-        clone_ops_into(unique_ops(constants) + list(ops), block, mapping)
+        clone_ops_into(unique_ops(constants) + list(ops), block, mapping, shared={})
         build_yield([mapping[r] for r in results], ip=ir.InsertionPoint(block))
         self._notify("op_inserted", group, last)  # built in place, announced complete
         self._replace_results(last, results, list(group.results))
@@ -145,9 +145,10 @@ class FusionRewriter:
         The members are siblings: none reads another. As the chain of merges
         leaves it, the body holds each member's constants and ops in turn,
         the inputs are the members' in order, each once, and the results are
-        the last ops' results, the last member's first; but a constant or view
-        two members read is cloned once, where the chain holds a copy per
-        member until fusion-canonicalize's CSE keeps the first. `dependents`: the ops
+        the last ops' results, the last member's first; but a view two members
+        read is cloned once, and so is each constant value (however many
+        constant ops hold it), where the chain holds a copy per member (per
+        use) until fusion-canonicalize's CSE keeps the first. `dependents`: the ops
         between the first member and the last that read any of them, in
         order; each merge moves them after its group, and so does this.
         `wrapped`: each member's `wrapped_inputs`, if asked already.
@@ -160,7 +161,7 @@ class FusionRewriter:
         group = build_group(inputs, [r.type for r in yielded], kind=kind, loc=last.location, ip=ir.InsertionPoint(last))
         block = group.regions[0].blocks[0]
         mapping = dict(zip(inputs, block.arguments))
-        _clone_siblings(members, wrapped, block, mapping)
+        _clone_siblings(members, wrapped, block, mapping, {})
         build_yield([mapping[r] for r in yielded], ip=ir.InsertionPoint(block))
         self._notify("op_inserted", group, last)  # built in place, announced complete
         self._replace_members(members, dict(zip(yielded, group.results)))
@@ -176,7 +177,7 @@ class FusionRewriter:
         between them reads the first, nothing but `consumer` (if given) reads
         their results, and nothing moves. As the merges leave it: the first
         set's inputs, then the second's new ones, then the consumer's; the
-        first's body (its constants and views cloned once), then the
+        first's body (its views cloned once, each constant value once in the body), then the
         second's, then the consumer's ops (moved in, not cloned); the
         consumer's results, or without one the second's results, then the
         first's that are read. `wrapped`: each set's members' `wrapped_inputs`.
@@ -195,9 +196,10 @@ class FusionRewriter:
         block = group.regions[0].blocks[0]
         arguments = dict(zip(inputs, block.arguments))
         inside = {}  # each GEMM result -> its clone's
+        shared: dict = {}  # one clone per constant value in the body
         for members, set_wrapped in zip(sets, wrapped):
-            mapping = dict(arguments)  # each set clones its own constants and views, as its own group would
-            _clone_siblings(members, set_wrapped, block, mapping)
+            mapping = dict(arguments)  # each set clones its own views, as its own group would
+            _clone_siblings(members, set_wrapped, block, mapping, shared)
             inside.update((r, mapping[r]) for ops in members for r in ops[-1].results)
         if consumer is None:
             build_yield([inside[r] for r in yielded], ip=ir.InsertionPoint(block))
@@ -243,7 +245,7 @@ class FusionRewriter:
         old_arguments = list(block.arguments)
         location = ir.Location.current
         mapping = {v: block.add_argument(v.type, location) for v in inputs}
-        clone_ops_into(unique_ops(constants) + [op], block, mapping, before=block.operations[0])
+        clone_ops_into(unique_ops(constants) + [op], block, mapping, before=block.operations[0], shared={})
         for old, v in zip(old_arguments, c_operands):
             old.replace_all_uses_with(mapping[v])
         for _ in old_arguments:
@@ -351,9 +353,10 @@ def _sibling_results(members: list[list]) -> list:
     return [r for ops in reversed(members) for r in ops[-1].results]
 
 
-def _clone_siblings(members: list[list], wrapped: list, block: ir.Block, mapping: dict) -> None:
+def _clone_siblings(members: list[list], wrapped: list, block: ir.Block, mapping: dict, shared: dict) -> None:
     """Clone each member's constants (`wrapped`: their `wrapped_inputs`) and ops in turn to the end of `block`, an op
-    two members read once."""
+    two members read once, and a constant equal to one cloned before not again (`shared`: as `clone_ops_into`
+    takes it)."""
     cloned = set()
     fresh = []
     for ops, (_, constants) in zip(members, wrapped):
@@ -361,7 +364,7 @@ def _clone_siblings(members: list[list], wrapped: list, block: ir.Block, mapping
             if (operation := op.operation) not in cloned:
                 cloned.add(operation)
                 fresh.append(op)
-    clone_ops_into(fresh, block, mapping)
+    clone_ops_into(fresh, block, mapping, shared=shared)
 
 
 def wrapped_inputs(ops: list, constant_ops=constant_like_ops) -> tuple[list, list]:

@@ -615,8 +615,10 @@ class _Planner:
         """Make the IR what the rewrites would have made it; whether anything changed.
 
         A group's ops are moved into its body, not cloned (each is in one group); the constants and views it
-        reads are cloned (others may read them too). The analyses hear what the rewrites' clones would have
-        told them: each group inserted, its results replacing the ops', the ops gone from the function level.
+        reads are cloned (others may read them too), each constant value once per body (where the rewrites
+        leave a copy per use until fusion-canonicalize's CSE keeps the first). The analyses hear what the
+        rewrites' clones would have told them: each group inserted, its results replacing the ops', the ops
+        gone from the function level.
         """
         if not self.gone:
             return False
@@ -684,9 +686,10 @@ class _Planner:
         mapping = dict(zip(record.inputs, block.arguments))
         end = build_yield(record.results, ip=ir.InsertionPoint(block))
         operands = self.operands
+        shared: dict = {}  # one clone per constant value
         for constants, node in record.entries:
             if constants:
-                clone_ops_into(constants, block, mapping, before=end)
+                clone_ops_into(constants, block, mapping, before=end, shared=shared)
             if node.group is None:  # a view: cloned
                 clone_ops_into([node.op], block, mapping, before=end)
                 continue

@@ -463,3 +463,29 @@ func.func @no_fuse_copy_of_a_group_reading_a_tensor(%mask: !torch.vtensor<[4,8],
   %cols = torch.aten.sum.dim_IntList %b, %d0, %false, %none : !torch.vtensor<[4,8],f32>, !torch.list<int>, !torch.bool, !torch.none -> !torch.vtensor<[8],f32>
   return %rows, %cols : !torch.vtensor<[4],f32>, !torch.vtensor<[8],f32>
 }
+
+// -----
+
+// torch-mlir imports a constant per use: the ops of one group read three
+// `1`s, and the body holds the value once (as fusion-canonicalize's CSE would
+// leave it), read by every op that read a copy.
+
+// CHECK-LABEL: func.func @one_constant_per_value
+// CHECK:         "fusion.group"
+// CHECK:           %[[ONE:.+]] = torch.constant.int 1
+// CHECK-NOT:       torch.constant.int 1
+// CHECK:           torch.aten.add.Tensor %{{.+}}, %{{.+}}, %[[ONE]]
+// CHECK-NOT:       torch.constant.int 1
+// CHECK:           torch.aten.sub.Tensor %{{.+}}, %{{.+}}, %[[ONE]]
+// CHECK-NOT:       torch.constant.int 1
+// CHECK:           torch.aten.add.Tensor %{{.+}}, %{{.+}}, %[[ONE]]
+// CHECK-NEXT:      "fusion.yield"
+func.func @one_constant_per_value(%arg0: !torch.vtensor<[4,16],f32>, %arg1: !torch.vtensor<[4,16],f32>) -> !torch.vtensor<[4,16],f32> {
+  %int1 = torch.constant.int 1
+  %0 = torch.aten.add.Tensor %arg0, %arg1, %int1 : !torch.vtensor<[4,16],f32>, !torch.vtensor<[4,16],f32>, !torch.int -> !torch.vtensor<[4,16],f32>
+  %int1_0 = torch.constant.int 1
+  %1 = torch.aten.sub.Tensor %0, %arg1, %int1_0 : !torch.vtensor<[4,16],f32>, !torch.vtensor<[4,16],f32>, !torch.int -> !torch.vtensor<[4,16],f32>
+  %int1_1 = torch.constant.int 1
+  %2 = torch.aten.add.Tensor %1, %arg0, %int1_1 : !torch.vtensor<[4,16],f32>, !torch.vtensor<[4,16],f32>, !torch.int -> !torch.vtensor<[4,16],f32>
+  return %2 : !torch.vtensor<[4,16],f32>
+}
