@@ -19,6 +19,10 @@ from pathlib import Path
 
 import pytest
 
+from mlirfuse.dialect import make_context
+from mlirfuse.ir import ir
+from mlirfuse.passes.pipeline import build_pass_manager
+
 REPO = Path(__file__).resolve().parents[1]
 ERRORS = REPO / "test" / "lit" / "Errors"
 MODES = {"pipeline": ["--mlirfuse-pipeline"], "emit-triton": ["--mlirfuse-pipeline", "--emit-triton"]}
@@ -130,3 +134,34 @@ def _opt(path: Path, flags: list[str]) -> subprocess.CompletedProcess:
         [sys.executable, "-m", "mlirfuse.tools.opt", str(path), *flags],
         capture_output=True, text=True, errors="replace", cwd=REPO, timeout=120, check=False,
     )
+
+
+# The Errors cases holding a malformed fusion op that parses: what an embedder hands the pass manager.
+FUSION_CASES = sorted(
+    p.name for p in ERRORS.glob("*.mlir") if b'"fusion.' in p.read_bytes() and b"@x" not in p.read_bytes()
+)
+
+
+def test_fusion_cases_found():
+    assert len(FUSION_CASES) >= 20, FUSION_CASES
+
+
+@pytest.mark.parametrize("name", FUSION_CASES)
+def test_malformed_fusion_op_through_the_python_pipeline(name):
+    """`build_pass_manager(...).run` (the embedding API) verifies the fusion ops of its input before the first
+    pass reads them, as mlirfuse-opt does: a located error at the op, not a pass's internal error."""
+    text = (ERRORS / name).read_text()
+    with make_context() as ctx:
+        try:
+            module = ir.Module.parse(text)
+        except ir.MLIRError:
+            pytest.skip("does not parse: mlirfuse-opt's own case")
+        with pytest.raises(ir.MLIRError) as raised:
+            # As users run it: the fusion ops verified once, after the last pass (the tests' default checks them
+            # after each pass, which would report the input's op after the first pass, whatever it made of it).
+            pm = build_pass_manager("builtin.module(mlirfuse-pipeline)", ctx, verify_analyses=False, verify_each=False)
+            pm.run(module.operation)
+    message = str(raised.value)
+    assert "internal error" not in message and "Traceback" not in message, message
+    located = re.search(r'error: "-":(\d+):\d+: ', message)
+    assert located and int(located[1]) > 0, message

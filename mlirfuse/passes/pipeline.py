@@ -24,6 +24,7 @@ from mlirfuse.analysis import AnalysisManager
 from mlirfuse.dialect import verify_fusion_ops
 from mlirfuse.errors import MlirfuseError, PipelineError
 from mlirfuse.ir import ir, passmanager
+from mlirfuse.passes.base import ops_named
 from mlirfuse.passes.pipeline_text import OUR_NAMES, Pipeline, Step, as_pipeline, with_explain
 
 logger = logging.getLogger("mlirfuse.pipeline")
@@ -78,7 +79,10 @@ def _python_pass(
     """`instance` as a callable pass for `PassManager.add`.
 
     `fresh`: drop whatever `am` holds first (the first of our passes in a
-    run: a PassManager may run again, on another module). `pause`: started
+    run: a PassManager may run again, on another module), and verify the
+    fusion ops the input holds, if any, before the pass reads them (as
+    mlirfuse-opt verifies its input: a malformed group is reported where it
+    is, not as an internal error of a pass that trusted it). `pause`: started
     as the pass starts, ended after it where it is the `last` of those
     sharing it or fails (the PassManager stops there). `verify`: run the
     fusion ops' verifiers after the pass; `verify_ir`: MLIR's verifier too
@@ -96,6 +100,9 @@ def _python_pass(
             with op.context, ir.Location.unknown(op.context):
                 if fresh:
                     am.invalidate()
+                    if ops_named(op, _FUSION_OPS) and not verify_fusion_ops(op):
+                        pass_.signal_pass_failure()
+                        return
                 instance.apply(op, am)
                 am.invalidate(instance.preserves)
                 # The fusion ops' verifier (see mlirfuse.dialect.fusion): after each of our passes, or the last.
@@ -190,6 +197,11 @@ def add_passes(
                 _add_upstream(pm, step, pipeline.text)
                 # An upstream pass keeps none of our analyses.
                 pm.add(lambda op, pass_: am.invalidate(), name="invalidate-analyses")
+
+
+# The fusion ops whose verifiers `verify_fusion_ops` runs: an input holding none needs no verification (found by
+# MLIR's walk driver, nothing per op passed over; an unknown `fusion.*` op is reported after the pipeline).
+_FUSION_OPS = frozenset(("fusion.group", "fusion.kernel", "fusion.launch", "fusion.yield"))
 
 
 def _env_flag(name: str) -> bool:
