@@ -426,19 +426,20 @@ class BodyForm:
         if "precision" in region_op.attributes:  # fusion-outline{precision=eager}: another kernel
             self.head.append(ir.StringAttr(region_op.attributes["precision"]).value)
         serials: dict[ir.Value, int] = {}
-        values: list[ir.Value] = []  # serial -> value
+        values: list[ir.Value] = list(block.arguments)  # serial -> value
         self.args: list[tuple[int, str]] = []  # (serial, type) of each argument, in order
-        for arg in block.arguments:
-            serials[arg] = len(values)
-            self.args.append((len(values), asm(arg.type)))
-            values.append(arg)
+        for serial, arg in enumerate(values):
+            serials[arg] = serial
+            self.args.append((serial, asm(arg.type)))
         ops, terminator = body_operations(region_op)
         ops.append(terminator)
         self.operations = ops  # the body's ir.Operations, by index
         self.ops: list[tuple[str, tuple, tuple[str, str], tuple]] = []  # (name, operand serials, ("name(", ") {attributes}"), ((serial, type), ...))
-        self.defined_by: dict[int, int] = {}  # result serial -> op index
+        defined_by = [-1] * len(values)  # serial -> the index of the op defining it (-1: an argument)
         keys = []  # per op, what `key` holds of it while values are numbered by serial
         serial_of = serials.__getitem__
+        add_value, add_op, add_key, add_definer = values.append, self.ops.append, keys.append, defined_by.append
+        last = len(ops) - 1
         for index, op in enumerate(ops):
             operands = tuple(map(serial_of, op.operands))
             name = op.name
@@ -452,16 +453,29 @@ class BodyForm:
                 call = (f"{name}(", f") {{{attrs}}}")
             else:
                 call = _bare_call(name)
+            try:  # most ops have one result: `op.result` builds no result list
+                result = op.result if index != last else None
+            except ValueError:  # none or several
+                result = None
+            if result is not None:
+                serials[result] = serial = len(values)
+                add_value(result)
+                add_definer(index)
+                type_ = asm(result.type)
+                add_op((name, operands, call, ((serial, type_),)))
+                add_key((call, operands, (type_,)))
+                continue
             results, types = [], []
             for r in op.results:
                 serials[r] = serial = len(values)
-                values.append(r)
-                self.defined_by[serial] = index
+                add_value(r)
+                add_definer(index)
                 type_ = asm(r.type)
                 results.append((serial, type_))
                 types.append(type_)
-            self.ops.append((name, operands, call, tuple(results)))
-            keys.append((call, operands, tuple(types)))
+            add_op((name, operands, call, tuple(results)))
+            add_key((call, operands, tuple(types)))
+        self.defined_by = defined_by
         self.names = {name for name, _, _, _ in self.ops}  # of every op read, gone since or not
         self.serials = serials
         self.values = values
@@ -504,21 +518,34 @@ class BodyForm:
         texts are, without printing them (a key for grouping forms, not for storing)."""
         if not lifted and not holes and self._key is not None:
             return self._key
-        ids: dict[int, int] = {serial: i for i, (serial, _) in enumerate(self.args)}
+        ids = [-1] * len(self.values)  # serial -> the value's number in the key
+        for i, (serial, _) in enumerate(self.args):
+            ids[serial] = i
+        count = len(self.args)
         id_of = ids.__getitem__
-        gone, keys, ops = self.gone, self._keys, []
-        for index, (_, operands, call, results) in enumerate(self.ops):
-            if index in gone or (lifted and len(results) == 1 and results[0][0] in lifted):
+        gone, ops, out = self.gone, self.ops, []
+        for index, (call, operands, types) in enumerate(self._keys):
+            if index in gone:
                 continue
+            results = ops[index][3]
+            if len(results) == 1:
+                serial = results[0][0]
+                if lifted and serial in lifted:
+                    continue
             open_operands = holes.get(index, ()) if holes else ()
             if (lifted and not lifted.isdisjoint(operands)) or open_operands:
                 numbered = tuple([-1 if v in lifted or k in open_operands else ids[v] for k, v in enumerate(operands)])
             else:
                 numbered = tuple(map(id_of, operands))
-            for serial, _ in results:
-                ids[serial] = len(ids)
-            ops.append((call, numbered, keys[index][2]))
-        return tuple(self.head), tuple([type_ for _, type_ in self.args]), tuple(ops)
+            if len(results) == 1:
+                ids[serial] = count
+                count += 1
+            else:
+                for serial, _ in results:
+                    ids[serial] = count
+                    count += 1
+            out.append((call, numbered, types))
+        return tuple(self.head), tuple([type_ for _, type_ in self.args]), tuple(out)
 
     def move_out(self, views: list[int], erased: list[int], dropped: set[int]) -> None:
         """The body after ops `views` left it, each result read through a new argument appended in that order,

@@ -30,8 +30,10 @@ of them for nothing). Where each piece's ops land does not depend on the
 order: each is built just before the slice it replaces. A piece that would at
 once move on through the op it slices is never built: that op's rewrite of it
 is built in its place (`slice_motion._Producer`; an LSTM step builds its 28
-final ops, not 44). Constants and lists a rewrite leaves unread are erased,
-as the greedy driver erased them.
+final ops, not 44); a split of a structure split before is built from a
+tape of that first build (`slice_motion.pieces_through`: an LSTM's 400
+steps are built once and replayed 399 times). Constants and lists a rewrite
+leaves unread are erased, as the greedy driver erased them.
 
 Here: the split->slices rewrite and the driver. The worklist and the rewrites
 that move slices through elementwise ops and GEMMs are in `slice_motion.py`;
@@ -49,7 +51,7 @@ from mlirfuse.ops.views import RESHAPES
 from mlirfuse.passes.base import ModulePass, ops_named
 from mlirfuse.passes.options import option
 from mlirfuse.passes.reshape_motion import move_reshapes
-from mlirfuse.passes.slice_motion import PIECES, Ints, Motion, erase_unread, piece_through, plan_through
+from mlirfuse.passes.slice_motion import PIECES, Ints, Motion, erase_unread, pieces_through, plan_through
 
 _SPLITS = ("torch.aten.split.Tensor", "torch.aten.split_with_sizes", "torch.aten.unbind.int")
 
@@ -81,7 +83,7 @@ def split_to_slices(unpack, motion: Motion) -> None:
     if through is None:
         pieces = [motion.select(source, *spec[1:], ints) if spec[0] else motion.slice(source, *spec[1:], ints) for spec in specs]
     else:
-        pieces = [piece_through(*through, x, spec, ints, motion, unread) for spec in specs]
+        pieces = pieces_through(through, x, specs, motion, unread)
     for result, piece in zip(unpack.results, pieces):
         result.replace_all_uses_with(piece)
     unpack.operation.erase()

@@ -24,7 +24,7 @@ import math
 from mlirfuse.analysis import AnalysisManager
 from mlirfuse.dialect import SCALAR_MARK, BodyForm, GroupKind, build_kernel, build_launch, canonical_form, group_kind
 from mlirfuse.errors import PipelineError
-from mlirfuse.ir import constant_value, ir
+from mlirfuse.ir import constant_op_value, constant_value, ir
 from mlirfuse.ops.elementwise import liftable_constants
 from mlirfuse.passes.base import ModulePass
 from mlirfuse.passes.options import option
@@ -133,22 +133,27 @@ def _hoistable_views(form: BodyForm) -> tuple[list, tuple, tuple]:
     ends): views a launch can take of its operand instead, by op index in body order; the values of their
     operands that may differ within a class (`_VIEW_INDICES`), per view; and the body's op names but
     constants' (a class's members have the same)."""
-    found, indices, names = [], [], []
+    ops = form.ops
+    names = tuple([name for name, _, _, _ in ops if not name.startswith("torch.constant.")])  # an index's own constant does not enter the form
     arguments = len(form.args)  # serials below it are the block's arguments
+    found, indices = [], []
     constants: dict[int, object] = {}  # serial -> its constant value, asked once (views share their dims and steps)
-    for index, (name, operands, _, _) in enumerate(form.ops):
-        if not name.startswith("torch.constant."):  # an index's own constant does not enter the form
-            names.append(name)
-        if name not in _VIEW_INDICES or operands[0] >= arguments:
-            continue
+    for index in [i for i, (name, operands, _, _) in enumerate(ops) if name in _VIEW_INDICES and operands[0] < arguments]:
+        name, operands, _, _ = ops[index]
         for v in operands[1:]:
             if v not in constants:
-                constants[v] = constant_value(form.values[v])
+                constants[v] = _constant(form, v)
         values = [constants[v] for v in operands[1:]]
         if all(type(v) is int or (v is None and k >= 2) for k, v in enumerate(values, 1)):
             found.append(index)
             indices.append(tuple(values[k - 1] for k in _VIEW_INDICES[name]))
-    return found, tuple(indices), tuple(names)
+    return found, tuple(indices), names
+
+
+def _constant(form: BodyForm, serial: int):
+    """`constant_value` of the value `serial` of `form`, asked of its op as the form read it."""
+    index = form.defined_by[serial]
+    return constant_value(form.values[serial]) if index < 0 else constant_op_value(form.operations[index])
 
 
 def _hoist_views(kernels: list, groups: list, forms: list, rewriter: FusionRewriter) -> dict[int, tuple[set, list]]:
@@ -188,19 +193,29 @@ def _hoist_views(kernels: list, groups: list, forms: list, rewriter: FusionRewri
 
 
 def _only_indices(form: BodyForm, constants: set, holes: dict) -> set:
-    """The serials of `constants` read at `holes` (op index -> operand numbers) and nowhere else."""
+    """The serials of `constants` read at `holes` (op index -> operand numbers) and nowhere else.
+
+    Asked of a form as read (no op gone): each body op's read is a use, so a constant read nowhere else is one
+    whose uses (in ops' regions too, which the form does not read) are its reads at the holes."""
     reads = dict.fromkeys(constants, 0)  # how often the body's ops read each at a hole
-    elsewhere = set()
-    for index, (_, operands, _, _) in enumerate(form.ops):
-        positions = holes.get(index, ())
-        for k, v in enumerate(operands):
+    ops = form.ops
+    for index, positions in holes.items():
+        operands = ops[index][1]
+        for k in positions:
+            v = operands[k]
             if v in reads:
-                if k in positions:
-                    reads[v] += 1
-                else:
-                    elsewhere.add(v)
-    # The form does not read into an op's regions: a read there is one more use than the body's ops make.
-    return {v for v, n in reads.items() if v not in elsewhere and sum(1 for _ in form.values[v].uses) == n}
+                reads[v] += 1
+    return {v for v, n in reads.items() if _used(form.values[v], n)}
+
+
+def _used(value: ir.Value, n: int) -> bool:
+    """Has `value` exactly `n` uses? (Its uses asked only up to the one past `n`.)"""
+    count = 0
+    for _ in value.uses:
+        count += 1
+        if count > n:
+            return False
+    return count == n
 
 
 def _views_to_operands(kernel, group, form: BodyForm, views: list, rewriter: FusionRewriter) -> tuple[set, list]:

@@ -6,7 +6,9 @@ pieces and reads back their arguments. `slice_through_elementwise`:
 `slice(f(a, b)) = f(slice(a), slice(b))`; `slice_through_matmul`:
 `slice(A @ B, last dim) = A @ slice(B)`. A `_Producer` builds a piece of its
 result from pieces of its operands, and `plan_through` / `piece_through` let
-a rewrite build the producer's rewrite of a piece in the piece's place.
+a rewrite build the producer's rewrite of a piece in the piece's place;
+`pieces_through` builds a split's pieces so, from a tape of the first build
+where the same structure was split before (an unrolled loop's steps).
 Also here, shared with the pass's other rewrites: `Ints` (the int constants
 one rewrite builds), `replace` and `erase_unread`.
 """
@@ -154,6 +156,7 @@ class Motion:
         self.ops: list = []
         self.b = TorchBuilder(None, None)  # moved to each rewrite (`TorchBuilder.at`): its types parsed once
         self.built: dict = {}  # piece result -> (the sliced value's tensor type, argument operands, their values)
+        self.tapes: dict = {}  # a structure split before -> how its pieces were built (`pieces_through`)
 
     def offer(self, value: ir.Value, name: str | None = None) -> None:
         """Put `value`'s op (named `name`, if known) in the list if it is one the pass moves slices through and
@@ -181,8 +184,10 @@ class Motion:
             else:
                 slice_through_matmul(op, self)
 
-    def slice(self, x: ir.Value, dim: int, start: int, end: int, step: int, ints: Ints) -> ir.Value:
-        t = tensor_type(x.type)
+    def slice(self, x: ir.Value, dim: int, start: int, end: int, step: int, ints: Ints, t=None) -> ir.Value:
+        """A `slice.Tensor` of `x` (of tensor type `t`, where the caller knows it) built at the builder's point."""
+        if t is None:
+            t = tensor_type(x.type)
         shape = list(t.shape)
         shape[dim] = max(0, (end - start + step - 1) // step)
         read = ints(dim, start, end, step)
@@ -190,8 +195,10 @@ class Motion:
         self.built[piece] = (t, read, [dim, start, end, step])
         return piece
 
-    def select(self, x: ir.Value, dim: int, index: int, ints: Ints) -> ir.Value:
-        t = tensor_type(x.type)
+    def select(self, x: ir.Value, dim: int, index: int, ints: Ints, t=None) -> ir.Value:
+        """A `select.int` of `x` (of tensor type `t`, where the caller knows it) built at the builder's point."""
+        if t is None:
+            t = tensor_type(x.type)
         read = ints(dim, index)
         piece = self.b.op("torch.aten.select.int", [x, *read], t.shape[:dim] + t.shape[dim + 1 :], t.dtype)
         self.built[piece] = (t, read, [dim, index])
@@ -268,6 +275,14 @@ class _Producer:
         after dim...), or None where it reads the operand whole (a scalar, or broadcast)."""
         raise NotImplementedError
 
+    def pieces_of(self, select: bool, args: tuple) -> list:
+        """`operand_pieces`, asked once per piece: the plan and the piece's build both ask it."""
+        memo = self.__dict__.setdefault("_pieces", {})
+        specs = memo.get((select, args))
+        if specs is None:
+            specs = memo[select, args] = self.operand_pieces(select, args)
+        return specs
+
     def rewrite(self, pieces: list, motion: "Motion") -> None:
         """Replace each of `pieces` (all its result's readers) that has constant arguments; the op too if all have."""
         whole = all(args is not None for _, _, _, args, _, _ in pieces)  # then the op goes away
@@ -290,23 +305,24 @@ class _Producer:
 
     def _cut(self, select, args, ints, plan, shape, dtype, motion, unread) -> ir.Value:
         """The op over pieces of its operands, typed `shape` x `dtype`, built at the builder's insertion point."""
-        cut = [v for v, _ in self.operands]
-        specs = self.operand_pieces(select, args)
+        operands = self.operands
+        cut = [v for v, _ in operands]
+        specs = self.pieces_of(select, args)
         for i in self.order:
             spec = specs[i]
             if spec is None:
                 continue
-            v, t = self.operands[i]
-            sub = plan.get(v)
+            v, t = operands[i]
+            sub = plan.get(v) if plan else None
             if sub is None:
-                cut[i] = motion.select(v, *spec[1:], ints) if spec[0] else motion.slice(v, *spec[1:], ints)
+                cut[i] = motion.select(v, *spec[1:], ints, t) if spec[0] else motion.slice(v, *spec[1:], ints, t)
             else:
                 cut[i] = piece_through(*sub, t, spec, ints, motion, unread)
         return motion.b.op(self.op.name, cut, shape, dtype)
 
     def _plan(self, specs: list, motion: "Motion") -> dict:
         """The operands whose pieces are never built (see the class): value -> (its producer, the producer's plan)."""
-        per_operand = [self.operand_pieces(select, args) for select, args in specs]
+        per_operand = [self.pieces_of(select, args) for select, args in specs]
         plan = {}
         for i, (v, t) in enumerate(self.operands):
             if t is None or v in plan:
@@ -327,6 +343,10 @@ class _Producer:
 
     def offers(self, v: ir.Value) -> bool:
         return True
+
+    def facts(self):
+        """What else the pieces built through it depend on (beside its name, operand types and plan)."""
+        raise NotImplementedError
 
 
 def plan_through(v: ir.Value, t, readers: int, specs: list, motion: "Motion") -> tuple | None:
@@ -351,6 +371,124 @@ def piece_through(producer: "_Producer", plan: dict, t, spec: tuple, ints: Ints,
     new = producer._cut(spec[0], args, inner, plan, _piece_shape(t, spec), t.dtype, motion, unread)
     unread += inner.unread()
     return new
+
+
+def pieces_through(through: tuple, x, specs: list, motion: "Motion", unread: list) -> list:
+    """`piece_through` of each of `specs` of the `x`-typed result of `through` (a producer and its plan), built
+    at the builder's point with constants of their own, as `piece_through` builds them.
+
+    An unrolled loop splits the same structure again and again (an LSTM: 400 times). The first build of a
+    structure is recorded (`_Tape`): the ops it made, in order, each operand one of them or an operand of a
+    producer of the plan; the pieces, the constants left unread and the arguments of the slices it made
+    (`Motion.built`). A later split of the same structure (`_structure`: the producers' names, types, GEMM
+    facts and plans, which of their operands are one value, `x` and `specs`; its plan is still made and
+    checked) makes the same ops from the tape, reading its own producers' operands, without walking the plan.
+    """
+    producers = _producers(*through)
+    key = (x, tuple(specs), _structure(through, producers))
+    tape = motion.tapes.get(key)
+    if tape is not None:
+        return tape.replay(producers, motion, unread)
+    recorder = _Recorder(motion.b, producers)
+    motion.b = recorder
+    try:
+        ints = Ints(recorder)
+        made = []
+        pieces = [piece_through(*through, x, spec, ints, motion, made) for spec in specs]
+    finally:
+        motion.b = recorder.b
+    unread += made
+    motion.tapes[key] = recorder.tape(pieces, made, motion.built)
+    return pieces
+
+
+def _producers(producer: "_Producer", plan: dict) -> list:
+    """`producer` and those of its plan, depth first, in plan order."""
+    found = [producer]
+    for sub in plan.values():
+        found += _producers(*sub)
+    return found
+
+
+def _structure(through: tuple, producers: list) -> tuple:
+    """What building pieces through `through` reads of it (see `pieces_through`), as a key."""
+    first: dict = {}  # value -> the first place it is read, over every producer's operands in order
+    same = tuple([first.setdefault(v, n) for n, v in enumerate(v for p in producers for v, _ in p.operands)])
+    return same, _shape_of(*through)
+
+
+def _shape_of(producer: "_Producer", plan: dict) -> tuple:
+    """The producers' part of `_structure`: each one's class, name, operand types, order, facts, and per operand
+    the shape of the plan taking its pieces (None: its pieces are sliced or it is read whole)."""
+    subs = tuple([None if sub is None else _shape_of(*sub) for sub in (plan.get(v) if plan else None for v, _ in producer.operands)])
+    return (type(producer).__name__, producer.op.name, tuple([t for _, t in producer.operands]), tuple(producer.order),
+            producer.facts(), subs)
+
+
+class _Recorder:
+    """The builder while a structure's pieces are built the first time (`pieces_through`): builds with `b`, noting
+    each op made and its operands (an op made before: its number; an operand of producer p: (p, operand number))."""
+
+    def __init__(self, b: TorchBuilder, producers: list):
+        self.b = b
+        self.ops: list = []  # (name, operand references, [result type], attributes)
+        self.made: list = []  # the values made, in order
+        self.refs: dict = {}
+        for p, producer in enumerate(producers):
+            for k, (v, _) in enumerate(producer.operands):
+                self.refs.setdefault(v, (p, k))
+        self.whole = True  # every operand was one of those: the tape can be replayed
+
+    def _note(self, value: ir.Value, name: str, refs: tuple, attributes: dict) -> ir.Value:
+        self.refs[value] = len(self.made)
+        self.made.append(value)
+        self.ops.append((name, refs, [value.type], attributes))
+        return value
+
+    def int(self, value: int) -> ir.Value:
+        made = self.b.int(value)
+        return self._note(made, "torch.constant.int", (), {"value": made.owner.attributes["value"]})
+
+    def op(self, name: str, operands, shape, dtype: str) -> ir.Value:
+        refs = tuple([self.refs.get(v) for v in operands])
+        if any(r is None for r in refs):
+            self.whole = False
+        return self._note(self.b.op(name, operands, shape, dtype), name, refs, {})
+
+    def tape(self, pieces: list, unread: list, built: dict) -> "_Tape | None":
+        if not self.whole:
+            return None
+        number = self.refs.__getitem__
+        try:
+            made = [(number(v), built[v]) for v in self.made if v in built]
+            return _Tape(self.ops, [number(v) for v in pieces], [number(v) for v in unread],
+                         [(k, t, [number(r) for r in read], list(values)) for k, (t, read, values) in made])
+        except KeyError:
+            return None
+
+
+class _Tape:
+    """The ops one structure's pieces are built of (`pieces_through`), to build them again for another split."""
+
+    def __init__(self, ops: list, pieces: list, unread: list, built: list):
+        self.ops, self.pieces, self.unread, self.built = ops, pieces, unread, built
+
+    def replay(self, producers: list, motion: "Motion", unread: list) -> list:
+        """The ops made again at the builder's point, reading `producers`' operands; the pieces. `unread` and
+        `motion.built` get what the first build gave them."""
+        create, ip, loc, made = ir.Operation.create, motion.b.ip, motion.b.loc, []
+        operands = [[v for v, _ in p.operands] for p in producers]
+
+        def value(ref):
+            return made[ref] if type(ref) is int else operands[ref[0]][ref[1]]
+
+        for name, refs, types, attributes in self.ops:
+            read = [made[r] if type(r) is int else operands[r[0]][r[1]] for r in refs]
+            made.append(create(name, results=types, operands=read, attributes=attributes, loc=loc, ip=ip).result)
+        for k, t, read, values in self.built:
+            motion.built[made[k]] = (t, [value(r) for r in read], list(values))
+        unread += [value(r) for r in self.unread]
+        return [value(r) for r in self.pieces]
 
 
 def _piece_shape(t, spec: tuple) -> list:
@@ -385,6 +523,9 @@ class _Elementwise(_Producer):
     def dtype(self, piece) -> str:
         return self.out.dtype
 
+    def facts(self):
+        return self.out
+
     def operand_pieces(self, select: bool, args: tuple) -> list:
         dim, rank, specs = args[0], len(self.out.shape), []
         for _, t in self.operands:
@@ -417,6 +558,9 @@ class _Matmul(_Producer):
         bias = self.operands[g.bias][1] if g.bias is not None else None
         self.bias_sliced = bias is not None and bool(bias.shape) and bias.shape[-1] != 1
         self.order = [g.b, g.bias] if self.bias_sliced else [g.b]
+
+    def facts(self):
+        return self.g
 
     def takes(self, args) -> bool:
         return args is not None and args[0] == self.last and args[1] < args[2]
