@@ -36,7 +36,7 @@ from mlirfuse.ops.pooling import WINDOWED
 from mlirfuse.ops.reductions import REDUCTIONS, Reduction, reduction
 from mlirfuse.ops.registry import FUSED, PURE_OPS, fusing_family
 from mlirfuse.ops.views import CAT, PADS, VIEW_OPS, view_arg, view_args
-from mlirfuse.passes.base import clone_ops_into, function_level_ops, unique_ops
+from mlirfuse.passes.base import clone_ops_into, function_level_ops
 from mlirfuse.passes.legality import why_not_reduction_space
 from mlirfuse.passes.options import Limits
 from mlirfuse.passes.policy import current as current_policy
@@ -202,21 +202,29 @@ class _Planner:
     # -- the sweeps ----------------------------------------------------------
 
     def sweep(self) -> None:
-        """As `VerticalFuser.run`: sweeps in block order, each visit with the next node taken first."""
-        first = True
-        while True:
-            self.changed = False
-            node = self.head
-            while node is not None:
-                after = node.next
+        """As `VerticalFuser.run`: sweeps in block order, each visit with the next node taken first.
+
+        The first sweep wraps (no op is in a group before it, and it merges nothing); the later ones visit the
+        groups only, in their order as the sweep starts: a visit changes nothing after the node it visits (the
+        producers it merges or absorbs come before it, the dependents it moves land right after it, behind the
+        next node taken), so that order is the one the visits meet.
+        """
+        self.changed = False
+        groups = []
+        node = self.head
+        while node is not None:
+            after = node.next
+            if node.name in _WRAP_ROOTS:
+                self._wrap(node)
                 if node.group is not None:
+                    groups.append(node)
+            node = after
+        while self.changed:
+            self.changed = False
+            for node in groups:
+                if node.into is None:
                     self._merge_producer(node)
-                elif first and node.name in _WRAP_ROOTS:
-                    self._wrap(node)
-                node = after
-            first = False
-            if not self.changed:
-                return
+            groups = sorted([node for node in groups if node.into is None], key=_POSITION)
 
     def _wrap(self, node: _Node) -> None:
         op, name = node.op, node.name
@@ -495,12 +503,16 @@ class _Planner:
         if not residual:
             return None
         shape = self._shape
+        read_into = None  # result shape -> the values read by the body's one-result ops of that shape (a set each)
         for v, space in gemm_args:
-            if all(shape(r) == space for r in producer.results) and any(
-                v in operands[node] and len(node.results) == 1 and shape(node.results[0]) == space
-                for _, node in producer.entries
-            ):
-                return "producer is a GEMM's residual epilogue (it adds to the GEMM's result) whose result is read elsewhere too"
+            if all(shape(r) == space for r in producer.results):
+                if read_into is None:
+                    read_into = {}
+                    for _, node in producer.entries:
+                        if len(node.results) == 1:
+                            read_into.setdefault(shape(node.results[0]), set()).update(operands[node])
+                if v in read_into.get(space, ()):
+                    return "producer is a GEMM's residual epilogue (it adds to the GEMM's result) whose result is read elsewhere too"
         return None
 
     def _shape(self, value) -> tuple:
@@ -532,7 +544,7 @@ class _Planner:
         v_inputs, constants, lists = self._wrapped_inputs(view)
         group.grew()
         group.inputs = list(dict.fromkeys(v_inputs + [v for v in group.inputs if v != value]))
-        group.entries.insert(0, (unique_ops(constants), view))
+        group.entries.insert(0, (list(dict.fromkeys(constants)), view))  # (one record per op: as `unique_ops`)
         group.views.insert(0, view)
         group.indexed |= lists
         readers = self.readers[value]
