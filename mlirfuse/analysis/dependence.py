@@ -19,7 +19,7 @@ the Python `Operation` object or its hash (see `mlirfuse.ir.op_id`).
 from __future__ import annotations
 
 from mlirfuse.analysis import Analysis, entries_diff
-from mlirfuse.ir import ir, op_id
+from mlirfuse.ir import body_operations, ir, op_id
 
 GAP = 1024.0
 
@@ -43,21 +43,21 @@ class DependenceAnalysis(Analysis):
 
     @classmethod
     def compute(cls, anchor) -> "DependenceAnalysis":
-        """Positions for the ops of every function body under `anchor` (a module)."""
+        """Positions for the ops of every function body under `anchor` (a module).
+
+        Each body is listed by a walk that hands out plain operations (`body_operations`: listing the block
+        makes an `OpView` per op), and the tables are filled a body at a time.
+        """
         analysis = cls(anchor)
-        for block_id, block in enumerate(_function_blocks(anchor)):
-            last = None
-            for i, op in enumerate(block.operations):
-                name = op.operation.name
-                op = _key(op)
-                analysis.pos[op] = (i + 1) * GAP
-                analysis.prev[op] = last
-                analysis.next[op] = None
-                if last is not None:
-                    analysis.next[last] = op
-                analysis.label[op] = f"'{name}' #{i}"
-                analysis.block_of[op] = block_id
-                last = op
+        for block_id, func in enumerate(_functions(anchor)):
+            ops, end = body_operations(func)
+            ops.append(end)
+            keys = [_key(op) for op in ops]
+            analysis.pos.update(zip(keys, [(i + 1) * GAP for i in range(len(keys))]))
+            analysis.prev.update(zip(keys, [None, *keys[:-1]]))
+            analysis.next.update(zip(keys, [*keys[1:], None]))
+            analysis.label.update(zip(keys, [f"'{op.name}' #{i}" for i, op in enumerate(ops)]))
+            analysis.block_of.update(dict.fromkeys(keys, block_id))
         return analysis
 
     def refresh(self) -> None:
@@ -71,10 +71,15 @@ class DependenceAnalysis(Analysis):
 
     def reaches(self, source, target) -> bool:
         """Does `target` depend on `source` through def-use chains?"""
-        if self.pos[_key(source)] >= self.pos[_key(target)]:
-            return False
-        dependents, _ = self.dependents_between(source, target)
         target_key = _key(target)
+        if self.pos[_key(source)] >= self.pos[target_key]:
+            return False
+        # `target` reading `source` itself (as most pairs that depend do) needs no search.
+        for r in source.results:
+            for use in r.uses:
+                if _key(use.owner.operation) == target_key:
+                    return True
+        dependents, _ = self.dependents_between(source, target)
         return any(_key(use.owner.operation) == target_key for op in [source, *dependents] for r in op.results for use in r.uses)
 
     def dependents_between(self, producer, consumer) -> tuple[list, bool]:
@@ -215,12 +220,10 @@ class DependenceAnalysis(Analysis):
         return problems
 
 
-def _function_blocks(anchor) -> list[ir.Block]:
-    blocks = []
-    for op in anchor.regions[0].blocks[0].operations:
-        if op.operation.name == "func.func" and len(op.regions[0].blocks):
-            blocks.append(op.regions[0].blocks[0])
-    return blocks
+def _functions(anchor) -> list:
+    """The functions with a body under `anchor` (a module), in order."""
+    return [op for op in anchor.regions[0].blocks[0].operations
+            if op.operation.name == "func.func" and len(op.regions[0].blocks)]
 
 
 def _ancestor_in(op: ir.Operation, block: ir.Block) -> ir.Operation | None:

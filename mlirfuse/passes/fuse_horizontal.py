@@ -43,10 +43,12 @@ def fuse_siblings(fuser: VerticalFuser, listed: list) -> bool:
     `listed` gets each function's groups as the round found them: still the groups where none merged.
     """
     merged = False
-    dep, rewriter = fuser.dep, fuser.rewriter
-    decisions = fuser.decisions
+    rewriter, decisions = fuser.rewriter, fuser.decisions
     for ops in function_level_ops(fuser.module, _GROUPS):
         listed.append(ops)
+        # Until the first merge in this function, the listing's order is the block's: a pair is in order, and
+        # one that reads the other needs no search (nor the dependence analysis, computed when first asked).
+        in_order = True
         # Ids are taken up front: a merged (erased) op must not be touched again.
         readers: dict[ir.Value, list] = {}
         for op in ops:
@@ -61,10 +63,12 @@ def fuse_siblings(fuser: VerticalFuser, listed: list) -> bool:
                     continue  # merged already this round; revisit next round
                 # An earlier merge this round may have moved `first` (a dependent) past
                 # `second`; the position-bounded checks need the pair in the current order.
-                if dep.position(first) > dep.position(second):
+                if not in_order and fuser.dep.position(first) > fuser.dep.position(second):
                     first, second = second, first
-                if dep.reaches(first, second) or _is_scatter(first):
+                near = _reaches_nearby(first, second) if in_order else None
+                if near or (near is None and fuser.dep.reaches(first, second)) or _is_scatter(first):
                     continue  # (a scatter ends its group: it joins a sibling before it, as that one's consumer)
+                dep = fuser.dep
                 reason = why_not_merge(first, second, dep, fuser.limits, fuser.bodies)
                 if reason is not None:
                     decisions.refused(first, second, reason, how="with sibling")
@@ -73,7 +77,35 @@ def fuse_siblings(fuser: VerticalFuser, listed: list) -> bool:
                 done.update((first_id, second_id))
                 rewriter.merge(first, second, dep)
                 merged = True
+                in_order = False
     return merged
+
+
+def _reaches_nearby(source, target, budget: int = 64) -> bool | None:
+    """`DependenceAnalysis.reaches(source, target)` for two function-level ops, `source` first, answered by a
+    search of the function-level ops downstream of `source` where it is small: None where the search would pass
+    `budget` ops or meet an op in a nested region (whose effect on its parent it cannot follow).
+
+    Most sibling pairs depend (an unrolled loop's steps all read its weights), and most through an op or two:
+    no dependence analysis, no positions.
+    """
+    target_key = op_id(target)
+    seen = set()
+    stack = [source]
+    while stack:
+        for r in stack.pop().results:
+            for use in r.uses:
+                user = use.owner
+                key = op_id(user)
+                if key == target_key:
+                    return True
+                if key in seen:
+                    continue
+                if len(seen) == budget or user.operation.parent.name != "func.func":
+                    return None
+                seen.add(key)
+                stack.append(user)
+    return False
 
 
 def fuse_scalar_stores(fuser: VerticalFuser, listed: list | None = None) -> bool:

@@ -51,8 +51,13 @@ class VerticalFuser:
         self, module: ir.Operation, am: AnalysisManager, limits: Limits, recompute: bool = False,
         pass_name: str = "fusion-fuse-vertical",
     ):
-        self.module, self.limits, self.recompute = module, limits, recompute
-        self.rewriter, self.dep = fusion_rewriter(module, am)
+        self.module, self.limits, self.recompute, self.am = module, limits, recompute, am
+        # The dependence analysis is computed when first asked (`dep`): a fusion-fuse-horizontal that finds no
+        # pair to ask about needs none (in checking mode every fusion analysis is live from the start).
+        if am.verify:
+            self.rewriter, self._dep = fusion_rewriter(module, am)
+        else:
+            self.rewriter, self._dep = FusionRewriter(am), None
         self.bodies = group_bodies(module, am)
         self.changed = False
         self.decisions = FusionDecisions(pass_name)  # MLIRFUSE_LOG=info
@@ -116,6 +121,13 @@ class VerticalFuser:
                 return changed
             changed = True
             patterns = self._pattern_set(self.refused)
+
+    @property
+    def dep(self) -> DependenceAnalysis:
+        """The dependence analysis, computed on first use (then kept current by the rewriter)."""
+        if self._dep is None:
+            self._dep = self.am.get(DependenceAnalysis, self.module)
+        return self._dep
 
     def dependence(self) -> DependenceAnalysis:
         if self.recompute:

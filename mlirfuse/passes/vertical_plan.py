@@ -28,7 +28,7 @@ from operator import attrgetter
 
 from mlirfuse.analysis.bodies import counts_as_computing
 from mlirfuse.dialect import FUSIBLE_KINDS, GroupKind, build_group, build_yield, group_kind
-from mlirfuse.ir import constant_op_value, ir, tensor_type
+from mlirfuse.ir import ir, last_op, tensor_type
 from mlirfuse.ops import elementwise, reductions, scans
 from mlirfuse.ops.indexing import CREATIONS, EMBEDS, GATHERS, INDEX_LISTS, SCATTERS, reads_shape_only
 from mlirfuse.ops.matmul import MATMUL_OPS, Gemm, gemm
@@ -36,7 +36,7 @@ from mlirfuse.ops.pooling import WINDOWED
 from mlirfuse.ops.reductions import REDUCTIONS, Reduction, reduction
 from mlirfuse.ops.registry import FUSED, PURE_OPS, fusing_family
 from mlirfuse.ops.views import CAT, PADS, VIEW_OPS, view_arg, view_args
-from mlirfuse.passes.base import clone_ops_into, function_level_ops, unique_ops
+from mlirfuse.passes.base import clone_ops_into, function_level_ops
 from mlirfuse.passes.legality import why_not_reduction_space
 from mlirfuse.passes.options import Limits
 from mlirfuse.passes.policy import current as current_policy
@@ -60,7 +60,8 @@ class Unplanned(Exception):
 class _Group:
     """A would-be `fusion.group`: what the rewrites would have made of its ops so far."""
 
-    __slots__ = ("kind", "inputs", "results", "entries", "computing", "first_reduction", "views", "indexed", "adds")
+    __slots__ = ("kind", "inputs", "results", "entries", "computing", "first_reduction", "views", "indexed", "adds",
+                 "stamp", "refused")
 
     def __init__(self, kind, inputs, results, entries, computing, first_reduction, views, indexed, adds):
         self.kind, self.inputs, self.results, self.entries = kind, inputs, results, entries
@@ -68,6 +69,13 @@ class _Group:
         self.views = views  # the view ops cloned in (absorbed), in body order
         self.indexed = indexed  # legality would ask `why_not_indexed` of it as a consumer
         self.adds = adds  # the nodes of its `aten.add.Tensor`s (`_why_not_past_gemm_epilogue` looks at them)
+        self.stamp = 0  # how often it has changed (merged a producer, absorbed a view)
+        self.refused: dict = {}  # producer node -> its group's stamp, for each merge into this one refused since it changed
+
+    def grew(self) -> None:
+        """It took a producer or a view in: the merges refused into it may be legal now, and those of it too."""
+        self.stamp += 1
+        self.refused = {}
 
 
 class _Node:
@@ -75,9 +83,8 @@ class _Node:
 
     __slots__ = ("op", "name", "results", "group", "prev", "next", "pos", "into", "index")
 
-    def __init__(self, op, name: str, index: int, prev):
-        self.op, self.name, self.group, self.index = op, name, None, index
-        self.results = ()
+    def __init__(self, op, name: str, index: int, prev, results):
+        self.op, self.name, self.group, self.index, self.results = op, name, None, index, results
         self.prev, self.next = prev, None
         self.pos = (index + 1) * 1024.0
         self.into = None  # the node it was merged into (a union-find link)
@@ -126,46 +133,50 @@ class _Planner:
         self.constant_like: list = []  # the nodes of constants and lists, in block order
         self.dead: set = set()  # the nodes `erase_dead_code` erased
         readers, producer, constants, listed = self.readers, self.producer, self.constants, self.operands
+        readers_get, constant_like, pure = readers.get, self.constant_like, self.pure
         head = prev = None
         for index, op in enumerate(ops):
             name = op.name
-            node = _Node(op, name, index, prev)
+            if name.startswith("torch.constant."):
+                # Reads nothing, and a constant is cloned, never a group input: its place, value and readers count.
+                result = op.result
+                node = _Node(op, name, index, prev, (result,))
+                constants[result] = op
+                readers[result] = {}
+                constant_like.append(node)
+            else:
+                if name == "fusion.group" and group_kind(op) in (*FUSIBLE_KINDS, GroupKind.SCATTER):
+                    raise Unplanned  # an earlier pass's group: the rewrites merge into it
+                operands = list(op.operands)
+                try:  # (most ops have one result: `op.result` costs half of listing them)
+                    results = [op.result]
+                except ValueError:
+                    results = list(op.results)
+                node = _Node(op, name, index, prev, results)
+                listed[node] = operands
+                if name in PURE:
+                    pure.append(node)
+                    if name == "torch.prim.ListConstruct":
+                        constant_like.append(node)
+                # Only values the block's ops compute are tracked: who reads a function argument is never asked.
+                for v in operands:
+                    found = readers_get(v)
+                    if found is not None:
+                        found[node] = 1
+                # (No aten op has regions.)
+                if not name.startswith("torch.aten.") and len(op.regions) and name != "fusion.group":
+                    for v in _nested_reads(op):
+                        found = readers_get(v)
+                        if found is not None:
+                            found[node] = 1
+                for r in results:
+                    producer[r] = node
+                    readers[r] = {}
             if prev is None:
                 head = node
             else:
                 prev.next = node
             prev = node
-            if name.startswith("torch.constant."):
-                # Reads nothing, and a constant is cloned, never a group input: its place, value and readers count.
-                result = op.result
-                constants[result] = op
-                node.results = (result,)
-                readers[result] = {}
-                self.constant_like.append(node)
-                continue
-            if name == "fusion.group" and group_kind(op) in (*FUSIBLE_KINDS, GroupKind.SCATTER):
-                raise Unplanned  # an earlier pass's group: the rewrites merge into it
-            operands = list(op.operands)
-            listed[node] = operands
-            if name in PURE:
-                self.pure.append(node)
-                if name == "torch.prim.ListConstruct":
-                    self.constant_like.append(node)
-            # Only values the block's ops compute are tracked: who reads a function argument is never asked.
-            for v in operands:
-                found = readers.get(v)
-                if found is not None:
-                    found[node] = 1
-            # (No aten op has regions.)
-            if not name.startswith("torch.aten.") and len(op.regions) and name != "fusion.group":
-                for v in _nested_reads(op):
-                    found = readers.get(v)
-                    if found is not None:
-                        found[node] = 1
-            node.results = results = list(op.results)
-            for r in results:
-                producer[r] = node
-                readers[r] = {}
         self.head = head
 
     def erase_dead_code(self, rewriter) -> None:
@@ -191,21 +202,29 @@ class _Planner:
     # -- the sweeps ----------------------------------------------------------
 
     def sweep(self) -> None:
-        """As `VerticalFuser.run`: sweeps in block order, each visit with the next node taken first."""
-        first = True
-        while True:
-            self.changed = False
-            node = self.head
-            while node is not None:
-                after = node.next
+        """As `VerticalFuser.run`: sweeps in block order, each visit with the next node taken first.
+
+        The first sweep wraps (no op is in a group before it, and it merges nothing); the later ones visit the
+        groups only, in their order as the sweep starts: a visit changes nothing after the node it visits (the
+        producers it merges or absorbs come before it, the dependents it moves land right after it, behind the
+        next node taken), so that order is the one the visits meet.
+        """
+        self.changed = False
+        groups = []
+        node = self.head
+        while node is not None:
+            after = node.next
+            if node.name in _WRAP_ROOTS:
+                self._wrap(node)
                 if node.group is not None:
+                    groups.append(node)
+            node = after
+        while self.changed:
+            self.changed = False
+            for node in groups:
+                if node.into is None:
                     self._merge_producer(node)
-                elif first and node.name in _WRAP_ROOTS:
-                    self._wrap(node)
-                node = after
-            first = False
-            if not self.changed:
-                return
+            groups = sorted([node for node in groups if node.into is None], key=_POSITION)
 
     def _wrap(self, node: _Node) -> None:
         op, name = node.op, node.name
@@ -225,12 +244,7 @@ class _Planner:
             if family is scans.FAMILY:
                 raise Unplanned
         kind = GroupKind.REDUCTION if family is reductions.FAMILY else GroupKind.POINTWISE
-        inputs, constants, lists = self._wrapped_inputs(node)
-        readers = self.readers
-        for v in inputs:  # the group reads each once
-            found = readers.get(v)
-            if found is not None:
-                found[node] = 1
+        inputs, constants, lists = self._wrapped_inputs(node)  # (listed as the op's reads: the group's already)
         # (Each op has one record: `constants` without repeats by identity is `unique_ops(constants)`.)
         entry = (list(dict.fromkeys(constants)) if len(constants) > 1 else constants, node)
         computing = 1 if counts_as_computing(name) else 0
@@ -270,10 +284,15 @@ class _Planner:
         return found
 
     def _spelled(self, value):
-        """A constant's type and value, as `_judged` keys them (repr: 1, 1.0, True and -0.0 apart); read once."""
+        """A constant's type and value attribute, as `_judged` keys them (attributes are uniqued: 1, 1.0, True and
+        -0.0 apart; reading one is cheaper than converting it); read once."""
         found = self.spellings.get(value)
         if found is None:
-            found = self.spellings[value] = (value.type, repr(constant_op_value(self.constants[value])))
+            try:
+                attr = self.constants[value].attributes["value"]
+            except KeyError:  # torch.constant.none
+                attr = None
+            found = self.spellings[value] = (value.type, attr)
         return found
 
     def _wrapped_inputs(self, node: _Node) -> tuple[list, list, bool]:
@@ -319,6 +338,9 @@ class _Planner:
                 continue
             if producer.group.kind not in FUSIBLE_KINDS:
                 continue
+            refused = consumer.refused.get(producer)
+            if refused is not None and refused == producer.group.stamp:
+                continue  # refused before, and neither group has changed since (see `_why_not_merge`)
             reason = self._why_not_merge(producer, node)
             if reason is None:
                 self._merge(producer, node)
@@ -326,6 +348,7 @@ class _Planner:
                 return
             if reason == "different iteration space":
                 raise Unplanned  # `_merge_copy` would try a copy of the producer
+            consumer.refused[producer] = producer.group.stamp
 
     # -- legality (passes/legality.py's rules, on the records) ---------------
 
@@ -368,6 +391,13 @@ class _Planner:
         return [r for r in producer.results if len(found := readers.get(r, ())) > (consumer in found)]
 
     def _why_not_merge(self, p_node: _Node, c_node: _Node) -> str | None:
+        """legality.why_not_merge on the records.
+
+        A refusal stands while neither group changes (`_Group.refused`): what it reads besides the two records
+        only the other rewrites change, and they never make a merge legal. They contract the graph (a merge, an
+        absorbed view) or move ops after a consumer, which keeps every path between two ops (a cycle stays one)
+        and every reader of the producer's results other than the consumer (what it exports stays exported).
+        """
         producer, consumer = p_node.group, c_node.group
         if self._dependents_between(p_node, c_node)[1]:
             return "cycle"
@@ -388,7 +418,7 @@ class _Planner:
         p_red = None if producer.first_reduction is None else self._reduction(producer.first_reduction)
         c_red = None if consumer.first_reduction is None else self._reduction(consumer.first_reduction)
         row_norm = c_red is None or (c_red.keepdim and c_red.dims == (len(c_red.shape) - 1,))
-        if p_red is None and row_norm and (why := self._why_not_past_gemm_epilogue(producer, exported)):
+        if exported and p_red is None and row_norm and (why := self._why_not_past_gemm_epilogue(producer, exported)):
             return why
         if p_red is None and c_red is None:
             if exported:
@@ -473,12 +503,16 @@ class _Planner:
         if not residual:
             return None
         shape = self._shape
+        read_into = None  # result shape -> the values read by the body's one-result ops of that shape (a set each)
         for v, space in gemm_args:
-            if all(shape(r) == space for r in producer.results) and any(
-                v in operands[node] and len(node.results) == 1 and shape(node.results[0]) == space
-                for _, node in producer.entries
-            ):
-                return "producer is a GEMM's residual epilogue (it adds to the GEMM's result) whose result is read elsewhere too"
+            if all(shape(r) == space for r in producer.results):
+                if read_into is None:
+                    read_into = {}
+                    for _, node in producer.entries:
+                        if len(node.results) == 1:
+                            read_into.setdefault(shape(node.results[0]), set()).update(operands[node])
+                if v in read_into.get(space, ()):
+                    return "producer is a GEMM's residual epilogue (it adds to the GEMM's result) whose result is read elsewhere too"
         return None
 
     def _shape(self, value) -> tuple:
@@ -508,8 +542,9 @@ class _Planner:
         if view in group.views:
             raise Unplanned  # a second clone of one view in one body (which reads which: not reproduced)
         v_inputs, constants, lists = self._wrapped_inputs(view)
+        group.grew()
         group.inputs = list(dict.fromkeys(v_inputs + [v for v in group.inputs if v != value]))
-        group.entries.insert(0, (unique_ops(constants), view))
+        group.entries.insert(0, (list(dict.fromkeys(constants)), view))  # (one record per op: as `unique_ops`)
         group.views.insert(0, view)
         group.indexed |= lists
         readers = self.readers[value]
@@ -545,6 +580,7 @@ class _Planner:
             found = readers.get(r)
             if found is not None:
                 found.pop(c_node, None)
+        consumer.grew()
         consumer.kind, consumer.inputs = kind, inputs
         if exported:
             consumer.results = consumer.results + exported
@@ -648,14 +684,12 @@ class _Planner:
             else:
                 cursor = node.op
         for record, group in built:
-            inside = group.operation
+            # The uses outside the body: the ops moved in and the yield read `old` still.
+            inside = [node.op for _, node in record.entries if node.group is not None]
+            inside.append(last_op(group.regions[0].blocks[0]).operation)
             for old, new in zip(record.results, group.results):
                 rewriter.value_replaced(old, new)
-                # The uses outside the body (the ops moved in and the yield read `old` still).
-                for use in list(old.uses):
-                    owner = use.owner
-                    if owner.operation.parent != inside:
-                        owner.operation.operands[use.operand_number] = new
+                old.replace_all_uses_except(new, inside)
         # Users before what they read: in reverse block order, as the ops stood.
         for node in sorted(self.gone, key=lambda n: n.index, reverse=True):
             if node.group is None:
