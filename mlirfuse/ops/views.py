@@ -138,6 +138,32 @@ def constant_view(op) -> bool:
     return op.name in VIEW_OPS and view_args(op) is not None
 
 
+# Constants whose value `view_arg` reads whatever it is (a list's items are asked to be ints: `constant_int_list`).
+_VALUED = frozenset("torch.constant." + kind for kind in ("int", "float", "bool", "none", "str", "device"))
+
+
+def has_constant_args(op) -> bool:
+    """`view_args(op) is not None`, asked of the arguments' ops by name, their values not read (an unrolled loop's
+    views number thousands); `view_arg` where the name does not settle it."""
+    operands = list(op.operands)
+    source, result = tensor_type(operands[0].type), tensor_type(op.results[0].type)
+    if source is None or result is None or not result.is_static:
+        return False
+    for v in operands[1:]:
+        owner = v.owner
+        if not isinstance(owner, ir.OpView):
+            return False
+        name = owner.operation.name
+        if name in _VALUED:
+            continue
+        if name == "torch.prim.ListConstruct":
+            if all(isinstance(item := i.owner, ir.OpView) and item.operation.name == "torch.constant.int" for i in owner.operands):
+                continue
+        if view_arg(v) is NO_CONSTANT:
+            return False
+    return True
+
+
 def walk_views(value: ir.Value, block: ir.Block | None = None, through=constant_view) -> tuple[ir.Value, list]:
     """The one view-chain walker: up from `value` through the ops `through` accepts (those in `block` if given).
 
