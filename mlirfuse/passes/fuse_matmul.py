@@ -144,9 +144,11 @@ class FuseMatmul(ModulePass):
             # Taken up front: merges erase pointwise groups (and cats), never a matmul, a convolution or their groups.
             matmuls = [(op, g) for op in ops if op.name in MATMUL_OPS and isinstance(g := gemm(op), Gemm)]
             convs = [op for op in ops if self.conv and op.name in CONV_OPS and isinstance(conv(op), Conv)]
-            # A k-sum needs a reduction group, and this pass makes none (its merges and wraps are all of
-            # template or pointwise kind): without one up front, no GEMM group scans its A's readers.
-            reducers = any(op.name == "fusion.group" and group_kind(op) in REDUCTION_KINDS for op in ops)
+            # A k-sum needs a reduction group computing one op (`why_not_k_sum_group`: a lone sum), and this pass
+            # makes none and changes none but by a k-sum (its other merges and wraps are all of template or pointwise
+            # kind): without one up front, no GEMM group scans its A's readers (a LayerNorm computes more).
+            k_sums = any(op.name == "fusion.group" and group_kind(op) in REDUCTION_KINDS and bodies.of(op).computing < 2
+                         for op in ops)
             # Every GEMM's view chains, walked before any wrap erases a view (a view feeding a GEMM not yet
             # wrapped is live), each view's arguments read once: an unrolled loop's weight views feed every step.
             walks = _ViewWalks()
@@ -162,8 +164,8 @@ class FuseMatmul(ModulePass):
             pairs = pairs_at_once(at_once, walks, dep, limits, self.max_grouped) if at_once and self.epilogue else None
             # And the epilogue each such group merges first, where certain: built in with it. (Not beside a k-sum or
             # a row prologue, whose merges would then see the epilogue's group.)
-            if pairs is not None and not reducers and not self.row_prologue:
-                pairs = epilogues_at_once(at_once, pairs, limits, bodies)
+            if pairs is not None and not k_sums and not self.row_prologue:
+                pairs = epilogues_at_once(at_once, pairs, dep, limits, bodies)
             if at_once is not None:
                 groups = wrap_siblings_at_once(at_once, rewriter, dep, counts, pairs)
             else:
@@ -182,7 +184,7 @@ class FuseMatmul(ModulePass):
                 if self.epilogue:
                     group = self._absorb_epilogue(group, rewriter, dep, limits, bodies)
                 if self.k_sum:
-                    group = _absorb_k_sum(group, rewriter, dep, limits) if reducers else group
+                    group = _absorb_k_sum(group, rewriter, dep, limits) if k_sums else group
                 finished.append(group)
             if self.chain:
                 finished = _merge_chains(finished, rewriter, dep, limits)

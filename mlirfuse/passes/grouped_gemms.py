@@ -269,7 +269,7 @@ def _computing(plans: list, indices: tuple) -> int:
     return sum(len(plans[i].members) for i in indices)
 
 
-def epilogues_at_once(plans: list, entries: list, limits: Limits, bodies) -> list:
+def epilogues_at_once(plans: list, entries: list, dep, limits: Limits, bodies) -> list:
     """`entries` (`pairs_at_once`'s, of `plans`), each with the group fusion-fuse-matmul merges into it first as its
     epilogue where that is certain from the plans (`legality_matmul.epilogue_certain`), to be built in with it.
 
@@ -279,10 +279,11 @@ def epilogues_at_once(plans: list, entries: list, limits: Limits, bodies) -> lis
     input of the merged group were a prologue candidate (a pointwise or
     concat group not refused by its body alone: `never_on_tiles`), a cat
     (`_wrap_operand_cats`), or a group built in at once before this one
-    whose group would ask for this epilogue first, being read by it but
-    not by the entry's GEMMs (no cycle then), or if an entry before this
-    one read the epilogue (its group asks for it as a prologue first).
-    `bodies`: the pass's body facts.
+    whose group would ask for this epilogue first, being read by it and
+    reaching none of the entry's GEMMs (else a path runs through the
+    GEMM's group from the one to the other: a cycle, and the merge is
+    refused), or if an entry before this one read the epilogue (its group
+    asks for it as a prologue first). `bodies`: the pass's body facts.
     """
     plan_of = _plan_of(plans)
     entry_of_plan = {i: k for k, entry in enumerate(entries) for i in reversed(entry.plans)}
@@ -295,7 +296,7 @@ def epilogues_at_once(plans: list, entries: list, limits: Limits, bodies) -> lis
             for p, plan_wrapped in enumerate(entry.wrapped) for m, (inputs, _) in enumerate(plan_wrapped)
             for i, v in enumerate(inputs) if v in built
         ) if built else ()
-        consumer = _certain_epilogue(plans, entry, plan_of, built, limits, bodies)
+        consumer = _certain_epilogue(plans, entry, plan_of, built, dep, limits, bodies)
         if consumer is not None:
             results = list(consumer.results)
             for r in results:
@@ -331,7 +332,7 @@ def _views_of(plans: list, entries: list) -> dict:
     return found
 
 
-def _certain_epilogue(plans: list, entry: Entry, plan_of: dict, built: dict, limits: Limits, bodies):
+def _certain_epilogue(plans: list, entry: Entry, plan_of: dict, built: dict, dep, limits: Limits, bodies):
     """`epilogues_at_once`'s consumer for one entry, or None. `built`: the results of the consumers built in so far."""
     members = [ops for i in entry.plans for ops in plans[i].members]
     produced = {r for ops in members for r in ops[-1].results}
@@ -358,8 +359,9 @@ def _certain_epilogue(plans: list, entry: Entry, plan_of: dict, built: dict, lim
         if name != "fusion.group":
             continue
         if v in built:
-            if built[v][0] not in {built[x][0] for x in inputs if x in built}:
-                return None  # the group built with it would ask for this epilogue first
+            if built[v][0] not in {built[x][0] for x in inputs if x in built} and not any(
+                    dep.reaches(owner, ops[-1]) for ops in members):
+                return None  # the group built with it would ask for this epilogue first, and no cycle refuses it
         elif group_kind(owner.opview) in (GroupKind.POINTWISE, GroupKind.CONCAT) and not never_on_tiles(owner.opview, bodies):
             return None
     g = plans[entry.plans[0]].gemm
