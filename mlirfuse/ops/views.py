@@ -134,8 +134,8 @@ def view_arg(v: ir.Value):
 
 
 def constant_view(op) -> bool:
-    """Is `op` a view with constant arguments (one a kernel reads through)?"""
-    return op.name in VIEW_OPS and view_args(op) is not None
+    """Is `op` a view with constant arguments (one a kernel reads through)? (`view_args` is not None: `has_constant_args`.)"""
+    return op.name in VIEW_OPS and has_constant_args(op)
 
 
 # Constants whose value `view_arg` reads whatever it is (a list's items are asked to be ints: `constant_int_list`).
