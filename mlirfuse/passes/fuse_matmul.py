@@ -368,6 +368,7 @@ class _ViewWalks:
         self.constant: dict = {}  # op_id -> is it a view with constant arguments
         self.args: dict = {}  # op_id -> view_args, of the views `steps` was asked about
         self.walks: dict = {}  # value -> walk_views' answer (within one block)
+        self.reads: dict = {}  # operation -> `_reads`
         self.arg = _Cached(view_arg).__getitem__
         self.constant_ops = _Cached(constant_like_ops).__getitem__
 
@@ -382,6 +383,28 @@ class _ViewWalks:
         if value not in self.walks:  # an A read by several GEMMs (an LSTM step's input, its h) is walked once
             self.walks[value] = walk_views(value, block, through=self._through)
         return self.walks[value]
+
+    def wrapped(self, ops: list) -> tuple[list, list]:
+        """`wrapped_inputs(ops, self.constant_ops)`, each op's operands and results asked of the bindings once (an
+        unrolled step's GEMMs share their A's views and their weights' permute)."""
+        reads = [self._reads(op) for op in ops]
+        inside = {r for _, results in reads for r in results}
+        operands: dict = {}
+        constants = []
+        for op_reads, _ in reads:
+            for v, read in op_reads:
+                if read is not None:
+                    constants += read
+                elif v not in inside:
+                    operands.setdefault(v)
+        return list(operands), constants
+
+    def _reads(self, op) -> tuple[list, list]:
+        """((operand, its `constant_ops`), ...) and the results of `op`."""
+        found = self.reads.get(op.operation)
+        if found is None:
+            found = self.reads[op.operation] = ([(v, self.constant_ops(v)) for v in op.operands], list(op.results))
+        return found
 
     def steps(self, views: list) -> tuple:
         """((name, args), ...) of `views` (walked by `of`), as `view_chain` gives them."""

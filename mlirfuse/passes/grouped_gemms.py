@@ -22,7 +22,7 @@ from mlirfuse.passes.legality import why_not_merge
 from mlirfuse.passes.legality_matmul import epilogue_certain, never_on_tiles
 from mlirfuse.passes.options import Limits
 from mlirfuse.passes.policy import current as current_policy
-from mlirfuse.passes.rewriter import FusionRewriter, wrapped_inputs
+from mlirfuse.passes.rewriter import FusionRewriter
 
 
 class SharedA(NamedTuple):
@@ -77,8 +77,8 @@ def siblings_at_once(matmuls: list, chains: list, a_steps: list, roots: list, wa
     each merge's arguments grows with each sibling, so the last merge's is
     the largest. A GEMM result nobody reads (no extra result for it), a
     constant A, more than `most` siblings or a fusion policy: None.
-    `roots`: where each GEMM's A walk stopped; `walks`: the pass's view walks of the GEMMs' operands, whose
-    constants it asks once (nothing is erased while the plans are made).
+    `roots`: where each GEMM's A walk stopped; `walks`: the pass's view walks of the GEMMs' operands, which
+    answer each member's `wrapped_inputs` (nothing is erased while the plans are made).
     """
     if current_policy() is not None:
         return None
@@ -108,7 +108,7 @@ def siblings_at_once(matmuls: list, chains: list, a_steps: list, roots: list, wa
         dependents = _dependents(gemms, keys, results, dep)
         if dependents is None:
             return None
-        wrapped = [wrapped_inputs(member, walks.constant_ops) for member in ops]
+        wrapped = [walks.wrapped(member) for member in ops]
         if len({v for inputs, _ in wrapped for v in inputs}) + len(members) > limits.max_args:
             return None
         plans.append(Siblings(ops, space, keys, members[0][2], wrapped, dependents))
@@ -194,7 +194,7 @@ def pairs_at_once(plans: list, walks, dep, limits: Limits, most: int) -> list | 
     between two sibling GEMM groups is the cycle, the argument limit and
     the group size limit, asked here of the plans; a pair any of them
     refuses, or plans whose building moves ops (`Siblings.dependents`),
-    give None. `walks`: the pass's view walks (their constants, for a
+    give None. `walks`: the pass's view walks (the `wrapped_inputs` of a
     plan of one GEMM).
     """
     if any(plan.wrapped is None for plan in plans if len(plan.members) > 1):
@@ -221,7 +221,7 @@ def pairs_at_once(plans: list, walks, dep, limits: Limits, most: int) -> list | 
                                and len(plans[i].members) + len(plans[j].members) <= most)
     if any(len(found) > 1 for found in partners):
         return None
-    wrapped = [plan.wrapped if plan.wrapped is not None else [wrapped_inputs(ops, walks.constant_ops) for ops in plan.members]
+    wrapped = [plan.wrapped if plan.wrapped is not None else [walks.wrapped(ops) for ops in plan.members]
                for plan in plans]
     singles, pairs = [], []
     for i, found in enumerate(partners):

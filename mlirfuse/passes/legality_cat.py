@@ -15,7 +15,6 @@ from __future__ import annotations
 from mlirfuse.dialect import GroupKind, group_kind
 from mlirfuse.ir import (
     block_ops,
-    body_operations,
     constant_value,
     defining_op,
     ir,
@@ -38,7 +37,7 @@ from mlirfuse.ops.views import (
     stored_relayout,
     view_coords,
 )
-from mlirfuse.passes.base import body_ops
+from mlirfuse.passes.base import body_ops, ops_named
 from mlirfuse.passes.rewriter import defined_by
 
 
@@ -230,14 +229,15 @@ def has_computed_view(group) -> bool:
     """Does `group` view a value it computes (read at the view's coordinates: pointwise kernels only)?
 
     A view of an input is a chain of constant views (`constant_view`) from an argument of the body's block
-    (`view_chain` is not None): found in one pass over the body, each view asked once whether its arguments are
-    constant (`has_constant_args`) and whether what it views is an argument or such a view.
+    (`view_chain` is not None): found in one pass over the body's views (found by MLIR's walk: a body's other
+    ops make no Python object), each asked once whether its arguments are constant (`has_constant_args`) and
+    whether what it views is an argument or such a view.
     """
     block = group.regions[0].blocks[0]
     of_inputs = set()  # the results of the views of inputs seen so far
-    for op in body_operations(group)[0]:
-        if op.name not in VIEW_OPS:
-            continue
+    for op in ops_named(group.operation, VIEW_OPS):
+        if op.block != block:
+            continue  # in a region of a body op
         source, result = op.operands[0], op.results[0]
         owner = source.owner
         if (owner == block if isinstance(owner, ir.Block) else source in of_inputs) and has_constant_args(op):
