@@ -366,6 +366,7 @@ class _ViewWalks:
 
     def __init__(self):
         self.constant: dict = {}  # op_id -> is it a view with constant arguments
+        self.constant_args: dict = {}  # value -> is it a constant argument (`has_constant_args`)
         self.args: dict = {}  # op_id -> view_args, of the views `steps` was asked about
         self.walks: dict = {}  # value -> walk_views' answer (within one block)
         self.reads: dict = {}  # operation -> `_reads`
@@ -376,7 +377,7 @@ class _ViewWalks:
         key = op_id(op)
         found = self.constant.get(key)
         if found is None:
-            found = self.constant[key] = op.name in VIEW_OPS and has_constant_args(op)
+            found = self.constant[key] = op.name in VIEW_OPS and has_constant_args(op, self.constant_args)
         return found
 
     def of(self, value: ir.Value, block: ir.Block) -> tuple[ir.Value, list]:
