@@ -58,6 +58,7 @@ class Siblings(NamedTuple):
     space: tuple | None  # the tile space, as `merge_siblings` counts it
     keys: tuple  # the op_id of each member's GEMM
     gemm: Gemm  # the first member's
+    readers: tuple  # each member's GEMM's `_readers`, asked when the plan was made (nothing changes while planning)
     # Each member's `wrapped_inputs` and the ops that move after the group, as asked when the plan was made;
     # None where they are to be asked as the group is built (see `siblings_at_once`).
     wrapped: list | None = None
@@ -96,22 +97,21 @@ def siblings_at_once(matmuls: list, chains: list, a_steps: list, roots: list, wa
         space = None if key is None else (key.out, key.dtype)
         ops = [unique_ops([*[v for vs in views for v in vs], op]) for op, views, _ in members]
         keys = tuple(op_id(op) for op, _, _ in members)
+        readers = tuple(_readers(op) for op, _, _ in members)
         if len(members) == 1:
-            plans.append(Siblings(ops, space, keys, members[0][2]))
+            plans.append(Siblings(ops, space, keys, members[0][2], readers))
             continue
         if len(members) > most or (limits.max_group_size and len(members) > limits.max_group_size):
             return None
-        gemms = [op for op, _, _ in members]
-        results = [list(op.results) for op in gemms]
-        if any(next(r.uses, None) is None for rs in results for r in rs):
+        if any(not owners for member in readers for _, owners in member):
             return None
-        dependents = _dependents(gemms, keys, results, dep)
+        dependents = _dependents([op for op, _, _ in members], keys, readers, dep)
         if dependents is None:
             return None
         wrapped = [walks.wrapped(member) for member in ops]
         if len({v for inputs, _ in wrapped for v in inputs}) + len(members) > limits.max_args:
             return None
-        plans.append(Siblings(ops, space, keys, members[0][2], wrapped, dependents))
+        plans.append(Siblings(ops, space, keys, members[0][2], readers, wrapped, dependents))
     return _asked_once(plans, matmuls)
 
 
@@ -132,37 +132,48 @@ def _asked_once(plans: list, matmuls: list) -> list:
     return plans
 
 
-def _dependents(gemms: list, keys: tuple, results: list, dep) -> list | None:
+def _readers(op) -> tuple:
+    """((result, ((reader, its op_id), ...)), ...): each result of `op` with the ops reading it, in use order."""
+    found = []
+    for r in op.results:
+        owners = []
+        for use in r.uses:
+            owner = use.owner.operation
+            owners.append((owner, op_id(owner)))
+        found.append((r, tuple(owners)))
+    return tuple(found)
+
+
+def _dependents(gemms: list, keys: tuple, readers: tuple, dep) -> list | None:
     """The ops between the first of `gemms` and the last that read any but the last, in order (each merge of the
     pairwise chain moves them after its group); None if one of `gemms` reads another. `keys`: their op_ids,
-    `results`: their results."""
+    `readers`: their `_readers`."""
     last, last_id = gemms[-1], keys[-1]
     moved: dict = {}
     member_ids = set(keys)
     limit = dep.pos[last_id]
-    for op, op_results in zip(gemms[:-1], results):
-        if _read_after(op, op_results, limit, dep):
+    for op, op_readers in zip(gemms[:-1], readers):
+        if _read_after(op, op_readers, limit, dep):
             continue  # nothing between reads it, `last` does not
         between, cycle = dep.dependents_between(op, last)
         if cycle or any(op_id(d) in member_ids for d in between) or any(
-            op_id(u.owner.operation) == last_id for r in op_results for u in r.uses
+            key == last_id for _, owners in op_readers for _, key in owners
         ):
             return None
         moved.update((op_id(d), d) for d in between)
     return sorted(moved.values(), key=dep.position)
 
 
-def _read_after(op, results: list, limit: float, dep) -> bool:
-    """Is every reader of `op`'s `results` an op of its block positioned after `limit` (an anchor's position)? Then
-    `dep.dependents_between(op, anchor)` finds no op between the two and no cycle, and the anchor does not read
-    `op`: asked without the walk."""
+def _read_after(op, readers: tuple, limit: float, dep) -> bool:
+    """Is every reader of `op` (`readers`: its `_readers`) an op of its block positioned after `limit` (an anchor's
+    position)? Then `dep.dependents_between(op, anchor)` finds no op between the two and no cycle, and the anchor
+    does not read `op`: asked without the walk."""
     block, pos = op.operation.block, dep.pos
-    for r in results:
-        for use in r.uses:
-            owner = use.owner.operation
+    for _, owners in readers:
+        for owner, key in owners:
             if owner.block != block:
                 return False
-            position = pos.get(op_id(owner))
+            position = pos.get(key)
             if position is None or position <= limit:
                 return False
     return True
@@ -201,17 +212,13 @@ def pairs_at_once(plans: list, walks, dep, limits: Limits, most: int) -> list | 
         return None  # ops move as some plan is built (or it reads another): the merges decide
     plan_of = _plan_of(plans)
     readers: dict = {}  # op_id -> a group reading some plan's GEMM results
-    results = []  # each plan's members' GEMM results
     for plan in plans:
-        plan_results = [list(ops[-1].results) for ops in plan.members]
-        results.append(plan_results)
-        for rs in plan_results:
-            for r in rs:
-                for use in r.uses:
-                    owner = use.owner.operation
+        for member in plan.readers:
+            for _, owners in member:
+                for owner, key in owners:
                     if owner.name != "fusion.group":
                         return None
-                    readers[op_id(owner)] = owner
+                    readers[key] = owner
     partners = [set() for _ in plans]
     for owner in readers.values():
         read = {plan_of[key] for v in owner.operands if (op := defining_op(v)) is not None and (key := op_id(op)) in plan_of}
@@ -228,7 +235,7 @@ def pairs_at_once(plans: list, walks, dep, limits: Limits, most: int) -> list | 
         if not found:
             singles.append(Entry((i,), [wrapped[i]]))
         elif (j := next(iter(found))) > i:
-            pair = _certain_pair(plans, i, j, wrapped, results, dep, limits)
+            pair = _certain_pair(plans, i, j, wrapped, dep, limits)
             if pair is None:
                 return None
             pairs.append(Entry(pair, [wrapped[k] for k in pair]))
@@ -240,22 +247,22 @@ def _plan_of(plans: list) -> dict:
     return {key: i for i, plan in enumerate(plans) for key in plan.keys}
 
 
-def _certain_pair(plans: list, i: int, j: int, wrapped: list, results: list, dep, limits: Limits) -> tuple | None:
+def _certain_pair(plans: list, i: int, j: int, wrapped: list, dep, limits: Limits) -> tuple | None:
     """(first, second): plans `i` and `j` by position, if `why_not_merge` lets their groups merge and nothing
-    between them reads the first; else None. `wrapped`: each plan's members' `wrapped_inputs`; `results`: each
-    plan's members' GEMM results."""
+    between them reads the first; else None. `wrapped`: each plan's members' `wrapped_inputs`."""
     first, second = sorted((i, j), key=lambda k: dep.pos[plans[k].keys[-1]])
     anchor = plans[second].members[-1][-1]
     limit = dep.pos[plans[second].keys[-1]]
-    for ops, op_results in zip(plans[first].members, results[first]):
-        if _read_after(ops[-1], op_results, limit, dep):
+    for ops, op_readers in zip(plans[first].members, plans[first].readers):
+        if _read_after(ops[-1], op_readers, limit, dep):
             continue
         between, cycle = dep.dependents_between(ops[-1], anchor)
         if between or cycle:
             return None
     inputs = {v for k in (first, second) for member_inputs, _ in wrapped[k] for v in member_inputs}
     # The second's results, then the first's that are read (`merge`'s exported ones).
-    count = sum(len(rs) for rs in results[second]) + sum(next(r.uses, None) is not None for rs in results[first] for r in rs)
+    count = sum(len(member) for member in plans[second].readers) + sum(
+        bool(owners) for member in plans[first].readers for _, owners in member)
     if len(inputs) + count > limits.max_args:
         return None
     if limits.max_group_size and _computing(plans, (first, second)) > limits.max_group_size:
@@ -335,15 +342,16 @@ def _views_of(plans: list, entries: list) -> dict:
 def _certain_epilogue(plans: list, entry: Entry, plan_of: dict, built: dict, dep, limits: Limits, bodies):
     """`epilogues_at_once`'s consumer for one entry, or None. `built`: the results of the consumers built in so far."""
     members = [ops for i in entry.plans for ops in plans[i].members]
-    produced = {r for ops in members for r in ops[-1].results}
-    consumer = None
-    for r in produced:
-        for use in r.uses:
-            owner = use.owner.operation
-            if consumer is None:
-                consumer = owner
-            elif owner != consumer:
-                return None
+    readers = [member for i in entry.plans for member in plans[i].readers]
+    produced = {r for member in readers for r, _ in member}
+    consumer = consumer_key = None
+    for member in readers:
+        for _, owners in member:
+            for owner, key in owners:
+                if consumer is None:
+                    consumer, consumer_key = owner, key
+                elif key != consumer_key:
+                    return None
     block = members[-1][-1].operation.block
     if consumer is None or consumer.name != "fusion.group" or consumer.block != block:
         return None
@@ -389,7 +397,7 @@ def wrap_siblings_at_once(plans: list, rewriter: FusionRewriter, dep, counts: di
                 group = rewriter.wrap_siblings(plan.members, GroupKind.MATMUL, plan.dependents, plan.wrapped)
             else:
                 gemms = [ops[-1] for ops in plan.members]
-                dependents = _dependents(gemms, plan.keys, [list(op.results) for op in gemms], dep)
+                dependents = _dependents(gemms, plan.keys, tuple(_readers(op) for op in gemms), dep)
                 group = rewriter.wrap_siblings(plan.members, GroupKind.MATMUL, dependents)
         counts[op_id(group)] = (len(plan.members), plan.space)
         groups.append(group)
