@@ -134,8 +134,45 @@ def view_arg(v: ir.Value):
 
 
 def constant_view(op) -> bool:
-    """Is `op` a view with constant arguments (one a kernel reads through)?"""
-    return op.name in VIEW_OPS and view_args(op) is not None
+    """Is `op` a view with constant arguments (one a kernel reads through)? (`view_args` is not None: `has_constant_args`.)"""
+    return op.name in VIEW_OPS and has_constant_args(op)
+
+
+# Constants whose value `view_arg` reads whatever it is (a list's items are asked to be ints: `constant_int_list`).
+_VALUED = frozenset("torch.constant." + kind for kind in ("int", "float", "bool", "none", "str", "device"))
+
+
+def has_constant_args(op, known: dict | None = None) -> bool:
+    """`view_args(op) is not None`, asked of the arguments' ops by name, their values not read (an unrolled loop's
+    views number thousands); `view_arg` where the name does not settle it. `known`: the answers for arguments
+    asked before, by value (views share their constants), kept while no op is erased."""
+    operands = list(op.operands)
+    source, result = tensor_type(operands[0].type), tensor_type(op.results[0].type)
+    if source is None or result is None or not result.is_static:
+        return False
+    for v in operands[1:]:
+        found = known.get(v) if known is not None else None
+        if found is None:
+            found = _constant_arg(v)
+            if known is not None:
+                known[v] = found
+        if not found:
+            return False
+    return True
+
+
+def _constant_arg(v: ir.Value) -> bool:
+    """Is `view_arg(v)` not `NO_CONSTANT`?"""
+    owner = v.owner
+    if not isinstance(owner, ir.OpView):
+        return False
+    name = owner.operation.name
+    if name in _VALUED:
+        return True
+    if name == "torch.prim.ListConstruct" and all(
+            isinstance(item := i.owner, ir.OpView) and item.operation.name == "torch.constant.int" for i in owner.operands):
+        return True
+    return view_arg(v) is not NO_CONSTANT
 
 
 def walk_views(value: ir.Value, block: ir.Block | None = None, through=constant_view) -> tuple[ir.Value, list]:

@@ -56,7 +56,7 @@ from mlirfuse.dialect import REDUCTION_KINDS, GroupKind, group_kind
 from mlirfuse.ir import constant_like_ops, defining_op, ir, op_id
 from mlirfuse.ops.conv import CONV_OPS, Conv, conv
 from mlirfuse.ops.matmul import MATMUL_OPS, Gemm, gemm
-from mlirfuse.ops.views import CAT, VIEW_OPS, view_arg, view_args, walk_views
+from mlirfuse.ops.views import CAT, VIEW_OPS, has_constant_args, view_arg, view_args, walk_views
 from mlirfuse.passes.base import ModulePass, body_ops, function_level_ops, unique_ops
 from mlirfuse.passes.grouped_gemms import (
     epilogues_at_once,
@@ -144,23 +144,28 @@ class FuseMatmul(ModulePass):
             # Taken up front: merges erase pointwise groups (and cats), never a matmul, a convolution or their groups.
             matmuls = [(op, g) for op in ops if op.name in MATMUL_OPS and isinstance(g := gemm(op), Gemm)]
             convs = [op for op in ops if self.conv and op.name in CONV_OPS and isinstance(conv(op), Conv)]
-            # A k-sum needs a reduction group, and this pass makes none (its merges and wraps are all of
-            # template or pointwise kind): without one up front, no GEMM group scans its A's readers.
-            reducers = any(op.name == "fusion.group" and group_kind(op) in REDUCTION_KINDS for op in ops)
+            # A k-sum needs a reduction group computing one op (`why_not_k_sum_group`: a lone sum), and this pass
+            # makes none and changes none but by a k-sum (its other merges and wraps are all of template or pointwise
+            # kind): without one up front, no GEMM group scans its A's readers (a LayerNorm computes more).
+            k_sums = any(op.name == "fusion.group" and group_kind(op) in REDUCTION_KINDS and bodies.of(op).computing < 2
+                         for op in ops)
             # Every GEMM's view chains, walked before any wrap erases a view (a view feeding a GEMM not yet
             # wrapped is live), each view's arguments read once: an unrolled loop's weight views feed every step.
             walks = _ViewWalks()
-            chains = [[walks.of(operand, op.operation.block)[1] for operand in op.operands] for op, _ in matmuls]
+            block = matmuls[0][0].operation.block if matmuls else None  # the function's: `ops` are its ops
+            walked = [[walks.of(operand, block) for operand in op.operands] for op, _ in matmuls]
+            chains = [[views for _, views in found] for found in walked]
             a_steps = [walks.steps(views[g.a]) for (_, g), views in zip(matmuls, chains)]
+            a_roots = [found[g.a][0] for (_, g), found in zip(matmuls, walked)]
             # op_id -> (GEMMs, tile space) of each GEMM group, kept through the merges (not counted in bodies).
             counts = {}
-            at_once = siblings_at_once(matmuls, chains, a_steps, walks, dep, limits, self.max_grouped) if self.grouped else None
+            at_once = siblings_at_once(matmuls, chains, a_steps, a_roots, walks, dep, limits, self.max_grouped) if self.grouped else None
             # The merges `merge_for_epilogue` would make, where certain from the plans: each merged group built once.
             pairs = pairs_at_once(at_once, walks, dep, limits, self.max_grouped) if at_once and self.epilogue else None
             # And the epilogue each such group merges first, where certain: built in with it. (Not beside a k-sum or
             # a row prologue, whose merges would then see the epilogue's group.)
-            if pairs is not None and not reducers and not self.row_prologue:
-                pairs = epilogues_at_once(at_once, pairs, limits, bodies)
+            if pairs is not None and not k_sums and not self.row_prologue:
+                pairs = epilogues_at_once(at_once, pairs, dep, limits, bodies)
             if at_once is not None:
                 groups = wrap_siblings_at_once(at_once, rewriter, dep, counts, pairs)
             else:
@@ -179,7 +184,7 @@ class FuseMatmul(ModulePass):
                 if self.epilogue:
                     group = self._absorb_epilogue(group, rewriter, dep, limits, bodies)
                 if self.k_sum:
-                    group = _absorb_k_sum(group, rewriter, dep, limits) if reducers else group
+                    group = _absorb_k_sum(group, rewriter, dep, limits) if k_sums else group
                 finished.append(group)
             if self.chain:
                 finished = _merge_chains(finished, rewriter, dep, limits)
@@ -354,30 +359,64 @@ def _wrap(op, rewriter: FusionRewriter, kind: GroupKind = GroupKind.MATMUL, view
 
 
 class _ViewWalks:
-    """`walk_views` through constant views (`constant_view`), each view's arguments read once, by op_id, and each
-    constant once (an unrolled step's slices share theirs): valid while no op is erased (an address may then be
-    reused). `constant_ops` is `constant_like_ops` so cached, for `wrapped_inputs` while the GEMMs are planned."""
+    """`walk_views` through constant views (`constant_view`, asked by `has_constant_args` once per view, by op_id),
+    and each A chain's view arguments read once, each constant once (an unrolled step's slices share theirs): valid
+    while no op is erased (an address may then be reused). `constant_ops` is `constant_like_ops` so cached, for
+    `wrapped_inputs` while the GEMMs are planned."""
 
     def __init__(self):
-        self.args: dict = {}  # op_id -> view_args
+        self.constant: dict = {}  # op_id -> is it a view with constant arguments
+        self.constant_args: dict = {}  # value -> is it a constant argument (`has_constant_args`)
+        self.args: dict = {}  # op_id -> view_args, of the views `steps` was asked about
         self.walks: dict = {}  # value -> walk_views' answer (within one block)
+        self.reads: dict = {}  # operation -> `_reads`
         self.arg = _Cached(view_arg).__getitem__
         self.constant_ops = _Cached(constant_like_ops).__getitem__
 
-    def _args(self, op):
+    def _through(self, op) -> bool:
         key = op_id(op)
-        if key not in self.args:
-            self.args[key] = view_args(op, self.arg) if op.name in VIEW_OPS else None
-        return self.args[key]
+        found = self.constant.get(key)
+        if found is None:
+            found = self.constant[key] = op.name in VIEW_OPS and has_constant_args(op, self.constant_args)
+        return found
 
     def of(self, value: ir.Value, block: ir.Block) -> tuple[ir.Value, list]:
         if value not in self.walks:  # an A read by several GEMMs (an LSTM step's input, its h) is walked once
-            self.walks[value] = walk_views(value, block, through=lambda op: self._args(op) is not None)
+            self.walks[value] = walk_views(value, block, through=self._through)
         return self.walks[value]
+
+    def wrapped(self, ops: list) -> tuple[list, list]:
+        """`wrapped_inputs(ops, self.constant_ops)`, each op's operands and results asked of the bindings once (an
+        unrolled step's GEMMs share their A's views and their weights' permute)."""
+        reads = [self._reads(op) for op in ops]
+        inside = {r for _, results in reads for r in results}
+        operands: dict = {}
+        constants = []
+        for op_reads, _ in reads:
+            for v, read in op_reads:
+                if read is not None:
+                    constants += read
+                elif v not in inside:
+                    operands.setdefault(v)
+        return list(operands), constants
+
+    def _reads(self, op) -> tuple[list, list]:
+        """((operand, its `constant_ops`), ...) and the results of `op`."""
+        found = self.reads.get(op.operation)
+        if found is None:
+            found = self.reads[op.operation] = ([(v, self.constant_ops(v)) for v in op.operands], list(op.results))
+        return found
 
     def steps(self, views: list) -> tuple:
         """((name, args), ...) of `views` (walked by `of`), as `view_chain` gives them."""
-        return tuple((v.operation.name, self.args[op_id(v)]) for v in views)
+        found = []
+        for v in views:
+            key = op_id(v)
+            args = self.args.get(key)
+            if args is None:
+                args = self.args[key] = view_args(v, self.arg)
+            found.append((v.operation.name, args))
+        return tuple(found)
 
 
 class _Cached(dict):

@@ -13,17 +13,16 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from mlirfuse.analysis.bodies import counts_as_computing
 from mlirfuse.dialect import GroupKind, group_kind
 from mlirfuse.ir import defining_op, ir, op_id
-from mlirfuse.ops.matmul import Gemm, gemm
-from mlirfuse.ops.views import CAT
+from mlirfuse.ops.matmul import MATMUL_OPS, Gemm
+from mlirfuse.ops.views import CAT, VIEW_OPS
 from mlirfuse.passes.base import unique_ops
 from mlirfuse.passes.legality import why_not_merge
 from mlirfuse.passes.legality_matmul import epilogue_certain, never_on_tiles
 from mlirfuse.passes.options import Limits
 from mlirfuse.passes.policy import current as current_policy
-from mlirfuse.passes.rewriter import FusionRewriter, wrapped_inputs
+from mlirfuse.passes.rewriter import FusionRewriter
 
 
 class SharedA(NamedTuple):
@@ -57,13 +56,16 @@ class Siblings(NamedTuple):
 
     members: list  # each GEMM's ops as `_wrap` takes them (its operands' views, then the GEMM), in order
     space: tuple | None  # the tile space, as `merge_siblings` counts it
+    keys: tuple  # the op_id of each member's GEMM
+    gemm: Gemm  # the first member's
+    readers: tuple  # each member's GEMM's `_readers`, asked when the plan was made (nothing changes while planning)
     # Each member's `wrapped_inputs` and the ops that move after the group, as asked when the plan was made;
     # None where they are to be asked as the group is built (see `siblings_at_once`).
     wrapped: list | None = None
     dependents: list | None = None
 
 
-def siblings_at_once(matmuls: list, chains: list, a_steps: list, walks, dep, limits: Limits, most: int):
+def siblings_at_once(matmuls: list, chains: list, a_steps: list, roots: list, walks, dep, limits: Limits, most: int):
     """The GEMMs of one block by shared A (`shared_a`'s key, from the unwrapped ops), if `merge_siblings` would
     merge every set of them whole; else None (then each is wrapped and merged pairwise, as before).
 
@@ -76,40 +78,40 @@ def siblings_at_once(matmuls: list, chains: list, a_steps: list, walks, dep, lim
     each merge's arguments grows with each sibling, so the last merge's is
     the largest. A GEMM result nobody reads (no extra result for it), a
     constant A, more than `most` siblings or a fusion policy: None.
-    `walks`: the pass's view walks of the GEMMs' operands, whose constants
-    it asks once (nothing is erased while the plans are made).
+    `roots`: where each GEMM's A walk stopped; `walks`: the pass's view walks of the GEMMs' operands, which
+    answer each member's `wrapped_inputs` (nothing is erased while the plans are made).
     """
     if current_policy() is not None:
         return None
     by_key: dict = {}
-    for i, ((op, g), views, steps) in enumerate(zip(matmuls, chains, a_steps)):
+    for i, ((op, g), views, steps, root) in enumerate(zip(matmuls, chains, a_steps, roots)):
         if g.batch:
             key = None
         else:
-            root = walks.of(op.operands[g.a], op.operation.block)[0]
             if walks.constant_ops(root) is not None:
                 return None
             key = SharedA(root, steps, g.out, g.k, g.dtype)
-        by_key.setdefault(key if key is not None else ("batched", i), ([], key))[0].append((op, views))
+        by_key.setdefault(key if key is not None else ("batched", i), ([], key))[0].append((op, views, g))
     plans = []
     for members, key in by_key.values():
         space = None if key is None else (key.out, key.dtype)
-        ops = [unique_ops([*[v for vs in views for v in vs], op]) for op, views in members]
+        ops = [unique_ops([*[v for vs in views for v in vs], op]) for op, views, _ in members]
+        keys = tuple(op_id(op) for op, _, _ in members)
+        readers = tuple(_readers(op) for op, _, _ in members)
         if len(members) == 1:
-            plans.append(Siblings(ops, space))
+            plans.append(Siblings(ops, space, keys, members[0][2], readers))
             continue
         if len(members) > most or (limits.max_group_size and len(members) > limits.max_group_size):
             return None
-        gemms = [op for op, _ in members]
-        if any(next(r.uses, None) is None for op in gemms for r in op.results):
+        if any(not owners for member in readers for _, owners in member):
             return None
-        dependents = _dependents(gemms, dep)
+        dependents = _dependents([op for op, _, _ in members], keys, readers, dep)
         if dependents is None:
             return None
-        wrapped = [wrapped_inputs(member, walks.constant_ops) for member in ops]
+        wrapped = [walks.wrapped(member) for member in ops]
         if len({v for inputs, _ in wrapped for v in inputs}) + len(members) > limits.max_args:
             return None
-        plans.append(Siblings(ops, space, wrapped, dependents))
+        plans.append(Siblings(ops, space, keys, members[0][2], readers, wrapped, dependents))
     return _asked_once(plans, matmuls)
 
 
@@ -122,42 +124,56 @@ def _asked_once(plans: list, matmuls: list) -> list:
     member and no op moved by any plan, the earlier wraps only replace
     GEMMs and views before or outside a group's siblings: none reads them.
     """
-    results = {r for op, _ in matmuls for r in op.results}
-    if any(plan.dependents for plan in plans if plan.dependents is not None) or any(
-        v in results for plan in plans if plan.wrapped is not None for inputs, _ in plan.wrapped for v in inputs
-    ):
-        return [Siblings(plan.members, plan.space) for plan in plans]
+    if any(plan.dependents for plan in plans if plan.dependents is not None):
+        return [plan._replace(wrapped=None, dependents=None) for plan in plans]
+    read = {v for plan in plans if plan.wrapped is not None for inputs, _ in plan.wrapped for v in inputs}
+    if read and any(r in read for op, _ in matmuls for r in op.results):
+        return [plan._replace(wrapped=None, dependents=None) for plan in plans]
     return plans
 
 
-def _dependents(gemms: list, dep) -> list | None:
+def _readers(op) -> tuple:
+    """((result, ((reader, its op_id), ...)), ...): each result of `op` with the ops reading it, in use order."""
+    found = []
+    for r in op.results:
+        owners = []
+        for use in r.uses:
+            owner = use.owner.operation
+            owners.append((owner, op_id(owner)))
+        found.append((r, tuple(owners)))
+    return tuple(found)
+
+
+def _dependents(gemms: list, keys: tuple, readers: tuple, dep) -> list | None:
     """The ops between the first of `gemms` and the last that read any but the last, in order (each merge of the
-    pairwise chain moves them after its group); None if one of `gemms` reads another."""
-    last, last_id = gemms[-1], op_id(gemms[-1])
+    pairwise chain moves them after its group); None if one of `gemms` reads another. `keys`: their op_ids,
+    `readers`: their `_readers`."""
+    last, last_id = gemms[-1], keys[-1]
     moved: dict = {}
-    member_ids = {op_id(op) for op in gemms}
-    for op in gemms[:-1]:
-        if _read_after(op, last, dep):
+    member_ids = set(keys)
+    limit = dep.pos[last_id]
+    for op, op_readers in zip(gemms[:-1], readers):
+        if _read_after(op, op_readers, limit, dep):
             continue  # nothing between reads it, `last` does not
         between, cycle = dep.dependents_between(op, last)
         if cycle or any(op_id(d) in member_ids for d in between) or any(
-            op_id(u.owner.operation) == last_id for r in op.results for u in r.uses
+            key == last_id for _, owners in op_readers for _, key in owners
         ):
             return None
         moved.update((op_id(d), d) for d in between)
     return sorted(moved.values(), key=dep.position)
 
 
-def _read_after(op, anchor, dep) -> bool:
-    """Is every reader of `op`'s results an op of its block positioned after `anchor`? Then `dep.dependents_between(op,
-    anchor)` finds no op between the two and no cycle, and `anchor` does not read `op`: asked without the walk."""
-    block, limit = op.operation.block, dep.position(anchor)
-    for r in op.results:
-        for use in r.uses:
-            owner = use.owner.operation
+def _read_after(op, readers: tuple, limit: float, dep) -> bool:
+    """Is every reader of `op` (`readers`: its `_readers`) an op of its block positioned after `limit` (an anchor's
+    position)? Then `dep.dependents_between(op, anchor)` finds no op between the two and no cycle, and the anchor
+    does not read `op`: asked without the walk."""
+    block, pos = op.operation.block, dep.pos
+    for _, owners in readers:
+        for owner, key in owners:
             if owner.block != block:
                 return False
-            position = dep.pos.get(op_id(owner))
+            position = pos.get(key)
             if position is None or position <= limit:
                 return False
     return True
@@ -189,21 +205,20 @@ def pairs_at_once(plans: list, walks, dep, limits: Limits, most: int) -> list | 
     between two sibling GEMM groups is the cycle, the argument limit and
     the group size limit, asked here of the plans; a pair any of them
     refuses, or plans whose building moves ops (`Siblings.dependents`),
-    give None. `walks`: the pass's view walks (their constants, for a
+    give None. `walks`: the pass's view walks (the `wrapped_inputs` of a
     plan of one GEMM).
     """
     if any(plan.wrapped is None for plan in plans if len(plan.members) > 1):
         return None  # ops move as some plan is built (or it reads another): the merges decide
-    plan_of = {op_id(ops[-1]): i for i, plan in enumerate(plans) for ops in plan.members}
+    plan_of = _plan_of(plans)
     readers: dict = {}  # op_id -> a group reading some plan's GEMM results
     for plan in plans:
-        for ops in plan.members:
-            for r in ops[-1].results:
-                for use in r.uses:
-                    owner = use.owner.operation
+        for member in plan.readers:
+            for _, owners in member:
+                for owner, key in owners:
                     if owner.name != "fusion.group":
                         return None
-                    readers[op_id(owner)] = owner
+                    readers[key] = owner
     partners = [set() for _ in plans]
     for owner in readers.values():
         read = {plan_of[key] for v in owner.operands if (op := defining_op(v)) is not None and (key := op_id(op)) in plan_of}
@@ -213,7 +228,7 @@ def pairs_at_once(plans: list, walks, dep, limits: Limits, most: int) -> list | 
                                and len(plans[i].members) + len(plans[j].members) <= most)
     if any(len(found) > 1 for found in partners):
         return None
-    wrapped = [plan.wrapped if plan.wrapped is not None else [wrapped_inputs(ops, walks.constant_ops) for ops in plan.members]
+    wrapped = [plan.wrapped if plan.wrapped is not None else [walks.wrapped(ops) for ops in plan.members]
                for plan in plans]
     singles, pairs = [], []
     for i, found in enumerate(partners):
@@ -227,22 +242,28 @@ def pairs_at_once(plans: list, walks, dep, limits: Limits, most: int) -> list | 
     return singles + pairs
 
 
+def _plan_of(plans: list) -> dict:
+    """The index of the plan holding each GEMM of `plans`, by op_id."""
+    return {key: i for i, plan in enumerate(plans) for key in plan.keys}
+
+
 def _certain_pair(plans: list, i: int, j: int, wrapped: list, dep, limits: Limits) -> tuple | None:
     """(first, second): plans `i` and `j` by position, if `why_not_merge` lets their groups merge and nothing
     between them reads the first; else None. `wrapped`: each plan's members' `wrapped_inputs`."""
-    first, second = sorted((i, j), key=lambda k: dep.position(plans[k].members[-1][-1]))
+    first, second = sorted((i, j), key=lambda k: dep.pos[plans[k].keys[-1]])
     anchor = plans[second].members[-1][-1]
-    for ops in plans[first].members:
-        if _read_after(ops[-1], anchor, dep):
+    limit = dep.pos[plans[second].keys[-1]]
+    for ops, op_readers in zip(plans[first].members, plans[first].readers):
+        if _read_after(ops[-1], op_readers, limit, dep):
             continue
         between, cycle = dep.dependents_between(ops[-1], anchor)
         if between or cycle:
             return None
     inputs = {v for k in (first, second) for member_inputs, _ in wrapped[k] for v in member_inputs}
     # The second's results, then the first's that are read (`merge`'s exported ones).
-    results = sum(len(ops[-1].results) for ops in plans[second].members) + sum(
-        next(r.uses, None) is not None for ops in plans[first].members for r in ops[-1].results)
-    if len(inputs) + results > limits.max_args:
+    count = sum(len(member) for member in plans[second].readers) + sum(
+        bool(owners) for member in plans[first].readers for _, owners in member)
+    if len(inputs) + count > limits.max_args:
         return None
     if limits.max_group_size and _computing(plans, (first, second)) > limits.max_group_size:
         return None
@@ -250,15 +271,12 @@ def _certain_pair(plans: list, i: int, j: int, wrapped: list, dep, limits: Limit
 
 
 def _computing(plans: list, indices: tuple) -> int:
-    """The ops of the groups of `plans[indices]` that count towards max-group-size (as `analysis.bodies` counts them)."""
-    count = 0
-    for i in indices:
-        for op in unique_ops([o for ops in plans[i].members for o in ops]):
-            count += counts_as_computing(op.operation.name)
-    return count
+    """The ops of the groups of `plans[indices]` that count towards max-group-size (`analysis.bodies.counts_as_computing`):
+    their GEMMs, one per member (a member's other ops are the views its GEMM reads through, which do not count)."""
+    return sum(len(plans[i].members) for i in indices)
 
 
-def epilogues_at_once(plans: list, entries: list, limits: Limits, bodies) -> list:
+def epilogues_at_once(plans: list, entries: list, dep, limits: Limits, bodies) -> list:
     """`entries` (`pairs_at_once`'s, of `plans`), each with the group fusion-fuse-matmul merges into it first as its
     epilogue where that is certain from the plans (`legality_matmul.epilogue_certain`), to be built in with it.
 
@@ -268,71 +286,94 @@ def epilogues_at_once(plans: list, entries: list, limits: Limits, bodies) -> lis
     input of the merged group were a prologue candidate (a pointwise or
     concat group not refused by its body alone: `never_on_tiles`), a cat
     (`_wrap_operand_cats`), or a group built in at once before this one
-    whose group would ask for this epilogue first, being read by it but
-    not by the entry's GEMMs (no cycle then), or if an entry before this
-    one read the epilogue (its group asks for it as a prologue first).
-    `bodies`: the pass's body facts.
+    whose group would ask for this epilogue first, being read by it and
+    reaching none of the entry's GEMMs (else a path runs through the
+    GEMM's group from the one to the other: a cycle, and the merge is
+    refused), or if an entry before this one read the epilogue (its group
+    asks for it as a prologue first). `bodies`: the pass's body facts.
     """
-    plan_of = {op_id(ops[-1]): i for i, plan in enumerate(plans) for ops in plan.members}
-    entry_of: dict = {}  # op_id of each GEMM and view of the plans -> the first entry holding it
-    for k, entry in enumerate(entries):
-        for i in entry.plans:
-            for ops in plans[i].members:
-                for op in ops:
-                    entry_of.setdefault(op_id(op), k)
-    built: set = set()  # op_ids of the consumers built in so far
+    plan_of = _plan_of(plans)
+    entry_of_plan = {i: k for k, entry in enumerate(entries) for i in reversed(entry.plans)}
+    views_of: dict | None = None  # op_id of each view of the plans -> the first entry holding it, made if asked
+    built: dict = {}  # each result of the consumers built in so far -> (their op_id, result number)
     found = []
     for k, entry in enumerate(entries):
         stale = tuple(
-            (p, m, i, key, ir.OpResult(v).result_number)
+            (p, m, i, *built[v])
             for p, plan_wrapped in enumerate(entry.wrapped) for m, (inputs, _) in enumerate(plan_wrapped)
-            for i, v in enumerate(inputs) if (owner := defining_op(v)) is not None and (key := op_id(owner)) in built
-        )
-        consumer = _certain_epilogue(plans, entry, plan_of, built, limits, bodies)
-        if consumer is not None and any(entry_of.get(op_id(use.owner.operation), k) < k
-                                        for r in consumer.results for use in r.uses):
-            consumer = None  # an entry before reads it: its group asks for it as a prologue first
+            for i, v in enumerate(inputs) if v in built
+        ) if built else ()
+        consumer = _certain_epilogue(plans, entry, plan_of, built, dep, limits, bodies)
+        if consumer is not None:
+            results = list(consumer.results)
+            for r in results:
+                for use in r.uses:
+                    owner = use.owner.operation
+                    if owner.name in VIEW_OPS:
+                        if views_of is None:
+                            views_of = _views_of(plans, entries)
+                        before = views_of.get(op_id(owner), k) < k
+                    else:
+                        plan = plan_of.get(op_id(owner)) if owner.name in MATMUL_OPS else None
+                        before = plan is not None and entry_of_plan[plan] < k
+                    if before:
+                        consumer = None  # an entry before reads it: its group asks for it as a prologue first
+                        break
+                if consumer is None:
+                    break
         key = None if consumer is None else op_id(consumer)
         if key is not None:
-            built.add(key)
+            built.update((r, (key, n)) for n, r in enumerate(results))
         found.append(entry._replace(consumer=consumer, consumer_key=key, stale=stale))
     return found
 
 
-def _certain_epilogue(plans: list, entry: Entry, plan_of: dict, built: set, limits: Limits, bodies):
-    """`epilogues_at_once`'s consumer for one entry, or None."""
+def _views_of(plans: list, entries: list) -> dict:
+    """The first of `entries` holding each view of `plans`' members, by op_id (a view may feed several plans)."""
+    found: dict = {}
+    for k, entry in enumerate(entries):
+        for i in entry.plans:
+            for ops in plans[i].members:
+                for op in ops[:-1]:
+                    found.setdefault(op_id(op), k)
+    return found
+
+
+def _certain_epilogue(plans: list, entry: Entry, plan_of: dict, built: dict, dep, limits: Limits, bodies):
+    """`epilogues_at_once`'s consumer for one entry, or None. `built`: the results of the consumers built in so far."""
     members = [ops for i in entry.plans for ops in plans[i].members]
-    produced = {r for ops in members for r in ops[-1].results}
-    consumer = None
-    for r in produced:
-        for use in r.uses:
-            owner = use.owner.operation
-            if consumer is None:
-                consumer = owner
-            elif owner != consumer:
-                return None
+    readers = [member for i in entry.plans for member in plans[i].readers]
+    produced = {r for member in readers for r, _ in member}
+    consumer = consumer_key = None
+    for member in readers:
+        for _, owners in member:
+            for owner, key in owners:
+                if consumer is None:
+                    consumer, consumer_key = owner, key
+                elif key != consumer_key:
+                    return None
     block = members[-1][-1].operation.block
     if consumer is None or consumer.name != "fusion.group" or consumer.block != block:
         return None
     inputs = list(dict.fromkeys(v for plan_wrapped in entry.wrapped for member_inputs, _ in plan_wrapped for v in member_inputs))
-    read = {op_id(owner) for v in inputs if (owner := defining_op(v)) is not None}
-    for v in [*inputs, *(v for v in consumer.operands if v not in produced)]:
+    checked = set(inputs)
+    for v in [*inputs, *(v for v in consumer.operands if v not in produced and v not in checked)]:
         owner = defining_op(v)
         if owner is None or owner.block != block:
             continue
-        key = op_id(owner)
-        if owner.name == CAT or plan_of.get(key, entry.plans[0]) not in entry.plans:
+        name = owner.name
+        if name == CAT or (name in MATMUL_OPS and plan_of.get(op_id(owner), entry.plans[0]) not in entry.plans):
             return None
-        if owner.name != "fusion.group":
+        if name != "fusion.group":
             continue
-        if key in built:
-            if key not in read:
-                return None  # the group built with it would ask for this epilogue first
+        if v in built:
+            if built[v][0] not in {built[x][0] for x in inputs if x in built} and not any(
+                    dep.reaches(owner, ops[-1]) for ops in members):
+                return None  # the group built with it would ask for this epilogue first, and no cycle refuses it
         elif group_kind(owner.opview) in (GroupKind.POINTWISE, GroupKind.CONCAT) and not never_on_tiles(owner.opview, bodies):
             return None
-    g = gemm(members[0][-1])
-    if not isinstance(g, Gemm) or not epilogue_certain(
-            consumer.opview, produced, g, inputs, _computing(plans, entry.plans), limits, bodies):
+    g = plans[entry.plans[0]].gemm
+    if not epilogue_certain(consumer.opview, produced, g, inputs, _computing(plans, entry.plans), limits, bodies):
         return None
     return consumer.opview
 
@@ -356,7 +397,8 @@ def wrap_siblings_at_once(plans: list, rewriter: FusionRewriter, dep, counts: di
                 group = rewriter.wrap_siblings(plan.members, GroupKind.MATMUL, plan.dependents, plan.wrapped)
             else:
                 gemms = [ops[-1] for ops in plan.members]
-                group = rewriter.wrap_siblings(plan.members, GroupKind.MATMUL, _dependents(gemms, dep))
+                dependents = _dependents(gemms, plan.keys, tuple(_readers(op) for op in gemms), dep)
+                group = rewriter.wrap_siblings(plan.members, GroupKind.MATMUL, dependents)
         counts[op_id(group)] = (len(plan.members), plan.space)
         groups.append(group)
     return groups

@@ -13,7 +13,16 @@ evaluated at the view's coordinates the same way (`why_not_viewed`). Each
 from __future__ import annotations
 
 from mlirfuse.dialect import GroupKind, group_kind
-from mlirfuse.ir import block_ops, constant_value, defining_op, ir, is_constant_like, op_id, tensor_type, torch_name
+from mlirfuse.ir import (
+    block_ops,
+    constant_value,
+    defining_op,
+    ir,
+    is_constant_like,
+    op_id,
+    tensor_type,
+    torch_name,
+)
 from mlirfuse.ops.elementwise import RULES, fusible
 from mlirfuse.ops.indexing import CREATIONS, INDEXING_OPS, TRIANGLES
 from mlirfuse.ops.reductions import REDUCTIONS
@@ -23,12 +32,12 @@ from mlirfuse.ops.views import (
     PADS,
     RESHAPES,
     VIEW_OPS,
+    has_constant_args,
     is_identity_view,
     stored_relayout,
     view_coords,
-    walk_views,
 )
-from mlirfuse.passes.base import body_ops
+from mlirfuse.passes.base import body_ops, ops_named
 from mlirfuse.passes.rewriter import defined_by
 
 
@@ -217,16 +226,25 @@ def _views_mapped(value) -> bool:
 
 
 def has_computed_view(group) -> bool:
-    """Does `group` view a value it computes (read at the view's coordinates: pointwise kernels only)?"""
+    """Does `group` view a value it computes (read at the view's coordinates: pointwise kernels only)?
+
+    A view of an input is a chain of constant views (`constant_view`) from an argument of the body's block
+    (`view_chain` is not None): found in one pass over the body's views (found by MLIR's walk: a body's other
+    ops make no Python object), each asked once whether its arguments are constant (`has_constant_args`) and
+    whether what it views is an argument or such a view.
+    """
     block = group.regions[0].blocks[0]
-    return any(op.operation.name in VIEW_OPS and not _views_input(op.results[0], block) and not _exit_reshape(op)
-               for op in body_ops(group)[0])
-
-
-def _views_input(value: ir.Value, block: ir.Block) -> bool:
-    """Is `value` a chain of constant views of an argument of `block` (`view_chain` is not None)? Its root only."""
-    root = walk_views(value)[0]
-    return isinstance(root.owner, ir.Block) and root.owner == block
+    of_inputs = set()  # the results of the views of inputs seen so far
+    for op in ops_named(group.operation, VIEW_OPS):
+        if op.block != block:
+            continue  # in a region of a body op
+        source, result = op.operands[0], op.results[0]
+        owner = source.owner
+        if (owner == block if isinstance(owner, ir.Block) else source in of_inputs) and has_constant_args(op):
+            of_inputs.add(result)
+        elif not _exit_reshape(op):
+            return True
+    return False
 
 
 def _exit_reshape(op) -> bool:
