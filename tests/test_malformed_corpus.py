@@ -19,8 +19,9 @@ from pathlib import Path
 
 import pytest
 
-from mlirfuse.dialect import make_context
+from mlirfuse.dialect import make_context, verify_fusion_ops
 from mlirfuse.ir import ir
+from mlirfuse.passes.mark_persistent import MarkPersistent
 from mlirfuse.passes.pipeline import build_pass_manager
 
 REPO = Path(__file__).resolve().parents[1]
@@ -165,3 +166,14 @@ def test_malformed_fusion_op_through_the_python_pipeline(name):
     assert "internal error" not in message and "Traceback" not in message, message
     located = re.search(r'error: "-":(\d+):\d+: ', message)
     assert located and int(located[1]) > 0, message
+
+
+@pytest.mark.parametrize("name", ["kind-reduction-not-fused.mlir", "kind-reduction-without-reduction.mlir"])
+def test_mark_persistent_leaves_a_malformed_reduction_group_to_the_verifier(name):
+    """fusion-mark-persistent applied to a reduction group whose reduction fusion does not take (its reason string,
+    not a reduction) or that holds none: left as it is, for the verifier to report; no AttributeError."""
+    with make_context():
+        module = ir.Module.parse((ERRORS / name).read_text())
+        MarkPersistent().apply(module.operation)
+        assert '{kind = "reduction"}' in str(module)
+        assert not verify_fusion_ops(module.operation)

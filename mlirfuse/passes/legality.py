@@ -89,8 +89,9 @@ def is_fusible_group(op) -> bool:
     return op is not None and op.name == "fusion.group" and group_kind(op) in FUSIBLE_KINDS
 
 
-def group_reduction(group) -> Reduction | None:
-    """The (shared) reduction a reduction group computes; None for pointwise groups."""
+def group_reduction(group) -> Reduction | str | None:
+    """The (shared) reduction a reduction group computes; None for pointwise groups; why not, where its reduction
+    is one fusion does not take (only in a malformed group: the verifier reports it)."""
     for op in group.regions[0].blocks[0].operations:
         if op.operation.name in REDUCTIONS:
             return reduction(op)

@@ -10,6 +10,7 @@ import dataclasses
 
 from mlirfuse.dialect import GroupKind, group_kind, set_group_kind
 from mlirfuse.ir import ir
+from mlirfuse.ops.reductions import Reduction
 from mlirfuse.passes.base import ModulePass
 from mlirfuse.passes.legality import FUSION_ANALYSES, group_reduction
 from mlirfuse.passes.options import option
@@ -28,7 +29,9 @@ class MarkPersistent(ModulePass):
     def apply(self, module: ir.Operation, am=None) -> None:
         def visit(op):
             if op.name == "fusion.group" and group_kind(op) == GroupKind.REDUCTION:
-                rnumel = group_reduction(op.opview).rnumel  # None: a `?` row length, looped
+                found = group_reduction(op.opview)
+                # (Not one: a malformed group, which the verifier reports after the pass.)
+                rnumel = found.rnumel if isinstance(found, Reduction) else None  # None also: a `?` row, looped
                 if rnumel is not None and rnumel <= self.persistent_max:
                     set_group_kind(op, GroupKind.PERSISTENT_REDUCTION)
             # A group's body holds torch ops only (groups do not nest): not walked. (MLIR's walk driver, `ops_named`,
