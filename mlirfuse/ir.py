@@ -20,7 +20,7 @@ from mlirfuse.ops import dtypes
 
 __all__ = [
     "ir", "rewrite", "DTYPES", "DTYPE_CODES", "parse_tensor_type", "passmanager", "ext", "func", "torch_context", "TensorType", "tensor_type",
-    "computes", "constant_value", "constant_op_value", "constant_int_list", "is_constant", "is_constant_like", "constant_like_ops", "static_tensor_types", "reduced_static_type", "NO_CONSTANT", "parent_name", "defining_op", "result_index",
+    "computes", "VALUE_CONSTANTS", "constant_value", "constant_op_value", "constant_int_list", "is_constant", "is_constant_like", "constant_like_ops", "static_tensor_types", "reduced_static_type", "NO_CONSTANT", "parent_name", "defining_op", "result_index",
     "vtensor_type", "TorchBuilder", "op_id", "block_ops", "last_op", "add_dialect_search_prefix", "torch_name", "asm",
 ]
 
@@ -102,6 +102,11 @@ _NO_CONSTANT = object()
 # The attribute class of a `torch.constant.*` op's `value`; the others (str, device) hold a StringAttr.
 _CONSTANT_ATTRS = {"torch.constant.int": ir.IntegerAttr, "torch.constant.float": ir.FloatAttr, "torch.constant.bool": ir.BoolAttr}
 
+# The constants holding their value in a `value` attribute alone: two are equal where name and value are (the
+# type is the name's). fusion-canonicalize's CSE keys them so, `clone_ops_into(shared=...)` shares clones so, a
+# canonical form spells them so.
+VALUE_CONSTANTS = frozenset((*_CONSTANT_ATTRS, "torch.constant.str", "torch.constant.device"))
+
 
 def constant_value(value: ir.Value):
     """The Python value of a `torch.constant.*` result, or `NO_CONSTANT`."""
@@ -162,7 +167,7 @@ def is_constant(value: ir.Value) -> bool:
 
 def _is_constant_op(owner, name: str) -> bool:
     # The verified torch.constant ops hold a value of their kind: no need to read it (hot: every operand of every wrap).
-    if name in _CONSTANT_ATTRS or name in ("torch.constant.none", "torch.constant.str", "torch.constant.device"):
+    if name in VALUE_CONSTANTS or name == "torch.constant.none":
         return True
     return _constant_op_value(owner, name) is not _NO_CONSTANT
 

@@ -34,7 +34,7 @@ from __future__ import annotations
 import functools
 
 from mlirfuse.dialect.kinds import GROUP_KINDS, REDUCTION_KINDS, GroupKind, group_kind, kind_attr, kind_attribute
-from mlirfuse.ir import add_dialect_search_prefix, asm, body_operations, ir, last_op, op_id
+from mlirfuse.ir import VALUE_CONSTANTS, add_dialect_search_prefix, asm, body_operations, ir, last_op, op_id
 from mlirfuse.ops.attention import MATMULS, SDPA, SOFTMAXES
 from mlirfuse.ops.conv import CONV_OPS, Conv, conv
 from mlirfuse.ops.elementwise import liftable_constants
@@ -391,12 +391,6 @@ def canonical_form(region_op, lifted=()) -> str:
     return form.text({form.serials[v] for v in lifted if v in form.serials})
 
 
-# Constants holding their value in a `value` attribute (what `BodyForm` spells of one, once per name and value).
-_VALUE_CONSTANTS = frozenset(
-    ("torch.constant.int", "torch.constant.float", "torch.constant.bool", "torch.constant.str", "torch.constant.device")
-)
-
-
 @functools.lru_cache(maxsize=8192)
 def _constant_call(name: str, value: ir.Attribute) -> tuple[str, str]:
     """`BodyForm`'s ("name(", ") {attributes}") of a constant whose one attribute is `value`."""
@@ -445,7 +439,7 @@ class BodyForm:
             name = op.name
             attributes = op.attributes
             count = len(attributes)
-            if count == 1 and name in _VALUE_CONSTANTS:  # half of an unrolled RNN's body ops
+            if count == 1 and name in VALUE_CONSTANTS:  # half of an unrolled RNN's body ops
                 call = _constant_call(name, attributes["value"])
             elif count:
                 hidden = "value" if SCALAR_MARK in attributes else None

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 
-from mlirfuse.ir import NO_CONSTANT, constant_int_list, constant_value, defining_op, ir, tensor_type
+from mlirfuse.ir import NO_CONSTANT, VALUE_CONSTANTS, constant_int_list, constant_value, defining_op, ir, tensor_type
 from mlirfuse.ops.family import Family
 
 # Ops whose result is a view of operand 0 described by constant arguments.
@@ -138,10 +138,6 @@ def constant_view(op) -> bool:
     return op.name in VIEW_OPS and has_constant_args(op)
 
 
-# Constants whose value `view_arg` reads whatever it is (a list's items are asked to be ints: `constant_int_list`).
-_VALUED = frozenset("torch.constant." + kind for kind in ("int", "float", "bool", "none", "str", "device"))
-
-
 def has_constant_args(op, known: dict | None = None) -> bool:
     """`view_args(op) is not None`, asked of the arguments' ops by name, their values not read (an unrolled loop's
     views number thousands); `view_arg` where the name does not settle it. `known`: the answers for arguments
@@ -167,7 +163,7 @@ def _constant_arg(v: ir.Value) -> bool:
     if not isinstance(owner, ir.OpView):
         return False
     name = owner.operation.name
-    if name in _VALUED:
+    if name in VALUE_CONSTANTS or name == "torch.constant.none":  # `view_arg` reads its value, whatever it is
         return True
     if name == "torch.prim.ListConstruct" and all(
             isinstance(item := i.owner, ir.OpView) and item.operation.name == "torch.constant.int" for i in owner.operands):

@@ -14,7 +14,7 @@ from typing import Callable, ClassVar
 
 from mlirfuse.dialect import TEMPLATE_KINDS, group_kind, has_kind
 from mlirfuse.errors import PipelineError
-from mlirfuse.ir import block_ops, ir, rewrite
+from mlirfuse.ir import VALUE_CONSTANTS, block_ops, ir, rewrite
 from mlirfuse.passes.options import build, declared, parse_option
 
 
@@ -139,17 +139,11 @@ def clone_ops_into(ops, block: ir.Block, mapping: dict, before=None, shared: dic
             shared[key] = clone.results[0]
 
 
-# Constants holding their value in a `value` attribute alone: equal where name and value are (their type is the name's).
-_VALUE_CONSTANTS = frozenset(
-    ("torch.constant.int", "torch.constant.float", "torch.constant.bool", "torch.constant.str", "torch.constant.device")
-)
-
-
 def _sharing_key(op, mapping: dict):
     """What makes two constants, or two lists of constants, one for `clone_ops_into(shared=...)`: the key
     fusion-canonicalize's CSE merges them by (a list's items as mapped into the body); None for other ops."""
     name = op.operation.name
-    if name in _VALUE_CONSTANTS:
+    if name in VALUE_CONSTANTS:
         attributes = op.attributes
         return (name, attributes["value"]) if len(attributes) == 1 else None
     if name == "torch.constant.none":

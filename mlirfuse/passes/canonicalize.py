@@ -35,6 +35,7 @@ from mlirfuse.dialect import (
 )
 from mlirfuse.ir import (
     DTYPE_CODES,
+    VALUE_CONSTANTS,
     TorchBuilder,
     body_operations,
     constant_value,
@@ -96,18 +97,18 @@ def _erase_dead_ops(ops: list) -> list:
 def _eliminate_common_subexpressions(ops: list) -> list:
     """Merge ops with the same name, operands, attributes and result types; the ops left, in order.
 
-    Constants (`_CONSTANTS`) are keyed by name and value at once. Other ops
+    Constants (`VALUE_CONSTANTS`) are keyed by name and value at once. Other ops
     are keyed by name and operands first; attributes and result types are
     spelled out only once a second op has the same name and operands (most
     ops are unique by their operands alone).
     """
     first: dict[tuple, object] = {}  # (name, operands) -> the first op with them, until a second comes
     spelled: dict[tuple, object] = {}  # (name, operands, attributes and types) -> the first op with them
-    constants: dict[tuple, object] = {}  # (name, value) -> the first such `_CONSTANTS` op holding its value alone
+    constants: dict[tuple, object] = {}  # (name, value) -> the first such `VALUE_CONSTANTS` op holding its value alone
     kept = []
     for op in ops:
         name = op.name
-        if name in _CONSTANTS:
+        if name in VALUE_CONSTANTS:
             attributes = op.attributes
             if len(attributes) == 1:  # its `value`: with the name, all that tells two apart (the type is the name's)
                 key = (name, attributes["value"])
@@ -141,13 +142,6 @@ def _eliminate_common_subexpressions(ops: list) -> list:
 
 
 _SPELLED = object()  # `first`'s mark: the ops of that name and operands are in `spelled`
-
-# Constants whose one result's type their name fixes, holding their value in a `value` attribute: over half
-# of an unrolled LSTM's body ops (each view's ints, cloned in per group).
-_CONSTANTS = frozenset(
-    ("torch.constant.int", "torch.constant.float", "torch.constant.bool", "torch.constant.str", "torch.constant.device")
-)
-
 
 def _attributes_and_types(op) -> tuple:
     """What besides name and operands makes two ops the same: attributes (sorted by name) and result types.
