@@ -81,7 +81,6 @@ class TensorType:
 
 
 @functools.lru_cache(maxsize=8192)
-@functools.lru_cache(maxsize=4096)
 def asm(entity) -> str:
     """`str()` of a type or attribute, cached: both are uniqued and hashable, and printing them is slow."""
     return str(entity)
