@@ -419,12 +419,15 @@ class BodyForm:
         self.head = [group_kind(region_op).value]
         if "precision" in region_op.attributes:  # fusion-outline{precision=eager}: another kernel
             self.head.append(ir.StringAttr(region_op.attributes["precision"]).value)
+        # Does a `fusion.scalar` constant's value print `?`? Then equal keys do not say that values are equal.
+        self.hidden = False
         serials: dict[ir.Value, int] = {}
         values: list[ir.Value] = list(block.arguments)  # serial -> value
         self.args: list[tuple[int, str]] = []  # (serial, type) of each argument, in order
         for serial, arg in enumerate(values):
             serials[arg] = serial
             self.args.append((serial, asm(arg.type)))
+        self._arguments = len(values)  # the first op's first result's serial
         ops, terminator = body_operations(region_op)
         ops.append(terminator)
         self.operations = ops  # the body's ir.Operations, by index
@@ -443,6 +446,8 @@ class BodyForm:
                 call = _constant_call(name, attributes["value"])
             elif count:
                 hidden = "value" if SCALAR_MARK in attributes else None
+                if hidden:
+                    self.hidden = True
                 attrs = ", ".join(sorted([f"{name} = {'?' if name == hidden else asm(attr)}" for name, attr in attributes.items()]))
                 call = (f"{name}(", f") {{{attrs}}}")
             else:
@@ -507,11 +512,52 @@ class BodyForm:
             parts.append(f"{', '.join(printed)} = {call}{operand_text}{attrs}")
         return "\n".join(parts)
 
-    def key(self, lifted=frozenset(), holes: dict | None = None) -> tuple:
+    def key(self, lifted=frozenset(), holes: dict | None = None, memo: dict | None = None) -> tuple:
         """What `text(lifted, holes)` spells, as a tuple of the parts it is printed from: equal exactly where the
-        texts are, without printing them (a key for grouping forms, not for storing)."""
+        texts are, without printing them (a key for grouping forms, not for storing).
+
+        `memo` (a dict the caller keeps across forms): keys by what they are numbered from (`_layout`), so a
+        form laid out as one asked before (an unrolled loop's bodies, equal but for the indices of their views)
+        is not numbered again."""
         if not lifted and not holes and self._key is not None:
             return self._key
+        if memo is None:
+            key = self._numbered(lifted, holes)
+        else:
+            layout = self._layout(lifted, holes)
+            key = memo.get(layout)
+            if key is None:
+                key = memo[layout] = self._numbered(lifted, holes)
+        if not lifted and not holes:
+            self._key = key  # until the body changes again (`move_out`)
+        return key
+
+    def _layout(self, lifted, holes: dict | None) -> tuple:
+        """What `key(lifted, holes)` is numbered from, values still by serial: forms of one layout have one key.
+
+        Per op index: the op's (call, operand serials, result types) as read, an open operand -1; the number of
+        its results where the key leaves it out (gone, or a constant in `lifted`). With the arguments (serials
+        and types), the number of values before the first op's results, `lifted`, `holes` and the ops gone, that
+        is everything the numbering reads: the serials it renumbers are laid out alike."""
+        entries = list(self._keys)
+        ops, gone = self.ops, self.gone
+        for index in gone:
+            entries[index] = len(ops[index][3])
+        defined_by = self.defined_by
+        for serial in lifted:
+            index = defined_by[serial]
+            if index >= 0 and index not in gone and len(ops[index][3]) == 1:
+                entries[index] = 1
+        if holes:
+            for index, positions in holes.items():
+                if index not in gone and entries[index].__class__ is tuple:
+                    call, operands, types = entries[index]
+                    entries[index] = (call, tuple([-1 if k in positions else v for k, v in enumerate(operands)]), types)
+        return (tuple(self.head), self._arguments, tuple(self.args), frozenset(gone), frozenset(lifted),
+                tuple(sorted(holes.items())) if holes else (), tuple(entries))
+
+    def _numbered(self, lifted, holes: dict | None) -> tuple:
+        """`key(lifted, holes)`, numbered afresh."""
         ids = [-1] * len(self.values)  # serial -> the value's number in the key
         for i, (serial, _) in enumerate(self.args):
             ids[serial] = i

@@ -100,10 +100,12 @@ class Outline(ModulePass):
         forms = [BodyForm(kernel) for kernel in kernels]
         # Per kernel, the arguments hoist-views dropped and the views it appended (a group's operands are read
         # as its launch is built: earlier launches replace the groups they read).
-        hoisted = _hoist_views(kernels, groups, forms, rewriter) if self.hoist_views else {}
+        # Keys by layout (`BodyForm.key`'s memo): the kernels hoist-views moved views out of are laid out alike.
+        memo: dict = {}
+        hoisted = _hoist_views(kernels, groups, forms, rewriter, memo) if self.hoist_views else {}
         lifted = _lift(kernels, forms, rewriter) if self.lift_constants else [()] * len(kernels)
         for i, (group, kernel, scalars) in enumerate(zip(groups, kernels, lifted)):
-            form = BodyForm(kernel).key() if scalars else forms[i].key()  # lift-constants rewrote it: read again
+            form = BodyForm(kernel).key() if scalars else forms[i].key(memo=memo)  # lift-constants rewrote it: read again
             if am.verify and not scalars and forms[i].text() != canonical_form(kernel):
                 raise AssertionError(f"the form printed for kernel #{i} after hoist-views is not its body's")
             name = by_form.get(form)
@@ -133,13 +135,17 @@ def _hoistable_views(form: BodyForm) -> tuple[list, tuple, tuple]:
     ends): views a launch can take of its operand instead, by op index in body order; the values of their
     operands that may differ within a class (`_VIEW_INDICES`), per view; and the body's op names but
     constants' (a class's members have the same)."""
-    ops = form.ops
-    names = tuple([name for name, _, _, _ in ops if not name.startswith("torch.constant.")])  # an index's own constant does not enter the form
+    names = []  # an index's own constant does not enter the form
+    views = []
     arguments = len(form.args)  # serials below it are the block's arguments
+    for index, (name, operands, _, _) in enumerate(form.ops):
+        if not name.startswith("torch.constant."):
+            names.append(name)
+            if name in _VIEW_INDICES and operands[0] < arguments:
+                views.append((index, name, operands))
     found, indices = [], []
     constants: dict[int, object] = {}  # serial -> its constant value, asked once (views share their dims and steps)
-    for index in [i for i, (name, operands, _, _) in enumerate(ops) if name in _VIEW_INDICES and operands[0] < arguments]:
-        name, operands, _, _ = ops[index]
+    for index, name, operands in views:
         for v in operands[1:]:
             if v not in constants:
                 constants[v] = _constant(form, v)
@@ -147,7 +153,7 @@ def _hoistable_views(form: BodyForm) -> tuple[list, tuple, tuple]:
         if all(type(v) is int or (v is None and k >= 2) for k, v in enumerate(values, 1)):
             found.append(index)
             indices.append(tuple(values[k - 1] for k in _VIEW_INDICES[name]))
-    return found, tuple(indices), names
+    return found, tuple(indices), tuple(names)
 
 
 def _constant(form: BodyForm, serial: int):
@@ -156,7 +162,7 @@ def _constant(form: BodyForm, serial: int):
     return constant_value(form.values[serial]) if index < 0 else constant_op_value(form.operations[index])
 
 
-def _hoist_views(kernels: list, groups: list, forms: list, rewriter: FusionRewriter) -> dict[int, tuple[set, list]]:
+def _hoist_views(kernels: list, groups: list, forms: list, rewriter: FusionRewriter, memo: dict) -> dict[int, tuple[set, list]]:
     """Kernels equal but for the indices of views of their arguments (`_hoistable_views`) take the views as
     operands instead: each view, and the constants it reads, cloned before its group at function level.
 
@@ -169,8 +175,16 @@ def _hoist_views(kernels: list, groups: list, forms: list, rewriter: FusionRewri
     ops as one reading other indices (a 32-layer stack's layers read the same pieces: none is).
     """
     candidates: dict[tuple, list] = {}  # (op names but constants', sorted; how many views) -> [(kernel index, views, index vector)]
+    alike: dict[tuple, int] = {}  # a form's key -> its number among the keys (each hashed once)
+    found: list = []  # by that number: the form's `_hoistable_views`, the same for every form of its key
     for i, form in enumerate(forms):
-        views, vector, names = _hoistable_views(form)
+        if form.hidden:  # (equal keys do not say that a `fusion.scalar` value is)
+            views, vector, names = _hoistable_views(form)
+        else:
+            number = alike.setdefault(form.key(), len(alike))
+            if number == len(found):
+                found.append(_hoistable_views(form))
+            views, vector, names = found[number]
         if views:
             candidates.setdefault((tuple(sorted(names)), len(views)), []).append((i, views, vector))
     classes: dict[str, list] = {}
@@ -181,7 +195,7 @@ def _hoist_views(kernels: list, groups: list, forms: list, rewriter: FusionRewri
             form = forms[i]
             holes = {view: _VIEW_INDICES[form.ops[view][0]] for view in views}
             constants = {form.ops[view][1][k] for view, positions in holes.items() for k in positions}
-            classes.setdefault(form.key(_only_indices(form, constants, holes), holes), []).append((i, views, vector))
+            classes.setdefault(form.key(_only_indices(form, constants, holes), holes, memo), []).append((i, views, vector))
     hoisted = {}
     for members in classes.values():
         differ = [p for p in range(len(members[0][2])) if len({vector[p] for _, _, vector in members}) > 1]
@@ -259,19 +273,27 @@ def _lift(kernels: list, forms: list, rewriter: FusionRewriter) -> list[tuple[fl
     right before its user (so members agree however they shared constants), and the uses where the values
     differ become scalar arguments (`fusion.scalar`, holding the smallest vector's values).
     """
-    classes: dict[str, list] = {}
+    classes: dict[tuple, list] = {}  # the form with the liftable constants open -> [(kernel index, its form's key)]
+    known: dict[tuple, tuple] = {}  # a form's key -> (its liftable constants' serials, its class): one per body
     for i, (kernel, form) in enumerate(zip(kernels, forms)):
         if "torch.constant.float" not in form.names:
             continue  # (most kernels: no float constant to lift)
-        body = [(index, op) for index, op in enumerate(form.ops) if index not in form.gone]
-        floats = [form.operations[index] for index, (name, _, _, _) in body if name == "torch.constant.float"]
-        constants = {form.serials[v] for v in liftable_constants(kernel.regions[0].blocks[0], floats)}
+        # Forms of one key are one body, constants and all (unless a `fusion.scalar` value prints `?`).
+        key = None if form.hidden else form.key()
+        constants, class_key = known.get(key) or (None, None)
+        if constants is None:
+            constants = _liftable(kernel, form)
+            class_key = form.key(constants) if constants else None
+            if key is not None:
+                known[key] = constants, class_key
         if constants:
-            uses = [(form.operations[index], k) for index, (_, operands, _, _) in body
-                    for k, v in enumerate(operands) if v in constants]
-            classes.setdefault(form.key(constants), []).append((i, uses))
+            classes.setdefault(class_key, []).append((i, key))
     lifted = [()] * len(kernels)
     for members in classes.values():
+        if members[0][1] is not None and all(key == members[0][1] for _, key in members):
+            continue  # one body: its values agree
+        members = [(i, _uses(forms[i], _liftable(kernels[i], forms[i]) if key is None else known[key][0]))
+                   for i, key in members]
         vectors = [[constant_value(op.operands[k]) for op, k in uses] for _, uses in members]
         # By bits: 0.0 and -0.0 are different literals.
         differ = [p for p in range(len(vectors[0])) if len({v[p].hex() for v in vectors}) > 1]
@@ -282,6 +304,19 @@ def _lift(kernels: list, forms: list, rewriter: FusionRewriter) -> list[tuple[fl
             _one_constant_per_use(uses, {p: (n, smallest[n]) for n, p in enumerate(differ)}, rewriter)
             lifted[i] = tuple(vector[p] for p in differ)
     return lifted
+
+
+def _liftable(kernel, form: BodyForm) -> set:
+    """The serials of `kernel`'s liftable constants (`liftable_constants`), its body read as `form`."""
+    floats = [form.operations[index] for index, (name, _, _, _) in enumerate(form.ops)
+              if name == "torch.constant.float" and index not in form.gone]
+    return {form.serials[v] for v in liftable_constants(kernel.regions[0].blocks[0], floats)}
+
+
+def _uses(form: BodyForm, constants: set) -> list:
+    """The uses of `constants` (serials) in `form`'s body: (user, operand number), in body order."""
+    return [(form.operations[index], k) for index, (_, operands, _, _) in enumerate(form.ops) if index not in form.gone
+            for k, v in enumerate(operands) if v in constants]
 
 
 def _one_constant_per_use(uses: list, marks: dict, rewriter: FusionRewriter) -> None:
