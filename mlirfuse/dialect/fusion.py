@@ -258,15 +258,18 @@ def constant_merges(module) -> int:
 
 def _verify_launch(op, kernels: dict | None = None, signatures: dict | None = None) -> None:
     """`kernels`: the enclosing module's kernels by name, where the caller has them (else each is looked for);
-    `signatures`: kernel op_id -> what a launch of it must match, filled as kernels are met (a kernel launched
-    400 times is read once)."""
-    if "kernel" not in op.attributes or not isinstance(op.attributes["kernel"], ir.FlatSymbolRefAttr):
+    `signatures`: what a launch of a kernel must match, by the kernel's op_id (by `kernels`' identity and the
+    name where the caller has `kernels`), filled as kernels are met (a kernel launched 400 times is read once).
+    The launch's attributes are listed once."""
+    attributes = op.attributes
+    symbol = attributes["kernel"] if "kernel" in attributes else None
+    if not isinstance(symbol, ir.FlatSymbolRefAttr):
         _error(op, "requires a symbol attribute 'kernel'")
-    name = op.attributes["kernel"].value
+    name = symbol.value
     kernel = find_kernel(op, name) if kernels is None else kernels.get(name)
     if kernel is None:
         _error(op, f"refers to unknown kernel @{name}")
-    key = op_id(kernel)
+    key = op_id(kernel) if kernels is None else (id(kernels), name)
     signature = None if signatures is None else signatures.get(key)
     if signature is None:
         signature = _signature(kernel)
@@ -282,9 +285,10 @@ def _verify_launch(op, kernels: dict | None = None, signatures: dict | None = No
         )
     if yielded != [r.type for r in op.results]:
         _error(op, f"result types do not match what @{name} yields")
-    if LAUNCH_SCALARS in op.attributes and not isinstance(op.attributes[LAUNCH_SCALARS], ir.DenseF64ArrayAttr):
+    scalars = attributes[LAUNCH_SCALARS] if LAUNCH_SCALARS in attributes else None
+    if scalars is not None and not isinstance(scalars, ir.DenseF64ArrayAttr):
         _error(op, f"attribute '{LAUNCH_SCALARS}' must be an array<f64: ...>")
-    passed = len(launch_scalars(op))
+    passed = 0 if scalars is None else len(scalars)
     if passed != taken:
         _error(op, f"passes {passed} scalar arguments but @{name} takes {taken}")
 
@@ -312,7 +316,9 @@ def verify_fusion_ops(root: ir.Operation) -> bool:
     """
     ok = True
     kernels_of: dict[int, dict] = {}  # a module's op_id -> its kernels by name: one scan per module, not per launch
-    signatures: dict[int, tuple] = {}  # a kernel's op_id -> what its launches must match (`_verify_launch`)
+    # A launch's parent's op_id -> the kernels of the module holding it (None: none does): one climb per function.
+    kernels_under: dict[int, dict | None] = {}
+    signatures: dict = {}  # what a kernel's launches must match (`_verify_launch`)
 
     def visit(op):
         nonlocal ok
@@ -325,10 +331,16 @@ def verify_fusion_ops(root: ir.Operation) -> bool:
             return ir.WalkResult.ADVANCE
         try:
             if name == "fusion.launch":
-                module = _enclosing_module(op)
-                kernels = None if module is None else kernels_of.get(op_id(module))
-                if module is not None and kernels is None:
-                    kernels = kernels_of[op_id(module)] = _kernels(module)
+                parent = op.parent
+                under = None if parent is None else op_id(parent)
+                if under in kernels_under:
+                    kernels = kernels_under[under]
+                else:
+                    module = _enclosing_module(op)
+                    kernels = None if module is None else kernels_of.get(op_id(module))
+                    if module is not None and kernels is None:
+                        kernels = kernels_of[op_id(module)] = _kernels(module)
+                    kernels_under[under] = kernels
                 _verify_launch(op, kernels, signatures)
             else:
                 verifier(op)
