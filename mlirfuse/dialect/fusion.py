@@ -386,7 +386,7 @@ def find_kernel(op: ir.Operation, name: str):
     return None
 
 
-def canonical_form(region_op, lifted=()) -> str:
+def canonical_form(region_op, lifted=(), precision: str | None = None) -> str:
     """The text two groups/kernels share exactly when they compute the same thing.
 
     Built from the body alone: block arguments and values numbered in order
@@ -397,9 +397,10 @@ def canonical_form(region_op, lifted=()) -> str:
     A scalar argument's value (a `fusion.scalar` constant) prints as `?`:
     launches pass it. Constants in `lifted` do not print at all, each use
     of one printing `?`: the form of a class of bodies equal up to those
-    constants, however each shares its constants among uses.
+    constants, however each shares its constants among uses. `precision`:
+    as `BodyForm` takes it.
     """
-    form = BodyForm(region_op)
+    form = BodyForm(region_op, precision)
     return form.text({form.serials[v] for v in lifted if v in form.serials})
 
 
@@ -426,10 +427,14 @@ class BodyForm:
     indices open, then, once the views moved out (`move_out`), its own.
     """
 
-    def __init__(self, region_op):
+    def __init__(self, region_op, precision: str | None = None):
+        """`precision`: the `precision` attribute of the kernel a group's body will move into, read as that
+        kernel's would be (None: `region_op`'s own, if any)."""
         block = region_op.regions[0].blocks[0]
         self.head = [group_kind(region_op).value]
-        if "precision" in region_op.attributes:  # fusion-outline{precision=eager}: another kernel
+        if precision is not None:
+            self.head.append(precision)
+        elif "precision" in region_op.attributes:  # fusion-outline{precision=eager}: another kernel
             self.head.append(ir.StringAttr(region_op.attributes["precision"]).value)
         # Does a `fusion.scalar` constant's value print `?`? Then equal keys do not say that values are equal.
         self.hidden = False
