@@ -258,15 +258,18 @@ def constant_merges(module) -> int:
 
 def _verify_launch(op, kernels: dict | None = None, signatures: dict | None = None) -> None:
     """`kernels`: the enclosing module's kernels by name, where the caller has them (else each is looked for);
-    `signatures`: kernel op_id -> what a launch of it must match, filled as kernels are met (a kernel launched
-    400 times is read once)."""
-    if "kernel" not in op.attributes or not isinstance(op.attributes["kernel"], ir.FlatSymbolRefAttr):
+    `signatures`: what a launch of a kernel must match, by the kernel's op_id (by `kernels`' identity and the
+    name where the caller has `kernels`), filled as kernels are met (a kernel launched 400 times is read once).
+    The launch's attributes are listed once."""
+    attributes = op.attributes
+    symbol = attributes["kernel"] if "kernel" in attributes else None
+    if not isinstance(symbol, ir.FlatSymbolRefAttr):
         _error(op, "requires a symbol attribute 'kernel'")
-    name = op.attributes["kernel"].value
+    name = symbol.value
     kernel = find_kernel(op, name) if kernels is None else kernels.get(name)
     if kernel is None:
         _error(op, f"refers to unknown kernel @{name}")
-    key = op_id(kernel)
+    key = op_id(kernel) if kernels is None else (id(kernels), name)
     signature = None if signatures is None else signatures.get(key)
     if signature is None:
         signature = _signature(kernel)
@@ -282,9 +285,10 @@ def _verify_launch(op, kernels: dict | None = None, signatures: dict | None = No
         )
     if yielded != [r.type for r in op.results]:
         _error(op, f"result types do not match what @{name} yields")
-    if LAUNCH_SCALARS in op.attributes and not isinstance(op.attributes[LAUNCH_SCALARS], ir.DenseF64ArrayAttr):
+    scalars = attributes[LAUNCH_SCALARS] if LAUNCH_SCALARS in attributes else None
+    if scalars is not None and not isinstance(scalars, ir.DenseF64ArrayAttr):
         _error(op, f"attribute '{LAUNCH_SCALARS}' must be an array<f64: ...>")
-    passed = len(launch_scalars(op))
+    passed = 0 if scalars is None else len(scalars)
     if passed != taken:
         _error(op, f"passes {passed} scalar arguments but @{name} takes {taken}")
 
@@ -312,7 +316,9 @@ def verify_fusion_ops(root: ir.Operation) -> bool:
     """
     ok = True
     kernels_of: dict[int, dict] = {}  # a module's op_id -> its kernels by name: one scan per module, not per launch
-    signatures: dict[int, tuple] = {}  # a kernel's op_id -> what its launches must match (`_verify_launch`)
+    # A launch's parent's op_id -> the kernels of the module holding it (None: none does): one climb per function.
+    kernels_under: dict[int, dict | None] = {}
+    signatures: dict = {}  # what a kernel's launches must match (`_verify_launch`)
 
     def visit(op):
         nonlocal ok
@@ -325,10 +331,16 @@ def verify_fusion_ops(root: ir.Operation) -> bool:
             return ir.WalkResult.ADVANCE
         try:
             if name == "fusion.launch":
-                module = _enclosing_module(op)
-                kernels = None if module is None else kernels_of.get(op_id(module))
-                if module is not None and kernels is None:
-                    kernels = kernels_of[op_id(module)] = _kernels(module)
+                parent = op.parent
+                under = None if parent is None else op_id(parent)
+                if under in kernels_under:
+                    kernels = kernels_under[under]
+                else:
+                    module = _enclosing_module(op)
+                    kernels = None if module is None else kernels_of.get(op_id(module))
+                    if module is not None and kernels is None:
+                        kernels = kernels_of[op_id(module)] = _kernels(module)
+                    kernels_under[under] = kernels
                 _verify_launch(op, kernels, signatures)
             else:
                 verifier(op)
@@ -374,7 +386,7 @@ def find_kernel(op: ir.Operation, name: str):
     return None
 
 
-def canonical_form(region_op, lifted=()) -> str:
+def canonical_form(region_op, lifted=(), precision: str | None = None) -> str:
     """The text two groups/kernels share exactly when they compute the same thing.
 
     Built from the body alone: block arguments and values numbered in order
@@ -385,9 +397,10 @@ def canonical_form(region_op, lifted=()) -> str:
     A scalar argument's value (a `fusion.scalar` constant) prints as `?`:
     launches pass it. Constants in `lifted` do not print at all, each use
     of one printing `?`: the form of a class of bodies equal up to those
-    constants, however each shares its constants among uses.
+    constants, however each shares its constants among uses. `precision`:
+    as `BodyForm` takes it.
     """
-    form = BodyForm(region_op)
+    form = BodyForm(region_op, precision)
     return form.text({form.serials[v] for v in lifted if v in form.serials})
 
 
@@ -414,17 +427,24 @@ class BodyForm:
     indices open, then, once the views moved out (`move_out`), its own.
     """
 
-    def __init__(self, region_op):
+    def __init__(self, region_op, precision: str | None = None):
+        """`precision`: the `precision` attribute of the kernel a group's body will move into, read as that
+        kernel's would be (None: `region_op`'s own, if any)."""
         block = region_op.regions[0].blocks[0]
         self.head = [group_kind(region_op).value]
-        if "precision" in region_op.attributes:  # fusion-outline{precision=eager}: another kernel
+        if precision is not None:
+            self.head.append(precision)
+        elif "precision" in region_op.attributes:  # fusion-outline{precision=eager}: another kernel
             self.head.append(ir.StringAttr(region_op.attributes["precision"]).value)
+        # Does a `fusion.scalar` constant's value print `?`? Then equal keys do not say that values are equal.
+        self.hidden = False
         serials: dict[ir.Value, int] = {}
         values: list[ir.Value] = list(block.arguments)  # serial -> value
         self.args: list[tuple[int, str]] = []  # (serial, type) of each argument, in order
         for serial, arg in enumerate(values):
             serials[arg] = serial
             self.args.append((serial, asm(arg.type)))
+        self._arguments = len(values)  # the first op's first result's serial
         ops, terminator = body_operations(region_op)
         ops.append(terminator)
         self.operations = ops  # the body's ir.Operations, by index
@@ -443,6 +463,8 @@ class BodyForm:
                 call = _constant_call(name, attributes["value"])
             elif count:
                 hidden = "value" if SCALAR_MARK in attributes else None
+                if hidden:
+                    self.hidden = True
                 attrs = ", ".join(sorted([f"{name} = {'?' if name == hidden else asm(attr)}" for name, attr in attributes.items()]))
                 call = (f"{name}(", f") {{{attrs}}}")
             else:
@@ -507,11 +529,52 @@ class BodyForm:
             parts.append(f"{', '.join(printed)} = {call}{operand_text}{attrs}")
         return "\n".join(parts)
 
-    def key(self, lifted=frozenset(), holes: dict | None = None) -> tuple:
+    def key(self, lifted=frozenset(), holes: dict | None = None, memo: dict | None = None) -> tuple:
         """What `text(lifted, holes)` spells, as a tuple of the parts it is printed from: equal exactly where the
-        texts are, without printing them (a key for grouping forms, not for storing)."""
+        texts are, without printing them (a key for grouping forms, not for storing).
+
+        `memo` (a dict the caller keeps across forms): keys by what they are numbered from (`_layout`), so a
+        form laid out as one asked before (an unrolled loop's bodies, equal but for the indices of their views)
+        is not numbered again."""
         if not lifted and not holes and self._key is not None:
             return self._key
+        if memo is None:
+            key = self._numbered(lifted, holes)
+        else:
+            layout = self._layout(lifted, holes)
+            key = memo.get(layout)
+            if key is None:
+                key = memo[layout] = self._numbered(lifted, holes)
+        if not lifted and not holes:
+            self._key = key  # until the body changes again (`move_out`)
+        return key
+
+    def _layout(self, lifted, holes: dict | None) -> tuple:
+        """What `key(lifted, holes)` is numbered from, values still by serial: forms of one layout have one key.
+
+        Per op index: the op's (call, operand serials, result types) as read, an open operand -1; the number of
+        its results where the key leaves it out (gone, or a constant in `lifted`). With the arguments (serials
+        and types), the number of values before the first op's results, `lifted`, `holes` and the ops gone, that
+        is everything the numbering reads: the serials it renumbers are laid out alike."""
+        entries = list(self._keys)
+        ops, gone = self.ops, self.gone
+        for index in gone:
+            entries[index] = len(ops[index][3])
+        defined_by = self.defined_by
+        for serial in lifted:
+            index = defined_by[serial]
+            if index >= 0 and index not in gone and len(ops[index][3]) == 1:
+                entries[index] = 1
+        if holes:
+            for index, positions in holes.items():
+                if index not in gone and entries[index].__class__ is tuple:
+                    call, operands, types = entries[index]
+                    entries[index] = (call, tuple([-1 if k in positions else v for k, v in enumerate(operands)]), types)
+        return (tuple(self.head), self._arguments, tuple(self.args), frozenset(gone), frozenset(lifted),
+                tuple(sorted(holes.items())) if holes else (), tuple(entries))
+
+    def _numbered(self, lifted, holes: dict | None) -> tuple:
+        """`key(lifted, holes)`, numbered afresh."""
         ids = [-1] * len(self.values)  # serial -> the value's number in the key
         for i, (serial, _) in enumerate(self.args):
             ids[serial] = i

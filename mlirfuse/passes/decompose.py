@@ -21,7 +21,7 @@ from __future__ import annotations
 import dataclasses
 
 from mlirfuse.ir import ir
-from mlirfuse.passes.base import ModulePass, apply_patterns, pattern
+from mlirfuse.passes.base import ModulePass, apply_patterns, ops_named, pattern
 from mlirfuse.passes.decompositions.indexing import (
     decompose_histc,
     decompose_scatter_reduce,
@@ -99,6 +99,12 @@ PATTERNS = [
     ("torch.aten.index.Tensor", gather_of_arithmetic),
 ]
 
+# The patterns that start from a gather (`torch.aten.index.Tensor`): only they make one, so where the module
+# holds none they never match, and a transformer's views (GPT-32: 320, most in attention groups) are not each
+# handed to a pattern callback.
+_GATHER_PATTERNS = (view_of_gather, gather_of_arithmetic)
+_WITHOUT_GATHERS = [(root, fn) for root, fn in PATTERNS if fn not in _GATHER_PATTERNS]
+
 
 @dataclasses.dataclass(frozen=True)
 class Decompose(ModulePass):
@@ -110,4 +116,4 @@ class Decompose(ModulePass):
     name = "fusion-decompose"
 
     def apply(self, module: ir.Operation, am=None) -> None:
-        apply_patterns(module, PATTERNS)
+        apply_patterns(module, PATTERNS if ops_named(module, ("torch.aten.index.Tensor",)) else _WITHOUT_GATHERS)

@@ -1,9 +1,10 @@
 """fusion-outline: deduplicate groups into module-level kernels.
 
-Each `fusion.group` body moves into a `fusion.kernel` symbol and the group
-becomes a `fusion.launch` of it. Two groups whose bodies print the same once
-values are renumbered (canonical form: generic, local scope, no locations)
-share one kernel, so each structural class is compiled once.
+Each `fusion.group` becomes a `fusion.launch` of a `fusion.kernel` symbol
+holding its body. Two groups whose bodies print the same once values are
+renumbered (canonical form: generic, local scope, no locations) share one
+kernel, so each structural class is compiled once: the first group's body
+moves into it, the others' go with their groups.
 
 Groups that print the same except for float constants the lowering emits as
 plain operands (`x * 0.5` and `x * 0.25`, two layer norms' eps; see
@@ -89,31 +90,32 @@ class Outline(ModulePass):
         # Forms compared as `BodyForm.key`s: what `canonical_form` spells, not printed.
         by_form = {BodyForm(k).key(): k.attributes["sym_name"].value for k in existing}
         count = len(existing)
-        kernels = []
-        for group in groups:
-            kernel = build_kernel("", group_kind(group), loc=group.location, ip=ir.InsertionPoint(anchor))
-            group.regions[0].blocks[0].append_to(kernel.regions[0])  # move, not copy
-            if self.precision != "fast":
-                kernel.attributes["precision"] = ir.StringAttr.get(self.precision)
-            kernels.append(kernel)
-        # Each body read once: hoist-views' class forms and the kernels' forms are printed from that.
-        forms = [BodyForm(kernel) for kernel in kernels]
-        # Per kernel, the arguments hoist-views dropped and the views it appended (a group's operands are read
+        # What a kernel's `precision` attribute will say: part of its form (fusion-outline{precision=eager}).
+        precision = None if self.precision == "fast" else self.precision
+        # Each body read once, in its group: hoist-views' class forms and the kernels' forms are printed from that.
+        # A body moves into a kernel of its own only where its form is new (GPT-32: 6 of 224).
+        forms = [BodyForm(group, precision) for group in groups]
+        # Per group, the arguments hoist-views dropped and the views it appended (a group's operands are read
         # as its launch is built: earlier launches replace the groups they read).
-        hoisted = _hoist_views(kernels, groups, forms, rewriter) if self.hoist_views else {}
-        lifted = _lift(kernels, forms, rewriter) if self.lift_constants else [()] * len(kernels)
-        for i, (group, kernel, scalars) in enumerate(zip(groups, kernels, lifted)):
-            form = BodyForm(kernel).key() if scalars else forms[i].key()  # lift-constants rewrote it: read again
-            if am.verify and not scalars and forms[i].text() != canonical_form(kernel):
-                raise AssertionError(f"the form printed for kernel #{i} after hoist-views is not its body's")
+        # Keys by layout (`BodyForm.key`'s memo): the bodies hoist-views moved views out of are laid out alike.
+        memo: dict = {}
+        hoisted = _hoist_views(groups, forms, rewriter, memo) if self.hoist_views else {}
+        lifted = _lift(groups, forms, rewriter) if self.lift_constants else [()] * len(groups)
+        for i, (group, scalars) in enumerate(zip(groups, lifted)):
+            # lift-constants rewrote it: read again
+            form = BodyForm(group, precision).key() if scalars else forms[i].key(memo=memo)
+            if am.verify and not scalars and forms[i].text() != canonical_form(group, precision=precision):
+                raise AssertionError(f"the form printed for group #{i} after hoist-views is not its body's")
             name = by_form.get(form)
             if name is None:
+                kernel = build_kernel("", group_kind(group), loc=group.location, ip=ir.InsertionPoint(anchor))
+                group.regions[0].blocks[0].append_to(kernel.regions[0])  # move, not copy
+                if precision is not None:
+                    kernel.attributes["precision"] = ir.StringAttr.get(precision)
                 name = kernel_name(kernel, count)
                 count += 1
                 kernel.attributes["sym_name"] = ir.StringAttr.get(name)
                 by_form[form] = name
-            else:
-                kernel.operation.erase()
             dropped, views = hoisted.get(i, ((), []))
             reads = [v for k, v in enumerate(group.operands) if k not in dropped] + views
             launch = build_launch(name, reads, [r.type for r in group.results], scalars, loc=group.location)
@@ -133,13 +135,17 @@ def _hoistable_views(form: BodyForm) -> tuple[list, tuple, tuple]:
     ends): views a launch can take of its operand instead, by op index in body order; the values of their
     operands that may differ within a class (`_VIEW_INDICES`), per view; and the body's op names but
     constants' (a class's members have the same)."""
-    ops = form.ops
-    names = tuple([name for name, _, _, _ in ops if not name.startswith("torch.constant.")])  # an index's own constant does not enter the form
+    names = []  # an index's own constant does not enter the form
+    views = []
     arguments = len(form.args)  # serials below it are the block's arguments
+    for index, (name, operands, _, _) in enumerate(form.ops):
+        if not name.startswith("torch.constant."):
+            names.append(name)
+            if name in _VIEW_INDICES and operands[0] < arguments:
+                views.append((index, name, operands))
     found, indices = [], []
     constants: dict[int, object] = {}  # serial -> its constant value, asked once (views share their dims and steps)
-    for index in [i for i, (name, operands, _, _) in enumerate(ops) if name in _VIEW_INDICES and operands[0] < arguments]:
-        name, operands, _, _ = ops[index]
+    for index, name, operands in views:
         for v in operands[1:]:
             if v not in constants:
                 constants[v] = _constant(form, v)
@@ -147,7 +153,7 @@ def _hoistable_views(form: BodyForm) -> tuple[list, tuple, tuple]:
         if all(type(v) is int or (v is None and k >= 2) for k, v in enumerate(values, 1)):
             found.append(index)
             indices.append(tuple(values[k - 1] for k in _VIEW_INDICES[name]))
-    return found, tuple(indices), names
+    return found, tuple(indices), tuple(names)
 
 
 def _constant(form: BodyForm, serial: int):
@@ -156,21 +162,29 @@ def _constant(form: BodyForm, serial: int):
     return constant_value(form.values[serial]) if index < 0 else constant_op_value(form.operations[index])
 
 
-def _hoist_views(kernels: list, groups: list, forms: list, rewriter: FusionRewriter) -> dict[int, tuple[set, list]]:
-    """Kernels equal but for the indices of views of their arguments (`_hoistable_views`) take the views as
+def _hoist_views(groups: list, forms: list, rewriter: FusionRewriter, memo: dict) -> dict[int, tuple[set, list]]:
+    """Groups equal but for the indices of views of their arguments (`_hoistable_views`) take the views as
     operands instead: each view, and the constants it reads, cloned before its group at function level.
 
-    A class: the kernels printing the same with those indices open (`BodyForm.key`'s holes; constants only
+    A class: the bodies printing the same with those indices open (`BodyForm.key`'s holes; constants only
     they read do not print). Hoisted only the views whose indices differ within the class, as lift-constants
     lifts: elsewhere kernels keep reading their pieces by index arithmetic. An argument left
-    unread (x whose x[t] moved out) is dropped from the kernel and its launch. Returns, per kernel moved
-    out of, (its dropped argument numbers, the views its launch reads after its group's other operands);
-    `forms` (each kernel's body as read) follow. Class forms are printed only for kernels holding the same
+    unread (x whose x[t] moved out) is dropped from the body (the kernel's arguments) and the launch. Returns,
+    per group moved out of, (its dropped argument numbers, the views its launch reads after its other
+    operands); `forms` (each body as read) follow. Class forms are printed only for bodies holding the same
     ops as one reading other indices (a 32-layer stack's layers read the same pieces: none is).
     """
     candidates: dict[tuple, list] = {}  # (op names but constants', sorted; how many views) -> [(kernel index, views, index vector)]
+    alike: dict[tuple, int] = {}  # a form's key -> its number among the keys (each hashed once)
+    found: list = []  # by that number: the form's `_hoistable_views`, the same for every form of its key
     for i, form in enumerate(forms):
-        views, vector, names = _hoistable_views(form)
+        if form.hidden:  # (equal keys do not say that a `fusion.scalar` value is)
+            views, vector, names = _hoistable_views(form)
+        else:
+            number = alike.setdefault(form.key(), len(alike))
+            if number == len(found):
+                found.append(_hoistable_views(form))
+            views, vector, names = found[number]
         if views:
             candidates.setdefault((tuple(sorted(names)), len(views)), []).append((i, views, vector))
     classes: dict[str, list] = {}
@@ -181,14 +195,14 @@ def _hoist_views(kernels: list, groups: list, forms: list, rewriter: FusionRewri
             form = forms[i]
             holes = {view: _VIEW_INDICES[form.ops[view][0]] for view in views}
             constants = {form.ops[view][1][k] for view, positions in holes.items() for k in positions}
-            classes.setdefault(form.key(_only_indices(form, constants, holes), holes), []).append((i, views, vector))
+            classes.setdefault(form.key(_only_indices(form, constants, holes), holes, memo), []).append((i, views, vector))
     hoisted = {}
     for members in classes.values():
         differ = [p for p in range(len(members[0][2])) if len({vector[p] for _, _, vector in members}) > 1]
         if not differ:
             continue
         for i, views, _ in members:
-            hoisted[i] = _views_to_operands(kernels[i], groups[i], forms[i], [views[p] for p in differ], rewriter)
+            hoisted[i] = _views_to_operands(groups[i], forms[i], [views[p] for p in differ], rewriter)
     return hoisted
 
 
@@ -218,11 +232,12 @@ def _used(value: ir.Value, n: int) -> bool:
     return count == n
 
 
-def _views_to_operands(kernel, group, form: BodyForm, views: list, rewriter: FusionRewriter) -> tuple[set, list]:
-    """Move the ops `views` (indices in `form`) out of `kernel`: each taken before `group` of the operand its
-    argument stands for, read through a new argument; (the argument numbers left unread and dropped, the
-    views in argument order). `form` follows (`BodyForm.move_out`)."""
-    block = kernel.regions[0].blocks[0]
+def _views_to_operands(group, form: BodyForm, views: list, rewriter: FusionRewriter) -> tuple[set, list]:
+    """Move the ops `views` (indices in `form`) out of `group`'s body: each taken before `group` of the operand
+    its argument stands for, read through a new argument; (the argument numbers left unread and dropped, the
+    views in argument order). `form` follows (`BodyForm.move_out`). The body's arguments are the kernel's it
+    becomes: the group, replaced by a launch, is not read again."""
+    block = group.regions[0].blocks[0]
     first_new = len(block.arguments)
     dead, sources, outside_views = {}, set(), []
     for index in views:
@@ -251,27 +266,35 @@ def _views_to_operands(kernel, group, form: BodyForm, views: list, rewriter: Fus
     return dropped, outside_views
 
 
-def _lift(kernels: list, forms: list, rewriter: FusionRewriter) -> list[tuple[float, ...]]:
-    """The values each kernel's launch passes: () unless its class shares one kernel modulo constants.
+def _lift(groups: list, forms: list, rewriter: FusionRewriter) -> list[tuple[float, ...]]:
+    """The values each group's launch passes: () unless its class shares one kernel modulo constants.
 
-    A class: the kernels printing the same once each use of a liftable constant stands for a value of its
+    A class: the bodies printing the same once each use of a liftable constant stands for a value of its
     own. Where the class has several vectors of those values, each member gets one constant per such use,
     right before its user (so members agree however they shared constants), and the uses where the values
     differ become scalar arguments (`fusion.scalar`, holding the smallest vector's values).
     """
-    classes: dict[str, list] = {}
-    for i, (kernel, form) in enumerate(zip(kernels, forms)):
+    classes: dict[tuple, list] = {}  # the form with the liftable constants open -> [(kernel index, its form's key)]
+    known: dict[tuple, tuple] = {}  # a form's key -> (its liftable constants' serials, its class): one per body
+    for i, (group, form) in enumerate(zip(groups, forms)):
         if "torch.constant.float" not in form.names:
             continue  # (most kernels: no float constant to lift)
-        body = [(index, op) for index, op in enumerate(form.ops) if index not in form.gone]
-        floats = [form.operations[index] for index, (name, _, _, _) in body if name == "torch.constant.float"]
-        constants = {form.serials[v] for v in liftable_constants(kernel.regions[0].blocks[0], floats)}
+        # Forms of one key are one body, constants and all (unless a `fusion.scalar` value prints `?`).
+        key = None if form.hidden else form.key()
+        constants, class_key = known.get(key) or (None, None)
+        if constants is None:
+            constants = _liftable(group, form)
+            class_key = form.key(constants) if constants else None
+            if key is not None:
+                known[key] = constants, class_key
         if constants:
-            uses = [(form.operations[index], k) for index, (_, operands, _, _) in body
-                    for k, v in enumerate(operands) if v in constants]
-            classes.setdefault(form.key(constants), []).append((i, uses))
-    lifted = [()] * len(kernels)
+            classes.setdefault(class_key, []).append((i, key))
+    lifted = [()] * len(groups)
     for members in classes.values():
+        if members[0][1] is not None and all(key == members[0][1] for _, key in members):
+            continue  # one body: its values agree
+        members = [(i, _uses(forms[i], _liftable(groups[i], forms[i]) if key is None else known[key][0]))
+                   for i, key in members]
         vectors = [[constant_value(op.operands[k]) for op, k in uses] for _, uses in members]
         # By bits: 0.0 and -0.0 are different literals.
         differ = [p for p in range(len(vectors[0])) if len({v[p].hex() for v in vectors}) > 1]
@@ -282,6 +305,19 @@ def _lift(kernels: list, forms: list, rewriter: FusionRewriter) -> list[tuple[fl
             _one_constant_per_use(uses, {p: (n, smallest[n]) for n, p in enumerate(differ)}, rewriter)
             lifted[i] = tuple(vector[p] for p in differ)
     return lifted
+
+
+def _liftable(group, form: BodyForm) -> set:
+    """The serials of the liftable constants (`liftable_constants`) of `group`'s body, read as `form`."""
+    floats = [form.operations[index] for index, (name, _, _, _) in enumerate(form.ops)
+              if name == "torch.constant.float" and index not in form.gone]
+    return {form.serials[v] for v in liftable_constants(group.regions[0].blocks[0], floats)}
+
+
+def _uses(form: BodyForm, constants: set) -> list:
+    """The uses of `constants` (serials) in `form`'s body: (user, operand number), in body order."""
+    return [(form.operations[index], k) for index, (_, operands, _, _) in enumerate(form.ops) if index not in form.gone
+            for k, v in enumerate(operands) if v in constants]
 
 
 def _one_constant_per_use(uses: list, marks: dict, rewriter: FusionRewriter) -> None:
