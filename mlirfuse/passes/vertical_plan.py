@@ -279,8 +279,8 @@ class _Planner:
         self.changed = True
 
     def _judged(self, judge, node: _Node):
-        """`judge(node.op)` (elementwise.why_not_fusible, `reduction`), asked once per key: an unrolled loop or a
-        layer stack repeats its ops' names, types and constant arguments, all such a judge reads of an op."""
+        """`judge(node.op)` (elementwise.why_not_fusible, `reduction`, `gemm`), asked once per key: an unrolled loop
+        or a layer stack repeats its ops' names, types and constant arguments, all such a judge reads of an op."""
         spelled = self._spelled
         key = [judge, node.name]
         for r in node.results:
@@ -498,38 +498,36 @@ class _Planner:
 
     def _why_not_past_gemm_epilogue(self, producer: _Group, exported: list) -> str | None:
         """legality._why_not_past_gemm_epilogue on the record."""
-        if not exported:
-            return None
+        if not exported or not producer.adds:
+            return None  # (no add: no residual)
+        inputs = producer.inputs
         gemm_args = []
-        for v in producer.inputs:
+        for v in inputs:
             out = v.gemm_out
             if out is _UNKNOWN:
                 source = v.node
-                found = gemm(source.op.opview) if source is not None and source.name in MATMUL_OPS else None
+                found = self._judged(gemm, source) if source is not None and source.name in MATMUL_OPS else None
                 out = v.gemm_out = found.out if isinstance(found, Gemm) else None
             if out is not None:
                 gemm_args.append((v, out))
         if not gemm_args:
             return None
-        # A residual: an add of a non-GEMM input to a value of the same shape (its first two operands).
-        others = set(producer.inputs).difference(v for v, _ in gemm_args)
-        residual = any(
-            (node.operands[0] in others or node.operands[1] in others) and self._same_shape_add(node)
-            for node in producer.adds
-        )
-        if not residual:
+        # A residual: an add of a non-GEMM input to a value of the same shape (its first two operands). (Of an
+        # input, `gemm_out` is known: None where it is not a GEMM's.)
+        for node in producer.adds:
+            a, b = node.operands[0], node.operands[1]
+            if ((a in inputs and a.gemm_out is None) or (b in inputs and b.gemm_out is None)) and self._same_shape_add(node):
+                break
+        else:
             return None
         shape = self._shape
-        read_into = None  # result shape -> the values read by the body's one-result ops of that shape (a set each)
         for v, space in gemm_args:
             if all(shape(r) == space for r in producer.results):
-                if read_into is None:
-                    read_into = {}
-                    for _, node in producer.entries:
-                        if len(node.results) == 1:
-                            read_into.setdefault(shape(node.results[0]), set()).update(node.operands)
-                if v in read_into.get(space, ()):
-                    return "producer is a GEMM's residual epilogue (it adds to the GEMM's result) whose result is read elsewhere too"
+                # Read by a one-result op of the body computing over the GEMM's shape.
+                for _, node in producer.entries:
+                    results = node.results
+                    if len(results) == 1 and v in node.operands and shape(results[0]) == space:
+                        return "producer is a GEMM's residual epilogue (it adds to the GEMM's result) whose result is read elsewhere too"
         return None
 
     @staticmethod
