@@ -28,7 +28,7 @@ from operator import attrgetter
 
 from mlirfuse.analysis.bodies import counts_as_computing
 from mlirfuse.dialect import FUSIBLE_KINDS, GroupKind, build_group, build_yield, group_kind
-from mlirfuse.ir import ir, last_op, tensor_type
+from mlirfuse.ir import ir, tensor_type
 from mlirfuse.ops import elementwise, reductions, scans
 from mlirfuse.ops.indexing import CREATIONS, EMBEDS, GATHERS, INDEX_LISTS, SCATTERS, reads_shape_only
 from mlirfuse.ops.matmul import MATMUL_OPS, Gemm, gemm
@@ -49,6 +49,7 @@ _INDEXED = frozenset(CREATIONS) | frozenset(EMBEDS) | frozenset(GATHERS) | {"tor
 _WRAP_ROOTS = frozenset(FUSED) | {CAT, "torch.operator"}
 _UNKNOWN = object()
 _POSITION = attrgetter("pos")
+_INDEX = attrgetter("index")
 # What fusion-fuse-vertical erases first when nothing reads it (`fuse_vertical.erase_dead_code`, `_Planner.erase_dead_code`).
 PURE = PURE_OPS | {CAT, "torch.prim.ListConstruct"}
 
@@ -676,43 +677,50 @@ class _Planner:
         if not self.gone:
             return False
         # Each group goes before the next original op that stays where it is; moved ops follow what precedes them.
-        anchor_of = {}
-        anchor = None
-        node = self.head
         order = []
+        node = self.head
         while node is not None:
             order.append(node)
             node = node.next
+        moved = self.moved
+        anchor_of = {}  # group node -> that op
+        anchor = None
         for node in reversed(order):
-            if node.group is None and node not in self.moved:
+            if node.group is not None:
+                anchor_of[node] = anchor
+            elif node not in moved:
                 anchor = node.op
-            anchor_of[node] = anchor
+        # (Where no analysis is live, as in a planned run outside checking mode, nothing is announced.)
+        inserted, replaced, erased = rewriter.heard("op_inserted"), rewriter.heard("value_replaced"), rewriter.heard("op_erased")
         built = []
         cursor = None
         for node in order:
             if node.group is not None:
-                group = self._build_group(node.group, node.op.location, anchor_of[node])
-                rewriter.inserted(group, anchor_of[node])
-                built.append((node.group, group))
+                anchor = anchor_of[node]
+                group, end = self._build_group(node.group, node.op.location, anchor)
+                if inserted:
+                    rewriter.inserted(group, anchor)
+                built.append((node.group, group, end))
                 cursor = group
-            elif node in self.moved:
+            elif node in moved:
                 rewriter.move_after(node.op, cursor)
                 cursor = node.op
             else:
                 cursor = node.op
-        for record, group in built:
+        for record, group, end in built:
             # The uses outside the body: the ops moved in and the yield read `old` still.
             inside = [node.op for _, node in record.entries if node.group is not None]
-            inside.append(last_op(group.regions[0].blocks[0]).operation)
+            inside.append(end)
             for old, new in zip(record.results, group.results):
                 old = old.value
-                rewriter.value_replaced(old, new)
+                if replaced:
+                    rewriter.value_replaced(old, new)
                 old.replace_all_uses_except(new, inside)
         # Users before what they read: in reverse block order, as the ops stood.
-        for node in sorted(self.gone, key=lambda n: n.index, reverse=True):
+        for node in sorted(self.gone, key=_INDEX, reverse=True):
             if node.group is None:
                 rewriter.erase(node.op)  # an absorbed view nobody else reads
-            else:
+            elif erased:
                 rewriter.moved_into_group(node.op)
         return True
 
@@ -753,7 +761,7 @@ class _Planner:
                     if listed is None:
                         listed = op.operands
                     listed[k] = new
-        return group
+        return group, end.operation
 
 
 def _nested_reads(op) -> list:
