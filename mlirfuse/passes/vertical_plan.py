@@ -143,6 +143,7 @@ class _Planner:
         self.values: dict = {}  # ir.Value -> its `_Value` (asked once per operand, as the ops are listed)
         self.moved: set = set()  # nodes of original ops moved after a group
         self.gone: list = []  # the nodes of the original ops now in groups, and of absorbed views nobody reads any more
+        self.last_taken: dict = {}  # the node of such a view -> the body entry of its last absorption
         self.same_shape: dict = {}  # node -> `_same_shape_add`
         self.reductions: dict = {}  # node -> `reduction` of its op
         self.judged: dict = {}  # `_judged`'s key -> the judge's answer
@@ -561,7 +562,8 @@ class _Planner:
         v_inputs, constants, lists = self._wrapped_inputs(view)
         group.grew()
         group.inputs = list(dict.fromkeys(v_inputs + [v for v in group.inputs if v is not value]))
-        group.entries.insert(0, (list(dict.fromkeys(constants)), view))  # (one record per op: as `unique_ops`)
+        entry = (list(dict.fromkeys(constants)), view)  # (one record per op: as `unique_ops`)
+        group.entries.insert(0, entry)
         group.views.insert(0, view)
         group.indexed |= lists
         readers = value.readers
@@ -570,8 +572,9 @@ class _Planner:
             found = v.readers
             if found is not None:
                 found[node] = 1
-        if not readers:  # nobody else reads the view: erased
+        if not readers:  # nobody else reads the view: erased (moved into the body that took it last, for its clone)
             self.gone.append(view)
+            self.last_taken[view] = entry
             for v in v_inputs:
                 found = v.readers
                 if found is not None:
@@ -670,9 +673,10 @@ class _Planner:
 
         A group's ops are moved into its body, not cloned (each is in one group); the constants and views it
         reads are cloned (others may read them too), each constant value once per body (where the rewrites
-        leave a copy per use until fusion-canonicalize's CSE keeps the first). The analyses hear what the
-        rewrites' clones would have told them: each group inserted, its results replacing the ops', the ops
-        gone from the function level.
+        leave a copy per use until fusion-canonicalize's CSE keeps the first), except a view nobody reads
+        outside the groups: the body that absorbed it last takes the view itself, where the rewrites would
+        clone it and erase it. The analyses hear what the rewrites' clones would have told them: each group
+        inserted, its results replacing the ops', the ops gone from the function level.
         """
         if not self.gone:
             return False
@@ -717,10 +721,8 @@ class _Planner:
                     rewriter.value_replaced(old, new)
                 old.replace_all_uses_except(new, inside)
         # Users before what they read: in reverse block order, as the ops stood.
-        for node in sorted(self.gone, key=_INDEX, reverse=True):
-            if node.group is None:
-                rewriter.erase(node.op)  # an absorbed view nobody else reads
-            elif erased:
+        if erased:
+            for node in sorted(self.gone, key=_INDEX, reverse=True):
                 rewriter.moved_into_group(node.op)
         return True
 
@@ -746,12 +748,17 @@ class _Planner:
         mapping = dict(zip(inputs, block.arguments))
         end = build_yield(results, ip=ir.InsertionPoint(block))
         shared: dict = {}  # one clone per constant value
-        for constants, node in record.entries:
+        last_taken = self.last_taken
+        for entry in record.entries:
+            constants, node = entry
             if constants:
                 clone_ops_into(constants, block, mapping, before=end, shared=shared)
-            if node.group is None:  # a view: cloned
-                clone_ops_into([node.op], block, mapping, before=end)
-                continue
+            if node.group is None:  # a view
+                if last_taken.get(node) is not entry:  # read elsewhere too: cloned
+                    clone_ops_into([node.op], block, mapping, before=end)
+                    continue
+                # Itself: the ops after it read it, not a clone of it made before (a body may hold two).
+                mapping.pop(node.results[0].value, None)
             op = node.op.operation
             op.move_before(end)
             listed = None
