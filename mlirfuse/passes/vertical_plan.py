@@ -66,7 +66,7 @@ class _Group:
 
     def __init__(self, kind, inputs, results, entries, computing, first_reduction, views, indexed, adds):
         self.kind, self.inputs, self.results, self.entries = kind, inputs, results, entries
-        self.computing, self.first_reduction = computing, first_reduction  # the node of its first reduction
+        self.computing, self.first_reduction = computing, first_reduction  # `reduction` of its first reduction op
         self.views = views  # the view ops cloned in (absorbed), in body order
         self.indexed = indexed  # legality would ask `why_not_indexed` of it as a consumer
         self.adds = adds  # the nodes of its `aten.add.Tensor`s (`_why_not_past_gemm_epilogue` looks at them)
@@ -273,7 +273,7 @@ class _Planner:
         computing = 1 if counts_as_computing(name) else 0
         node.group = _Group(
             kind, inputs, node.results, [entry], computing,
-            node if name in REDUCTIONS else None, [], name in _INDEXED or lists,
+            self._reduction(node) if name in REDUCTIONS else None, [], name in _INDEXED or lists,
             [node] if name == "torch.aten.add.Tensor" else [],
         )
         self.gone.append(node)
@@ -312,10 +312,8 @@ class _Planner:
         -0.0 apart; reading one is cheaper than converting it); read once."""
         found = record.spelling
         if found is None:
-            try:
-                attr = record.const.attributes["value"]
-            except KeyError:  # torch.constant.none
-                attr = None
+            const = record.const  # (a none has no value: asked first, as a KeyError through the bindings costs ~10 µs)
+            attr = None if const.name == "torch.constant.none" else const.attributes["value"]
             found = record.spelling = (record.value.type, attr)
         return found
 
@@ -390,6 +388,13 @@ class _Planner:
         return True if record is not None and record.const is not None else view_arg(v)
 
     def _search(self, producer: _Node, consumer: _Node) -> tuple[list, bool]:
+        group = producer.group
+        for r in group.results if group is not None else producer.results:
+            readers = r.readers
+            if readers and (len(readers) > 1 or consumer not in readers):
+                break
+        else:  # read by the consumer alone (a chain: the common case)
+            return [], False
         limit = consumer.pos
         seen: dict = {}
         stack = [producer]
@@ -408,9 +413,6 @@ class _Planner:
                         stack.append(user)
         return (sorted(seen, key=_POSITION) if len(seen) > 1 else list(seen)), cycle
 
-    def _exported(self, producer: _Group, consumer: _Node) -> list:
-        return [r for r in producer.results if len(found := r.readers or ()) > (consumer in found)]
-
     def _why_not_merge(self, p_node: _Node, c_node: _Node) -> str | None:
         """legality.why_not_merge on the records.
 
@@ -422,12 +424,16 @@ class _Planner:
         producer, consumer = p_node.group, c_node.group
         if self._dependents_between(p_node, c_node)[1]:
             return "cycle"
-        produced = set(producer.results)
+        produced = producer.results  # (a few: looked through, not hashed)
         if consumer.views and any(view.operands[0] in produced for view in consumer.views):
             raise Unplanned  # a view of the producer's value: `why_not_viewed`
         if consumer.indexed and (why := self._why_not_indexed(produced, consumer)):
             return why
-        exported = self._exported(producer, c_node)
+        exported = []
+        for r in producer.results:
+            found = r.readers
+            if found and len(found) > (c_node in found):  # read by another too
+                exported.append(r)
         inputs = merged_operands(producer.inputs, produced, consumer.inputs)
         self._interface = exported, inputs  # what `_merge` builds with, if legal
         args = len(inputs) + len(consumer.results) + len(exported)
@@ -436,8 +442,7 @@ class _Planner:
         size = producer.computing + consumer.computing
         if self.limits.max_group_size and size > self.limits.max_group_size:
             return f"group size limit ({size} > {self.limits.max_group_size})"
-        p_red = None if producer.first_reduction is None else self._reduction(producer.first_reduction)
-        c_red = None if consumer.first_reduction is None else self._reduction(consumer.first_reduction)
+        p_red, c_red = producer.first_reduction, consumer.first_reduction
         row_norm = c_red is None or (c_red.keepdim and c_red.dims == (len(c_red.shape) - 1,))
         if exported and p_red is None and row_norm and (why := self._why_not_past_gemm_epilogue(producer, exported)):
             return why
@@ -451,7 +456,7 @@ class _Planner:
             raise Unplanned  # `has_computed_view` (views of computed values in a reduction group)
         pointwise = consumer if c_red is None else producer if p_red is None else None
         why = why_not_reduction_space(p_red, c_red, None if pointwise is None else self._shape(pointwise.results[0]),
-                                      [*exported, *consumer.results], lambda r: r.node.name in REDUCTIONS)
+                                      [*exported, *consumer.results], _from_reduction, self._shape)
         if why:
             return why
         for r in producer.results:
@@ -474,7 +479,7 @@ class _Planner:
         """The (node, operand number) reads of `value` by `group`'s ops, as the block argument's uses would list them."""
         return [(node, k) for _, node in group.entries for k, v in enumerate(node.operands) if v is value]
 
-    def _why_not_indexed(self, produced: set, consumer: _Group) -> str | None:
+    def _why_not_indexed(self, produced: list, consumer: _Group) -> str | None:
         """legality_indexed.why_not_indexed where the consumer holds no gather, embedding or index list: a value
         the producer computes read only for its shape."""
         for v in consumer.inputs:
@@ -769,6 +774,10 @@ class _Planner:
                         listed = op.operands
                     listed[k] = new
         return group, end.operation
+
+
+def _from_reduction(record: _Value) -> bool:
+    return record.node.name in REDUCTIONS
 
 
 def _nested_reads(op) -> list:
