@@ -4,7 +4,7 @@ The plan replays the greedy's sweeps on records of the would-be groups and
 builds each final group once; the output must be the text the wraps and
 merges make (up to the copies of a constant in one body: the plan clones
 one per value, as fusion-canonicalize's CSE leaves them), on models (an LSTM's steps, a GPT-2 block, views absorbed
-into their readers, a GEMM's residual epilogue, a cycle refused, tight
+into their readers, one view twice in a body, a GEMM's residual epilogue, a cycle refused, tight
 limits) and on every lit input, and a case it does not take (a scan) must
 fall back to the rewrites.
 """
@@ -66,6 +66,15 @@ class Cycle(nn.Module):
         return torch.relu(y * (y @ x))
 
 
+class ViewedTwice(nn.Module):
+    """One view read by a mean and by the sub after it: each group absorbs it, and they merge (a body holding it twice,
+    the second read by the sub)."""
+
+    def forward(self, x):
+        v = x.view(2, 2, 18)
+        return v - v.mean(-1, keepdim=True)
+
+
 class Scan(nn.Module):
     """A cumulative sum: a scan group, which the plan leaves to the rewrites."""
 
@@ -78,6 +87,7 @@ CASES = {
     "transformer block": (Block, (2, 8, 16), True),
     "sliced bias": (SlicedBias, (4, 16), True),
     "cycle": (Cycle, (8, 8), True),
+    "view read twice": (ViewedTwice, (2, 4, 9), True),
     "scan": (Scan, (4, 16), False),
 }
 

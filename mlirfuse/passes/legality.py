@@ -294,11 +294,11 @@ def _why_not_by_rule(producer, consumer, dep: DependenceAnalysis, limits: Limits
     return None
 
 
-def why_not_reduction_space(p_red, c_red, pointwise_shape, stored: list, from_reduction) -> str | None:
+def why_not_reduction_space(p_red, c_red, pointwise_shape, stored: list, from_reduction, shape_of=None) -> str | None:
     """A merge with a reduction (`p_red` or `c_red`, either may be None): one axis set of one shape S, the
     pointwise side's result (`pointwise_shape`, None if both reduce) broadcasting into S, and each of `stored`
     (the values the merged kernel stores) of S, of its keepdim shape, 0-d or a reduction's result
-    (`from_reduction`)."""
+    (`from_reduction`). `shape_of(value)`: a stored value's shape (None: read from its type)."""
     if p_red is not None and c_red is not None and (p_red.shape, p_red.dims) != (c_red.shape, c_red.dims):
         return "reductions over different axes"
     red = p_red or c_red
@@ -309,7 +309,8 @@ def why_not_reduction_space(p_red, c_red, pointwise_shape, stored: list, from_re
     # (a broadcast-smaller value) has no place to be stored.
     spaces = (red.shape, red.keepdim_shape, ())
     for r in stored:
-        if tensor_type(r.type).shape not in spaces and not from_reduction(r):
+        shape = tensor_type(r.type).shape if shape_of is None else shape_of(r)
+        if shape not in spaces and not from_reduction(r):
             return "different iteration space"
     return None
 

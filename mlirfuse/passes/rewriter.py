@@ -68,6 +68,11 @@ class FusionRewriter:
         `old` lives on in a group's body)."""
         self._notify("value_replaced", old, new)
 
+    def heard(self, event: str) -> bool:
+        """Does a live analysis listen to `event` (a `RewriteListener` method name)? Asked once by a caller about to
+        announce many rewrites of one kind (a planned pass building its groups), not per announcement."""
+        return bool(self.am.handlers(event))
+
     def moved_into_group(self, op) -> None:
         """Announce `op`, moved from the function level into a new group's body: to the analyses, which keep
         function-level ops, it is gone as if erased."""

@@ -28,7 +28,7 @@ from operator import attrgetter
 
 from mlirfuse.analysis.bodies import counts_as_computing
 from mlirfuse.dialect import FUSIBLE_KINDS, GroupKind, build_group, build_yield, group_kind
-from mlirfuse.ir import ir, last_op, tensor_type
+from mlirfuse.ir import ir, tensor_type
 from mlirfuse.ops import elementwise, reductions, scans
 from mlirfuse.ops.indexing import CREATIONS, EMBEDS, GATHERS, INDEX_LISTS, SCATTERS, reads_shape_only
 from mlirfuse.ops.matmul import MATMUL_OPS, Gemm, gemm
@@ -49,6 +49,7 @@ _INDEXED = frozenset(CREATIONS) | frozenset(EMBEDS) | frozenset(GATHERS) | {"tor
 _WRAP_ROOTS = frozenset(FUSED) | {CAT, "torch.operator"}
 _UNKNOWN = object()
 _POSITION = attrgetter("pos")
+_INDEX = attrgetter("index")
 # What fusion-fuse-vertical erases first when nothing reads it (`fuse_vertical.erase_dead_code`, `_Planner.erase_dead_code`).
 PURE = PURE_OPS | {CAT, "torch.prim.ListConstruct"}
 
@@ -65,7 +66,7 @@ class _Group:
 
     def __init__(self, kind, inputs, results, entries, computing, first_reduction, views, indexed, adds):
         self.kind, self.inputs, self.results, self.entries = kind, inputs, results, entries
-        self.computing, self.first_reduction = computing, first_reduction  # the node of its first reduction
+        self.computing, self.first_reduction = computing, first_reduction  # `reduction` of its first reduction op
         self.views = views  # the view ops cloned in (absorbed), in body order
         self.indexed = indexed  # legality would ask `why_not_indexed` of it as a consumer
         self.adds = adds  # the nodes of its `aten.add.Tensor`s (`_why_not_past_gemm_epilogue` looks at them)
@@ -81,13 +82,38 @@ class _Group:
 class _Node:
     """An op of the function body as the sweeps see it: an original op, or a would-be group in its place."""
 
-    __slots__ = ("op", "name", "results", "group", "prev", "next", "pos", "into", "index")
+    __slots__ = ("op", "name", "results", "operands", "group", "prev", "next", "pos", "into", "index")
 
-    def __init__(self, op, name: str, index: int, prev, results):
-        self.op, self.name, self.group, self.index, self.results = op, name, None, index, results
+    def __init__(self, op, name: str, index: int, prev):
+        self.op, self.name, self.group, self.index = op, name, None, index
+        self.results: list = []  # its results' `_Value`s
+        self.operands: list = []  # the original op's operands' `_Value`s (listed once; none for a constant)
         self.prev, self.next = prev, None
         self.pos = (index + 1) * 1024.0
         self.into = None  # the node it was merged into (a union-find link)
+
+
+class _Value:
+    """A value the body's ops read, as the sweeps see it: its readers and the facts asked of it, on a Python
+    object (a dict keyed by `ir.Value`s asks the bindings for a hash and an equality at every look-up).
+
+    One per value (`_Planner.values`), so records compare as their values do: by identity.
+    """
+
+    __slots__ = ("value", "node", "readers", "const", "spelling", "shape", "gemm_out")
+
+    def __init__(self, value, node, readers):
+        self.value = value  # the `ir.Value`
+        self.node = node  # the node of the op computing it; None for a function argument or a constant
+        self.readers = readers  # {node: 1} for each node reading it (a dict: in order); None for an argument
+        self.const = None  # the `torch.constant.*` op computing it
+        self.spelling = None  # `_spelled`
+        self.shape = None  # `_shape`
+        self.gemm_out = _UNKNOWN  # the shape of the GEMM computing it, or None (`gemm` asked once)
+
+    @property
+    def type(self):
+        return self.value.type
 
 
 def plan(module: ir.Operation, limits: Limits, rewriter) -> list | None:
@@ -114,64 +140,61 @@ class _Planner:
     def __init__(self, ops: list, limits: Limits):
         """`ops`: a function body's ops, as `ir.Operation`s (`function_level_ops`: cheaper to list than `OpView`s)."""
         self.limits = limits
-        self.producer: dict = {}  # value -> the node of the op computing it
-        self.readers: dict = {}  # value -> {node: 1} for each node reading it (a dict: in order)
-        self.operands: dict = {}  # node -> the original op's operands (listed once)
+        self.values: dict = {}  # ir.Value -> its `_Value` (asked once per operand, as the ops are listed)
         self.moved: set = set()  # nodes of original ops moved after a group
         self.gone: list = []  # the nodes of the original ops now in groups, and of absorbed views nobody reads any more
-        self.gemm_out: dict = {}  # value -> the shape of the GEMM computing it, or None (`gemm` asked once)
+        self.last_taken: dict = {}  # the node of such a view -> the body entry of its last absorption
         self.same_shape: dict = {}  # node -> `_same_shape_add`
-        self.shapes: dict = {}  # value -> `_shape`
         self.reductions: dict = {}  # node -> `reduction` of its op
-        self.constants: dict = {}  # value -> the `torch.constant.*` op computing it
         self.judged: dict = {}  # `_judged`'s key -> the judge's answer
-        self.spellings: dict = {}  # constant value -> `_spelled`
         self._interface: tuple = ((), ())  # the last legal merge's exported results and inputs
         self._last: tuple | None = None  # the last `_dependents_between` answer, until the next rewrite
         self.changed = False
         self.pure: list = []  # the nodes of `PURE` ops, in block order
         self.constant_like: list = []  # the nodes of constants and lists, in block order
         self.dead: set = set()  # the nodes `erase_dead_code` erased
-        readers, producer, constants, listed = self.readers, self.producer, self.constants, self.operands
-        readers_get, constant_like, pure = readers.get, self.constant_like, self.pure
+        values = self.values
+        values_get, constant_like, pure = values.get, self.constant_like, self.pure
         head = prev = None
         for index, op in enumerate(ops):
             name = op.name
+            node = _Node(op, name, index, prev)
             if name.startswith("torch.constant."):
                 # Reads nothing, and a constant is cloned, never a group input: its place, value and readers count.
                 result = op.result
-                node = _Node(op, name, index, prev, (result,))
-                constants[result] = op
-                readers[result] = {}
+                record = values[result] = _Value(result, None, {})
+                record.const = op
+                node.results = [record]
                 constant_like.append(node)
             else:
                 if name == "fusion.group" and group_kind(op) in (*FUSIBLE_KINDS, GroupKind.SCATTER):
                     raise Unplanned  # an earlier pass's group: the rewrites merge into it
-                operands = list(op.operands)
-                try:  # (most ops have one result: `op.result` costs half of listing them)
-                    results = [op.result]
-                except ValueError:
-                    results = list(op.results)
-                node = _Node(op, name, index, prev, results)
-                listed[node] = operands
+                operands = node.operands
+                # Only values the block's ops compute are tracked: who reads a function argument is never asked.
+                for v in op.operands:
+                    record = values_get(v)
+                    if record is None:  # an argument (the block's ops come after what they read)
+                        record = values[v] = _Value(v, None, None)
+                    elif record.readers is not None:
+                        record.readers[node] = 1
+                    operands.append(record)
                 if name in PURE:
                     pure.append(node)
                     if name == "torch.prim.ListConstruct":
                         constant_like.append(node)
-                # Only values the block's ops compute are tracked: who reads a function argument is never asked.
-                for v in operands:
-                    found = readers_get(v)
-                    if found is not None:
-                        found[node] = 1
                 # (No aten op has regions.)
                 if not name.startswith("torch.aten.") and len(op.regions) and name != "fusion.group":
                     for v in _nested_reads(op):
-                        found = readers_get(v)
-                        if found is not None:
-                            found[node] = 1
+                        record = values_get(v)
+                        if record is not None and record.readers is not None:
+                            record.readers[node] = 1
+                try:  # (most ops have one result: `op.result` costs half of listing them)
+                    results = [op.result]
+                except ValueError:
+                    results = list(op.results)
                 for r in results:
-                    producer[r] = node
-                    readers[r] = {}
+                    record = values[r] = _Value(r, node, {})
+                    node.results.append(record)
             if prev is None:
                 head = node
             else:
@@ -182,20 +205,20 @@ class _Planner:
     def erase_dead_code(self, rewriter) -> None:
         """`fuse_vertical.erase_dead_code` on this body, from the listed reads: the pure ops nobody reads, in
         reverse block order (users first), so that what only they read goes too."""
-        readers, producer = self.readers, self.producer
         for node in reversed(self.pure):
             for r in node.results:
-                if readers[r]:
+                if r.readers:
                     break
             else:  # nobody reads it
                 rewriter.erase(node.op)
                 self.dead.add(node)
                 for r in node.results:
-                    del readers[r], producer[r]
-                for v in self.operands.pop(node):
-                    found = readers.get(v)
+                    r.readers = r.node = None
+                for v in node.operands:
+                    found = v.readers
                     if found is not None:
                         found.pop(node, None)
+                node.operands = []
                 self._unlink(node)
         self.pure = []
 
@@ -250,7 +273,7 @@ class _Planner:
         computing = 1 if counts_as_computing(name) else 0
         node.group = _Group(
             kind, inputs, node.results, [entry], computing,
-            node if name in REDUCTIONS else None, [], name in _INDEXED or lists,
+            self._reduction(node) if name in REDUCTIONS else None, [], name in _INDEXED or lists,
             [node] if name == "torch.aten.add.Tensor" else [],
         )
         self.gone.append(node)
@@ -258,41 +281,40 @@ class _Planner:
         self.changed = True
 
     def _judged(self, judge, node: _Node):
-        """`judge(node.op)` (elementwise.why_not_fusible, `reduction`), asked once per key: an unrolled loop or a
-        layer stack repeats its ops' names, types and constant arguments, all such a judge reads of an op."""
-        constants, spelled = self.constants, self._spelled
+        """`judge(node.op)` (elementwise.why_not_fusible, `reduction`, `gemm`), asked once per key: an unrolled loop
+        or a layer stack repeats its ops' names, types and constant arguments, all such a judge reads of an op."""
+        spelled = self._spelled
         key = [judge, node.name]
         for r in node.results:
-            key.append(r.type)
+            key.append(r.value.type)
         key.append(None)
-        for v in self.operands[node]:
-            if v in constants:  # its value
+        for v in node.operands:
+            if v.const is not None:  # its value
                 key.append(spelled(v))
                 continue
-            source = self.producer.get(v)
+            source = v.node
             if source is not None and source.name == "torch.prim.ListConstruct":  # its items' values
-                items = self.operands[source]
-                if not all(w in constants for w in items):
+                items = source.operands
+                if not all(w.const is not None for w in items):
                     return judge(node.op)  # (rare: not worth a key)
-                key.append((v.type, tuple(spelled(w) for w in items)))
+                key.append((v.value.type, tuple(spelled(w) for w in items)))
                 continue
-            key.append(v.type)  # computed or an argument: its type
+            key.append(v.value.type)  # computed or an argument: its type
         key = tuple(key)
         found = self.judged.get(key, _UNKNOWN)
         if found is _UNKNOWN:
             found = self.judged[key] = judge(node.op)
         return found
 
-    def _spelled(self, value):
+    @staticmethod
+    def _spelled(record: _Value):
         """A constant's type and value attribute, as `_judged` keys them (attributes are uniqued: 1, 1.0, True and
         -0.0 apart; reading one is cheaper than converting it); read once."""
-        found = self.spellings.get(value)
+        found = record.spelling
         if found is None:
-            try:
-                attr = self.constants[value].attributes["value"]
-            except KeyError:  # torch.constant.none
-                attr = None
-            found = self.spellings[value] = (value.type, attr)
+            const = record.const  # (a none has no value: asked first, as a KeyError through the bindings costs ~10 µs)
+            attr = None if const.name == "torch.constant.none" else const.attributes["value"]
+            found = record.spelling = (record.value.type, attr)
         return found
 
     def _wrapped_inputs(self, node: _Node) -> tuple[list, list, bool]:
@@ -300,21 +322,20 @@ class _Planner:
         operands: dict = {}
         constants = []
         lists = False
-        known = self.constants
-        for v in self.operands[node]:
-            const = known.get(v)
+        for v in node.operands:
+            const = v.const
             if const is not None:
                 constants.append(const)
                 continue
-            source = self.producer.get(v)
+            source = v.node
             if source is None:
                 operands.setdefault(v)  # an argument
             elif source.name != "torch.prim.ListConstruct":
                 operands.setdefault(v)  # computed: never constant-like (asked of the bindings otherwise)
             else:
-                items = self.operands[source]
-                if all(w in known for w in items):
-                    constants += [known[w] for w in items]
+                items = source.operands
+                if all(w.const is not None for w in items):
+                    constants += [w.const for w in items]
                     constants.append(source.op)
                     lists = True
                 else:
@@ -323,9 +344,8 @@ class _Planner:
 
     def _merge_producer(self, node: _Node) -> None:
         consumer = node.group
-        producers = self.producer
         for v in consumer.inputs:
-            producer = producers.get(v)
+            producer = v.node
             if producer is None:
                 continue
             while producer.into is not None:
@@ -364,18 +384,25 @@ class _Planner:
 
     def _view_arg(self, v):
         """`view_arg(v)` for `view_args(...) is not None`: a constant is one, its value not read."""
-        return True if v in self.constants else view_arg(v)
+        record = self.values.get(v)
+        return True if record is not None and record.const is not None else view_arg(v)
 
     def _search(self, producer: _Node, consumer: _Node) -> tuple[list, bool]:
+        group = producer.group
+        for r in group.results if group is not None else producer.results:
+            readers = r.readers
+            if readers and (len(readers) > 1 or consumer not in readers):
+                break
+        else:  # read by the consumer alone (a chain: the common case)
+            return [], False
         limit = consumer.pos
-        readers = self.readers
         seen: dict = {}
         stack = [producer]
         cycle = False
         while stack:
             node = stack.pop()
             for r in node.group.results if node.group is not None else node.results:
-                for user in readers.get(r, ()):
+                for user in r.readers or ():
                     if user in seen:
                         continue
                     if user is consumer:
@@ -385,10 +412,6 @@ class _Planner:
                         seen[user] = True
                         stack.append(user)
         return (sorted(seen, key=_POSITION) if len(seen) > 1 else list(seen)), cycle
-
-    def _exported(self, producer: _Group, consumer: _Node) -> list:
-        readers = self.readers
-        return [r for r in producer.results if len(found := readers.get(r, ())) > (consumer in found)]
 
     def _why_not_merge(self, p_node: _Node, c_node: _Node) -> str | None:
         """legality.why_not_merge on the records.
@@ -401,12 +424,16 @@ class _Planner:
         producer, consumer = p_node.group, c_node.group
         if self._dependents_between(p_node, c_node)[1]:
             return "cycle"
-        produced = set(producer.results)
-        if consumer.views and any(self.operands[view][0] in produced for view in consumer.views):
+        produced = producer.results  # (a few: looked through, not hashed)
+        if consumer.views and any(view.operands[0] in produced for view in consumer.views):
             raise Unplanned  # a view of the producer's value: `why_not_viewed`
         if consumer.indexed and (why := self._why_not_indexed(produced, consumer)):
             return why
-        exported = self._exported(producer, c_node)
+        exported = []
+        for r in producer.results:
+            found = r.readers
+            if found and len(found) > (c_node in found):  # read by another too
+                exported.append(r)
         inputs = merged_operands(producer.inputs, produced, consumer.inputs)
         self._interface = exported, inputs  # what `_merge` builds with, if legal
         args = len(inputs) + len(consumer.results) + len(exported)
@@ -415,8 +442,7 @@ class _Planner:
         size = producer.computing + consumer.computing
         if self.limits.max_group_size and size > self.limits.max_group_size:
             return f"group size limit ({size} > {self.limits.max_group_size})"
-        p_red = None if producer.first_reduction is None else self._reduction(producer.first_reduction)
-        c_red = None if consumer.first_reduction is None else self._reduction(consumer.first_reduction)
+        p_red, c_red = producer.first_reduction, consumer.first_reduction
         row_norm = c_red is None or (c_red.keepdim and c_red.dims == (len(c_red.shape) - 1,))
         if exported and p_red is None and row_norm and (why := self._why_not_past_gemm_epilogue(producer, exported)):
             return why
@@ -428,15 +454,14 @@ class _Planner:
             return None
         if (producer.views or consumer.views) and (self._computed_view(producer) or self._computed_view(consumer)):
             raise Unplanned  # `has_computed_view` (views of computed values in a reduction group)
-        producers = self.producer
         pointwise = consumer if c_red is None else producer if p_red is None else None
-        why = why_not_reduction_space(p_red, c_red, None if pointwise is None else tensor_type(pointwise.results[0].type).shape,
-                                      [*exported, *consumer.results], lambda r: producers[r].name in REDUCTIONS)
+        why = why_not_reduction_space(p_red, c_red, None if pointwise is None else self._shape(pointwise.results[0]),
+                                      [*exported, *consumer.results], _from_reduction, self._shape)
         if why:
             return why
         for r in producer.results:
-            owner = producers[r]
-            if owner.name in REDUCTIONS and c_node in self.readers.get(r, ()):
+            owner = r.node
+            if owner.name in REDUCTIONS and c_node in (r.readers or ()):
                 found = self._reduction(owner)
                 if not (isinstance(found, Reduction) and (found.keepdim or len(found.dims) == 0)):
                     return "reduction result used without keepdim"
@@ -449,86 +474,84 @@ class _Planner:
             found = self.reductions[node] = self._judged(reduction, node)
         return found
 
-    def _uses_in(self, group: _Group, value) -> list:
-        """The (op, operand number) reads of `value` by `group`'s ops, as the block argument's uses would list them."""
-        operands = self.operands
-        return [(node.op, k) for _, node in group.entries for k, v in enumerate(operands[node]) if v == value]
+    @staticmethod
+    def _uses_in(group: _Group, value: _Value) -> list:
+        """The (node, operand number) reads of `value` by `group`'s ops, as the block argument's uses would list them."""
+        return [(node, k) for _, node in group.entries for k, v in enumerate(node.operands) if v is value]
 
-    def _why_not_indexed(self, produced: set, consumer: _Group) -> str | None:
+    def _why_not_indexed(self, produced: list, consumer: _Group) -> str | None:
         """legality_indexed.why_not_indexed where the consumer holds no gather, embedding or index list: a value
         the producer computes read only for its shape."""
         for v in consumer.inputs:
             if v not in produced:
                 continue
             uses = self._through_views(consumer, self._uses_in(consumer, v))
-            if uses and all(reads_shape_only(op.operation.name, k) for op, k in uses):
+            if uses and all(reads_shape_only(node.name, k) for node, k in uses):
                 return "read only for its shape"
         return None
 
     def _through_views(self, group: _Group, uses: list) -> list:
         found = []
-        for op, k in uses:
-            found.append((op, k))
-            if op.operation.name in VIEW_OPS:
-                found += self._through_views(group, self._uses_in(group, op.results[0]))
+        for node, k in uses:
+            found.append((node, k))
+            if node.name in VIEW_OPS:
+                found += self._through_views(group, self._uses_in(group, node.results[0]))
         return found
 
     def _computed_view(self, group: _Group) -> bool:
         """Might `group` view a value it computes? (Conservative: any view of a value not a group input.)"""
         inputs = set(group.inputs)
-        return any(self.operands[view][0] not in inputs for view in group.views)
+        return any(view.operands[0] not in inputs for view in group.views)
 
     def _why_not_past_gemm_epilogue(self, producer: _Group, exported: list) -> str | None:
         """legality._why_not_past_gemm_epilogue on the record."""
-        if not exported:
-            return None
+        if not exported or not producer.adds:
+            return None  # (no add: no residual)
+        inputs = producer.inputs
         gemm_args = []
-        for v in producer.inputs:
-            out = self.gemm_out.get(v, _UNKNOWN)
+        for v in inputs:
+            out = v.gemm_out
             if out is _UNKNOWN:
-                source = self.producer.get(v)
-                found = gemm(source.op.opview) if source is not None and source.name in MATMUL_OPS else None
-                out = self.gemm_out[v] = found.out if isinstance(found, Gemm) else None
+                source = v.node
+                found = self._judged(gemm, source) if source is not None and source.name in MATMUL_OPS else None
+                out = v.gemm_out = found.out if isinstance(found, Gemm) else None
             if out is not None:
                 gemm_args.append((v, out))
         if not gemm_args:
             return None
-        # A residual: an add of a non-GEMM input to a value of the same shape (its first two operands).
-        others = set(producer.inputs).difference(v for v, _ in gemm_args)
-        operands = self.operands
-        residual = any(
-            (operands[node][0] in others or operands[node][1] in others) and self._same_shape_add(node)
-            for node in producer.adds
-        )
-        if not residual:
+        # A residual: an add of a non-GEMM input to a value of the same shape (its first two operands). (Of an
+        # input, `gemm_out` is known: None where it is not a GEMM's.)
+        for node in producer.adds:
+            a, b = node.operands[0], node.operands[1]
+            if ((a in inputs and a.gemm_out is None) or (b in inputs and b.gemm_out is None)) and self._same_shape_add(node):
+                break
+        else:
             return None
         shape = self._shape
-        read_into = None  # result shape -> the values read by the body's one-result ops of that shape (a set each)
         for v, space in gemm_args:
             if all(shape(r) == space for r in producer.results):
-                if read_into is None:
-                    read_into = {}
-                    for _, node in producer.entries:
-                        if len(node.results) == 1:
-                            read_into.setdefault(shape(node.results[0]), set()).update(operands[node])
-                if v in read_into.get(space, ()):
-                    return "producer is a GEMM's residual epilogue (it adds to the GEMM's result) whose result is read elsewhere too"
+                # Read by a one-result op of the body computing over the GEMM's shape.
+                for _, node in producer.entries:
+                    results = node.results
+                    if len(results) == 1 and v in node.operands and shape(results[0]) == space:
+                        return "producer is a GEMM's residual epilogue (it adds to the GEMM's result) whose result is read elsewhere too"
         return None
 
-    def _shape(self, value) -> tuple:
+    @staticmethod
+    def _shape(record: _Value) -> tuple:
         """`tensor_type(value.type).shape`, asked of the bindings once per value."""
-        found = self.shapes.get(value)
+        found = record.shape
         if found is None:
-            found = self.shapes[value] = tensor_type(value.type).shape
+            found = record.shape = tensor_type(record.value.type).shape
         return found
 
     def _same_shape_add(self, node: _Node) -> bool:
         """Are an add's first two operands of its result's shape? (Asked once per op.)"""
         found = self.same_shape.get(node)
         if found is None:
-            shape = tensor_type(node.results[0].type).shape
+            shape = tensor_type(node.results[0].value.type).shape
             found = self.same_shape[node] = all(
-                (t := tensor_type(w.type)) is not None and t.shape == shape for w in self.operands[node][:2]
+                (t := tensor_type(w.value.type)) is not None and t.shape == shape for w in node.operands[:2]
             )
         return found
 
@@ -537,26 +560,30 @@ class _Planner:
     def _absorb(self, view: _Node, node: _Node) -> None:
         """`FusionRewriter.wrap_into(view, consumer)`: the view cloned in first, the same node in the consumer's place."""
         group = node.group
-        value = view.op.results[0]
+        value = view.results[0]
         self._last = None
         if view in group.views:
             raise Unplanned  # a second clone of one view in one body (which reads which: not reproduced)
         v_inputs, constants, lists = self._wrapped_inputs(view)
         group.grew()
-        group.inputs = list(dict.fromkeys(v_inputs + [v for v in group.inputs if v != value]))
-        group.entries.insert(0, (list(dict.fromkeys(constants)), view))  # (one record per op: as `unique_ops`)
+        group.inputs = list(dict.fromkeys(v_inputs + [v for v in group.inputs if v is not value]))
+        entry = (list(dict.fromkeys(constants)), view)  # (one record per op: as `unique_ops`)
+        group.entries.insert(0, entry)
         group.views.insert(0, view)
         group.indexed |= lists
-        readers = self.readers[value]
+        readers = value.readers
         readers.pop(node, None)
         for v in v_inputs:
-            found = self.readers.get(v)
+            found = v.readers
             if found is not None:
                 found[node] = 1
-        if not readers:  # nobody else reads the view: erased
+        if not readers:  # nobody else reads the view: erased (moved into the body that took it last, for its clone)
             self.gone.append(view)
+            self.last_taken[view] = entry
             for v in v_inputs:
-                self.readers.get(v, {}).pop(view, None)
+                found = v.readers
+                if found is not None:
+                    found.pop(view, None)
             self._unlink(view)
 
     def _merge(self, p_node: _Node, c_node: _Node) -> None:
@@ -570,14 +597,13 @@ class _Planner:
             raise Unplanned  # a body would hold a view's clone and read the view's value as an input
         kinds = (producer.kind, consumer.kind)
         kind = GroupKind.REDUCTION if GroupKind.REDUCTION in kinds else GroupKind.POINTWISE
-        readers = self.readers
         for v in producer.inputs:  # the merged group reads each once
-            found = readers.get(v)
+            found = v.readers
             if found is not None:
                 found.pop(p_node, None)
                 found[c_node] = 1
         for r in producer.results:
-            found = readers.get(r)
+            found = r.readers
             if found is not None:
                 found.pop(c_node, None)
         consumer.grew()
@@ -642,59 +668,66 @@ class _Planner:
         """Unlink the records: their links (the list, a group and its nodes) are cycles, which reference counting
         cannot free; left to the garbage collector, they cost a collection that walks them all after the pass."""
         for node in self.gone:
-            node.group = node.into = None
+            node.group = node.into = node.operands = node.results = None
         node, self.head = self.head, None
-        while node is not None:
-            node.group, node.prev, node.next, node = None, None, None, node.next
+        while node is not None:  # (a node holds its values' records, which hold it: their readers, their node)
+            node.group, node.prev, node.operands, node.results, node.next, node = None, None, None, None, None, node.next
 
     def build(self, rewriter) -> bool:
         """Make the IR what the rewrites would have made it; whether anything changed.
 
         A group's ops are moved into its body, not cloned (each is in one group); the constants and views it
         reads are cloned (others may read them too), each constant value once per body (where the rewrites
-        leave a copy per use until fusion-canonicalize's CSE keeps the first). The analyses hear what the
-        rewrites' clones would have told them: each group inserted, its results replacing the ops', the ops
-        gone from the function level.
+        leave a copy per use until fusion-canonicalize's CSE keeps the first), except a view nobody reads
+        outside the groups: the body that absorbed it last takes the view itself, where the rewrites would
+        clone it and erase it. The analyses hear what the rewrites' clones would have told them: each group
+        inserted, its results replacing the ops', the ops gone from the function level.
         """
         if not self.gone:
             return False
         # Each group goes before the next original op that stays where it is; moved ops follow what precedes them.
-        anchor_of = {}
-        anchor = None
-        node = self.head
         order = []
+        node = self.head
         while node is not None:
             order.append(node)
             node = node.next
+        moved = self.moved
+        anchor_of = {}  # group node -> that op
+        anchor = None
         for node in reversed(order):
-            if node.group is None and node not in self.moved:
+            if node.group is not None:
+                anchor_of[node] = anchor
+            elif node not in moved:
                 anchor = node.op
-            anchor_of[node] = anchor
+        # (Where no analysis is live, as in a planned run outside checking mode, nothing is announced.)
+        inserted, replaced, erased = rewriter.heard("op_inserted"), rewriter.heard("value_replaced"), rewriter.heard("op_erased")
         built = []
         cursor = None
         for node in order:
             if node.group is not None:
-                group = self._build_group(node.group, node.op.location, anchor_of[node])
-                rewriter.inserted(group, anchor_of[node])
-                built.append((node.group, group))
+                anchor = anchor_of[node]
+                group, end = self._build_group(node.group, node.op.location, anchor)
+                if inserted:
+                    rewriter.inserted(group, anchor)
+                built.append((node.group, group, end))
                 cursor = group
-            elif node in self.moved:
+            elif node in moved:
                 rewriter.move_after(node.op, cursor)
                 cursor = node.op
             else:
                 cursor = node.op
-        for record, group in built:
+        for record, group, end in built:
             # The uses outside the body: the ops moved in and the yield read `old` still.
             inside = [node.op for _, node in record.entries if node.group is not None]
-            inside.append(last_op(group.regions[0].blocks[0]).operation)
+            inside.append(end)
             for old, new in zip(record.results, group.results):
-                rewriter.value_replaced(old, new)
+                old = old.value
+                if replaced:
+                    rewriter.value_replaced(old, new)
                 old.replace_all_uses_except(new, inside)
         # Users before what they read: in reverse block order, as the ops stood.
-        for node in sorted(self.gone, key=lambda n: n.index, reverse=True):
-            if node.group is None:
-                rewriter.erase(node.op)  # an absorbed view nobody else reads
-            else:
+        if erased:
+            for node in sorted(self.gone, key=_INDEX, reverse=True):
                 rewriter.moved_into_group(node.op)
         return True
 
@@ -702,11 +735,10 @@ class _Planner:
         """`rewriter.erase_dead_constants` on the built body, from the listed reads: the constants and lists
         nobody reads any more (their readers erased or moved into groups), a list before its items."""
         gone = self.dead.union(self.gone)
-        readers = self.readers
         for node in reversed(self.constant_like):
             if node in gone:
                 continue
-            for user in readers.get(node.results[0], ()):
+            for user in node.results[0].readers or ():
                 if user not in gone:
                     break
             else:
@@ -714,29 +746,38 @@ class _Planner:
                 gone.add(node)
 
     def _build_group(self, record: _Group, loc, anchor):
-        group = build_group(record.inputs, [r.type for r in record.results], kind=record.kind, loc=loc,
-                            ip=ir.InsertionPoint(anchor))
+        inputs = [v.value for v in record.inputs]
+        results = [r.value for r in record.results]
+        group = build_group(inputs, [r.type for r in results], kind=record.kind, loc=loc, ip=ir.InsertionPoint(anchor))
         block = group.regions[0].blocks[0]
-        mapping = dict(zip(record.inputs, block.arguments))
-        end = build_yield(record.results, ip=ir.InsertionPoint(block))
-        operands = self.operands
+        mapping = dict(zip(inputs, block.arguments))
+        end = build_yield(results, ip=ir.InsertionPoint(block))
         shared: dict = {}  # one clone per constant value
-        for constants, node in record.entries:
+        last_taken = self.last_taken
+        for entry in record.entries:
+            constants, node = entry
             if constants:
                 clone_ops_into(constants, block, mapping, before=end, shared=shared)
-            if node.group is None:  # a view: cloned
-                clone_ops_into([node.op], block, mapping, before=end)
-                continue
+            if node.group is None:  # a view
+                if last_taken.get(node) is not entry:  # read elsewhere too: cloned
+                    clone_ops_into([node.op], block, mapping, before=end)
+                    continue
+                # Itself: the ops after it read it, not a clone of it made before (a body may hold two).
+                mapping.pop(node.results[0].value, None)
             op = node.op.operation
             op.move_before(end)
             listed = None
-            for k, v in enumerate(operands[node]):
-                new = mapping.get(v)
+            for k, v in enumerate(node.operands):
+                new = mapping.get(v.value)
                 if new is not None:
                     if listed is None:
                         listed = op.operands
                     listed[k] = new
-        return group
+        return group, end.operation
+
+
+def _from_reduction(record: _Value) -> bool:
+    return record.node.name in REDUCTIONS
 
 
 def _nested_reads(op) -> list:
