@@ -753,11 +753,17 @@ class _Planner:
         mapping = dict(zip(inputs, block.arguments))
         end = build_yield(results, ip=ir.InsertionPoint(block))
         shared: dict = {}  # one clone per constant value
+        # The constant ops cloned (or shared) into this body, by identity: each op has one Python object here, kept
+        # alive by the plan, and a constant two entries read is mapped already when the second comes.
+        cloned: set[int] = set()
         last_taken = self.last_taken
         for entry in record.entries:
             constants, node = entry
             if constants:
-                clone_ops_into(constants, block, mapping, before=end, shared=shared)
+                fresh = [c for c in constants if id(c) not in cloned]
+                if fresh:
+                    cloned.update(map(id, fresh))
+                    clone_ops_into(fresh, block, mapping, before=end, shared=shared)
             if node.group is None:  # a view
                 if last_taken.get(node) is not entry:  # read elsewhere too: cloned
                     clone_ops_into([node.op], block, mapping, before=end)
