@@ -562,7 +562,7 @@ def with_prologues(att: Attention, block, kernel: bool) -> Attention:
                 if (
                     op is None or op.block != block or op in out or op in fixed
                     or any(op == x.operation for x in ops) or not _prologue_op(op.opview)
-                    or (views_only and op.name not in VIEW_OPS)
+                    or (views_only and op.name not in VIEW_OPS) or loaded(op)
                 ):
                     continue
                 ops.append(op.opview)
@@ -577,8 +577,21 @@ def with_prologues(att: Attention, block, kernel: bool) -> Attention:
     if not att.out.is_static or not all(tensor_type(o.value.type).is_static for _, o in roles):
         return att  # a kernel over `?` sizes loads its operands and stores its output as it is
     att.epilogue = relaid_output(att, block)
-    # An operand read through a view with no index map is loaded: what computes its leaf stays outside.
-    out = {defining_op(o.leaf) for _, o in roles if leaf_coords(o, ["x"] * len(o.shape)) is None} - {None}
+    # An operand read through a view with no index map is loaded: what computes its leaf stays outside. Asked only
+    # of a leaf's producer the kernel could evaluate (the last question `reachable` asks): most leaves are inputs,
+    # GEMM results or a split's pieces, and the views' index maps are strings built per view.
+    leaves: dict = {}
+    for _, o in roles:
+        leaves.setdefault(defining_op(o.leaf), []).append(o)
+    unmapped: dict = {}
+
+    def loaded(op) -> bool:
+        found = unmapped.get(op)
+        if found is None:
+            found = unmapped[op] = any(leaf_coords(o, ["x"] * len(o.shape)) is None for o in leaves.get(op, ()))
+        return found
+
+    out: set = set()
     while True:
         found = reachable(out)
         inside = fixed | {op.operation for ops in found.values() for op in ops}
