@@ -368,7 +368,7 @@ def _certain_epilogue(plans: list, entry: Entry, plan_of: dict, built: dict, dep
             continue
         if v in built:
             if built[v][0] not in {built[x][0] for x in inputs if x in built} and not any(
-                    dep.reaches(owner, ops[-1]) for ops in members):
+                    dep.reaches_early(owner, ops[-1]) for ops in members):
                 return None  # the group built with it would ask for this epilogue first, and no cycle refuses it
         elif group_kind(owner.opview) in (GroupKind.POINTWISE, GroupKind.CONCAT) and not never_on_tiles(owner.opview, bodies):
             return None
