@@ -381,30 +381,53 @@ class _ViewWalks:
         return found
 
     def of(self, value: ir.Value, block: ir.Block) -> tuple[ir.Value, list]:
-        if value not in self.walks:  # an A read by several GEMMs (an LSTM step's input, its h) is walked once
-            self.walks[value] = walk_views(value, block, through=self._through)
-        return self.walks[value]
+        """`walk_views(value, block, through=...)`, each value's walk kept: an A read by several GEMMs (an LSTM
+        step's input, its h) is walked once, and so is a view several walks pass (a step's weight permute, read
+        through one slice per gate): a walk stops at a value walked before and takes its answer."""
+        found = self.walks.get(value)
+        if found is not None:
+            return found
+        passed = []  # (value, the view defining it), from `value` up
+        while True:
+            op = defining_op(value)
+            if op is None or op.block != block or not self._through(op):
+                found = self.walks[value] = (value, [])
+                break
+            passed.append((value, op.opview))
+            value = op.operands[0]
+            found = self.walks.get(value)
+            if found is not None:
+                break
+        root, chain = found
+        for value, op in reversed(passed):
+            chain = [*chain, op]
+            self.walks[value] = (root, chain)
+        return root, chain
 
     def wrapped(self, ops: list) -> tuple[list, list]:
         """`wrapped_inputs(ops, self.constant_ops)`, each op's operands and results asked of the bindings once (an
-        unrolled step's GEMMs share their A's views and their weights' permute)."""
+        unrolled step's GEMMs share their A's views and their weights' permute). `ops` are views and a GEMM: what
+        they compute is no constant, so a value computed inside is not asked for its constant ops."""
         reads = [self._reads(op) for op in ops]
         inside = {r for _, results in reads for r in results}
         operands: dict = {}
         constants = []
-        for op_reads, _ in reads:
-            for v, read in op_reads:
+        for op_operands, _ in reads:
+            for v in op_operands:
+                if v in inside:
+                    continue
+                read = self.constant_ops(v)
                 if read is not None:
                     constants += read
-                elif v not in inside:
+                else:
                     operands.setdefault(v)
         return list(operands), constants
 
     def _reads(self, op) -> tuple[list, list]:
-        """((operand, its `constant_ops`), ...) and the results of `op`."""
+        """The operands and the results of `op`."""
         found = self.reads.get(op.operation)
         if found is None:
-            found = self.reads[op.operation] = ([(v, self.constant_ops(v)) for v in op.operands], list(op.results))
+            found = self.reads[op.operation] = (list(op.operands), list(op.results))
         return found
 
     def steps(self, views: list) -> tuple:
