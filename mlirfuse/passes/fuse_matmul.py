@@ -52,6 +52,7 @@ from __future__ import annotations
 import dataclasses
 
 from mlirfuse.analysis import AnalysisManager
+from mlirfuse.analysis.bodies import counts_as_computing
 from mlirfuse.dialect import REDUCTION_KINDS, GroupKind, group_kind
 from mlirfuse.ir import constant_like_ops, defining_op, ir, op_id
 from mlirfuse.ops.conv import CONV_OPS, Conv, conv
@@ -147,8 +148,7 @@ class FuseMatmul(ModulePass):
             # A k-sum needs a reduction group computing one op (`why_not_k_sum_group`: a lone sum), and this pass
             # makes none and changes none but by a k-sum (its other merges and wraps are all of template or pointwise
             # kind): without one up front, no GEMM group scans its A's readers (a LayerNorm computes more).
-            k_sums = any(op.name == "fusion.group" and group_kind(op) in REDUCTION_KINDS and bodies.of(op).computing < 2
-                         for op in ops)
+            k_sums = any(op.name == "fusion.group" and group_kind(op) in REDUCTION_KINDS and _computes_one_op(op) for op in ops)
             # Every GEMM's view chains, walked before any wrap erases a view (a view feeding a GEMM not yet
             # wrapped is live), each view's arguments read once: an unrolled loop's weight views feed every step.
             walks = _ViewWalks()
@@ -241,6 +241,20 @@ class FuseMatmul(ModulePass):
 
 
 _TAKEN = frozenset(MATMUL_OPS) | frozenset(CONV_OPS) | {"fusion.group"}  # the function-level ops the pass starts from
+
+
+def _computes_one_op(group) -> bool:
+    """Does `group`'s body hold one computing op at most (`counts_as_computing`, as its body facts count them)?
+
+    Read up to its second such op: a LayerNorm's reduction group computes a dozen, found by its seventh op.
+    """
+    count = 0
+    for op in group.regions[0].blocks[0].operations:
+        if counts_as_computing(op.operation.name):
+            count += 1
+            if count > 1:
+                return False
+    return True
 
 
 def _absorb_row_prologue(group, rewriter: FusionRewriter, dep, limits: Limits):
