@@ -373,13 +373,12 @@ def _wrap(op, rewriter: FusionRewriter, kind: GroupKind = GroupKind.MATMUL, view
 
 
 class _ViewWalks:
-    """`walk_views` through constant views (`constant_view`, asked by `has_constant_args` once per view, by op_id),
-    and each A chain's view arguments read once, each constant once (an unrolled step's slices share theirs): valid
+    """`walk_views` through constant views (`constant_view`, asked by `has_constant_args` once per view: a walk
+    asks it of the op defining a value not walked before), and each A chain's view arguments read once, each constant once (an unrolled step's slices share theirs): valid
     while no op is erased (an address may then be reused). `constant_ops` is `constant_like_ops` so cached, for
     `wrapped_inputs` while the GEMMs are planned."""
 
     def __init__(self):
-        self.constant: dict = {}  # op_id -> is it a view with constant arguments
         self.constant_args: dict = {}  # value -> is it a constant argument (`has_constant_args`)
         self.args: dict = {}  # op_id -> view_args, of the views `steps` was asked about
         self.walks: dict = {}  # value -> walk_views' answer (within one block)
@@ -388,11 +387,7 @@ class _ViewWalks:
         self.constant_ops = _Cached(constant_like_ops).__getitem__
 
     def _through(self, op) -> bool:
-        key = op_id(op)
-        found = self.constant.get(key)
-        if found is None:
-            found = self.constant[key] = op.name in VIEW_OPS and has_constant_args(op, self.constant_args)
-        return found
+        return op.name in VIEW_OPS and has_constant_args(op, self.constant_args)
 
     def of(self, value: ir.Value, block: ir.Block) -> tuple[ir.Value, list]:
         """`walk_views(value, block, through=...)`, each value's walk kept: an A read by several GEMMs (an LSTM

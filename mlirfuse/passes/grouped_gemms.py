@@ -221,7 +221,9 @@ def pairs_at_once(plans: list, walks, dep, limits: Limits, most: int) -> list | 
                     readers[key] = owner
     partners = [set() for _ in plans]
     for owner in readers.values():
-        read = {plan_of[key] for v in owner.operands if (op := defining_op(v)) is not None and (key := op_id(op)) in plan_of}
+        # Only a GEMM is in a plan: its name asked before its op_id (a ctypes call).
+        read = {plan_of[key] for v in owner.operands
+                if (op := defining_op(v)) is not None and op.name in MATMUL_OPS and (key := op_id(op)) in plan_of}
         for i in read:
             space = plans[i].space
             partners[i].update(j for j in read if j != i and space is not None and plans[j].space == space
