@@ -139,3 +139,30 @@ def test_verify_analyses_catches_an_analysis_that_ignores_the_rewriter(monkeypat
     message = str(failure.value)
     assert "--verify-analyses: after 'fusion-fuse-vertical' the maintained analyses differ" in message
     assert reported in message
+
+
+_DIAMOND = """
+func.func @f(%a: !torch.vtensor<[4],f32>) -> (!torch.vtensor<[4],f32>, !torch.vtensor<[4],f32>) {
+  %0 = torch.aten.relu %a : !torch.vtensor<[4],f32> -> !torch.vtensor<[4],f32>
+  %1 = torch.aten.tanh %a : !torch.vtensor<[4],f32> -> !torch.vtensor<[4],f32>
+  %2 = torch.aten.sigmoid %0 : !torch.vtensor<[4],f32> -> !torch.vtensor<[4],f32>
+  %int1 = torch.constant.int 1
+  %3 = torch.aten.add.Tensor %2, %1, %int1 : !torch.vtensor<[4],f32>, !torch.vtensor<[4],f32>, !torch.int -> !torch.vtensor<[4],f32>
+  %4 = torch.aten.neg %1 : !torch.vtensor<[4],f32> -> !torch.vtensor<[4],f32>
+  %5 = torch.aten.mul.Tensor %3, %4 : !torch.vtensor<[4],f32>, !torch.vtensor<[4],f32> -> !torch.vtensor<[4],f32>
+  return %5, %2 : !torch.vtensor<[4],f32>, !torch.vtensor<[4],f32>
+}
+"""
+
+
+def test_reaches_early_answers_as_reaches():
+    """The search that stops at the first path gives `reaches`' answer for every pair, direct, through ops and none."""
+    with make_context():
+        module = ir.Module.parse(_DIAMOND)
+        dep = DependenceAnalysis.compute(module.operation)
+        ops = [op.operation for op in module.body.operations[0].regions[0].blocks[0].operations]
+        relu, tanh, sigmoid, _, add, neg, mul, _ = ops
+        answers = {(a.name, b.name): dep.reaches_early(a, b) for a in ops for b in ops}
+        assert answers == {(a.name, b.name): dep.reaches(a, b) for a in ops for b in ops}
+        assert dep.reaches_early(relu, sigmoid) and dep.reaches_early(relu, mul) and dep.reaches_early(tanh, mul)
+        assert not dep.reaches_early(tanh, sigmoid) and not dep.reaches_early(relu, neg) and not dep.reaches_early(mul, relu)

@@ -82,6 +82,35 @@ class DependenceAnalysis(Analysis):
         dependents, _ = self.dependents_between(source, target)
         return any(_key(use.owner.operation) == target_key for op in [source, *dependents] for r in op.results for use in r.uses)
 
+    def reaches_early(self, source, target) -> bool:
+        """`reaches(source, target)`, its search stopped at the first path found (a planner asking once per pair,
+        where `reaches` lists every op between the two that depends on `source` and then reads their uses again).
+
+        Leaves the `dependents_between` answer kept for a pair as it is (`reaches` keeps its own)."""
+        source, target_key = source.operation, _key(target)
+        limit = self.pos[target_key]
+        if self.pos[_key(source)] >= limit:
+            return False
+        block = source.block
+        seen: set = set()
+        stack = [source]
+        while stack:
+            for result in stack.pop().results:
+                for use in result.uses:
+                    owner = use.owner.operation
+                    key = _key(owner)
+                    if key == target_key:
+                        return True
+                    if owner.block != block:
+                        owner = _ancestor_in(owner, block)
+                        if owner is None:
+                            continue
+                        key = _key(owner)
+                    if key not in seen and key != target_key and self.pos[key] < limit:
+                        seen.add(key)
+                        stack.append(owner)
+        return False
+
     def dependents_between(self, producer, consumer) -> tuple[list, bool]:
         """Ops positioned between the two that depend on `producer`, and whether `consumer` does too.
 

@@ -217,8 +217,9 @@ def _past_repeat(op, repeat: tuple[int, int]) -> tuple[tuple[int, int], bool] | 
 
 def _read_through(op) -> bool:
     """A tensor view with constant arguments, a kv-head repeat or a clone: what an attention operand is read through."""
-    name = op.name
-    return (constant_view(op) or name in (REPEAT_INTERLEAVE, "torch.aten.clone")) and tensor_type(op.results[0].type) is not None
+    if constant_view(op):  # whose result is a tensor (`has_constant_args` asks)
+        return True
+    return op.name in (REPEAT_INTERLEAVE, "torch.aten.clone") and tensor_type(op.results[0].type) is not None
 
 
 def operand(value: ir.Value, block: ir.Block, allow_repeat: bool = True) -> Operand:
@@ -470,11 +471,12 @@ def relaid_output(att: Attention, block) -> list:
         uses = list(value.uses)
         if len(uses) != 1:
             return taken
-        user = uses[0].owner
-        if user.operation.block != block or not relayout_op(user.operation) or user.operation.name == "torch.aten.expand":
+        user = uses[0].owner  # an OpView
+        operation = user.operation
+        if operation.block != block or not relayout_op(operation) or operation.name == "torch.aten.expand":
             return taken
-        chain.append(user.operation.opview)
-        if user.operation.name in COPIES:
+        chain.append(user)
+        if operation.name in COPIES:
             if relayout_strides(tuple(att.out.shape), chain) is None:
                 return taken
             taken = list(chain)
@@ -545,7 +547,10 @@ def with_prologues(att: Attention, block, kernel: bool) -> Attention:
     op in it belongs to the attention.
     """
     roles = [(what, o) for what, o in (("q", att.q), ("k", att.k), ("v", att.v))]
-    fixed = {op.operation for op in att.ops()}
+    # The ops of `att.ops()`, as a set: not sorted into program order.
+    fixed = {op.operation for ops in (*(o.ops for o in (att.q, att.k, att.v, *att.masks)),
+                                      *(o.prologue for o in (att.q, att.k, att.v)), att.epilogue, att.score_ops, att.core)
+             for op in ops}
 
     def reachable(out: set) -> dict:
         """Per role, the prologue ops reachable from its leaf through ops not in `out`, in program order.
@@ -562,7 +567,7 @@ def with_prologues(att: Attention, block, kernel: bool) -> Attention:
                 if (
                     op is None or op.block != block or op in out or op in fixed
                     or any(op == x.operation for x in ops) or not _prologue_op(op.opview)
-                    or (views_only and op.name not in VIEW_OPS)
+                    or (views_only and op.name not in VIEW_OPS) or loaded(op)
                 ):
                     continue
                 ops.append(op.opview)
@@ -577,8 +582,21 @@ def with_prologues(att: Attention, block, kernel: bool) -> Attention:
     if not att.out.is_static or not all(tensor_type(o.value.type).is_static for _, o in roles):
         return att  # a kernel over `?` sizes loads its operands and stores its output as it is
     att.epilogue = relaid_output(att, block)
-    # An operand read through a view with no index map is loaded: what computes its leaf stays outside.
-    out = {defining_op(o.leaf) for _, o in roles if leaf_coords(o, ["x"] * len(o.shape)) is None} - {None}
+    # An operand read through a view with no index map is loaded: what computes its leaf stays outside. Asked only
+    # of a leaf's producer the kernel could evaluate (the last question `reachable` asks): most leaves are inputs,
+    # GEMM results or a split's pieces, and the views' index maps are strings built per view.
+    leaves: dict = {}
+    for _, o in roles:
+        leaves.setdefault(defining_op(o.leaf), []).append(o)
+    unmapped: dict = {}
+
+    def loaded(op) -> bool:
+        found = unmapped.get(op)
+        if found is None:
+            found = unmapped[op] = any(leaf_coords(o, ["x"] * len(o.shape)) is None for o in leaves.get(op, ()))
+        return found
+
+    out: set = set()
     while True:
         found = reachable(out)
         inside = fixed | {op.operation for ops in found.values() for op in ops}

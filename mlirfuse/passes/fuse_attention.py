@@ -23,7 +23,7 @@ import dataclasses
 
 from mlirfuse.analysis import AnalysisManager
 from mlirfuse.dialect import GroupKind
-from mlirfuse.ir import constant_like_ops, ir
+from mlirfuse.ir import constant_like_ops, ir, tensor_type
 from mlirfuse.ops.attention import MATMULS, SDPA, Attention, match
 from mlirfuse.passes.base import ModulePass, function_level_ops
 from mlirfuse.passes.legality import FUSION_ANALYSES, fusion_rewriter
@@ -56,8 +56,10 @@ class FuseAttention(ModulePass):
                     # the checking mode computes it (with the other fusion analyses), to prove wrap keeps it.
                     rewriter = rewriter or (fusion_rewriter(module, am)[0] if am.verify else FusionRewriter(am))
                     ops = found.ops()
-                    # Each operand's constant ops asked once, here and by the wrap (the IR does not change between).
-                    known = {v: constant_like_ops(v) for read in ops for v in read.operands}
+                    # Each operand's constant ops asked once, here and by the wrap (the IR does not change between);
+                    # a tensor is no constant (`constant_like_ops` would make its op's OpView to say so).
+                    known = {v: None if tensor_type(v.type) is not None else constant_like_ops(v)
+                             for read in ops for v in read.operands}
                     for read in known.values():
                         constants.update(dict.fromkeys(read or ()))
                     group = rewriter.wrap(ops, GroupKind.ATTENTION, known.__getitem__)

@@ -52,6 +52,7 @@ from __future__ import annotations
 import dataclasses
 
 from mlirfuse.analysis import AnalysisManager
+from mlirfuse.analysis.bodies import counts_as_computing
 from mlirfuse.dialect import REDUCTION_KINDS, GroupKind, group_kind
 from mlirfuse.ir import constant_like_ops, defining_op, ir, op_id
 from mlirfuse.ops.conv import CONV_OPS, Conv, conv
@@ -147,8 +148,7 @@ class FuseMatmul(ModulePass):
             # A k-sum needs a reduction group computing one op (`why_not_k_sum_group`: a lone sum), and this pass
             # makes none and changes none but by a k-sum (its other merges and wraps are all of template or pointwise
             # kind): without one up front, no GEMM group scans its A's readers (a LayerNorm computes more).
-            k_sums = any(op.name == "fusion.group" and group_kind(op) in REDUCTION_KINDS and bodies.of(op).computing < 2
-                         for op in ops)
+            k_sums = any(op.name == "fusion.group" and group_kind(op) in REDUCTION_KINDS and _computes_one_op(op) for op in ops)
             # Every GEMM's view chains, walked before any wrap erases a view (a view feeding a GEMM not yet
             # wrapped is live), each view's arguments read once: an unrolled loop's weight views feed every step.
             walks = _ViewWalks()
@@ -241,6 +241,20 @@ class FuseMatmul(ModulePass):
 
 
 _TAKEN = frozenset(MATMUL_OPS) | frozenset(CONV_OPS) | {"fusion.group"}  # the function-level ops the pass starts from
+
+
+def _computes_one_op(group) -> bool:
+    """Does `group`'s body hold one computing op at most (`counts_as_computing`, as its body facts count them)?
+
+    Read up to its second such op: a LayerNorm's reduction group computes a dozen, found by its seventh op.
+    """
+    count = 0
+    for op in group.regions[0].blocks[0].operations:
+        if counts_as_computing(op.operation.name):
+            count += 1
+            if count > 1:
+                return False
+    return True
 
 
 def _absorb_row_prologue(group, rewriter: FusionRewriter, dep, limits: Limits):
@@ -359,13 +373,12 @@ def _wrap(op, rewriter: FusionRewriter, kind: GroupKind = GroupKind.MATMUL, view
 
 
 class _ViewWalks:
-    """`walk_views` through constant views (`constant_view`, asked by `has_constant_args` once per view, by op_id),
-    and each A chain's view arguments read once, each constant once (an unrolled step's slices share theirs): valid
+    """`walk_views` through constant views (`constant_view`, asked by `has_constant_args` once per view: a walk
+    asks it of the op defining a value not walked before), and each A chain's view arguments read once, each constant once (an unrolled step's slices share theirs): valid
     while no op is erased (an address may then be reused). `constant_ops` is `constant_like_ops` so cached, for
     `wrapped_inputs` while the GEMMs are planned."""
 
     def __init__(self):
-        self.constant: dict = {}  # op_id -> is it a view with constant arguments
         self.constant_args: dict = {}  # value -> is it a constant argument (`has_constant_args`)
         self.args: dict = {}  # op_id -> view_args, of the views `steps` was asked about
         self.walks: dict = {}  # value -> walk_views' answer (within one block)
@@ -374,37 +387,56 @@ class _ViewWalks:
         self.constant_ops = _Cached(constant_like_ops).__getitem__
 
     def _through(self, op) -> bool:
-        key = op_id(op)
-        found = self.constant.get(key)
-        if found is None:
-            found = self.constant[key] = op.name in VIEW_OPS and has_constant_args(op, self.constant_args)
-        return found
+        return op.name in VIEW_OPS and has_constant_args(op, self.constant_args)
 
     def of(self, value: ir.Value, block: ir.Block) -> tuple[ir.Value, list]:
-        if value not in self.walks:  # an A read by several GEMMs (an LSTM step's input, its h) is walked once
-            self.walks[value] = walk_views(value, block, through=self._through)
-        return self.walks[value]
+        """`walk_views(value, block, through=...)`, each value's walk kept: an A read by several GEMMs (an LSTM
+        step's input, its h) is walked once, and so is a view several walks pass (a step's weight permute, read
+        through one slice per gate): a walk stops at a value walked before and takes its answer."""
+        found = self.walks.get(value)
+        if found is not None:
+            return found
+        passed = []  # (value, the view defining it), from `value` up
+        while True:
+            op = defining_op(value)
+            if op is None or op.block != block or not self._through(op):
+                found = self.walks[value] = (value, [])
+                break
+            passed.append((value, op.opview))
+            value = op.operands[0]
+            found = self.walks.get(value)
+            if found is not None:
+                break
+        root, chain = found
+        for value, op in reversed(passed):
+            chain = [*chain, op]
+            self.walks[value] = (root, chain)
+        return root, chain
 
     def wrapped(self, ops: list) -> tuple[list, list]:
         """`wrapped_inputs(ops, self.constant_ops)`, each op's operands and results asked of the bindings once (an
-        unrolled step's GEMMs share their A's views and their weights' permute)."""
+        unrolled step's GEMMs share their A's views and their weights' permute). `ops` are views and a GEMM: what
+        they compute is no constant, so a value computed inside is not asked for its constant ops."""
         reads = [self._reads(op) for op in ops]
         inside = {r for _, results in reads for r in results}
         operands: dict = {}
         constants = []
-        for op_reads, _ in reads:
-            for v, read in op_reads:
+        for op_operands, _ in reads:
+            for v in op_operands:
+                if v in inside:
+                    continue
+                read = self.constant_ops(v)
                 if read is not None:
                     constants += read
-                elif v not in inside:
+                else:
                     operands.setdefault(v)
         return list(operands), constants
 
     def _reads(self, op) -> tuple[list, list]:
-        """((operand, its `constant_ops`), ...) and the results of `op`."""
+        """The operands and the results of `op`."""
         found = self.reads.get(op.operation)
         if found is None:
-            found = self.reads[op.operation] = ([(v, self.constant_ops(v)) for v in op.operands], list(op.results))
+            found = self.reads[op.operation] = (list(op.operands), list(op.results))
         return found
 
     def steps(self, views: list) -> tuple:

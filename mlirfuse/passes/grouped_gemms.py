@@ -221,7 +221,9 @@ def pairs_at_once(plans: list, walks, dep, limits: Limits, most: int) -> list | 
                     readers[key] = owner
     partners = [set() for _ in plans]
     for owner in readers.values():
-        read = {plan_of[key] for v in owner.operands if (op := defining_op(v)) is not None and (key := op_id(op)) in plan_of}
+        # Only a GEMM is in a plan: its name asked before its op_id (a ctypes call).
+        read = {plan_of[key] for v in owner.operands
+                if (op := defining_op(v)) is not None and op.name in MATMUL_OPS and (key := op_id(op)) in plan_of}
         for i in read:
             space = plans[i].space
             partners[i].update(j for j in read if j != i and space is not None and plans[j].space == space
@@ -368,7 +370,7 @@ def _certain_epilogue(plans: list, entry: Entry, plan_of: dict, built: dict, dep
             continue
         if v in built:
             if built[v][0] not in {built[x][0] for x in inputs if x in built} and not any(
-                    dep.reaches(owner, ops[-1]) for ops in members):
+                    dep.reaches_early(owner, ops[-1]) for ops in members):
                 return None  # the group built with it would ask for this epilogue first, and no cycle refuses it
         elif group_kind(owner.opview) in (GroupKind.POINTWISE, GroupKind.CONCAT) and not never_on_tiles(owner.opview, bodies):
             return None

@@ -235,12 +235,13 @@ def has_computed_view(group) -> bool:
     """
     block = group.regions[0].blocks[0]
     of_inputs = set()  # the results of the views of inputs seen so far
+    known: dict = {}  # whether each argument asked is constant: a body's views share their constants
     for op in ops_named(group.operation, VIEW_OPS):
         if op.block != block:
             continue  # in a region of a body op
         source, result = op.operands[0], op.results[0]
         owner = source.owner
-        if (owner == block if isinstance(owner, ir.Block) else source in of_inputs) and has_constant_args(op):
+        if (owner == block if isinstance(owner, ir.Block) else source in of_inputs) and has_constant_args(op, known):
             of_inputs.add(result)
         elif not _exit_reshape(op):
             return True

@@ -186,9 +186,9 @@ def epilogue_certain(consumer, produced: set, g: Gemm, inputs: list, computing: 
     c_operands = list(consumer.operands)
     for arg, v in zip(block.arguments, c_operands):
         if v in produced:
-            uses = list(arg.uses)
-            if any(u.owner.operation.name in _NOT_CERTAIN_READERS for u in uses) or (
-                    uses and all(reads_shape_only(u.owner.operation.name, u.operand_number) for u in uses)):
+            reads = [(u.owner.operation.name, u.operand_number) for u in arg.uses]  # each reader's op asked once
+            if any(name in _NOT_CERTAIN_READERS for name, _ in reads) or (
+                    reads and all(reads_shape_only(name, number) for name, number in reads)):
                 return False
     if any(_why_not_stored(produced.__contains__, consumer, stored, g.out, g) for stored in last_op(block).operands):
         return False
