@@ -325,10 +325,13 @@ class Canonicalize(ModulePass):
         settled: dict[int, tuple] = {}  # op_id -> that state
 
         def canonicalize_unsettled(group) -> bool:
-            key, state = op_id(group), _outside_state(group)
-            if settled.pop(key, None) == state:
-                settled[key] = state
-                return False
+            key = op_id(group)
+            before = settled.pop(key, None)
+            if before is not None:  # (the first sweep finds none settled: no state read for nothing)
+                state = _outside_state(group)
+                if before == state:
+                    settled[key] = state
+                    return False
             tidy = []
             done = canonicalize_group(group, rewriter, tidy)
             for left in tidy:
