@@ -3,6 +3,7 @@
 from mlirfuse.dialect.fusion import (  # noqa: F401
     LAUNCH_SCALARS,
     SCALAR_MARK,
+    VERIFIED_OPS,
     BodyForm,
     build_group,
     build_kernel,
